@@ -1,0 +1,254 @@
+#include "adapters/scenario.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "adapters/rl_loop.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/profiles.hpp"
+#include "traces/trace_workload.hpp"
+
+namespace april::adapters {
+
+using sim::Knob;
+using sim::KnobType;
+
+sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
+  sim::ConfigSchema s;
+  auto i = [](std::int64_t v) { return sim::ConfigValue{v}; };
+  // Run.
+  s.add({"seed", KnobType::Int, i(1), "", "seed of every random stream (workload)", sim::at_least(0)});
+  s.add({"steps", KnobType::Int, i(50), "steps", "training steps to simulate", sim::at_least(1)});
+  s.add({"rollout_batch_size", KnobType::Int, i(32), "groups", "B: complete groups per training batch", sim::at_least(1)});
+  s.add({"n_samples_per_prompt", KnobType::Int, i(8), "samples", "n: samples per prompt group (generator)", sim::in_range(1, 65536)});
+  s.add({"max_response_len", KnobType::Int, i(16384), "tok", "cap on a sample's response; longer ones are truncated",
+         sim::in_range(1, 1 << 24)});
+  s.add({"filter.dynamic_sampling", KnobType::Bool, false, "",
+         "reject groups whose samples are all correct or all wrong (DAPO); their tokens are wasted", {}});
+  // Workload generator.
+  s.add({"workload.prompt_median_tok", KnobType::Double, 512.0, "tok", "median prompt length", sim::greater_than(0)});
+  s.add({"workload.prompt_sigma", KnobType::Double, 0.3, "", "lognormal sigma of prompt lengths", sim::at_least(0)});
+  s.add({"workload.response_median_tok", KnobType::Double, 1800.0, "tok",
+         "median response length of a correct answer to a typical prompt", sim::greater_than(0)});
+  s.add({"workload.sigma_between", KnobType::Double, 0.6, "", "lognormal sigma of per-prompt medians (between groups)",
+         sim::at_least(0)});
+  s.add({"workload.sigma_within", KnobType::Double, 0.4, "", "lognormal sigma of samples around their prompt's median",
+         sim::at_least(0)});
+  s.add({"workload.incorrect_len_factor", KnobType::Double, 3.0, "", "incorrect answers run this many times longer",
+         sim::greater_than(0)});
+  s.add({"workload.drift_dip", KnobType::Double, 0.0, "", "fraction by which the median length falls until drift_dip_step",
+         sim::in_range(0, 0.95)});
+  s.add({"workload.drift_dip_step", KnobType::Int, i(100), "steps", "step at which the length drift turns", sim::at_least(1)});
+  s.add({"workload.drift_rise_per_step", KnobType::Double, 0.0, "1/step",
+         "after the dip, the median grows by this fraction of the initial median per step", sim::at_least(0)});
+  // Cluster.
+  s.add({"model", KnobType::String, std::string("qwen3-4b"), "", "model profile", sim::one_of(sim::model_names())});
+  s.add({"hardware", KnobType::String, std::string("h100"), "", "GPU profile", sim::one_of(sim::hardware_names())});
+  s.add({"cluster.gpus", KnobType::Int, i(8), "GPUs", "GPUs shared by rollout and training (colocated)", sim::at_least(1)});
+  s.add({"cluster.engines", KnobType::Int, i(4), "engines", "rollout engines", sim::at_least(1)});
+  s.add({"cluster.tensor_parallel", KnobType::Int, i(2), "GPUs", "GPUs per engine (tensor parallel)", sim::at_least(1)});
+  // Engine.
+  s.add({"engine.max_running", KnobType::Int, i(256), "requests", "cap on running requests per engine; 0 = no cap",
+         sim::at_least(0)});
+  s.add({"engine.kv_capacity_tok", KnobType::Int, i(0), "tok",
+         "KV-cache capacity per engine; 0 = from GPU memory, memory fraction and model", sim::at_least(0)});
+  s.add({"engine.gpu_memory_fraction", KnobType::Double, 0.85, "", "share of GPU memory for weights + KV cache",
+         sim::in_range(0.05, 1.0)});
+  s.add({"engine.iteration_model", KnobType::String, std::string("roofline"), "", "iteration-time model: roofline or constant",
+         sim::one_of({"roofline", "constant"})});
+  s.add({"engine.constant_iteration_us", KnobType::Double, 1000.0, "us", "iteration time of the constant model",
+         sim::greater_than(0)});
+  s.add({"engine.compute_efficiency", KnobType::Double, 0.6, "", "roofline: achieved fraction of peak FLOP/s",
+         sim::in_range(0.01, 1)});
+  s.add({"engine.hbm_efficiency", KnobType::Double, 0.8, "", "roofline: achieved fraction of HBM bandwidth",
+         sim::in_range(0.01, 1)});
+  s.add({"engine.iteration_overhead_us", KnobType::Double, 500.0, "us",
+         "roofline: fixed cost per iteration (scheduling, sampling, launches)", sim::at_least(0)});
+  s.add({"engine.fast_forward", KnobType::Bool, true, "",
+         "jump over iterations in which the batch cannot change (identical results, far fewer events)", {}});
+  // Train and sync.
+  s.add({"train.time_model", KnobType::String, std::string("flops"), "", "flops (6 * params * tokens) or zero",
+         sim::one_of({"flops", "zero"})});
+  s.add({"train.mfu", KnobType::Double, 0.35, "", "trainer model FLOPs utilisation", sim::in_range(0.01, 1)});
+  s.add({"train.fixed_s", KnobType::Double, 2.0, "s", "fixed cost per train step (optimizer, offload and onload)",
+         sim::at_least(0)});
+  s.add({"sync.time_model", KnobType::String, std::string("bandwidth"), "", "bandwidth (bytes / bandwidth + latency) or zero",
+         sim::one_of({"bandwidth", "zero"})});
+  s.add({"sync.bandwidth_GB_s", KnobType::Double, 100.0, "GB/s", "effective trainer-to-engine weight bandwidth",
+         sim::greater_than(0)});
+  s.add({"sync.latency_s", KnobType::Double, 1.0, "s", "fixed cost per weight sync (pause, update, resume)", sim::at_least(0)});
+  registry.declare_knobs(s);
+  return s;
+}
+
+std::vector<BuiltinScenario> builtin_scenarios() {
+  return {
+      {"default",
+       "APRIL paper setting: Qwen3-4B on 8 H100 colocated, 4 engines at TP 2, B = 32, n = 8, alpha 2, max response 16384",
+       {}},
+      {"handcheck",
+       "one engine, 1 ms per iteration, no running cap, zero prefill, train and sync time: results checkable by hand",
+       {{"cluster.gpus", "1"},
+        {"cluster.engines", "1"},
+        {"cluster.tensor_parallel", "1"},
+        {"engine.iteration_model", "constant"},
+        {"engine.constant_iteration_us", "1000"},
+        {"engine.max_running", "0"},
+        {"engine.kv_capacity_tok", "1000000000"},
+        {"train.time_model", "zero"},
+        {"sync.time_model", "zero"},
+        {"rollout_batch_size", "4"},
+        {"n_samples_per_prompt", "2"},
+        {"max_response_len", "100"},
+        {"workload.prompt_median_tok", "16"},
+        {"workload.response_median_tok", "20"},
+        {"steps", "5"}}},
+  };
+}
+
+void apply_scenario(sim::Config& config, const std::string& name_or_path) {
+  for (const auto& b : builtin_scenarios()) {
+    if (b.name != name_or_path) continue;
+    for (const auto& [k, v] : b.settings) config.set_from_text(k, v, "scenario " + b.name);
+    return;
+  }
+  std::ifstream in(name_or_path, std::ios::binary);
+  if (!in) {
+    std::vector<std::string> names;
+    for (const auto& b : builtin_scenarios()) names.push_back(b.name);
+    throw sim::ConfigError(fmt::format("{}: no such scenario file, and not a built-in scenario ({})", name_or_path,
+                                       fmt::join(names, ", ")));
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  // "base" names a built-in scenario to start from; read it before the rest.
+  try {
+    const auto doc = nlohmann::json::parse(text);
+    if (doc.is_object() && doc.contains("base")) {
+      const auto& base = doc["base"];
+      bool known = false;
+      for (const auto& b : builtin_scenarios()) known = known || (base.is_string() && b.name == base.get<std::string>());
+      if (!known) throw sim::ConfigError(fmt::format("{}: key 'base': {} is not a built-in scenario", name_or_path, base.dump()));
+      apply_scenario(config, base.get<std::string>());
+    }
+  } catch (const nlohmann::json::exception&) {
+    // load_config_text reports the syntax error with its line.
+  }
+  sim::load_config_text(config, text, name_or_path);
+}
+
+std::int64_t kv_capacity_tok(const sim::Config& c) {
+  if (c.get_int("engine.kv_capacity_tok") > 0) return c.get_int("engine.kv_capacity_tok");
+  const auto hw_all = sim::builtin_hardware();
+  const auto model_all = sim::builtin_models();
+  const auto& hw = sim::find_hardware(hw_all, c.get_string("hardware"));
+  const auto& model = sim::find_model(model_all, c.get_string("model"));
+  const double tp = static_cast<double>(c.get_int("cluster.tensor_parallel"));
+  const double free_bytes = hw.memory_bytes * tp * c.get_double("engine.gpu_memory_fraction") - model.weight_bytes();
+  if (free_bytes <= 0) {
+    throw sim::ConfigError(fmt::format("{} does not fit in {} x {} at engine.gpu_memory_fraction {}", model.name,
+                                       c.get_int("cluster.tensor_parallel"), hw.name, c.get_double("engine.gpu_memory_fraction")));
+  }
+  return static_cast<std::int64_t>(free_bytes / model.kv_bytes_per_token());
+}
+
+std::shared_ptr<const sim::IterationModel> make_iteration_model(const sim::Config& c) {
+  if (c.get_string("engine.iteration_model") == "constant") {
+    return std::make_shared<sim::ConstantIterationModel>(std::llround(c.get_double("engine.constant_iteration_us") * 1000.0));
+  }
+  const auto hw_all = sim::builtin_hardware();
+  const auto model_all = sim::builtin_models();
+  sim::RooflineParams p;
+  p.compute_efficiency = c.get_double("engine.compute_efficiency");
+  p.hbm_efficiency = c.get_double("engine.hbm_efficiency");
+  p.overhead_ns = std::llround(c.get_double("engine.iteration_overhead_us") * 1000.0);
+  p.tensor_parallel = c.get_int("cluster.tensor_parallel");
+  return std::make_shared<sim::RooflineIterationModel>(sim::find_hardware(hw_all, c.get_string("hardware")),
+                                                       sim::find_model(model_all, c.get_string("model")), p);
+}
+
+void validate_scenario(const sim::Config& c) {
+  const auto engines = c.get_int("cluster.engines");
+  const auto tp = c.get_int("cluster.tensor_parallel");
+  const auto gpus = c.get_int("cluster.gpus");
+  if (engines * tp > gpus) {
+    throw sim::ConfigError(fmt::format("cluster.engines ({}) x cluster.tensor_parallel ({}) needs {} GPUs, but cluster.gpus is {}",
+                                       engines, tp, engines * tp, gpus));
+  }
+  const std::int64_t kv = kv_capacity_tok(c);
+  const double longest = c.get_double("workload.prompt_median_tok") * 4 + static_cast<double>(c.get_int("max_response_len"));
+  if (static_cast<double>(kv) < longest) {
+    throw sim::ConfigError(fmt::format("engine KV capacity of {} tokens cannot hold one long request (~{:.0f} tokens); "
+                                       "raise engine.kv_capacity_tok or lower max_response_len", kv, longest));
+  }
+}
+
+RunResult simulate(const sim::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
+                   const RunOptions& options) {
+  validate_scenario(c);
+  const auto wall0 = std::chrono::steady_clock::now();
+  const auto& entry = registry.get(policy_name);
+  auto policy = entry.make(c);
+
+  std::unique_ptr<sim::WorkloadSource> workload;
+  if (options.trace) {
+    workload = std::make_unique<traces::TraceReplay>(*options.trace, options.trace_name);
+  } else {
+    sim::LongTailParams p;
+    p.samples_per_group = c.get_int("n_samples_per_prompt");
+    p.prompt_median_tok = c.get_double("workload.prompt_median_tok");
+    p.prompt_sigma = c.get_double("workload.prompt_sigma");
+    p.response_median_tok = c.get_double("workload.response_median_tok");
+    p.sigma_between = c.get_double("workload.sigma_between");
+    p.sigma_within = c.get_double("workload.sigma_within");
+    p.incorrect_len_factor = c.get_double("workload.incorrect_len_factor");
+    p.drift_dip = c.get_double("workload.drift_dip");
+    p.drift_dip_step = c.get_int("workload.drift_dip_step");
+    p.drift_rise_per_step = c.get_double("workload.drift_rise_per_step");
+    workload = std::make_unique<sim::LongTailGenerator>(p, static_cast<std::uint64_t>(c.get_int("seed")));
+  }
+
+  const auto hw_all = sim::builtin_hardware();
+  const auto model_all = sim::builtin_models();
+  const auto hw = sim::find_hardware(hw_all, c.get_string("hardware"));
+  const auto model = sim::find_model(model_all, c.get_string("model"));
+
+  SimBackendConfig bc;
+  bc.engines = c.get_int("cluster.engines");
+  bc.engine.max_running = c.get_int("engine.max_running");
+  bc.engine.kv_capacity_tok = kv_capacity_tok(c);
+  bc.engine.fast_forward = c.get_bool("engine.fast_forward");
+  if (c.get_string("train.time_model") == "flops") {
+    sim::TrainCostParams tp{c.get_double("train.mfu"), c.get_int("cluster.gpus"), c.get_double("train.fixed_s")};
+    bc.train_time_s = [model, hw, tp](std::int64_t tokens) { return sim::train_time_s(model, hw, tp, tokens); };
+  }
+  if (c.get_string("sync.time_model") == "bandwidth") {
+    bc.sync_time_s = sim::sync_time_s(model, {c.get_double("sync.bandwidth_GB_s") * 1e9, c.get_double("sync.latency_s")});
+  }
+  SimBackend backend(std::move(bc), make_iteration_model(c));
+
+  LoopOptions lo;
+  lo.batch_size = c.get_int("rollout_batch_size");
+  lo.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
+  lo.dynamic_sampling_filter = c.get_bool("filter.dynamic_sampling");
+  RlLoop loop(backend, *policy, *workload, lo);
+
+  RunResult r;
+  r.policy = policy_name;
+  const std::int64_t steps = c.get_int("steps");
+  r.steps.reserve(static_cast<std::size_t>(steps));
+  for (std::int64_t s = 0; s < steps; ++s) r.steps.push_back(loop.run_step());
+  r.summary = summarize(r.steps);
+  r.summary.fingerprint = backend.fingerprint();
+  r.summary.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  r.events = static_cast<std::int64_t>(backend.events_run());
+  return r;
+}
+
+}  // namespace april::adapters

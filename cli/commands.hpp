@@ -1,0 +1,12 @@
+#pragma once
+// Subcommands of the `april` program. Each returns the process exit code.
+#include <string>
+#include <vector>
+
+namespace april::cli {
+
+int simulate_command(const std::vector<std::string>& args);
+int policies_command(const std::vector<std::string>& args);
+int keys_command(const std::vector<std::string>& args);
+
+}  // namespace april::cli

@@ -1,0 +1,55 @@
+// `april policies` and `april keys`.
+#include <fmt/format.h>
+
+#include "adapters/scenario.hpp"
+#include "cli/commands.hpp"
+#include "policies/registry.hpp"
+
+namespace april::cli {
+namespace {
+
+void print_knob(const sim::Knob& k) {
+  const std::string unit = k.unit.empty() ? "" : fmt::format(" [{}]", k.unit);
+  fmt::print("  {:<34} {:<8} default {}{}\n      {}\n", k.name, sim::type_name(k.type), sim::to_string(k.default_value),
+             unit, k.help);
+}
+
+bool wants_help(const std::vector<std::string>& args, const char* usage) {
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      fmt::print("{}", usage);
+      return true;
+    }
+  }
+  if (!args.empty()) throw std::invalid_argument(fmt::format("unexpected argument '{}'", args.front()));
+  return false;
+}
+
+}  // namespace
+
+int policies_command(const std::vector<std::string>& args) {
+  if (wants_help(args, "usage: april policies\n  Lists the scheduling policies, their parameters and defaults.\n")) return 0;
+  const auto registry = policies::builtin_policies();
+  for (const auto& e : registry.entries()) {
+    fmt::print("{}\n  {}\n", e.name, e.summary);
+    if (e.knobs.empty()) fmt::print("  (no parameters)\n");
+    for (const auto& k : e.knobs) print_knob(k);
+    fmt::print("\n");
+  }
+  return 0;
+}
+
+int keys_command(const std::vector<std::string>& args) {
+  if (wants_help(args, "usage: april keys\n  Lists every scenario key: type, default, unit and meaning.\n")) return 0;
+  const auto registry = policies::builtin_policies();
+  const auto schema = adapters::make_schema(registry);
+  for (const auto& [name, k] : schema.knobs()) print_knob(k);
+  fmt::print("\nbuilt-in scenarios:\n");
+  for (const auto& b : adapters::builtin_scenarios()) {
+    fmt::print("  {:<10} {}\n", b.name, b.description);
+    for (const auto& [key, value] : b.settings) fmt::print("      {} = {}\n", key, value);
+  }
+  return 0;
+}
+
+}  // namespace april::cli

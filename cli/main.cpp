@@ -1,0 +1,47 @@
+// april: rollout scheduling for RL post-training of LLMs.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: april <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  simulate   simulate rollout policies on a scenario and compare them\n"
+    "  policies   list scheduling policies with their parameters and defaults\n"
+    "  keys       list every scenario key with unit, default and meaning\n"
+    "\n"
+    "`april <command> --help` describes a command.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    // No command: the main job, on the built-in default scenario.
+    args = {"simulate"};
+  }
+  const std::string cmd = args.front();
+  args.erase(args.begin());
+  try {
+    if (cmd == "simulate") return april::cli::simulate_command(args);
+    if (cmd == "policies") return april::cli::policies_command(args);
+    if (cmd == "keys") return april::cli::keys_command(args);
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    fmt::print(stderr, "april: unknown command '{}'\n\n{}", cmd, kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "april {}: error: {}\n", cmd, e.what());
+    return 1;
+  }
+}

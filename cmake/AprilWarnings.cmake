@@ -1,0 +1,15 @@
+# april_target_defaults(TARGET): warnings, optional -Werror and sanitizers for one target.
+# Applied per target (not globally) so that third-party code keeps its own flags.
+function(april_target_defaults target)
+  target_compile_options(${target} PRIVATE
+    -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
+    -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual
+    -Wnull-dereference -Wdouble-promotion -Wimplicit-fallthrough)
+  if(APRIL_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(APRIL_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
+endfunction()

@@ -1,0 +1,33 @@
+#pragma once
+// APRIL, Active Partial Rollouts (arXiv 2509.18521), as in slime: submit
+// B' = ceil(alpha * B) groups, partial buffer first; the first B groups to
+// complete form the batch; everything else is aborted and buffered whole, to
+// be resumed first next step (re-prefilling prompt + tokens so far).
+#include <cstdint>
+
+#include "policies/registry.hpp"
+
+namespace april::policies {
+
+struct AprilParams {
+  std::int64_t over_sampling_batch_size = 0;  // B'
+  std::int64_t max_staleness = -1;            // < 0: no cap, as in the paper
+  bool mask_offpolicy = false;
+};
+
+class AprilPolicy final : public Policy {
+ public:
+  explicit AprilPolicy(AprilParams p) : p_(p) {}
+  Decisions on_step_start(const RolloutView& view) override;
+  Decisions on_group_accepted(const RolloutView& view, GroupId group) override;
+  Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
+  [[nodiscard]] bool mask_offpolicy_tokens() const override { return p_.mask_offpolicy; }
+
+ private:
+  Decisions wave(const RolloutView& view) const;
+  AprilParams p_;
+};
+
+PolicyEntry april_policy_entry();
+
+}  // namespace april::policies

@@ -1,0 +1,65 @@
+#pragma once
+// The scheduling-policy contract (DESIGN.md section 3). A policy sees events
+// and a read-only view of the rollout state and returns decisions; it never
+// touches a clock, an engine or torch, so the same object drives the
+// simulator and the live backend.
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+namespace april::policies {
+
+using GroupId = std::int64_t;
+
+struct GroupInfo {
+  GroupId id = -1;
+  std::int32_t samples = 0;
+  std::int32_t finished_samples = 0;
+  std::int64_t generated_tok = 0;
+  std::int64_t oldest_version = -1;  // version of the oldest token held; -1 when none
+  bool complete = false;
+};
+
+class RolloutView {
+ public:
+  [[nodiscard]] virtual std::int64_t step() const = 0;     // the policy version being rolled out
+  [[nodiscard]] virtual std::int64_t batch_size() const = 0;  // B: complete groups per training batch
+  // The partial buffer, oldest first: groups returned by earlier aborts.
+  [[nodiscard]] virtual const std::deque<GroupId>& buffer() const = 0;
+  // Groups submitted this rollout phase and not yet complete.
+  [[nodiscard]] virtual std::int64_t in_flight_groups() const = 0;
+  // Complete groups that passed the filter this phase, in completion order.
+  [[nodiscard]] virtual const std::vector<GroupId>& accepted_groups() const = 0;
+  [[nodiscard]] virtual GroupInfo group(GroupId id) const = 0;
+
+ protected:
+  ~RolloutView() = default;
+};
+
+struct BufferTake {
+  GroupId group = -1;
+  bool restart = false;  // discard its tokens (counted as wasted) and generate from scratch
+};
+
+struct Decisions {
+  std::vector<BufferTake> take_from_buffer;  // submitted first, in this order
+  std::int64_t fresh_groups = 0;             // then this many new groups in dataset order
+  // End the rollout phase: train on these accepted groups; everything else
+  // submitted this phase is aborted and returns to the buffer, in submission order.
+  std::optional<std::vector<GroupId>> end_with_batch;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual Decisions on_step_start(const RolloutView& view) = 0;
+  // A group completed (all samples finished) and passed the filter.
+  virtual Decisions on_group_accepted(const RolloutView& view, GroupId group) = 0;
+  // A group completed and the filter rejected it; its tokens are wasted.
+  virtual Decisions on_group_rejected(const RolloutView& view, GroupId group) = 0;
+  // Off-policy tokens (staleness >= 1) get zero weight in the loss.
+  [[nodiscard]] virtual bool mask_offpolicy_tokens() const { return false; }
+};
+
+}  // namespace april::policies

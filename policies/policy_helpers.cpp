@@ -1,0 +1,33 @@
+#include "policies/policy_helpers.hpp"
+
+#include <algorithm>
+
+namespace april::policies {
+
+Decisions take_from_buffer_fifo(const RolloutView& view, std::int64_t max_groups, std::int64_t max_staleness, bool restart_all) {
+  Decisions d;
+  const auto& buf = view.buffer();
+  const auto n = std::min<std::int64_t>(max_groups, static_cast<std::int64_t>(buf.size()));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const GroupId id = buf[static_cast<std::size_t>(i)];
+    const GroupInfo info = view.group(id);
+    const bool stale = max_staleness >= 0 && info.oldest_version >= 0 && view.step() - info.oldest_version > max_staleness;
+    d.take_from_buffer.push_back({id, restart_all || stale});
+  }
+  return d;
+}
+
+bool end_if_batch_ready(const RolloutView& view, Decisions& d) {
+  const auto& acc = view.accepted_groups();
+  const auto b = static_cast<std::size_t>(view.batch_size());
+  if (acc.size() < b) return false;
+  d.end_with_batch = std::vector<GroupId>(acc.begin(), acc.begin() + static_cast<std::ptrdiff_t>(b));
+  return true;
+}
+
+std::int64_t shortfall(const RolloutView& view) {
+  const auto have = static_cast<std::int64_t>(view.accepted_groups().size()) + view.in_flight_groups();
+  return std::max<std::int64_t>(0, view.batch_size() - have);
+}
+
+}  // namespace april::policies

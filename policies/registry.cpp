@@ -1,0 +1,47 @@
+#include "policies/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "policies/april_policy.hpp"
+#include "policies/sorted_policy.hpp"
+#include "policies/sync_policy.hpp"
+
+namespace april::policies {
+
+void PolicyRegistry::add(PolicyEntry entry) {
+  for (const auto& e : entries_) {
+    if (e.name == entry.name) throw std::logic_error("policy registered twice: " + entry.name);
+  }
+  entries_.push_back(std::move(entry));
+}
+
+const PolicyEntry& PolicyRegistry::get(const std::string& name) const {
+  for (const auto& e : entries_) {
+    if (e.name == name) return e;
+  }
+  throw std::invalid_argument(fmt::format("unknown policy '{}'; known policies: {}", name, fmt::join(names(), ", ")));
+}
+
+std::vector<std::string> PolicyRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& e : entries_) out.push_back(e.name);
+  return out;
+}
+
+void PolicyRegistry::declare_knobs(sim::ConfigSchema& schema) const {
+  for (const auto& e : entries_) {
+    for (const auto& k : e.knobs) schema.add(k);
+  }
+}
+
+PolicyRegistry builtin_policies() {
+  PolicyRegistry r;
+  r.add(sync_policy_entry());
+  r.add(april_policy_entry());
+  r.add(sorted_policy_entry());
+  return r;
+}
+
+}  // namespace april::policies

@@ -1,0 +1,48 @@
+#include "policies/sorted_policy.hpp"
+
+#include <algorithm>
+
+#include "policies/policy_helpers.hpp"
+
+namespace april::policies {
+
+Decisions SortedPolicy::on_step_start(const RolloutView& view) {
+  if (view.buffer().empty()) {
+    Decisions d;
+    d.fresh_groups = p_.updates_per_rollout * view.batch_size();  // a new round
+    return d;
+  }
+  Decisions d = take_from_buffer_fifo(view, static_cast<std::int64_t>(view.buffer().size()), p_.max_staleness);
+  d.fresh_groups = std::max<std::int64_t>(0, view.batch_size() - static_cast<std::int64_t>(d.take_from_buffer.size()));
+  return d;
+}
+
+Decisions SortedPolicy::on_group_accepted(const RolloutView& view, GroupId /*group*/) {
+  Decisions d;
+  end_if_batch_ready(view, d);
+  return d;
+}
+
+Decisions SortedPolicy::on_group_rejected(const RolloutView& view, GroupId /*group*/) {
+  Decisions d;
+  d.fresh_groups = shortfall(view);
+  return d;
+}
+
+PolicyEntry sorted_policy_entry() {
+  using sim::Knob;
+  using sim::KnobType;
+  std::vector<Knob> knobs = {
+      {"sorted.updates_per_rollout", KnobType::Int, std::int64_t{4}, "",
+       "k: one rollout round of k * B groups feeds k updates, shortest first", sim::at_least(1)},
+      {"sorted.max_staleness", KnobType::Int, std::int64_t{-1}, "versions",
+       "a buffered group older than this restarts from scratch; -1 = only the round's own bound (k - 1)", sim::at_least(-1)},
+  };
+  return {"sorted", "SortedRL-style: a k*B round feeds k updates in completion order (short first)", std::move(knobs),
+          [](const sim::Config& c) {
+            return std::make_unique<SortedPolicy>(
+                SortedParams{c.get_int("sorted.updates_per_rollout"), c.get_int("sorted.max_staleness")});
+          }};
+}
+
+}  // namespace april::policies

@@ -1,0 +1,37 @@
+#pragma once
+// SortedRL-style length-aware scheduling (arXiv 2603.23414). The paper gives
+// the mechanism in outline; our reading, one assumption per line:
+//  1. A rollout round takes k * B fresh groups at once (k = sorted.updates_per_rollout).
+//  2. The round feeds k updates in completion order: each step trains on the
+//     first B groups to complete, so short responses are trained first.
+//  3. Between updates, in-flight samples are aborted and resumed next step
+//     with the new weights (colocated: the trainer needs the GPUs), re-prefilling.
+//  4. No fresh groups join until the round is used up (unless a filter rejects
+//     groups), so the round's last update waits for its longest responses.
+//  5. Off-policyness is bounded by construction (at most k - 1 versions);
+//     sorted.max_staleness tightens it by restarting older groups from scratch.
+#include <cstdint>
+
+#include "policies/registry.hpp"
+
+namespace april::policies {
+
+struct SortedParams {
+  std::int64_t updates_per_rollout = 4;
+  std::int64_t max_staleness = -1;
+};
+
+class SortedPolicy final : public Policy {
+ public:
+  explicit SortedPolicy(SortedParams p) : p_(p) {}
+  Decisions on_step_start(const RolloutView& view) override;
+  Decisions on_group_accepted(const RolloutView& view, GroupId group) override;
+  Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
+
+ private:
+  SortedParams p_;
+};
+
+PolicyEntry sorted_policy_entry();
+
+}  // namespace april::policies

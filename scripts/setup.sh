@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package april needs (core, tests, benches, and the
+# optional libtorch backend). Idempotent: packages already present are skipped,
+# and apt-get update runs only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libboost-graph-dev libboost-program-options-dev
+  nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libtorch-dev libopenblas0-pthread
+  python3-matplotlib python3-pandas jupyter-nbconvert python3-nbformat python3-ipykernel
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

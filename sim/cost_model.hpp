@@ -1,0 +1,26 @@
+#pragma once
+// Train and weight-sync time of one step, for the colocated mode of the APRIL
+// paper: rollout and training take turns on the same GPUs, so phase times add.
+#include <cstdint>
+
+#include "sim/profiles.hpp"
+
+namespace april::sim {
+
+struct TrainCostParams {
+  double mfu = 0.35;           // model FLOPs utilisation of the trainer
+  std::int64_t gpus = 8;       // GPUs the trainer uses
+  double fixed_s = 0.0;        // per-step fixed cost (optimizer step, offload/onload)
+};
+
+struct SyncCostParams {
+  double bandwidth_bytes_s = 100e9;  // effective trainer-to-engine weight bandwidth
+  double latency_s = 0.0;            // fixed cost per sync (pause, update, resume)
+};
+
+// 6 * params * tokens (forward + backward) over MFU * peak * GPUs.
+double train_time_s(const ModelProfile& model, const HardwareProfile& hw, const TrainCostParams& p, std::int64_t tokens);
+// Weight bytes over bandwidth, plus latency.
+double sync_time_s(const ModelProfile& model, const SyncCostParams& p);
+
+}  // namespace april::sim

@@ -1,0 +1,166 @@
+#include "sim/engine.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace april::sim {
+
+Engine::Engine(std::size_t index, Simulator& sim, const IterationModel& model, EngineConfig config, EngineListener& listener)
+    : index_(index), sim_(sim), model_(model), config_(config), listener_(listener) {
+  if (config_.kv_capacity_tok <= 0) throw std::invalid_argument("engine KV capacity must be positive");
+}
+
+void Engine::submit(const EngineRequest& request) {
+  if (request.stop_at_tok <= request.generated_tok) throw std::logic_error("submitted a request with nothing to generate");
+  if (request.prompt_tok + static_cast<std::int64_t>(request.stop_at_tok) > config_.kv_capacity_tok) {
+    throw std::invalid_argument("a request does not fit in the engine's KV capacity");
+  }
+  waiting_.push_back(Request{request, request.generated_tok});
+  if (busy_) {
+    if (config_.fast_forward && seg_iterations_ > 1) {
+      // Cut the window at the first iteration boundary after now, where the
+      // new request can join (per-iteration stepping would admit it there).
+      const std::int64_t cut = iterations_done_by(sim_.now()) + 1;
+      if (cut < seg_iterations_) {
+        sim_.cancel(seg_event_);
+        seg_iterations_ = cut;
+        seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(cut)), kTagEngineSegmentEnd, [this] { on_segment_end(); });
+      }
+    }
+  } else if (!kick_pending_) {
+    // Start after the caller has submitted everything for this instant.
+    kick_pending_ = true;
+    kick_event_ = sim_.schedule_at(sim_.now(), kTagEngineKick, [this] { kick(); });
+  }
+}
+
+void Engine::kick() {
+  kick_pending_ = false;
+  if (!busy_) boundary();
+}
+
+std::int64_t Engine::segment_time_ns(std::int64_t iterations) const {
+  if (seg_prefill_tok_ > 0) {
+    // Segments with prefill are always a single iteration.
+    return model_.iteration_ns(seg_batch_, seg_kv0_tok_, seg_prefill_tok_);
+  }
+  return model_.decode_window_ns(seg_batch_, seg_kv0_tok_, iterations);
+}
+
+std::int64_t Engine::iterations_done_by(TimeNs t) const {
+  // Largest d in [0, seg_iterations_] with seg_start + time(d) <= t.
+  const std::int64_t budget = (t - seg_start_).ns();
+  std::int64_t lo = 0, hi = seg_iterations_;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    if (segment_time_ns(mid) <= budget) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+void Engine::apply_iterations(std::int64_t iterations, TimeNs end) {
+  const std::int64_t batch = static_cast<std::int64_t>(running_.size());
+  for (auto& r : running_) r.req.generated_tok += static_cast<std::int32_t>(iterations);
+  resident_kv_tok_ += batch * iterations;
+  counters_.iterations += iterations;
+  counters_.decoded_tok += batch * iterations;
+  const std::int64_t elapsed = (end - seg_start_).ns();
+  counters_.busy_ns += elapsed;
+  counters_.running_ns += batch * elapsed;
+}
+
+void Engine::on_segment_end() {
+  apply_iterations(seg_iterations_, sim_.now());
+  busy_ = false;
+  boundary();
+}
+
+void Engine::boundary() {
+  // 1. Finished requests leave. Notified in admission order, deterministically.
+  finished_scratch_.clear();
+  auto keep = std::stable_partition(running_.begin(), running_.end(),
+                                    [](const Request& r) { return r.req.generated_tok < r.req.stop_at_tok; });
+  finished_scratch_.assign(keep, running_.end());
+  running_.erase(keep, running_.end());
+  for (const auto& r : finished_scratch_) resident_kv_tok_ -= context_tok(r);
+
+  // 2. Each running request needs room for one more token; else preempt the newest.
+  bool preempted = false;
+  while (!running_.empty() && resident_kv_tok_ + static_cast<std::int64_t>(running_.size()) > config_.kv_capacity_tok) {
+    Request r = running_.back();
+    running_.pop_back();
+    resident_kv_tok_ -= context_tok(r);
+    waiting_.push_front(r);
+    ++counters_.preemptions;
+    preempted = true;
+  }
+
+  // 3. Admit from the queue while there is room (not right after a preemption, as vLLM).
+  std::int64_t prefill = 0;
+  if (!preempted) {
+    while (!waiting_.empty()) {
+      const Request& head = waiting_.front();
+      const auto n = static_cast<std::int64_t>(running_.size());
+      if (config_.max_running > 0 && n >= config_.max_running) break;
+      if (resident_kv_tok_ + context_tok(head) + n + 1 > config_.kv_capacity_tok) break;
+      prefill += context_tok(head);
+      resident_kv_tok_ += context_tok(head);
+      running_.push_back(head);
+      waiting_.pop_front();
+    }
+  }
+  counters_.prefill_tok += prefill;
+  seg_prefill_tok_ = prefill;
+  start_segment();
+
+  for (const auto& r : finished_scratch_) {
+    listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok);
+  }
+}
+
+void Engine::start_segment() {
+  if (running_.empty()) {
+    if (!waiting_.empty()) throw std::logic_error("engine stalled: requests wait but none can be admitted");
+    return;
+  }
+  seg_start_ = sim_.now();
+  seg_batch_ = static_cast<std::int64_t>(running_.size());
+  seg_kv0_tok_ = resident_kv_tok_;
+  if (seg_prefill_tok_ > 0 || !config_.fast_forward) {
+    seg_iterations_ = 1;
+  } else {
+    std::int64_t to_finish = INT64_MAX;
+    for (const auto& r : running_) to_finish = std::min<std::int64_t>(to_finish, r.req.stop_at_tok - r.req.generated_tok);
+    const std::int64_t to_overflow = (config_.kv_capacity_tok - resident_kv_tok_) / seg_batch_;
+    seg_iterations_ = std::min(to_finish, to_overflow);
+  }
+  busy_ = true;
+  seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(seg_iterations_)), kTagEngineSegmentEnd,
+                                [this] { on_segment_end(); });
+}
+
+std::vector<AbortedRequest> Engine::abort_all() {
+  std::vector<AbortedRequest> out;
+  if (kick_pending_) {
+    sim_.cancel(kick_event_);
+    kick_pending_ = false;
+  }
+  if (busy_) {
+    sim_.cancel(seg_event_);
+    const std::int64_t done = iterations_done_by(sim_.now());
+    // Tokens of complete iterations count; busy time runs until now.
+    apply_iterations(done, seg_start_ + TimeNs(segment_time_ns(done)));
+    const std::int64_t tail = (sim_.now() - (seg_start_ + TimeNs(segment_time_ns(done)))).ns();
+    counters_.busy_ns += tail;
+    counters_.running_ns += static_cast<std::int64_t>(running_.size()) * tail;
+    busy_ = false;
+  }
+  for (const auto& r : running_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok});
+  for (const auto& r : waiting_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok});
+  running_.clear();
+  waiting_.clear();
+  resident_kv_tok_ = 0;
+  return out;
+}
+
+}  // namespace april::sim

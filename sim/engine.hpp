@@ -1,0 +1,120 @@
+#pragma once
+// One rollout engine with continuous batching (vLLM / SGLang style):
+//  - at each iteration boundary, finished requests leave, KV overflow preempts
+//    the most recently admitted request (it re-prefills later, from the front
+//    of the queue), then waiting requests are admitted while the running cap
+//    and the KV capacity allow; an iteration that admits pays their prefill;
+//  - every running request gains one token per iteration.
+// Fast-forward: while the batch cannot change, the iterations up to the next
+// completion (or KV overflow) are one event, timed in closed form. With
+// fast-forward off, every iteration is an event; both give identical results.
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/iteration_model.hpp"
+#include "sim/simulator.hpp"
+
+namespace april::sim {
+
+using RequestKey = std::uint64_t;
+
+struct EngineRequest {
+  RequestKey key = 0;
+  std::int32_t prompt_tok = 0;
+  std::int32_t generated_tok = 0;  // tokens already held when submitted (resumed samples)
+  std::int32_t stop_at_tok = 0;    // finishes when generated_tok reaches this (EOS or length cap)
+};
+
+struct EngineConfig {
+  std::int64_t max_running = 0;       // 0 = no cap
+  std::int64_t kv_capacity_tok = 0;   // must hold any single request
+  bool fast_forward = true;
+};
+
+struct EngineCounters {
+  std::int64_t busy_ns = 0;             // time with an iteration in progress
+  std::int64_t running_ns = 0;          // integral of running requests over time (request x ns)
+  std::int64_t iterations = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t prefill_tok = 0;
+  std::int64_t decoded_tok = 0;
+};
+
+class EngineListener {
+ public:
+  virtual void on_request_finished(std::size_t engine, RequestKey key, std::int32_t new_tok) = 0;
+
+ protected:
+  ~EngineListener() = default;
+};
+
+struct AbortedRequest {
+  RequestKey key;
+  std::int32_t new_tok;  // generated since submission
+};
+
+class Engine {
+ public:
+  Engine(std::size_t index, Simulator& sim, const IterationModel& model, EngineConfig config, EngineListener& listener);
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Queues a request; it joins at the next iteration boundary (or at once,
+  // through a kick event at the current time, when the engine is idle).
+  void submit(const EngineRequest& request);
+  // Stops everything at the current time; tokens of the iteration in progress
+  // are lost. Returns every queued or running request with its progress.
+  std::vector<AbortedRequest> abort_all();
+
+  [[nodiscard]] std::size_t outstanding() const { return running_.size() + waiting_.size(); }
+  [[nodiscard]] std::size_t running() const { return running_.size(); }
+  [[nodiscard]] std::int64_t resident_kv_tok() const { return resident_kv_tok_; }
+  [[nodiscard]] const EngineCounters& counters() const { return counters_; }
+  [[nodiscard]] bool busy() const { return busy_; }
+
+ private:
+  struct Request {
+    EngineRequest req;
+    std::int32_t submitted_tok = 0;  // generated_tok at submission
+  };
+
+  void kick();
+  void on_segment_end();
+  // Applies `iterations` of the current segment, ending at `end`.
+  void apply_iterations(std::int64_t iterations, TimeNs end);
+  void boundary();
+  void start_segment();
+  [[nodiscard]] std::int64_t iterations_done_by(TimeNs t) const;
+  [[nodiscard]] std::int64_t segment_time_ns(std::int64_t iterations) const;
+  static std::int64_t context_tok(const Request& r) { return r.req.prompt_tok + r.req.generated_tok; }
+
+  std::size_t index_;
+  Simulator& sim_;
+  const IterationModel& model_;
+  EngineConfig config_;
+  EngineListener& listener_;
+
+  std::deque<Request> waiting_;
+  std::vector<Request> running_;  // in admission order: the back is the most recent
+  std::int64_t resident_kv_tok_ = 0;
+
+  // The segment in progress: `seg_iterations_` iterations from `seg_start_`.
+  bool busy_ = false;
+  bool kick_pending_ = false;
+  TimeNs seg_start_{0};
+  std::int64_t seg_batch_ = 0;
+  std::int64_t seg_kv0_tok_ = 0;
+  std::int64_t seg_prefill_tok_ = 0;
+  std::int64_t seg_iterations_ = 0;
+  EventId seg_event_ = 0;
+  EventId kick_event_ = 0;
+
+  EngineCounters counters_;
+  std::vector<Request> finished_scratch_;
+};
+
+// Event tags folded into the run fingerprint.
+enum EventTag : std::uint32_t { kTagEngineKick = 1, kTagEngineSegmentEnd = 2 };
+
+}  // namespace april::sim

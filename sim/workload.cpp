@@ -1,0 +1,53 @@
+#include "sim/workload.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace april::sim {
+namespace {
+
+std::int32_t to_tokens(double x) {
+  const double capped = std::min(x, static_cast<double>(std::numeric_limits<std::int32_t>::max() / 2));
+  return std::max<std::int32_t>(1, static_cast<std::int32_t>(std::llround(capped)));
+}
+
+}  // namespace
+
+LongTailGenerator::LongTailGenerator(const LongTailParams& params, std::uint64_t seed) : p_(params), rng_(seed, "workload") {}
+
+double LongTailGenerator::drift_factor(std::int64_t step) const {
+  if (p_.drift_dip == 0.0 && p_.drift_rise_per_step == 0.0) return 1.0;
+  const auto s = static_cast<double>(step);
+  const auto dip_step = static_cast<double>(std::max<std::int64_t>(1, p_.drift_dip_step));
+  if (s <= dip_step) return 1.0 - p_.drift_dip * s / dip_step;
+  return std::max(0.05, 1.0 - p_.drift_dip + p_.drift_rise_per_step * (s - dip_step));
+}
+
+GroupSpec LongTailGenerator::next_group(std::int64_t step) {
+  GroupSpec g;
+  g.prompt_id = fmt::format("gen-{}", drawn_++);
+  g.prompt_tok = to_tokens(rng_.lognormal(std::log(p_.prompt_median_tok), p_.prompt_sigma));
+  const double group_log_median = std::log(p_.response_median_tok * drift_factor(step)) + rng_.normal(0.0, p_.sigma_between);
+  const double pass_rate = rng_.uniform01();
+  const double incorrect_shift = std::log(p_.incorrect_len_factor);
+  const auto n = static_cast<std::size_t>(p_.samples_per_group);
+  g.response_tok.reserve(n);
+  g.correct.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool correct = rng_.bernoulli(pass_rate);
+    const double mu = group_log_median + (correct ? 0.0 : incorrect_shift);
+    g.response_tok.push_back(to_tokens(rng_.lognormal(mu, p_.sigma_within)));
+    g.correct.push_back(correct ? 1 : 0);
+  }
+  return g;
+}
+
+std::string LongTailGenerator::describe() const {
+  return fmt::format("long-tail generator: median {} tok, sigma between {} / within {}, incorrect x{}",
+                     p_.response_median_tok, p_.sigma_between, p_.sigma_within, p_.incorrect_len_factor);
+}
+
+}  // namespace april::sim

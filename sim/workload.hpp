@@ -1,0 +1,60 @@
+#pragma once
+// Where prompt groups come from: a seeded long-tail generator here, trace
+// replay in traces/. Groups are drawn in dataset order, one at a time.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/rng.hpp"
+
+namespace april::sim {
+
+struct GroupSpec {
+  std::string prompt_id;
+  std::int32_t prompt_tok = 0;
+  std::vector<std::int32_t> response_tok;  // target length of each sample, before the length cap
+  std::vector<std::uint8_t> correct;       // per sample, when known (drives the dynamic-sampling filter)
+};
+
+class WorkloadSource {
+ public:
+  virtual ~WorkloadSource() = default;
+  // The next group in dataset order; `step` is the step that first takes it.
+  virtual GroupSpec next_group(std::int64_t step) = 0;
+  [[nodiscard]] virtual std::string describe() const = 0;
+};
+
+// Hierarchical long-tail model:
+//   per prompt:  log-median = log(response_median_tok * drift(step)) + N(0, sigma_between)
+//                pass rate p ~ U(0, 1)
+//   per sample:  correct ~ Bernoulli(p); incorrect answers run `incorrect_len_factor` longer;
+//                length ~ LogNormal(log-median (+ log factor), sigma_within), at least 1 token.
+//   drift(step): falls linearly by `drift_dip` until `drift_dip_step`, then rises by
+//                `drift_rise_per_step` per step (the fall-then-rise seen in RL training).
+struct LongTailParams {
+  std::int64_t samples_per_group = 8;
+  double prompt_median_tok = 512;
+  double prompt_sigma = 0.3;
+  double response_median_tok = 1800;
+  double sigma_between = 0.6;
+  double sigma_within = 0.4;
+  double incorrect_len_factor = 3.0;
+  double drift_dip = 0.0;
+  std::int64_t drift_dip_step = 100;
+  double drift_rise_per_step = 0.0;
+};
+
+class LongTailGenerator final : public WorkloadSource {
+ public:
+  LongTailGenerator(const LongTailParams& params, std::uint64_t seed);
+  GroupSpec next_group(std::int64_t step) override;
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] double drift_factor(std::int64_t step) const;
+
+ private:
+  LongTailParams p_;
+  Rng rng_;
+  std::int64_t drawn_ = 0;
+};
+
+}  // namespace april::sim

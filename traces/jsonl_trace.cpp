@@ -1,0 +1,122 @@
+#include "traces/jsonl_trace.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace april::traces {
+namespace {
+
+constexpr std::int64_t kMaxTokens = 1 << 24;  // 16M tokens: far above any context window
+
+[[noreturn]] void fail(const std::string& path, std::size_t line, const std::string& field, const std::string& what) {
+  if (field.empty()) throw TraceError(fmt::format("{}:{}: {}", path, line, what));
+  throw TraceError(fmt::format("{}:{}: field '{}': {}", path, line, field, what));
+}
+
+std::int32_t token_count(const nlohmann::json& v, const std::string& path, std::size_t line, const std::string& field,
+                         std::int64_t min) {
+  if (!v.is_number_integer()) {
+    if (v.is_number_float()) fail(path, line, field, fmt::format("expected an integer token count, got {}", v.dump()));
+    fail(path, line, field, fmt::format("expected an integer, got {}", v.dump()));
+  }
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxTokens)) {
+    fail(path, line, field, fmt::format("{} is larger than {} tokens", v.dump(), kMaxTokens));
+  }
+  const auto x = v.get<std::int64_t>();
+  if (x < min) fail(path, line, field, fmt::format("must be >= {}, got {}", min, x));
+  if (x > kMaxTokens) fail(path, line, field, fmt::format("{} is larger than {} tokens", x, kMaxTokens));
+  return static_cast<std::int32_t>(x);
+}
+
+}  // namespace
+
+std::vector<sim::GroupSpec> parse_jsonl_trace(const std::string& text, const std::string& path) {
+  std::vector<sim::GroupSpec> groups;
+  std::istringstream in(text);
+  std::string raw;
+  std::size_t line = 0;
+  while (std::getline(in, raw)) {
+    ++line;
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    if (raw.find_first_not_of(" \t") == std::string::npos) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(raw);
+    } catch (const nlohmann::json::parse_error& e) {
+      fail(path, line, "", fmt::format("invalid JSON at column {}", e.byte));
+    }
+    if (!j.is_object()) fail(path, line, "", "expected a JSON object");
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const auto& k = it.key();
+      if (k != "prompt_id" && k != "prompt_tokens" && k != "response_tokens" && k != "correct") {
+        fail(path, line, k, "unknown field (expected prompt_id, prompt_tokens, response_tokens, correct)");
+      }
+    }
+    sim::GroupSpec g;
+    if (!j.contains("prompt_id")) fail(path, line, "prompt_id", "missing");
+    const auto& id = j["prompt_id"];
+    if (id.is_string()) g.prompt_id = id.get<std::string>();
+    else if (id.is_number_integer()) g.prompt_id = id.dump();
+    else fail(path, line, "prompt_id", fmt::format("expected a string, got {}", id.dump()));
+    if (!j.contains("prompt_tokens")) fail(path, line, "prompt_tokens", "missing");
+    g.prompt_tok = token_count(j["prompt_tokens"], path, line, "prompt_tokens", 0);
+    if (!j.contains("response_tokens")) fail(path, line, "response_tokens", "missing");
+    const auto& r = j["response_tokens"];
+    if (!r.is_array()) fail(path, line, "response_tokens", fmt::format("expected an array of integers, got {}", r.dump()));
+    if (r.empty()) fail(path, line, "response_tokens", "a group needs at least one sample");
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      g.response_tok.push_back(token_count(r[i], path, line, fmt::format("response_tokens[{}]", i), 1));
+    }
+    if (j.contains("correct")) {
+      const auto& c = j["correct"];
+      if (!c.is_array() || c.size() != r.size()) {
+        fail(path, line, "correct", fmt::format("expected an array of {} booleans", r.size()));
+      }
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        if (!c[i].is_boolean()) fail(path, line, fmt::format("correct[{}]", i), "expected true or false");
+        g.correct.push_back(c[i].get<bool>() ? 1 : 0);
+      }
+    }
+    groups.push_back(std::move(g));
+  }
+  if (groups.empty()) throw TraceError(fmt::format("{}: the trace holds no groups", path));
+  return groups;
+}
+
+std::vector<sim::GroupSpec> read_jsonl_trace(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(fmt::format("{}: cannot open trace file", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_jsonl_trace(ss.str(), path);
+}
+
+void write_jsonl_trace(const std::string& path, const std::vector<sim::GroupSpec>& groups) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw TraceError(fmt::format("{}: cannot write", tmp));
+    for (const auto& g : groups) {
+      nlohmann::json j;
+      j["prompt_id"] = g.prompt_id;
+      j["prompt_tokens"] = g.prompt_tok;
+      j["response_tokens"] = g.response_tok;
+      if (!g.correct.empty()) {
+        std::vector<bool> c;
+        for (auto x : g.correct) c.push_back(x != 0);
+        j["correct"] = c;
+      }
+      out << j.dump() << '\n';
+    }
+    out.flush();
+    if (!out) throw TraceError(fmt::format("{}: write failed", tmp));
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace april::traces
