@@ -28,6 +28,7 @@ struct LoopOptions {
 struct Segment {
   std::int64_t version = 0;
   std::int32_t tokens = 0;
+  friend bool operator==(const Segment&, const Segment&) = default;
 };
 
 class RlLoop final : public policies::RolloutView {

@@ -2,16 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "adapters/rl_loop.hpp"
-#include "sim/cost_model.hpp"
 #include "sim/profiles.hpp"
-#include "traces/trace_workload.hpp"
 
 namespace april::adapters {
 
@@ -187,68 +183,6 @@ void validate_scenario(const sim::Config& c) {
     throw sim::ConfigError(fmt::format("engine KV capacity of {} tokens cannot hold one long request (~{:.0f} tokens); "
                                        "raise engine.kv_capacity_tok or lower max_response_len", kv, longest));
   }
-}
-
-RunResult simulate(const sim::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
-                   const RunOptions& options) {
-  validate_scenario(c);
-  const auto wall0 = std::chrono::steady_clock::now();
-  const auto& entry = registry.get(policy_name);
-  auto policy = entry.make(c);
-
-  std::unique_ptr<sim::WorkloadSource> workload;
-  if (options.trace) {
-    workload = std::make_unique<traces::TraceReplay>(*options.trace, options.trace_name);
-  } else {
-    sim::LongTailParams p;
-    p.samples_per_group = c.get_int("n_samples_per_prompt");
-    p.prompt_median_tok = c.get_double("workload.prompt_median_tok");
-    p.prompt_sigma = c.get_double("workload.prompt_sigma");
-    p.response_median_tok = c.get_double("workload.response_median_tok");
-    p.sigma_between = c.get_double("workload.sigma_between");
-    p.sigma_within = c.get_double("workload.sigma_within");
-    p.incorrect_len_factor = c.get_double("workload.incorrect_len_factor");
-    p.drift_dip = c.get_double("workload.drift_dip");
-    p.drift_dip_step = c.get_int("workload.drift_dip_step");
-    p.drift_rise_per_step = c.get_double("workload.drift_rise_per_step");
-    workload = std::make_unique<sim::LongTailGenerator>(p, static_cast<std::uint64_t>(c.get_int("seed")));
-  }
-
-  const auto hw_all = sim::builtin_hardware();
-  const auto model_all = sim::builtin_models();
-  const auto hw = sim::find_hardware(hw_all, c.get_string("hardware"));
-  const auto model = sim::find_model(model_all, c.get_string("model"));
-
-  SimBackendConfig bc;
-  bc.engines = c.get_int("cluster.engines");
-  bc.engine.max_running = c.get_int("engine.max_running");
-  bc.engine.kv_capacity_tok = kv_capacity_tok(c);
-  bc.engine.fast_forward = c.get_bool("engine.fast_forward");
-  if (c.get_string("train.time_model") == "flops") {
-    sim::TrainCostParams tp{c.get_double("train.mfu"), c.get_int("cluster.gpus"), c.get_double("train.fixed_s")};
-    bc.train_time_s = [model, hw, tp](std::int64_t tokens) { return sim::train_time_s(model, hw, tp, tokens); };
-  }
-  if (c.get_string("sync.time_model") == "bandwidth") {
-    bc.sync_time_s = sim::sync_time_s(model, {c.get_double("sync.bandwidth_GB_s") * 1e9, c.get_double("sync.latency_s")});
-  }
-  SimBackend backend(std::move(bc), make_iteration_model(c));
-
-  LoopOptions lo;
-  lo.batch_size = c.get_int("rollout_batch_size");
-  lo.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
-  lo.dynamic_sampling_filter = c.get_bool("filter.dynamic_sampling");
-  RlLoop loop(backend, *policy, *workload, lo);
-
-  RunResult r;
-  r.policy = policy_name;
-  const std::int64_t steps = c.get_int("steps");
-  r.steps.reserve(static_cast<std::size_t>(steps));
-  for (std::int64_t s = 0; s < steps; ++s) r.steps.push_back(loop.run_step());
-  r.summary = summarize(r.steps);
-  r.summary.fingerprint = backend.fingerprint();
-  r.summary.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  r.events = static_cast<std::int64_t>(backend.events_run());
-  return r;
 }
 
 }  // namespace april::adapters

@@ -6,9 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "adapters/sim_backend.hpp"
-#include "adapters/step_metrics.hpp"
 #include "policies/registry.hpp"
+#include "sim/iteration_model.hpp"
 #include "sim/config.hpp"
 #include "sim/workload.hpp"
 
@@ -30,22 +29,6 @@ void apply_scenario(sim::Config& config, const std::string& name_or_path);
 
 // Checks relations between knobs that single validators cannot see.
 void validate_scenario(const sim::Config& config);
-
-struct RunResult {
-  std::string policy;
-  std::vector<StepMetrics> steps;
-  RunSummary summary;
-  std::int64_t events = 0;
-};
-
-struct RunOptions {
-  std::optional<std::vector<sim::GroupSpec>> trace;  // replay instead of the generator
-  std::string trace_name;
-};
-
-// One full simulation of `policy` on the scenario in `config`.
-RunResult simulate(const sim::Config& config, const policies::PolicyRegistry& registry, const std::string& policy,
-                   const RunOptions& options = {});
 
 // The engines' KV capacity in tokens, derived from GPU memory when not set.
 std::int64_t kv_capacity_tok(const sim::Config& config);

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/scenario.hpp"
+#include "adapters/simulation.hpp"
 
 namespace april::cli {
 

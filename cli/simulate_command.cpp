@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "adapters/scenario.hpp"
+#include "adapters/simulation.hpp"
 #include "cli/atomic_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_table.hpp"

@@ -1,0 +1,79 @@
+#include "adapters/simulation.hpp"
+
+#include <chrono>
+
+#include "sim/cost_model.hpp"
+#include "sim/profiles.hpp"
+#include "traces/trace_workload.hpp"
+
+namespace april::adapters {
+
+Simulation::Simulation(const sim::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
+                       const RunOptions& options)
+    : policy_name_(policy_name), steps_(c.get_int("steps")) {
+  validate_scenario(c);
+  policy_ = registry.get(policy_name).make(c);
+
+  if (options.trace) {
+    workload_ = std::make_unique<traces::TraceReplay>(*options.trace, options.trace_name);
+  } else {
+    sim::LongTailParams p;
+    p.samples_per_group = c.get_int("n_samples_per_prompt");
+    p.prompt_median_tok = c.get_double("workload.prompt_median_tok");
+    p.prompt_sigma = c.get_double("workload.prompt_sigma");
+    p.response_median_tok = c.get_double("workload.response_median_tok");
+    p.sigma_between = c.get_double("workload.sigma_between");
+    p.sigma_within = c.get_double("workload.sigma_within");
+    p.incorrect_len_factor = c.get_double("workload.incorrect_len_factor");
+    p.drift_dip = c.get_double("workload.drift_dip");
+    p.drift_dip_step = c.get_int("workload.drift_dip_step");
+    p.drift_rise_per_step = c.get_double("workload.drift_rise_per_step");
+    workload_ = std::make_unique<sim::LongTailGenerator>(p, static_cast<std::uint64_t>(c.get_int("seed")));
+  }
+
+  const auto hw_all = sim::builtin_hardware();
+  const auto model_all = sim::builtin_models();
+  const auto hw = sim::find_hardware(hw_all, c.get_string("hardware"));
+  const auto model = sim::find_model(model_all, c.get_string("model"));
+
+  SimBackendConfig bc;
+  bc.engines = c.get_int("cluster.engines");
+  bc.engine.max_running = c.get_int("engine.max_running");
+  bc.engine.kv_capacity_tok = kv_capacity_tok(c);
+  bc.engine.fast_forward = c.get_bool("engine.fast_forward");
+  if (c.get_string("train.time_model") == "flops") {
+    sim::TrainCostParams tp{c.get_double("train.mfu"), c.get_int("cluster.gpus"), c.get_double("train.fixed_s")};
+    bc.train_time_s = [model, hw, tp](std::int64_t tokens) { return sim::train_time_s(model, hw, tp, tokens); };
+  }
+  if (c.get_string("sync.time_model") == "bandwidth") {
+    bc.sync_time_s = sim::sync_time_s(model, {c.get_double("sync.bandwidth_GB_s") * 1e9, c.get_double("sync.latency_s")});
+  }
+  backend_ = std::make_unique<SimBackend>(std::move(bc), make_iteration_model(c));
+
+  LoopOptions lo;
+  lo.batch_size = c.get_int("rollout_batch_size");
+  lo.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
+  lo.dynamic_sampling_filter = c.get_bool("filter.dynamic_sampling");
+  loop_ = std::make_unique<RlLoop>(*backend_, *policy_, *workload_, lo);
+}
+
+RunResult Simulation::run() {
+  const auto wall0 = std::chrono::steady_clock::now();
+  RunResult r;
+  r.policy = policy_name_;
+  r.steps.reserve(static_cast<std::size_t>(steps_));
+  for (std::int64_t s = 0; s < steps_; ++s) r.steps.push_back(step());
+  r.summary = summarize(r.steps);
+  r.summary.fingerprint = backend_->fingerprint();
+  r.summary.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  r.events = static_cast<std::int64_t>(backend_->events_run());
+  return r;
+}
+
+RunResult simulate(const sim::Config& config, const policies::PolicyRegistry& registry, const std::string& policy,
+                   const RunOptions& options) {
+  Simulation s(config, registry, policy, options);
+  return s.run();
+}
+
+}  // namespace april::adapters

@@ -1,0 +1,93 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test_support.hpp"
+
+namespace april {
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  // One file per test: ctest runs tests in parallel processes.
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const auto path = (std::filesystem::temp_directory_path() / ("april_" + test + "_" + name)).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string error_of(const std::string& text) {
+  testing::Fixture f;
+  const auto path = write_temp("scenario.json", text);
+  try {
+    adapters::apply_scenario(f.config, path);
+  } catch (const sim::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ScenarioFile, NestedAndDottedKeysAreRead) {
+  testing::Fixture f;
+  const auto path = write_temp("ok.json", R"({"base": "handcheck", "workload": {"sigma_within": 0.25},
+    "april.alpha": 1.5, "rollout_batch_size": 3})");
+  adapters::apply_scenario(f.config, path);
+  EXPECT_DOUBLE_EQ(f.config.get_double("workload.sigma_within"), 0.25);
+  EXPECT_DOUBLE_EQ(f.config.get_double("april.alpha"), 1.5);
+  EXPECT_EQ(f.config.get_int("rollout_batch_size"), 3);
+  EXPECT_EQ(f.config.get_string("engine.iteration_model"), "constant");  // from the base
+}
+
+TEST(ScenarioFile, UnknownKeyNamesFileLineAndKey) {
+  const std::string e = error_of("{\n  \"rollout_batch_size\": 4,\n  \"workload\": {\"sigma_wtihin\": 1}\n}");
+  EXPECT_NE(e.find("scenario.json:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("workload.sigma_wtihin"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean workload.sigma_within"), std::string::npos) << e;
+}
+
+TEST(ScenarioFile, BadValuesNameTheKey) {
+  EXPECT_NE(error_of(R"({"rollout_batch_size": 0})").find("key 'rollout_batch_size': must be >= 1"), std::string::npos);
+  EXPECT_NE(error_of(R"({"rollout_batch_size": 2.5})").find("expected an integer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"april": {"alpha": "two"}})").find("key 'april.alpha': expected a number"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model": "gpt-9"})").find("'gpt-9' is not one of: qwen3-4b"), std::string::npos);
+  EXPECT_NE(error_of(R"({"april.alpha": 0.5})").find("must be >= 1"), std::string::npos);
+  EXPECT_NE(error_of(R"({"base": "nope"})").find("key 'base'"), std::string::npos);
+}
+
+TEST(ScenarioFile, SyntaxErrorsNameTheLine) {
+  const std::string e = error_of("{\n  \"steps\": 3,\n  \"seed\": \n}");
+  EXPECT_NE(e.find("scenario.json:4: invalid JSON"), std::string::npos) << e;
+  EXPECT_NE(error_of("[1, 2]").find("must be a JSON object"), std::string::npos);
+  EXPECT_NE(error_of("").find("invalid JSON"), std::string::npos);
+}
+
+TEST(ScenarioFile, MissingFileAndUnknownScenario) {
+  testing::Fixture f;
+  try {
+    adapters::apply_scenario(f.config, "/nonexistent/x.json");
+    FAIL();
+  } catch (const sim::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a built-in scenario (default, handcheck)"), std::string::npos);
+  }
+}
+
+TEST(SetOption, ParsesAndValidates) {
+  testing::Fixture f;
+  f.config.apply_assignment("april.alpha=1.25");
+  EXPECT_DOUBLE_EQ(f.config.get_double("april.alpha"), 1.25);
+  EXPECT_THROW(f.config.apply_assignment("april.alpha"), sim::ConfigError);
+  EXPECT_THROW(f.config.apply_assignment("steps=ten"), sim::ConfigError);
+  EXPECT_THROW(f.config.apply_assignment("nope=1"), sim::ConfigError);
+  EXPECT_THROW(f.config.apply_assignment("engine.fast_forward=maybe"), sim::ConfigError);
+}
+
+TEST(Scenario, InconsistentClusterIsAnError) {
+  testing::Fixture f("default", {"cluster.engines=8"});  // 8 x TP 2 > 8 GPUs
+  EXPECT_THROW(adapters::validate_scenario(f.config), sim::ConfigError);
+  testing::Fixture g("default", {"april.over_sampling_batch_size=8"});  // B' < B
+  EXPECT_THROW(adapters::simulate(g.config, g.registry, "april"), sim::ConfigError);
+  EXPECT_THROW(adapters::simulate(g.config, g.registry, "fifo"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace april

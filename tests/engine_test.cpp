@@ -1,0 +1,97 @@
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "sim/engine.hpp"
+
+namespace april::sim {
+namespace {
+
+struct Recorder final : EngineListener {
+  Simulator* sim = nullptr;
+  std::map<RequestKey, std::pair<std::int64_t, std::int32_t>> done;  // key -> (time ns, new tokens)
+  void on_request_finished(std::size_t, RequestKey key, std::int32_t new_tok) override {
+    done[key] = {sim->now().ns(), new_tok};
+  }
+};
+
+struct EngineRun {
+  std::map<RequestKey, std::pair<std::int64_t, std::int32_t>> done;
+  EngineCounters counters;
+};
+
+EngineRun run_tiny_kv(bool fast_forward) {
+  Simulator sim;
+  ConstantIterationModel model(1000000);  // 1 ms
+  Recorder rec;
+  rec.sim = &sim;
+  Engine e(0, sim, model, EngineConfig{0, 60, fast_forward}, rec);
+  for (RequestKey k = 0; k < 3; ++k) e.submit({k, 10, 0, 20});
+  while (sim.step()) {
+  }
+  return {rec.done, e.counters()};
+}
+
+// Capacity 60 tokens, three requests of prompt 10 generating 20 each:
+// all three fit at first (30 resident), grow by 3 per iteration, and at 60
+// the newest is preempted; the other two finish at 20 ms, then the preempted
+// one re-prefills 10 + 10 tokens and finishes its last 10 at 30 ms.
+TEST(Engine, KvOverflowPreemptsTheNewestRequestWhichResumesLater) {
+  for (bool ff : {true, false}) {
+    const EngineRun r = run_tiny_kv(ff);
+    EXPECT_EQ(r.counters.preemptions, 1) << "fast_forward=" << ff;
+    ASSERT_EQ(r.done.size(), 3U);
+    EXPECT_EQ(r.done.at(0), std::make_pair(std::int64_t{20000000}, 20));
+    EXPECT_EQ(r.done.at(1), std::make_pair(std::int64_t{20000000}, 20));
+    EXPECT_EQ(r.done.at(2), std::make_pair(std::int64_t{30000000}, 20));
+    EXPECT_EQ(r.counters.prefill_tok, 10 + 10 + 10 + 20);  // the preempted one re-prefills 20
+    EXPECT_EQ(r.counters.iterations, 30);
+    EXPECT_EQ(r.counters.busy_ns, 30000000);
+  }
+}
+
+TEST(Engine, RunningCapQueuesRequests) {
+  Simulator sim;
+  ConstantIterationModel model(1000);
+  Recorder rec;
+  rec.sim = &sim;
+  Engine e(0, sim, model, EngineConfig{2, 1 << 20, true}, rec);
+  e.submit({0, 1, 0, 5});
+  e.submit({1, 1, 0, 3});
+  e.submit({2, 1, 0, 4});  // waits for a slot: joins at 3 us, ends at 7 us
+  while (sim.step()) {
+  }
+  EXPECT_EQ(rec.done.at(1).first, 3000);
+  EXPECT_EQ(rec.done.at(0).first, 5000);
+  EXPECT_EQ(rec.done.at(2).first, 7000);
+  EXPECT_EQ(e.counters().running_ns, 2 * 5000 + 1 * 2000);  // 2 running for 5 us, then 1 for 2 us
+}
+
+TEST(Engine, AbortReturnsProgressOfCompleteIterationsOnly) {
+  for (bool ff : {true, false}) {
+    Simulator sim;
+    ConstantIterationModel model(1000);
+    Recorder rec;
+    rec.sim = &sim;
+    Engine e(0, sim, model, EngineConfig{0, 1 << 20, ff}, rec);
+    e.submit({7, 4, 3, 100});  // resumed: holds 3 tokens
+    sim.run_until(TimeNs(42500));  // 42 complete iterations, the 43rd half done
+    const auto aborted = e.abort_all();
+    ASSERT_EQ(aborted.size(), 1U);
+    EXPECT_EQ(aborted[0].new_tok, 42);
+    EXPECT_EQ(e.counters().busy_ns, 42500);
+    EXPECT_EQ(e.outstanding(), 0U);
+  }
+}
+
+TEST(Engine, RejectsRequestsThatCanNeverFit) {
+  Simulator sim;
+  ConstantIterationModel model(1000);
+  Recorder rec;
+  rec.sim = &sim;
+  Engine e(0, sim, model, EngineConfig{0, 100, true}, rec);
+  EXPECT_THROW(e.submit({0, 50, 0, 60}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace april::sim

@@ -1,0 +1,49 @@
+#include <gtest/gtest.h>
+
+#include "adapters/step_metrics.hpp"
+#include "test_support.hpp"
+
+namespace april {
+namespace {
+
+struct Case {
+  std::string scenario;
+  std::vector<std::string> sets;
+};
+
+// Fast-forward (one event per batch change) and per-iteration stepping must
+// give identical per-step results, for every policy, on several scenarios.
+TEST(FastForward, EqualsPerIterationStepping) {
+  const std::vector<Case> cases = {
+      {"handcheck", {"steps=6"}},
+      {"handcheck", {"steps=6", "engine.max_running=3", "rollout_batch_size=3", "n_samples_per_prompt=3"}},
+      {"default", {"steps=3", "max_response_len=1500", "workload.response_median_tok=300"}},
+      {"default", {"steps=3", "max_response_len=1500", "workload.response_median_tok=300", "engine.kv_capacity_tok=60000"}},
+      {"default", {"steps=3", "max_response_len=1000", "workload.response_median_tok=200", "engine.max_running=24",
+                   "filter.dynamic_sampling=true", "cluster.engines=3"}},
+  };
+  for (const auto& c : cases) {
+    for (const std::string policy : {"sync", "april", "sorted"}) {
+      testing::Fixture ff(c.scenario, c.sets);
+      testing::Fixture it(c.scenario, c.sets);
+      it.config.apply_assignment("engine.fast_forward=false");
+      const auto a = adapters::simulate(ff.config, ff.registry, policy);
+      const auto b = adapters::simulate(it.config, it.registry, policy);
+      EXPECT_EQ(adapters::steps_csv(a.steps), adapters::steps_csv(b.steps)) << c.scenario << " " << policy;
+      EXPECT_LE(a.events, b.events);
+      if (c.scenario == "default") {
+        EXPECT_LT(a.events * 3, b.events) << "fast-forward should save most events";
+      }
+    }
+  }
+}
+
+TEST(FastForward, TightKvCapacityPreempts) {
+  testing::Fixture f("default", {"steps=3", "max_response_len=1500", "workload.response_median_tok=300",
+                                 "engine.kv_capacity_tok=60000"});
+  const auto r = adapters::simulate(f.config, f.registry, "april");
+  EXPECT_GT(r.summary.totals.preemptions, 0);
+}
+
+}  // namespace
+}  // namespace april

@@ -1,0 +1,170 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "adapters/step_metrics.hpp"
+#include "test_support.hpp"
+
+namespace april {
+namespace {
+
+using adapters::Segment;
+using policies::GroupId;
+
+// Eight groups of two samples each; lengths chosen so every step can be
+// worked out by hand (1 ms per iteration, everything runs at once).
+std::vector<sim::GroupSpec> hand_trace() {
+  return {testing::group("p0", {3, 5}),  testing::group("p1", {10, 2}), testing::group("p2", {4, 4}),
+          testing::group("p3", {20, 1}), testing::group("p4", {6, 6}),  testing::group("p5", {1, 2}),
+          testing::group("p6", {8, 3}),  testing::group("p7", {2, 2})};
+}
+
+adapters::RunOptions with_trace(std::vector<sim::GroupSpec> t) {
+  adapters::RunOptions o;
+  o.trace = std::move(t);
+  o.trace_name = "hand";
+  return o;
+}
+
+TEST(Handcheck, SyncRolloutTimeIsTheLongestSampleOfTheBatch) {
+  testing::Fixture f("handcheck", {"rollout_batch_size=2", "max_response_len=15"});
+  adapters::Simulation sim(f.config, f.registry, "sync", with_trace(hand_trace()));
+  // Batches: (p0, p1) longest 10; (p2, p3) longest 20, truncated at 15; (p4, p5) 6; (p6, p7) 8.
+  const std::vector<double> expected_ms = {10, 15, 6, 8};
+  for (double ms : expected_ms) {
+    const auto m = sim.step();
+    EXPECT_DOUBLE_EQ(m.rollout_time_s, ms * 1e-3);
+    EXPECT_EQ(m.tokens_offpolicy, 0);
+    EXPECT_EQ(m.tokens_generated, m.tokens_trained);
+  }
+}
+
+TEST(Handcheck, SyncOnTheGeneratorMatchesTheLongestSample) {
+  testing::Fixture f("handcheck", {"steps=4"});
+  adapters::Simulation sim(f.config, f.registry, "sync");
+  // Replay the generator with the same seed to know each batch's lengths.
+  sim::LongTailGenerator gen({f.config.get_int("n_samples_per_prompt"), 16, 0.3, 20, 0.6, 0.4, 3.0, 0, 100, 0}, 1);
+  for (int step = 0; step < 4; ++step) {
+    std::int32_t longest = 0;
+    for (int g = 0; g < f.config.get_int("rollout_batch_size"); ++g) {
+      for (auto len : gen.next_group(step).response_tok) longest = std::max(longest, len);
+    }
+    longest = std::min<std::int32_t>(longest, static_cast<std::int32_t>(f.config.get_int("max_response_len")));
+    EXPECT_DOUBLE_EQ(sim.step().rollout_time_s, longest * 1e-3) << "step " << step;
+  }
+}
+
+// APRIL, B = 2, alpha = 2 (B' = 4), worked by hand:
+//  step 0: g0..g3 fresh; g2 done at 4 ms, g0 at 5: batch [g2, g0]; buffer [g1, g3]
+//  step 1: g1, g3 resumed, g4, g5 fresh; g5 at +2, g1 at +5: batch [g5, g1]; buffer [g3, g4]
+//  step 2: g3, g4, g6, g7; g4 at +1, g7 at +2: batch [g4, g7]; buffer [g3, g6]
+//  step 3: g3, g6, g8 (p0 again), g9 (p1); g8 at +5, g6 at +6: batch [g8, g6]; buffer [g3, g9]
+//  step 4: g3, g9, g10, g11; g3 at +2, g9 and g10 tie at +4 (g9 submitted first): batch [g3, g9]
+TEST(Handcheck, AprilBatchesBufferAndResumeOrderFollowTheHandTrace) {
+  testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=2"});
+  adapters::Simulation sim(f.config, f.registry, "april", with_trace(hand_trace()));
+  std::vector<std::vector<GroupId>> batches;
+  sim.loop().on_batch = [&](std::int64_t, const auto& ids) {
+    std::vector<GroupId> b;
+    for (const auto& [id, prompt] : ids) b.push_back(id);
+    batches.push_back(b);
+  };
+  const std::vector<std::vector<GroupId>> want_batches = {{2, 0}, {5, 1}, {4, 7}, {8, 6}, {3, 9}};
+  const std::vector<std::vector<GroupId>> want_buffer = {{1, 3}, {3, 4}, {3, 6}, {3, 9}, {10, 11}};
+  const std::vector<double> want_rollout_ms = {5, 5, 2, 6, 4};
+  std::vector<adapters::StepMetrics> steps;
+  for (std::size_t s = 0; s < 5; ++s) {
+    steps.push_back(sim.step());
+    const auto& buf = sim.loop().buffer();
+    EXPECT_EQ(std::vector<GroupId>(buf.begin(), buf.end()), want_buffer[s]) << "after step " << s;
+    EXPECT_DOUBLE_EQ(steps.back().rollout_time_s, want_rollout_ms[s] * 1e-3) << "step " << s;
+    if (s == 3) {
+      // g3's long sample carries tokens from four versions.
+      const auto seg = sim.loop().group_segments(3);
+      EXPECT_EQ(seg[0], (std::vector<Segment>{{0, 5}, {1, 5}, {2, 2}, {3, 6}}));
+      EXPECT_EQ(seg[1], (std::vector<Segment>{{0, 1}}));
+    }
+  }
+  EXPECT_EQ(batches, want_batches);
+  // Step 1: g1 holds 5 + 2 tokens from version 0 and 5 from version 1; g5 has 3 fresh.
+  EXPECT_EQ(steps[1].batch_response_tok, 15);
+  EXPECT_EQ(steps[1].tokens_offpolicy, 7);
+  EXPECT_EQ(steps[1].staleness_max, 1);
+  // Step 4 (version 4): g3 = 5 tok @v0, 5 @v1, 2 @v2, 6 @v3, 2 @v4 and 1 @v0; g9 = 6 @v3, 4 @v4 and 2 @v3.
+  EXPECT_EQ(steps[4].batch_response_tok, 33);
+  EXPECT_EQ(steps[4].tokens_offpolicy, 27);
+  EXPECT_DOUBLE_EQ(steps[4].staleness_token_sum, 5 * 4 + 5 * 3 + 2 * 2 + 6 * 1 + 1 * 4 + 6 * 1 + 2 * 1);
+  EXPECT_EQ(steps[4].staleness_max, 4);
+  // Step 0: decoded g0 8, g2 8, g1 5 + 2, g3 5 + 1.
+  EXPECT_EQ(steps[0].tokens_generated, 29);
+  EXPECT_EQ(steps[0].tokens_trained, 16);
+}
+
+TEST(Handcheck, MaskingOffPolicyTokensWastesThem) {
+  testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=2", "april.mask_offpolicy=true"});
+  adapters::Simulation sim(f.config, f.registry, "april", with_trace(hand_trace()));
+  sim.step();
+  const auto m = sim.step();
+  EXPECT_EQ(m.tokens_offpolicy, 7);
+  EXPECT_EQ(m.tokens_trained, 15 - 7);
+  EXPECT_EQ(m.tokens_wasted, 7);
+}
+
+TEST(Handcheck, MaxStalenessRestartsOldGroupsFromScratch) {
+  testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=2", "april.max_staleness=1"});
+  adapters::Simulation sim(f.config, f.registry, "april", with_trace(hand_trace()));
+  for (int s = 0; s < 3; ++s) sim.step();
+  // At step 2, g3 (tokens from version 0) is 2 versions old: it restarts, wasting its 5 + 5 + 1 tokens.
+  for (int s = 3; s < 8; ++s) {
+    const auto m = sim.step();
+    EXPECT_LE(m.staleness_max, 1);
+  }
+  EXPECT_GT(sim.loop().total_wasted_tok(), 0);
+}
+
+// Every decoded token is trained, still buffered, or wasted.
+TEST(Conservation, GeneratedEqualsTrainedPlusBufferedPlusWasted) {
+  for (const std::string policy : {"sync", "april", "sorted"}) {
+    for (const std::string filter : {"false", "true"}) {
+      testing::Fixture f("default", {"steps=6", "max_response_len=2000", "workload.response_median_tok=300",
+                                     "filter.dynamic_sampling=" + filter, "april.max_staleness=1", "sorted.max_staleness=1"});
+      adapters::Simulation sim(f.config, f.registry, policy);
+      std::int64_t generated = 0, trained = 0, wasted = 0;
+      for (int s = 0; s < 6; ++s) {
+        const auto m = sim.step();
+        generated += m.tokens_generated;
+        trained += m.tokens_trained;
+        wasted += m.tokens_wasted;
+        ASSERT_EQ(generated, trained + wasted + sim.loop().buffered_tok()) << policy << " step " << s;
+      }
+      EXPECT_EQ(generated, sim.loop().total_generated_tok());
+      if (filter == "true") {
+        EXPECT_GT(wasted, 0) << policy;
+      }
+    }
+  }
+}
+
+TEST(Sorted, RoundOfKTimesBFeedsKUpdatesShortestFirst) {
+  testing::Fixture f("handcheck", {"rollout_batch_size=2", "sorted.updates_per_rollout=2"});
+  adapters::Simulation sim(f.config, f.registry, "sorted", with_trace(hand_trace()));
+  std::vector<std::vector<std::string>> batches;
+  sim.loop().on_batch = [&](std::int64_t, const auto& ids) {
+    std::vector<std::string> b;
+    for (const auto& [id, prompt] : ids) b.push_back(prompt);
+    batches.push_back(b);
+  };
+  // Round 1 = p0..p3: p2 (4) and p0 (5) first, then p1 and p3 finish the round (p3 needs 20).
+  const auto m0 = sim.step();
+  const auto m1 = sim.step();
+  EXPECT_EQ(batches[0], (std::vector<std::string>{"p2", "p0"}));
+  EXPECT_EQ(batches[1], (std::vector<std::string>{"p1", "p3"}));
+  EXPECT_DOUBLE_EQ(m0.rollout_time_s, 5e-3);
+  EXPECT_DOUBLE_EQ(m1.rollout_time_s, 15e-3);  // p3's 20 tokens, 5 generated in step 0
+  EXPECT_EQ(m1.groups_submitted, 2);           // no fresh groups inside a round
+  sim.step();
+  EXPECT_EQ(sim.loop().buffer().size(), 2U);  // round 2 = p4..p7, two left
+}
+
+}  // namespace
+}  // namespace april
