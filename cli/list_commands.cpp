@@ -39,10 +39,23 @@ int policies_command(const std::vector<std::string>& args) {
   return 0;
 }
 
-int keys_command(const std::vector<std::string>& args) {
-  if (wants_help(args, "usage: april keys\n  Lists every scenario key: type, default, unit and meaning.\n")) return 0;
+int keys_command(const std::vector<std::string>& args_in) {
+  std::vector<std::string> args = args_in;
+  const bool markdown = !args.empty() && args.front() == "--markdown";
+  if (markdown) args.erase(args.begin());
+  if (wants_help(args, "usage: april keys [--markdown]\n  Lists every scenario key: type, default, unit and meaning.\n"
+                       "  --markdown  as a Markdown table (the README's)\n")) {
+    return 0;
+  }
   const auto registry = policies::builtin_policies();
   const auto schema = adapters::make_schema(registry);
+  if (markdown) {
+    fmt::print("| key | type | default | unit | meaning |\n|---|---|---|---|---|\n");
+    for (const auto& [name, k] : schema.knobs()) {
+      fmt::print("| `{}` | {} | `{}` | {} | {} |\n", name, sim::type_name(k.type), sim::to_string(k.default_value), k.unit, k.help);
+    }
+    return 0;
+  }
   for (const auto& [name, k] : schema.knobs()) print_knob(k);
   fmt::print("\nbuilt-in scenarios:\n");
   for (const auto& b : adapters::builtin_scenarios()) {

@@ -16,7 +16,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  simulate   simulate rollout policies on a scenario and compare them\n"
     "  policies   list scheduling policies with their parameters and defaults\n"
-    "  keys       list every scenario key with unit, default and meaning\n"
+    "  keys       list every scenario key with unit, default and meaning (--markdown)\n"
     "\n"
     "`april <command> --help` describes a command.\n";
 

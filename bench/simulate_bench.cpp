@@ -1,0 +1,106 @@
+// Simulator speed: 1000 steps of the default scenario per policy, and the
+// ratio of fast-forward to per-iteration stepping, measured in one run.
+// Run: build/bench/april_bench [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+
+#include "adapters/scenario.hpp"
+#include "adapters/simulation.hpp"
+#include "policies/registry.hpp"
+#include "sim/simulator.hpp"
+
+namespace {
+
+const char* const kPolicies[] = {"sync", "april", "sorted"};
+
+// args: policy index, fast_forward (1/0), steps
+void BM_SimulateDefault(benchmark::State& state) {
+  const std::string policy = kPolicies[state.range(0)];
+  const bool ff = state.range(1) != 0;
+  const auto steps = state.range(2);
+  const auto registry = april::policies::builtin_policies();
+  const auto schema = april::adapters::make_schema(registry);
+  april::sim::Config config(schema);
+  april::adapters::apply_scenario(config, "default");
+  config.set("steps", std::int64_t{steps}, "bench");
+  config.set("engine.fast_forward", ff, "bench");
+  std::int64_t tokens = 0, events = 0;
+  for (auto _ : state) {
+    const auto r = april::adapters::simulate(config, registry, policy);
+    tokens += r.summary.totals.tokens_generated;
+    events += r.events;
+    benchmark::DoNotOptimize(r.summary.fingerprint);
+  }
+  state.SetLabel(fmt::format("{} {} {} steps", policy, ff ? "fast-forward" : "per-iteration", steps));
+  state.counters["sim_tok_per_wall_s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
+  state.counters["steps_per_wall_s"] =
+      benchmark::Counter(static_cast<double>(steps) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["events_per_step"] = static_cast<double>(events) / static_cast<double>(state.iterations() * steps);
+}
+
+void PolicyArgs(benchmark::internal::Benchmark* b) {
+  for (int p = 0; p < 3; ++p) {
+    b->Args({p, 1, 1000});  // the goal: 1000 steps in under 1 s on one core
+    b->Args({p, 1, 20});    // same steps in both modes for the ratio
+    b->Args({p, 0, 20});
+  }
+}
+BENCHMARK(BM_SimulateDefault)->Apply(PolicyArgs)->Unit(benchmark::kMillisecond)->MinTime(0.5);
+
+void BM_EventQueuePushPop(benchmark::State& state) {
+  const auto n = state.range(0);
+  for (auto _ : state) {
+    april::sim::Simulator sim;
+    std::uint64_t x = 88172645463325252ULL;
+    for (std::int64_t i = 0; i < n; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      sim.schedule_at(april::sim::TimeNs(static_cast<std::int64_t>(x % 1000000)), 0, [] {});
+    }
+    while (sim.step()) {
+    }
+    benchmark::DoNotOptimize(sim.fingerprint());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_EventQueuePushPop)->Arg(1 << 10)->Arg(1 << 16);
+
+// Prints the runs as usual, then the fast-forward speedup per policy, taken
+// from the wall times of this one run.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const auto& r : runs) {
+      if (r.run_type == Run::RT_Iteration && r.report_label.find(" 20 steps") != std::string::npos) {
+        seconds_[r.report_label] = r.GetAdjustedRealTime();
+      }
+    }
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\nfast-forward vs per-iteration stepping, 20 default steps, same run:\n");
+    for (const char* p : kPolicies) {
+      const auto ff = seconds_.find(fmt::format("{} fast-forward 20 steps", p));
+      const auto it = seconds_.find(fmt::format("{} per-iteration 20 steps", p));
+      if (ff == seconds_.end() || it == seconds_.end()) continue;
+      std::printf("  %-7s %.1fx faster\n", p, it->second / ff->second);
+    }
+  }
+
+ private:
+  std::map<std::string, double> seconds_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}
