@@ -16,12 +16,6 @@ Decisions AprilPolicy::wave(const RolloutView& view) const {
 
 Decisions AprilPolicy::on_step_start(const RolloutView& view) { return wave(view); }
 
-Decisions AprilPolicy::on_group_accepted(const RolloutView& view, GroupId /*group*/) {
-  Decisions d;
-  end_if_batch_ready(view, d);
-  return d;
-}
-
 Decisions AprilPolicy::on_group_rejected(const RolloutView& view, GroupId /*group*/) {
   // The filter left too few candidates: submit another wave of B'.
   if (shortfall(view) > 0) return wave(view);

@@ -5,6 +5,7 @@
 // be resumed first next step (re-prefilling prompt + tokens so far).
 #include <cstdint>
 
+#include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
 
 namespace april::policies {
@@ -15,11 +16,10 @@ struct AprilParams {
   bool mask_offpolicy = false;
 };
 
-class AprilPolicy final : public Policy {
+class AprilPolicy final : public FirstCompleteBatchPolicy {
  public:
   explicit AprilPolicy(AprilParams p) : p_(p) {}
   Decisions on_step_start(const RolloutView& view) override;
-  Decisions on_group_accepted(const RolloutView& view, GroupId group) override;
   Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
   [[nodiscard]] bool mask_offpolicy_tokens() const override { return p_.mask_offpolicy; }
 

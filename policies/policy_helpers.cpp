@@ -30,4 +30,16 @@ std::int64_t shortfall(const RolloutView& view) {
   return std::max<std::int64_t>(0, view.batch_size() - have);
 }
 
+Decisions FirstCompleteBatchPolicy::on_group_accepted(const RolloutView& view, GroupId /*group*/) {
+  Decisions d;
+  end_if_batch_ready(view, d);
+  return d;
+}
+
+Decisions FirstCompleteBatchPolicy::on_group_rejected(const RolloutView& view, GroupId /*group*/) {
+  Decisions d;
+  d.fresh_groups = shortfall(view);
+  return d;
+}
+
 }  // namespace april::policies

@@ -18,4 +18,13 @@ bool end_if_batch_ready(const RolloutView& view, Decisions& d);
 // Groups still missing for the batch if every in-flight group were accepted.
 std::int64_t shortfall(const RolloutView& view);
 
+// The batch is the first B accepted groups; when the filter rejects a group
+// and the batch can no longer fill, submit the missing number of fresh groups.
+// Shared by the built-in policies, which differ in what they submit.
+class FirstCompleteBatchPolicy : public Policy {
+ public:
+  Decisions on_group_accepted(const RolloutView& view, GroupId group) override;
+  Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
+};
+
 }  // namespace april::policies

@@ -17,18 +17,6 @@ Decisions SortedPolicy::on_step_start(const RolloutView& view) {
   return d;
 }
 
-Decisions SortedPolicy::on_group_accepted(const RolloutView& view, GroupId /*group*/) {
-  Decisions d;
-  end_if_batch_ready(view, d);
-  return d;
-}
-
-Decisions SortedPolicy::on_group_rejected(const RolloutView& view, GroupId /*group*/) {
-  Decisions d;
-  d.fresh_groups = shortfall(view);
-  return d;
-}
-
 PolicyEntry sorted_policy_entry() {
   using sim::Knob;
   using sim::KnobType;

@@ -12,6 +12,7 @@
 //     sorted.max_staleness tightens it by restarting older groups from scratch.
 #include <cstdint>
 
+#include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
 
 namespace april::policies {
@@ -21,12 +22,10 @@ struct SortedParams {
   std::int64_t max_staleness = -1;
 };
 
-class SortedPolicy final : public Policy {
+class SortedPolicy final : public FirstCompleteBatchPolicy {
  public:
   explicit SortedPolicy(SortedParams p) : p_(p) {}
   Decisions on_step_start(const RolloutView& view) override;
-  Decisions on_group_accepted(const RolloutView& view, GroupId group) override;
-  Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
 
  private:
   SortedParams p_;

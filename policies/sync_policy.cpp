@@ -10,18 +10,6 @@ Decisions SyncPolicy::on_step_start(const RolloutView& view) {
   return d;
 }
 
-Decisions SyncPolicy::on_group_accepted(const RolloutView& view, GroupId /*group*/) {
-  Decisions d;
-  end_if_batch_ready(view, d);
-  return d;
-}
-
-Decisions SyncPolicy::on_group_rejected(const RolloutView& view, GroupId /*group*/) {
-  Decisions d;
-  d.fresh_groups = shortfall(view);
-  return d;
-}
-
 PolicyEntry sync_policy_entry() {
   return {"sync", "synchronous: submit B groups, wait for all of them (the baseline)", {},
           [](const sim::Config&) { return std::make_unique<SyncPolicy>(); }};

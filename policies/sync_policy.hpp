@@ -2,15 +2,14 @@
 // Synchronous rollout: submit B groups and wait until B are complete. Groups
 // left in flight (only when a filter made it submit more) restart from scratch
 // next step, so every trained token is on-policy.
+#include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
 
 namespace april::policies {
 
-class SyncPolicy final : public Policy {
+class SyncPolicy final : public FirstCompleteBatchPolicy {
  public:
   Decisions on_step_start(const RolloutView& view) override;
-  Decisions on_group_accepted(const RolloutView& view, GroupId group) override;
-  Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
 };
 
 PolicyEntry sync_policy_entry();

@@ -168,3 +168,38 @@ TEST(Sorted, RoundOfKTimesBFeedsKUpdatesShortestFirst) {
 
 }  // namespace
 }  // namespace april
+
+namespace april {
+namespace {
+
+sim::GroupSpec judged(const std::string& id, std::vector<std::int32_t> lengths, std::vector<std::uint8_t> correct) {
+  auto g = testing::group(id, std::move(lengths));
+  g.correct = std::move(correct);
+  return g;
+}
+
+// B = 2, B' = 2 with the DAPO filter: g0 (all correct) is rejected at 1 ms,
+// leaving 0 accepted + 1 in flight < B, so APRIL submits another wave of B' = 2.
+TEST(Filter, AprilSubmitsAnotherWaveWhenRejectionsLeaveTooFewGroups) {
+  testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=1", "filter.dynamic_sampling=true"});
+  adapters::RunOptions o;
+  o.trace = std::vector<sim::GroupSpec>{judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}),
+                                        judged("g2", {2, 2}, {0, 1}), judged("g3", {9, 9}, {0, 1})};
+  adapters::Simulation sim(f.config, f.registry, "april", o);
+  std::vector<std::string> batch;
+  sim.loop().on_batch = [&](std::int64_t, const auto& ids) {
+    for (const auto& [id, prompt] : ids) batch.push_back(prompt);
+  };
+  const auto m = sim.step();
+  EXPECT_EQ(m.groups_submitted, 4);
+  EXPECT_EQ(m.groups_rejected, 1);
+  EXPECT_EQ(m.tokens_wasted, 2);
+  // g2 is submitted at 1 ms, when the engine has already started its second
+  // iteration: it joins at the 2 ms boundary and ends at 4 ms, after g1 (3 ms).
+  EXPECT_EQ(batch, (std::vector<std::string>{"g1", "g2"}));
+  EXPECT_DOUBLE_EQ(m.rollout_time_s, 4e-3);
+  EXPECT_EQ(sim.loop().buffer().size(), 1U);  // g3 goes back partial
+}
+
+}  // namespace
+}  // namespace april
