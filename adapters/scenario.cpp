@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "sim/profiles.hpp"
+#include "sim/topology.hpp"
+#include "sim/cost_model.hpp"
 
 namespace april::adapters {
 
@@ -26,6 +28,9 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
          sim::in_range(1, 1 << 24)});
   s.add({"filter.dynamic_sampling", KnobType::Bool, false, "",
          "reject groups whose samples are all correct or all wrong (DAPO); their tokens are wasted", {}});
+  s.add({"trace.mode", KnobType::String, std::string("replay"), "",
+         "with --trace: replay groups in file order (wrapping), or resample whole groups with the seed",
+         sim::one_of({"replay", "resample"})});
   // Workload generator.
   s.add({"workload.prompt_median_tok", KnobType::Double, 512.0, "tok", "median prompt length", sim::greater_than(0)});
   s.add({"workload.prompt_sigma", KnobType::Double, 0.3, "", "lognormal sigma of prompt lengths", sim::at_least(0)});
@@ -76,6 +81,17 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   s.add({"sync.time_model", KnobType::String, std::string("bandwidth"), "", "bandwidth (bytes / bandwidth + latency) or zero",
          sim::one_of({"bandwidth", "zero"})});
   s.add({"sync.bandwidth_GB_s", KnobType::Double, 100.0, "GB/s", "effective trainer-to-engine weight bandwidth",
+         sim::greater_than(0)});
+  s.add({"topology.preset", KnobType::String, std::string("none"), "",
+         "weight-sync topology: none (use sync.bandwidth_GB_s), single-node, two-nodes-ib, separate-racks",
+         sim::one_of(sim::topology_presets())});
+  s.add({"topology.file", KnobType::String, std::string(""), "",
+         "a topology JSON file (nodes, links, trainer, engines); overrides topology.preset", {}});
+  s.add({"topology.nvlink_GB_s", KnobType::Double, 450.0, "GB/s", "presets: GPU-to-NVSwitch bandwidth, one direction",
+         sim::greater_than(0)});
+  s.add({"topology.node_network_GB_s", KnobType::Double, 400.0, "GB/s",
+         "presets: a node's network bandwidth (8 x 400 Gb/s InfiniBand NICs)", sim::greater_than(0)});
+  s.add({"topology.rack_link_GB_s", KnobType::Double, 12.5, "GB/s", "separate-racks: the inter-rack link (100 Gb/s)",
          sim::greater_than(0)});
   s.add({"sync.latency_s", KnobType::Double, 1.0, "s", "fixed cost per weight sync (pause, update, resume)", sim::at_least(0)});
   registry.declare_knobs(s);
@@ -169,7 +185,48 @@ std::shared_ptr<const sim::IterationModel> make_iteration_model(const sim::Confi
                                                        sim::find_model(model_all, c.get_string("model")), p);
 }
 
+std::optional<sim::Topology> scenario_topology(const sim::Config& c) {
+  if (!c.get_string("topology.file").empty()) return sim::read_topology_file(c.get_string("topology.file"));
+  const auto& preset = c.get_string("topology.preset");
+  if (preset == "none") return std::nullopt;
+  return sim::preset_topology(preset, c.get_int("cluster.engines"), c.get_int("cluster.tensor_parallel"),
+                              c.get_double("topology.nvlink_GB_s") * 1e9, c.get_double("topology.node_network_GB_s") * 1e9,
+                              c.get_double("topology.rack_link_GB_s") * 1e9);
+}
+
+WeightSync weight_sync(const sim::Config& c) {
+  WeightSync w;
+  if (c.get_string("sync.time_model") == "zero") {
+    w.how = "zero";
+    return w;
+  }
+  const auto model_all = sim::builtin_models();
+  const auto& model = sim::find_model(model_all, c.get_string("model"));
+  const auto topo = scenario_topology(c);
+  if (!topo) {
+    w.time_s = sim::sync_time_s(model, {c.get_double("sync.bandwidth_GB_s") * 1e9, c.get_double("sync.latency_s")});
+    w.how = fmt::format("{:.2f} GB at {} GB/s + {} s", model.weight_bytes() / 1e9, c.get_double("sync.bandwidth_GB_s"),
+                        c.get_double("sync.latency_s"));
+    return w;
+  }
+  if (static_cast<std::int64_t>(topo->engines.size()) != c.get_int("cluster.engines")) {
+    throw sim::ConfigError(fmt::format("topology: {} engines, but cluster.engines is {}", topo->engines.size(),
+                                       c.get_int("cluster.engines")));
+  }
+  sim::SyncPlan plan;
+  try {
+    plan = sim::plan_weight_sync(*topo, model.weight_bytes());
+  } catch (const std::invalid_argument& e) {
+    throw sim::ConfigError(e.what());
+  }
+  w.time_s = c.get_double("sync.latency_s") + plan.time_s;
+  w.how = fmt::format("tree broadcast over the topology: {:.3f} s on the busiest link ({}) + {} s", plan.time_s,
+                      plan.bottleneck.empty() ? "none" : plan.bottleneck, c.get_double("sync.latency_s"));
+  return w;
+}
+
 void validate_scenario(const sim::Config& c) {
+  (void)weight_sync(c);
   const auto engines = c.get_int("cluster.engines");
   const auto tp = c.get_int("cluster.tensor_parallel");
   const auto gpus = c.get_int("cluster.gpus");

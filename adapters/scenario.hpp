@@ -30,6 +30,14 @@ void apply_scenario(sim::Config& config, const std::string& name_or_path);
 // Checks relations between knobs that single validators cannot see.
 void validate_scenario(const sim::Config& config);
 
+// Weight-sync time per step: from the topology when one is given (preset or
+// file), else weight bytes over sync.bandwidth_GB_s; plus sync.latency_s.
+struct WeightSync {
+  double time_s = 0;
+  std::string how;
+};
+WeightSync weight_sync(const sim::Config& config);
+
 // The engines' KV capacity in tokens, derived from GPU memory when not set.
 std::int64_t kv_capacity_tok(const sim::Config& config);
 std::shared_ptr<const sim::IterationModel> make_iteration_model(const sim::Config& config);

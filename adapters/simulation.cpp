@@ -4,9 +4,25 @@
 
 #include "sim/cost_model.hpp"
 #include "sim/profiles.hpp"
+#include "traces/trace_resample.hpp"
 #include "traces/trace_workload.hpp"
 
 namespace april::adapters {
+
+std::unique_ptr<sim::WorkloadSource> make_generator(const sim::Config& c) {
+  sim::LongTailParams p;
+  p.samples_per_group = c.get_int("n_samples_per_prompt");
+  p.prompt_median_tok = c.get_double("workload.prompt_median_tok");
+  p.prompt_sigma = c.get_double("workload.prompt_sigma");
+  p.response_median_tok = c.get_double("workload.response_median_tok");
+  p.sigma_between = c.get_double("workload.sigma_between");
+  p.sigma_within = c.get_double("workload.sigma_within");
+  p.incorrect_len_factor = c.get_double("workload.incorrect_len_factor");
+  p.drift_dip = c.get_double("workload.drift_dip");
+  p.drift_dip_step = c.get_int("workload.drift_dip_step");
+  p.drift_rise_per_step = c.get_double("workload.drift_rise_per_step");
+  return std::make_unique<sim::LongTailGenerator>(p, static_cast<std::uint64_t>(c.get_int("seed")));
+}
 
 Simulation::Simulation(const sim::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
                        const RunOptions& options)
@@ -15,20 +31,14 @@ Simulation::Simulation(const sim::Config& c, const policies::PolicyRegistry& reg
   policy_ = registry.get(policy_name).make(c);
 
   if (options.trace) {
-    workload_ = std::make_unique<traces::TraceReplay>(*options.trace, options.trace_name);
+    if (c.get_string("trace.mode") == "resample") {
+      workload_ = std::make_unique<traces::TraceResample>(*options.trace, options.trace_name,
+                                                          static_cast<std::uint64_t>(c.get_int("seed")));
+    } else {
+      workload_ = std::make_unique<traces::TraceReplay>(*options.trace, options.trace_name);
+    }
   } else {
-    sim::LongTailParams p;
-    p.samples_per_group = c.get_int("n_samples_per_prompt");
-    p.prompt_median_tok = c.get_double("workload.prompt_median_tok");
-    p.prompt_sigma = c.get_double("workload.prompt_sigma");
-    p.response_median_tok = c.get_double("workload.response_median_tok");
-    p.sigma_between = c.get_double("workload.sigma_between");
-    p.sigma_within = c.get_double("workload.sigma_within");
-    p.incorrect_len_factor = c.get_double("workload.incorrect_len_factor");
-    p.drift_dip = c.get_double("workload.drift_dip");
-    p.drift_dip_step = c.get_int("workload.drift_dip_step");
-    p.drift_rise_per_step = c.get_double("workload.drift_rise_per_step");
-    workload_ = std::make_unique<sim::LongTailGenerator>(p, static_cast<std::uint64_t>(c.get_int("seed")));
+    workload_ = make_generator(c);
   }
 
   const auto hw_all = sim::builtin_hardware();
@@ -45,9 +55,7 @@ Simulation::Simulation(const sim::Config& c, const policies::PolicyRegistry& reg
     sim::TrainCostParams tp{c.get_double("train.mfu"), c.get_int("cluster.gpus"), c.get_double("train.fixed_s")};
     bc.train_time_s = [model, hw, tp](std::int64_t tokens) { return sim::train_time_s(model, hw, tp, tokens); };
   }
-  if (c.get_string("sync.time_model") == "bandwidth") {
-    bc.sync_time_s = sim::sync_time_s(model, {c.get_double("sync.bandwidth_GB_s") * 1e9, c.get_double("sync.latency_s")});
-  }
+  bc.sync_time_s = weight_sync(c).time_s;
   backend_ = std::make_unique<SimBackend>(std::move(bc), make_iteration_model(c));
 
   LoopOptions lo;

@@ -49,6 +49,9 @@ class Simulation {
   std::unique_ptr<RlLoop> loop_;
 };
 
+// The scenario's long-tail workload generator (workload.* keys, seed).
+std::unique_ptr<sim::WorkloadSource> make_generator(const sim::Config& config);
+
 // One full simulation of `policy` on the scenario in `config`.
 RunResult simulate(const sim::Config& config, const policies::PolicyRegistry& registry, const std::string& policy,
                    const RunOptions& options = {});

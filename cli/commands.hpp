@@ -8,5 +8,7 @@ namespace april::cli {
 int simulate_command(const std::vector<std::string>& args);
 int policies_command(const std::vector<std::string>& args);
 int keys_command(const std::vector<std::string>& args);
+int trace_command(const std::vector<std::string>& args);
+int whatif_command(const std::vector<std::string>& args);
 
 }  // namespace april::cli

@@ -15,6 +15,8 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  simulate   simulate rollout policies on a scenario and compare them\n"
+    "  whatif     what-if capacity study: vary scenario keys, compare step time, throughput, GPU-hours\n"
+    "  trace      trace tools: import, stats, fit, synth\n"
     "  policies   list scheduling policies with their parameters and defaults\n"
     "  keys       list every scenario key with unit, default and meaning (--markdown)\n"
     "\n"
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
     if (cmd == "simulate") return april::cli::simulate_command(args);
     if (cmd == "policies") return april::cli::policies_command(args);
     if (cmd == "keys") return april::cli::keys_command(args);
+    if (cmd == "trace") return april::cli::trace_command(args);
+    if (cmd == "whatif") return april::cli::whatif_command(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       std::fputs(kUsage, stdout);
       return 0;

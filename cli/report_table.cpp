@@ -11,6 +11,7 @@ void print_scenario_header(const sim::Config& c, const std::string& scenario, co
              c.get_int("max_response_len"), c.get_int("steps"), c.get_int("seed"));
   fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", adapters::make_iteration_model(c)->describe(),
              adapters::kv_capacity_tok(c), c.get_int("engine.max_running") == 0 ? std::string("none") : std::to_string(c.get_int("engine.max_running")));
+  fmt::print("weight sync: {}\n", adapters::weight_sync(c).how);
   fmt::print("workload: {}\n\n", trace.empty() ? "long-tail generator (see `april keys`, workload.*)" : "trace " + trace);
 }
 

@@ -1,0 +1,204 @@
+#include "sim/topology.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "sim/config.hpp"
+
+namespace april::sim {
+namespace {
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
+                                    boost::property<boost::edge_weight_t, double, boost::property<boost::edge_index_t, std::size_t>>>;
+
+}  // namespace
+
+SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes) {
+  std::map<std::string, std::size_t> id;
+  for (const auto& n : topo.nodes) {
+    if (!id.emplace(n, id.size()).second) throw std::invalid_argument(fmt::format("topology: node '{}' declared twice", n));
+  }
+  auto node = [&](const std::string& n, const std::string& what) {
+    auto it = id.find(n);
+    if (it == id.end()) throw std::invalid_argument(fmt::format("topology: {} names unknown node '{}'", what, n));
+    return it->second;
+  };
+  Graph g(id.size());
+  for (std::size_t i = 0; i < topo.links.size(); ++i) {
+    const auto& l = topo.links[i];
+    if (!(l.bytes_s > 0)) throw std::invalid_argument(fmt::format("topology: link {}-{} needs a positive bandwidth", l.a, l.b));
+    const auto a = node(l.a, "a link"), b = node(l.b, "a link");
+    if (a == b) throw std::invalid_argument(fmt::format("topology: link {}-{} joins a node to itself", l.a, l.b));
+    boost::add_edge(a, b, Graph::edge_property_type(l.bytes_s, i), g);
+  }
+  const auto src = node(topo.trainer, "the trainer");
+
+  // Widest paths: maximise the bottleneck (combine = min, compare = greater).
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> width(boost::num_vertices(g), 0.0);
+  std::vector<std::size_t> pred(boost::num_vertices(g));
+  boost::dijkstra_shortest_paths(
+      g, src,
+      boost::predecessor_map(pred.data())
+          .distance_map(width.data())
+          .distance_compare(std::greater<double>())
+          .distance_combine([](double a, double b) { return std::min(a, b); })
+          .distance_inf(0.0)
+          .distance_zero(inf));
+
+  SyncPlan plan;
+  std::vector<std::set<std::size_t>> shards_on_link(topo.links.size());
+  std::size_t tp = 0;
+  for (std::size_t e = 0; e < topo.engines.size(); ++e) {
+    const auto& gpus = topo.engines[e];
+    if (gpus.empty()) throw std::invalid_argument(fmt::format("topology: engine {} has no GPUs", e));
+    if (tp == 0) tp = gpus.size();
+    if (gpus.size() != tp) throw std::invalid_argument("topology: every engine needs the same number of GPUs");
+    for (std::size_t rank = 0; rank < gpus.size(); ++rank) {
+      const auto v = node(gpus[rank], fmt::format("engine {}", e));
+      if (v != src && width[v] <= 0.0) {
+        throw std::invalid_argument(fmt::format("topology: engine {} GPU '{}' is not connected to the trainer '{}'", e,
+                                                gpus[rank], topo.trainer));
+      }
+      plan.path_bottleneck_bytes_s.push_back(v == src ? inf : width[v]);
+      for (auto cur = v; cur != src; cur = pred[cur]) {
+        const auto [edge, ok] = boost::edge(pred[cur], cur, g);
+        if (!ok) throw std::logic_error("topology: broken predecessor chain");
+        shards_on_link[boost::get(boost::edge_index, g, edge)].insert(rank);
+      }
+    }
+  }
+  if (tp == 0) throw std::invalid_argument("topology: no engines");
+  const double shard_bytes = weight_bytes / static_cast<double>(tp);
+  for (std::size_t i = 0; i < topo.links.size(); ++i) {
+    const double t = static_cast<double>(shards_on_link[i].size()) * shard_bytes / topo.links[i].bytes_s;
+    if (t > plan.time_s) {
+      plan.time_s = t;
+      plan.bottleneck = topo.links[i].a + "-" + topo.links[i].b;
+    }
+  }
+  return plan;
+}
+
+std::vector<std::string> topology_presets() { return {"none", "single-node", "two-nodes-ib", "separate-racks"}; }
+
+Topology preset_topology(const std::string& name, std::int64_t engines, std::int64_t tp, double nvlink, double node_net, double rack) {
+  Topology t;
+  const std::int64_t engine_gpus = engines * tp;
+  auto add_node = [&](std::int64_t node, const std::string& prefix, std::int64_t gpus) {
+    const std::string sw = fmt::format("{}node{}-nvswitch", prefix, node);
+    t.nodes.push_back(sw);
+    for (std::int64_t i = 0; i < gpus; ++i) {
+      const std::string gpu = fmt::format("{}node{}-gpu{}", prefix, node, i);
+      t.nodes.push_back(gpu);
+      t.links.push_back({gpu, sw, nvlink});
+    }
+    return sw;
+  };
+  auto assign_engines = [&](const std::vector<std::string>& gpus) {
+    for (std::int64_t e = 0; e < engines; ++e) {
+      std::vector<std::string> eg;
+      for (std::int64_t r = 0; r < tp; ++r) eg.push_back(gpus[static_cast<std::size_t>(e * tp + r)]);
+      t.engines.push_back(eg);
+    }
+  };
+  std::vector<std::string> gpus;
+  if (name == "single-node") {
+    // Colocated: the engines share the node's GPUs; weights start on GPU 0.
+    add_node(0, "", std::max<std::int64_t>(8, engine_gpus));
+    for (std::int64_t i = 0; i < engine_gpus; ++i) gpus.push_back(fmt::format("node0-gpu{}", i));
+    t.trainer = "node0-gpu0";
+  } else if (name == "two-nodes-ib") {
+    // Two 8-GPU nodes on InfiniBand; half the engines on each node.
+    const std::int64_t on_node0 = (engines + 1) / 2;
+    if (on_node0 * tp > 8) throw std::invalid_argument("two-nodes-ib: more engine GPUs than two 8-GPU nodes hold");
+    t.nodes.push_back("ib-switch");
+    for (std::int64_t n = 0; n < 2; ++n) t.links.push_back({add_node(n, "", 8), "ib-switch", node_net});
+    for (std::int64_t i = 0; i < on_node0 * tp; ++i) gpus.push_back(fmt::format("node0-gpu{}", i));
+    for (std::int64_t i = 0; i < (engines - on_node0) * tp; ++i) gpus.push_back(fmt::format("node1-gpu{}", i));
+    t.trainer = "node0-gpu0";
+  } else if (name == "separate-racks") {
+    // Trainer node in rack A; engines on nodes of rack B; one link between the racks.
+    t.nodes.push_back("rackA-tor");
+    t.nodes.push_back("rackB-tor");
+    t.links.push_back({"rackA-tor", "rackB-tor", rack});
+    const auto trainer_sw = add_node(0, "rackA-", 8);
+    t.links.push_back({trainer_sw, "rackA-tor", node_net});
+    const std::int64_t nodes_b = std::max<std::int64_t>(1, (engine_gpus + 7) / 8);
+    for (std::int64_t n = 0; n < nodes_b; ++n) {
+      const auto sw = add_node(n, "rackB-", 8);
+      t.links.push_back({sw, "rackB-tor", node_net});
+      for (std::int64_t i = 0; i < 8; ++i) gpus.push_back(fmt::format("rackB-node{}-gpu{}", n, i));
+    }
+    t.trainer = "rackA-node0-gpu0";
+  } else {
+    throw std::invalid_argument(fmt::format("unknown topology preset '{}'; known: {}", name, fmt::join(topology_presets(), ", ")));
+  }
+  assign_engines(gpus);
+  return t;
+}
+
+Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
+  auto bad = [&](const std::string& field, const std::string& what) {
+    return ConfigError(fmt::format("{}: field '{}': {}", where, field, what));
+  };
+  if (!j.is_object()) throw ConfigError(fmt::format("{}: a topology must be a JSON object", where));
+  Topology t;
+  for (const char* f : {"nodes", "links", "trainer", "engines"}) {
+    if (!j.contains(f)) throw bad(f, "missing");
+  }
+  if (!j["nodes"].is_array()) throw bad("nodes", "expected an array of names");
+  for (std::size_t i = 0; i < j["nodes"].size(); ++i) {
+    const auto& n = j["nodes"][i];
+    if (!n.is_string()) throw bad(fmt::format("nodes[{}]", i), "expected a string");
+    t.nodes.push_back(n.get<std::string>());
+  }
+  if (!j["links"].is_array()) throw bad("links", "expected an array");
+  for (std::size_t i = 0; i < j["links"].size(); ++i) {
+    const auto& l = j["links"][i];
+    const std::string f = fmt::format("links[{}]", i);
+    if (!l.is_object() || !l.contains("a") || !l.contains("b") || !l.contains("GB_s")) throw bad(f, "expected {\"a\", \"b\", \"GB_s\"}");
+    if (!l["a"].is_string() || !l["b"].is_string()) throw bad(f, "a and b must be node names");
+    if (!l["GB_s"].is_number() || !(l["GB_s"].get<double>() > 0)) throw bad(f + ".GB_s", "expected a positive number");
+    t.links.push_back({l["a"].get<std::string>(), l["b"].get<std::string>(), l["GB_s"].get<double>() * 1e9});
+  }
+  if (!j["trainer"].is_string()) throw bad("trainer", "expected a node name");
+  t.trainer = j["trainer"].get<std::string>();
+  if (!j["engines"].is_array()) throw bad("engines", "expected an array of GPU-name arrays");
+  for (std::size_t i = 0; i < j["engines"].size(); ++i) {
+    const auto& e = j["engines"][i];
+    if (!e.is_array()) throw bad(fmt::format("engines[{}]", i), "expected an array of GPU names");
+    std::vector<std::string> gpus;
+    for (const auto& x : e) {
+      if (!x.is_string()) throw bad(fmt::format("engines[{}]", i), "expected GPU names");
+      gpus.push_back(x.get<std::string>());
+    }
+    t.engines.push_back(gpus);
+  }
+  return t;
+}
+
+Topology read_topology_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot open topology file", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(fmt::format("{}: invalid JSON at byte {}", path, e.byte));
+  }
+  return topology_from_json(j, path);
+}
+
+}  // namespace april::sim

@@ -1,0 +1,99 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config.hpp"
+#include "sim/topology.hpp"
+#include "test_support.hpp"
+
+namespace april::sim {
+namespace {
+
+constexpr double GB = 1e9;
+
+TEST(Topology, SingleLinkTakesBytesOverBandwidth) {
+  Topology t{{"trainer", "gpu"}, {{"trainer", "gpu", 10 * GB}}, "trainer", {{"gpu"}}};
+  const auto plan = plan_weight_sync(t, 8 * GB);
+  EXPECT_DOUBLE_EQ(plan.time_s, 0.8);
+  EXPECT_EQ(plan.bottleneck, "trainer-gpu");
+}
+
+// Two engines behind different bottlenecks (10 GB/s and 5 GB/s): the slower
+// path decides. A shared first hop carries the (single) shard once.
+TEST(Topology, TwoPathsWithDifferentBottlenecks) {
+  Topology t{{"trainer", "sw", "a", "b"},
+             {{"trainer", "sw", 100 * GB}, {"sw", "a", 10 * GB}, {"sw", "b", 5 * GB}},
+             "trainer",
+             {{"a"}, {"b"}}};
+  const auto plan = plan_weight_sync(t, 10 * GB);
+  EXPECT_DOUBLE_EQ(plan.time_s, 2.0);  // 10 GB over 5 GB/s
+  EXPECT_EQ(plan.bottleneck, "sw-b");
+  EXPECT_DOUBLE_EQ(plan.path_bottleneck_bytes_s[0], 10 * GB);
+  EXPECT_DOUBLE_EQ(plan.path_bottleneck_bytes_s[1], 5 * GB);
+}
+
+TEST(Topology, WidestPathIsChosen) {
+  // trainer -> x -> gpu has bottleneck 4; trainer -> y -> gpu has 8 (but a slower first hop than x's).
+  Topology t{{"trainer", "x", "y", "gpu"},
+             {{"trainer", "x", 50 * GB}, {"x", "gpu", 4 * GB}, {"trainer", "y", 8 * GB}, {"y", "gpu", 20 * GB}},
+             "trainer",
+             {{"gpu"}}};
+  EXPECT_DOUBLE_EQ(plan_weight_sync(t, 8 * GB).time_s, 1.0);
+}
+
+TEST(Topology, TensorParallelShardsShareALinkOncePerShard) {
+  // Two engines of TP 2 behind one 10 GB/s link: two distinct shards of 4 GB cross it.
+  Topology t{{"trainer", "sw", "e0", "e1", "e2", "e3"},
+             {{"trainer", "sw", 10 * GB}, {"sw", "e0", 100 * GB}, {"sw", "e1", 100 * GB}, {"sw", "e2", 100 * GB}, {"sw", "e3", 100 * GB}},
+             "trainer",
+             {{"e0", "e1"}, {"e2", "e3"}}};
+  EXPECT_DOUBLE_EQ(plan_weight_sync(t, 8 * GB).time_s, 0.8);
+}
+
+TEST(Topology, DisconnectedEngineIsAnErrorNamingIt) {
+  Topology t{{"trainer", "a", "island"}, {{"trainer", "a", 10 * GB}}, "trainer", {{"a"}, {"island"}}};
+  try {
+    plan_weight_sync(t, GB);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("engine 1 GPU 'island' is not connected"), std::string::npos) << e.what();
+  }
+  Topology unknown{{"trainer"}, {}, "trainer", {{"ghost"}}};
+  EXPECT_THROW(plan_weight_sync(unknown, GB), std::invalid_argument);
+}
+
+TEST(Topology, JsonErrorsNameTheField) {
+  const auto j = nlohmann::json::parse(R"({"nodes": ["t", "g"], "links": [{"a": "t", "b": "g", "GB_s": -1}],
+                                           "trainer": "t", "engines": [["g"]]})");
+  try {
+    topology_from_json(j, "topo.json");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("topo.json: field 'links[0].GB_s'"), std::string::npos) << e.what();
+  }
+  const auto ok = topology_from_json(nlohmann::json::parse(R"({"nodes": ["t", "g"], "links": [{"a": "t", "b": "g", "GB_s": 2}],
+                                                             "trainer": "t", "engines": [["g"]]})"),
+                                     "topo.json");
+  EXPECT_DOUBLE_EQ(plan_weight_sync(ok, 4 * GB).time_s, 2.0);
+}
+
+TEST(Topology, PresetsSeparateRacksIsBoundByTheRackLink) {
+  const auto t = preset_topology("separate-racks", 4, 2, 450 * GB, 400 * GB, 12.5 * GB);
+  const auto plan = plan_weight_sync(t, 8 * GB);
+  // Two distinct TP shards of 4 GB cross the 12.5 GB/s rack link once each.
+  EXPECT_DOUBLE_EQ(plan.time_s, 8.0 / 12.5);
+  EXPECT_EQ(plan.bottleneck, "rackA-tor-rackB-tor");
+  EXPECT_THROW(preset_topology("three-nodes", 4, 2, 1, 1, 1), std::invalid_argument);
+}
+
+TEST(Topology, ReplacesTheBandwidthFigureInTheScenario) {
+  april::testing::Fixture flat("default", {"sync.latency_s=0"});
+  april::testing::Fixture racks("default", {"sync.latency_s=0", "topology.preset=separate-racks"});
+  EXPECT_NEAR(adapters::weight_sync(flat.config).time_s, 8.04 / 100, 1e-9);
+  EXPECT_NEAR(adapters::weight_sync(racks.config).time_s, 8.04 / 12.5, 1e-9);
+  april::testing::Fixture bad("default", {"topology.file=/nonexistent/topo.json"});
+  EXPECT_THROW(adapters::validate_scenario(bad.config), ConfigError);
+}
+
+}  // namespace
+}  // namespace april::sim
