@@ -5,32 +5,16 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "adapters/simulation.hpp"
 #include "cli/atomic_file.hpp"
+#include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_table.hpp"
 #include "traces/jsonl_trace.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
-
-namespace {
-
-std::vector<std::string> split_commas(const std::vector<std::string>& items) {
-  std::vector<std::string> out;
-  for (const auto& item : items) {
-    std::stringstream ss(item);
-    std::string part;
-    while (std::getline(ss, part, ',')) {
-      if (!part.empty()) out.push_back(part);
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 int simulate_command(const std::vector<std::string>& args) {
   po::options_description opts(
@@ -60,10 +44,7 @@ int simulate_command(const std::vector<std::string>& args) {
   const auto registry = policies::builtin_policies();
   const auto schema = adapters::make_schema(registry);
   sim::Config config(schema);
-  adapters::apply_scenario(config, scenario);
-  for (const auto& s : sets) config.apply_assignment(s);
-  if (vm.count("steps")) config.set("steps", vm["steps"].as<std::int64_t>(), "--steps");
-  if (vm.count("seed")) config.set("seed", vm["seed"].as<std::int64_t>(), "--seed");
+  apply_cli_scenario(config, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   adapters::validate_scenario(config);
 
   std::vector<std::string> policy_names = split_commas(policy_args);

@@ -7,6 +7,7 @@
 
 #include "adapters/simulation.hpp"
 #include "cli/atomic_file.hpp"
+#include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "traces/jsonl_trace.hpp"
 #include "traces/trace_fit.hpp"
@@ -121,9 +122,7 @@ int synth_cmd(const std::vector<std::string>& args) {
   const auto registry = policies::builtin_policies();
   const auto schema = adapters::make_schema(registry);
   sim::Config c(schema);
-  adapters::apply_scenario(c, vm["scenario"].as<std::string>());
-  for (const auto& s : sets) c.apply_assignment(s);
-  if (vm.count("seed")) c.set("seed", vm["seed"].as<std::int64_t>(), "--seed");
+  apply_cli_scenario(c, vm["scenario"].as<std::string>(), sets, std::nullopt, opt_int(vm, "seed"));
   const auto n = vm["groups"].as<std::int64_t>();
   if (n < 1) throw std::invalid_argument("--groups must be >= 1");
   auto gen = adapters::make_generator(c);

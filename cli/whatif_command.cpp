@@ -9,6 +9,7 @@
 
 #include "adapters/simulation.hpp"
 #include "cli/atomic_file.hpp"
+#include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "traces/trace_import.hpp"
 
@@ -72,14 +73,7 @@ int whatif_command(const std::vector<std::string>& args) {
   const auto schema = adapters::make_schema(registry);
   std::vector<Axis> axes;
   for (const auto& v : vary) axes.push_back(parse_axis(v));
-  std::vector<std::string> policy_names;
-  for (const auto& p : policies_arg) {
-    std::stringstream ss(p);
-    std::string part;
-    while (std::getline(ss, part, ',')) {
-      if (!part.empty()) policy_names.push_back(part);
-    }
-  }
+  std::vector<std::string> policy_names = split_commas(policies_arg);
   if (policy_names.empty()) policy_names = {"sync", "april"};
   for (const auto& p : policy_names) (void)registry.get(p);
 
@@ -106,10 +100,7 @@ int whatif_command(const std::vector<std::string>& args) {
   }
   auto make_config = [&](const std::vector<std::string>& combo) {
     sim::Config c(schema);
-    adapters::apply_scenario(c, scenario);
-    for (const auto& s : sets) c.apply_assignment(s);
-    if (vm.count("steps")) c.set("steps", vm["steps"].as<std::int64_t>(), "--steps");
-    if (vm.count("seed")) c.set("seed", vm["seed"].as<std::int64_t>(), "--seed");
+    apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
     for (std::size_t i = 0; i < axes.size(); ++i) c.set_from_text(axes[i].key, combo[i], "--vary");
     adapters::validate_scenario(c);
     return c;

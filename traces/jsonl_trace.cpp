@@ -1,5 +1,7 @@
 #include "traces/jsonl_trace.hpp"
 
+#include "traces/jsonl_lines.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -37,20 +39,7 @@ std::int32_t token_count(const nlohmann::json& v, const std::string& path, std::
 
 std::vector<sim::GroupSpec> parse_jsonl_trace(const std::string& text, const std::string& path) {
   std::vector<sim::GroupSpec> groups;
-  std::istringstream in(text);
-  std::string raw;
-  std::size_t line = 0;
-  while (std::getline(in, raw)) {
-    ++line;
-    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
-    if (raw.find_first_not_of(" \t") == std::string::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(raw);
-    } catch (const nlohmann::json::parse_error& e) {
-      fail(path, line, "", fmt::format("invalid JSON at column {}", e.byte));
-    }
-    if (!j.is_object()) fail(path, line, "", "expected a JSON object");
+  for_each_jsonl_object(text, path, [&](const nlohmann::json& j, std::size_t line) {
     for (auto it = j.begin(); it != j.end(); ++it) {
       const auto& k = it.key();
       if (k != "prompt_id" && k != "prompt_tokens" && k != "response_tokens" && k != "correct") {
@@ -83,18 +72,12 @@ std::vector<sim::GroupSpec> parse_jsonl_trace(const std::string& text, const std
       }
     }
     groups.push_back(std::move(g));
-  }
+  });
   if (groups.empty()) throw TraceError(fmt::format("{}: the trace holds no groups", path));
   return groups;
 }
 
-std::vector<sim::GroupSpec> read_jsonl_trace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(fmt::format("{}: cannot open trace file", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_jsonl_trace(ss.str(), path);
-}
+std::vector<sim::GroupSpec> read_jsonl_trace(const std::string& path) { return parse_jsonl_trace(read_text_file(path), path); }
 
 void write_jsonl_trace(const std::string& path, const std::vector<sim::GroupSpec>& groups) {
   const std::string tmp = path + ".tmp";

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "traces/csv_table.hpp"
+#include "traces/jsonl_lines.hpp"
 #include "traces/jsonl_trace.hpp"
 
 namespace april::traces {
@@ -101,25 +102,11 @@ std::int32_t json_tokens(const nlohmann::json& v, const std::string& path, std::
 }
 
 std::vector<sim::GroupSpec> import_jsonl(const std::string& path, const ImportOptions& o) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(fmt::format("{}: cannot open", path));
   const auto& id_key = mapped(o, "prompt_id");
   const auto& pt_key = mapped(o, "prompt_tokens");
   const auto& rt_key = mapped(o, "response_tokens");
   Grouper g;
-  std::string raw;
-  std::size_t line = 0;
-  while (std::getline(in, raw)) {
-    ++line;
-    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
-    if (raw.find_first_not_of(" \t") == std::string::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(raw);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw TraceError(fmt::format("{}:{}: invalid JSON at column {}", path, line, e.byte));
-    }
-    if (!j.is_object()) throw TraceError(fmt::format("{}:{}: expected a JSON object", path, line));
+  for_each_jsonl_object(read_text_file(path), path, [&](const nlohmann::json& j, std::size_t line) {
     for (const auto* key : {&id_key, &pt_key, &rt_key}) {
       if (!j.contains(*key)) throw TraceError(fmt::format("{}:{}: field '{}': missing", path, line, *key));
     }
@@ -129,7 +116,7 @@ std::vector<sim::GroupSpec> import_jsonl(const std::string& path, const ImportOp
     else if (idv.is_number_integer()) id = idv.dump();
     else throw TraceError(fmt::format("{}:{}: field '{}': expected a string or integer id", path, line, id_key));
     g.add(id, json_tokens(j[pt_key], path, line, pt_key, 0), json_tokens(j[rt_key], path, line, rt_key, 1));
-  }
+  });
   if (g.groups.empty()) throw TraceError(fmt::format("{}: no samples", path));
   return std::move(g.groups);
 }

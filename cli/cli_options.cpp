@@ -1,0 +1,29 @@
+#include "cli/cli_options.hpp"
+
+#include <sstream>
+
+#include "adapters/scenario.hpp"
+
+namespace april::cli {
+
+std::vector<std::string> split_commas(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    std::stringstream ss(item);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+      if (!part.empty()) out.push_back(part);
+    }
+  }
+  return out;
+}
+
+void apply_cli_scenario(sim::Config& config, const std::string& scenario, const std::vector<std::string>& sets,
+                        std::optional<std::int64_t> steps, std::optional<std::int64_t> seed) {
+  adapters::apply_scenario(config, scenario);
+  for (const auto& s : sets) config.apply_assignment(s);
+  if (steps) config.set("steps", *steps, "--steps");
+  if (seed) config.set("seed", *seed, "--seed");
+}
+
+}  // namespace april::cli

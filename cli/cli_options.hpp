@@ -1,0 +1,26 @@
+#pragma once
+// Option handling shared by the subcommands.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/config.hpp"
+
+namespace april::cli {
+
+// "a,b" "c" -> a, b, c (empty parts dropped).
+std::vector<std::string> split_commas(const std::vector<std::string>& items);
+
+// The value of an optional integer option, if given.
+template <typename VariablesMap>
+std::optional<std::int64_t> opt_int(const VariablesMap& vm, const char* name) {
+  if (!vm.count(name)) return std::nullopt;
+  return vm[name].template as<std::int64_t>();
+}
+
+// A scenario (built-in name or file), then --set overrides, then --steps / --seed.
+void apply_cli_scenario(sim::Config& config, const std::string& scenario, const std::vector<std::string>& sets,
+                        std::optional<std::int64_t> steps, std::optional<std::int64_t> seed);
+
+}  // namespace april::cli
