@@ -281,6 +281,7 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
   backend_.sync_weights(version_ + 1);
   const double t_sync_end = backend_.now_s();
 
+  m.start_time_s = phase_start_s_;
   m.rollout_time_s = t_rollout_end - phase_start_s_;
   m.train_time_s = t_train_end - t_rollout_end;
   m.sync_time_s = t_sync_end - t_train_end;

@@ -28,6 +28,14 @@ void SimBackend::submit(const SampleRequest& r) {
   best->submit(er);
 }
 
+void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, std::int64_t running) {
+  if (!config_.record_timeline) return;
+  if (last_running_.size() <= engine) last_running_.resize(engine + 1, 0);
+  if (last_running_[engine] == running) return;  // per-iteration stepping repeats itself
+  last_running_[engine] = running;
+  timeline_.push_back({now.to_s(), static_cast<std::int64_t>(engine), running});
+}
+
 void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok) {
   finished_.push_back({engine, SampleProgress{key, new_tok}});
 }

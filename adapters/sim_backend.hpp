@@ -12,12 +12,20 @@
 
 namespace april::adapters {
 
+// A change in one engine's running requests, for occupancy timelines.
+struct TimelinePoint {
+  double time_s = 0;
+  std::int64_t engine = 0;
+  std::int64_t running = 0;
+};
+
 struct SimBackendConfig {
   std::int64_t engines = 1;
   sim::EngineConfig engine;
   // Seconds for one train step on `tokens` prompt + response tokens.
   std::function<double(std::int64_t tokens)> train_time_s;
   double sync_time_s = 0;
+  bool record_timeline = false;
 };
 
 class SimBackend final : public Backend, private sim::EngineListener {
@@ -36,15 +44,19 @@ class SimBackend final : public Backend, private sim::EngineListener {
 
   [[nodiscard]] std::uint64_t fingerprint() const { return sim_.fingerprint(); }
   [[nodiscard]] std::uint64_t events_run() const { return sim_.events_run(); }
+  [[nodiscard]] const std::vector<TimelinePoint>& timeline() const { return timeline_; }
 
  private:
   void on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok) override;
+  void on_running_changed(std::size_t engine, sim::TimeNs now, std::int64_t running) override;
 
   SimBackendConfig config_;
   std::shared_ptr<const sim::IterationModel> model_;
   sim::Simulator sim_;
   std::vector<std::unique_ptr<sim::Engine>> engines_;
   std::vector<std::pair<std::size_t, SampleProgress>> finished_;
+  std::vector<TimelinePoint> timeline_;
+  std::vector<std::int64_t> last_running_;  // per engine, to record changes only
 };
 
 }  // namespace april::adapters

@@ -56,6 +56,7 @@ Simulation::Simulation(const sim::Config& c, const policies::PolicyRegistry& reg
     bc.train_time_s = [model, hw, tp](std::int64_t tokens) { return sim::train_time_s(model, hw, tp, tokens); };
   }
   bc.sync_time_s = weight_sync(c).time_s;
+  bc.record_timeline = options.record_timeline;
   backend_ = std::make_unique<SimBackend>(std::move(bc), make_iteration_model(c));
 
   LoopOptions lo;
@@ -75,6 +76,7 @@ RunResult Simulation::run() {
   r.summary.fingerprint = backend_->fingerprint();
   r.summary.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.events = static_cast<std::int64_t>(backend_->events_run());
+  r.timeline = backend_->timeline();
   return r;
 }
 

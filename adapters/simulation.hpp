@@ -17,6 +17,7 @@ namespace april::adapters {
 struct RunOptions {
   std::optional<std::vector<sim::GroupSpec>> trace;  // replay instead of the generator
   std::string trace_name;
+  bool record_timeline = false;  // engine occupancy changes, in RunResult::timeline
 };
 
 struct RunResult {
@@ -24,6 +25,7 @@ struct RunResult {
   std::vector<StepMetrics> steps;
   RunSummary summary;
   std::int64_t events = 0;
+  std::vector<TimelinePoint> timeline;
 };
 
 class Simulation {

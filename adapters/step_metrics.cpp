@@ -89,21 +89,53 @@ nlohmann::json summary_json(const RunSummary& s) {
   return j;
 }
 
+const std::vector<StepColumn>& step_columns() {
+  using M = StepMetrics;
+  using D = DerivedMetrics;
+  auto i = [](std::int64_t v) { return std::optional<double>(static_cast<double>(v)); };
+  static const std::vector<StepColumn> columns = {
+      {"step", true, [i](const M& m, const D&) { return i(m.step); }},
+      {"start_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.start_time_s); }},
+      {"rollout_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.rollout_time_s); }},
+      {"train_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.train_time_s); }},
+      {"sync_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.sync_time_s); }},
+      {"total_time_s", false, [](const M&, const D& d) { return std::optional<double>(d.total_time_s); }},
+      {"tokens_generated", true, [i](const M& m, const D&) { return i(m.tokens_generated); }},
+      {"rollout_throughput_tok_s", false, [](const M&, const D& d) { return std::optional<double>(d.rollout_throughput_tok_s); }},
+      {"effective_throughput_tok_s", false, [](const M&, const D& d) { return std::optional<double>(d.effective_throughput_tok_s); }},
+      {"tokens_trained", true, [i](const M& m, const D&) { return i(m.tokens_trained); }},
+      {"offpolicy_token_fraction", false, [](const M&, const D& d) { return std::optional<double>(d.offpolicy_token_fraction); }},
+      {"staleness_mean", false, [](const M&, const D& d) { return std::optional<double>(d.staleness_mean); }},
+      {"staleness_max", true, [i](const M& m, const D&) { return i(m.staleness_max); }},
+      {"tokens_wasted", true, [i](const M& m, const D&) { return i(m.tokens_wasted); }},
+      {"engine_busy_fraction", false, [](const M&, const D& d) { return std::optional<double>(d.engine_busy_fraction); }},
+      {"slot_occupancy", false,
+       [](const M&, const D& d) { return d.slot_occupancy >= 0 ? std::optional<double>(d.slot_occupancy) : std::nullopt; }},
+      {"buffer_groups", true, [i](const M& m, const D&) { return i(m.buffer_groups); }},
+      {"buffer_tokens", true, [i](const M& m, const D&) { return i(m.buffer_tokens); }},
+      {"groups_submitted", true, [i](const M& m, const D&) { return i(m.groups_submitted); }},
+      {"groups_aborted", true, [i](const M& m, const D&) { return i(m.groups_aborted); }},
+      {"groups_rejected", true, [i](const M& m, const D&) { return i(m.groups_rejected); }},
+      {"samples_truncated", true, [i](const M& m, const D&) { return i(m.samples_truncated); }},
+      {"preemptions", true, [i](const M& m, const D&) { return i(m.preemptions); }},
+  };
+  return columns;
+}
+
 std::string steps_csv(const std::vector<StepMetrics>& steps) {
-  std::string out =
-      "step,rollout_time_s,train_time_s,sync_time_s,total_time_s,tokens_generated,rollout_throughput_tok_s,"
-      "effective_throughput_tok_s,tokens_trained,offpolicy_token_fraction,staleness_mean,staleness_max,tokens_wasted,"
-      "engine_busy_fraction,slot_occupancy,buffer_groups,buffer_tokens,groups_submitted,groups_aborted,groups_rejected,"
-      "samples_truncated,preemptions\n";
+  const auto& cols = step_columns();
+  std::string out;
+  for (std::size_t c = 0; c < cols.size(); ++c) out += fmt::format("{}{}", c ? "," : "", cols[c].name);
+  out += '\n';
   for (const auto& m : steps) {
     const DerivedMetrics d = derive(m);
-    out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{},{:.9g},{:.9g},{},{},{:.9g},{},{},{},{},{},{},{},{}\n",
-                       m.step, m.rollout_time_s, m.train_time_s, m.sync_time_s, d.total_time_s, m.tokens_generated,
-                       d.rollout_throughput_tok_s, d.effective_throughput_tok_s, m.tokens_trained, d.offpolicy_token_fraction,
-                       d.staleness_mean, m.staleness_max, m.tokens_wasted, d.engine_busy_fraction,
-                       d.slot_occupancy >= 0 ? fmt::format("{:.9g}", d.slot_occupancy) : std::string(), m.buffer_groups,
-                       m.buffer_tokens, m.groups_submitted, m.groups_aborted, m.groups_rejected, m.samples_truncated,
-                       m.preemptions);
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      if (c) out += ',';
+      const auto v = cols[c].value(m, d);
+      if (!v) continue;
+      out += cols[c].integer ? fmt::format("{}", static_cast<std::int64_t>(*v)) : fmt::format("{:.9g}", *v);
+    }
+    out += '\n';
   }
   return out;
 }

@@ -2,6 +2,8 @@
 // Per-step and whole-run metrics. Names follow DESIGN.md section 3; they are
 // part of the interface (summary.json keys and steps.csv columns).
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@ namespace april::adapters {
 
 struct StepMetrics {
   std::int64_t step = 0;
+  double start_time_s = 0;  // clock at the start of the rollout phase
   double rollout_time_s = 0, train_time_s = 0, sync_time_s = 0;
   std::int64_t tokens_generated = 0;   // decoded this rollout phase, aborted ones too
   std::int64_t batch_response_tok = 0;  // response tokens of the training batch
@@ -50,6 +53,13 @@ struct RunSummary {
 
 RunSummary summarize(const std::vector<StepMetrics>& steps);
 nlohmann::json summary_json(const RunSummary& s);
+// One column of steps.csv and of the results database's steps table.
+struct StepColumn {
+  const char* name;
+  bool integer;
+  std::function<std::optional<double>(const StepMetrics&, const DerivedMetrics&)> value;  // nullopt: no value
+};
+const std::vector<StepColumn>& step_columns();
 std::string steps_csv(const std::vector<StepMetrics>& steps);
 
 }  // namespace april::adapters

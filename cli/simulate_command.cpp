@@ -32,7 +32,7 @@ int simulate_command(const std::vector<std::string>& args) {
       ("trace", po::value(&trace), "replay prompt groups from a JSONL trace instead of the generator")
       ("steps", po::value<std::int64_t>(), "training steps (overrides the scenario's `steps`)")
       ("seed", po::value<std::int64_t>(), "seed (overrides the scenario's `seed`)")
-      ("out", po::value(&out_dir), "write DIR/summary.json and DIR/<policy>/steps.csv");
+      ("out", po::value(&out_dir), "write DIR/summary.json, DIR/<policy>/steps.csv and DIR/<policy>/timeline.csv");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -52,6 +52,7 @@ int simulate_command(const std::vector<std::string>& args) {
   for (const auto& p : policy_names) (void)registry.get(p);  // fail early on a bad name
 
   adapters::RunOptions ro;
+  ro.record_timeline = !out_dir.empty();
   if (!trace.empty()) {
     ro.trace = traces::read_jsonl_trace(trace);
     ro.trace_name = trace;
@@ -73,9 +74,12 @@ int simulate_command(const std::vector<std::string>& args) {
       summary["policies"][r.policy] = adapters::summary_json(r.summary);
       std::filesystem::create_directories(std::filesystem::path(out_dir) / r.policy);
       write_file_atomically((std::filesystem::path(out_dir) / r.policy / "steps.csv").string(), adapters::steps_csv(r.steps));
+      std::string timeline = "time_s,engine,running\n";
+      for (const auto& p : r.timeline) timeline += fmt::format("{:.9f},{},{}\n", p.time_s, p.engine, p.running);
+      write_file_atomically((std::filesystem::path(out_dir) / r.policy / "timeline.csv").string(), timeline);
     }
     write_file_atomically((std::filesystem::path(out_dir) / "summary.json").string(), summary.dump(2) + "\n");
-    fmt::print("wrote {}/summary.json and {}/<policy>/steps.csv\n", out_dir, out_dir);
+    fmt::print("wrote {0}/summary.json, {0}/<policy>/steps.csv and {0}/<policy>/timeline.csv\n", out_dir);
   }
   return 0;
 }

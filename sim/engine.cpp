@@ -119,6 +119,7 @@ void Engine::boundary() {
 }
 
 void Engine::start_segment() {
+  listener_.on_running_changed(index_, sim_.now(), static_cast<std::int64_t>(running_.size()));
   if (running_.empty()) {
     if (!waiting_.empty()) throw std::logic_error("engine stalled: requests wait but none can be admitted");
     return;
@@ -160,6 +161,7 @@ std::vector<AbortedRequest> Engine::abort_all() {
   running_.clear();
   waiting_.clear();
   resident_kv_tok_ = 0;
+  listener_.on_running_changed(index_, sim_.now(), 0);
   return out;
 }
 

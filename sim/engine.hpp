@@ -44,6 +44,9 @@ struct EngineCounters {
 class EngineListener {
  public:
   virtual void on_request_finished(std::size_t engine, RequestKey key, std::int32_t new_tok) = 0;
+  // The number of running requests may have changed (called at every segment
+  // start and on abort); for occupancy timelines.
+  virtual void on_running_changed(std::size_t /*engine*/, TimeNs /*now*/, std::int64_t /*running*/) {}
 
  protected:
   ~EngineListener() = default;

@@ -27,9 +27,17 @@ TEST(FastForward, EqualsPerIterationStepping) {
       testing::Fixture ff(c.scenario, c.sets);
       testing::Fixture it(c.scenario, c.sets);
       it.config.apply_assignment("engine.fast_forward=false");
-      const auto a = adapters::simulate(ff.config, ff.registry, policy);
-      const auto b = adapters::simulate(it.config, it.registry, policy);
+      adapters::RunOptions o;
+      o.record_timeline = true;
+      const auto a = adapters::simulate(ff.config, ff.registry, policy, o);
+      const auto b = adapters::simulate(it.config, it.registry, policy, o);
       EXPECT_EQ(adapters::steps_csv(a.steps), adapters::steps_csv(b.steps)) << c.scenario << " " << policy;
+      ASSERT_EQ(a.timeline.size(), b.timeline.size()) << c.scenario << " " << policy;
+      for (std::size_t i = 0; i < a.timeline.size(); ++i) {
+        ASSERT_EQ(a.timeline[i].time_s, b.timeline[i].time_s);
+        ASSERT_EQ(a.timeline[i].engine, b.timeline[i].engine);
+        ASSERT_EQ(a.timeline[i].running, b.timeline[i].running);
+      }
       EXPECT_LE(a.events, b.events);
       if (c.scenario == "default") {
         EXPECT_LT(a.events * 3, b.events) << "fast-forward should save most events";
