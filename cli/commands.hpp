@@ -10,5 +10,8 @@ int policies_command(const std::vector<std::string>& args);
 int keys_command(const std::vector<std::string>& args);
 int trace_command(const std::vector<std::string>& args);
 int whatif_command(const std::vector<std::string>& args);
+int sweep_command(const std::vector<std::string>& args);
+int tune_command(const std::vector<std::string>& args);
+int db_command(const std::vector<std::string>& args);
 
 }  // namespace april::cli

@@ -16,6 +16,9 @@ constexpr const char* kUsage =
     "commands:\n"
     "  simulate   simulate rollout policies on a scenario and compare them\n"
     "  whatif     what-if capacity study: vary scenario keys, compare step time, throughput, GPU-hours\n"
+    "  sweep      run a grid of configurations x seeds in parallel into a SQLite results database\n"
+    "  tune       find the best value of a parameter (e.g. april.alpha) under constraints\n"
+    "  db         list, show and export what the results database holds\n"
     "  trace      trace tools: import, stats, fit, synth\n"
     "  policies   list scheduling policies with their parameters and defaults\n"
     "  keys       list every scenario key with unit, default and meaning (--markdown)\n"
@@ -38,6 +41,9 @@ int main(int argc, char** argv) {
     if (cmd == "keys") return april::cli::keys_command(args);
     if (cmd == "trace") return april::cli::trace_command(args);
     if (cmd == "whatif") return april::cli::whatif_command(args);
+    if (cmd == "sweep") return april::cli::sweep_command(args);
+    if (cmd == "tune") return april::cli::tune_command(args);
+    if (cmd == "db") return april::cli::db_command(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       std::fputs(kUsage, stdout);
       return 0;

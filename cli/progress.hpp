@@ -1,0 +1,19 @@
+#pragma once
+// Progress of a batch of runs on stderr: a bar with ETA on a terminal, plain
+// lines otherwise (logs, CI).
+#include "adapters/run_batch.hpp"
+
+namespace april::cli {
+
+class ProgressPrinter {
+ public:
+  ProgressPrinter();
+  void operator()(const adapters::BatchProgress& p);
+  void finish();
+
+ private:
+  bool tty_;
+  bool drawn_ = false;
+};
+
+}  // namespace april::cli

@@ -1,0 +1,79 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "adapters/tuner.hpp"
+#include "sim/rng.hpp"
+
+namespace april::adapters {
+namespace {
+
+// A synthetic noisy objective with a known optimum at x = 2.3, and a
+// "staleness" that grows with x for the constraint test.
+TuneEvaluate synthetic(std::int64_t repeats, std::int64_t* calls) {
+  return [repeats, calls](const std::vector<double>& xs) {
+    std::vector<std::map<std::string, double>> out;
+    for (double x : xs) {
+      for (std::int64_t s = 0; s < repeats; ++s) {
+        sim::Rng rng(static_cast<std::uint64_t>(s), "noise");
+        const double noise = rng.normal(0.0, 0.05);  // common random numbers: same noise per seed
+        sim::Rng own(static_cast<std::uint64_t>(s) * 1000 + static_cast<std::uint64_t>(x * 1e6), "own");
+        out.push_back({{"rollout_throughput_tok_s", 10.0 - (x - 2.3) * (x - 2.3) + noise + own.normal(0.0, 0.02)},
+                       {"staleness_max", x}});
+        ++*calls;
+      }
+    }
+    return out;
+  };
+}
+
+TEST(Tuner, FindsAKnownOptimumUnderNoise) {
+  TuneSpec spec;
+  spec.lo = 1;
+  spec.hi = 4;
+  spec.repeats = 4;
+  spec.rounds = 6;
+  spec.objective = "rollout_throughput";
+  std::int64_t calls = 0;
+  const auto r = tune(spec, synthetic(spec.repeats, &calls));
+  ASSERT_TRUE(r.best);
+  EXPECT_NEAR(r.curve[*r.best].x, 2.3, 0.1);
+  EXPECT_EQ(r.runs, calls);
+  EXPECT_LE(r.curve.size(), 5U + 2U * 5U);  // far fewer values than a grid at the final spacing (81)
+  EXPECT_TRUE(r.binding.empty());
+  EXPECT_LE(r.indistinguishable_lo, r.curve[*r.best].x);
+  EXPECT_GE(r.indistinguishable_hi, r.curve[*r.best].x);
+  EXPECT_GT(r.curve[*r.best].ci95, 0.0);
+}
+
+TEST(Tuner, RespectsConstraintsAndSaysWhichBinds) {
+  TuneSpec spec;
+  spec.lo = 1;
+  spec.hi = 4;
+  spec.repeats = 3;
+  spec.rounds = 6;
+  spec.objective = "rollout_throughput_tok_s";
+  spec.constraints = {parse_constraint("staleness_max<=1.8")};
+  std::int64_t calls = 0;
+  const auto r = tune(spec, synthetic(spec.repeats, &calls));
+  ASSERT_TRUE(r.best);
+  EXPECT_LE(r.curve[*r.best].x, 1.8);
+  EXPECT_GE(r.curve[*r.best].x, 1.6);
+  EXPECT_EQ(r.binding, (std::vector<std::string>{"staleness_max<=1.8"}));
+}
+
+TEST(Tuner, ParsesConstraintsAndRejectsBadOnes) {
+  const auto c = parse_constraint("buffer_peak_tokens<=2e6");
+  EXPECT_EQ(c.metric, "buffer_peak_tokens");
+  EXPECT_EQ(c.op, "<=");
+  EXPECT_DOUBLE_EQ(c.limit, 2e6);
+  EXPECT_TRUE(c.holds(2e6));
+  EXPECT_FALSE(parse_constraint("x>3").holds(3));
+  EXPECT_THROW(parse_constraint("staleness_max"), std::invalid_argument);
+  EXPECT_THROW(parse_constraint("staleness_max<=four"), std::invalid_argument);
+  EXPECT_THROW(resolve_metric("nope", {{"a", 1}}), std::invalid_argument);
+  EXPECT_EQ(resolve_metric("rollout_throughput", {{"rollout_throughput_tok_s", 1}}), "rollout_throughput_tok_s");
+}
+
+}  // namespace
+}  // namespace april::adapters
