@@ -5,16 +5,42 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <ctime>
 
 namespace april::adapters {
 namespace {
 
+// The database is locked by another writer past the busy timeout, or in a way
+// SQLite does not wait for (e.g. switching to WAL while another process opens
+// the file). The whole operation is retried: its transaction rolled back.
+class BusyError : public DbError {
+ public:
+  using DbError::DbError;
+};
+
+bool is_busy(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
+
+template <typename F>
+auto retry_busy(F&& f) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return f();
+    } catch (const BusyError&) {
+      if (std::chrono::steady_clock::now() > deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5 + 5 * std::min(attempt, 20)));
+    }
+  }
+}
+
 // One prepared statement, finalized on scope exit.
 class Stmt {
  public:
   Stmt(sqlite3* db, const std::string& sql, const std::string& path) : db_(db), path_(path) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr) != SQLITE_OK) {
+    const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr);
+    if (rc != SQLITE_OK) {
+      if (is_busy(rc)) throw BusyError(fmt::format("{}: {}", path, sqlite3_errmsg(db)));
       throw DbError(fmt::format("{}: {} (in: {})", path, sqlite3_errmsg(db), sql));
     }
   }
@@ -31,6 +57,7 @@ class Stmt {
     const int rc = sqlite3_step(st_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
+    if (is_busy(rc)) throw BusyError(fmt::format("{}: {}", path_, sqlite3_errmsg(db_)));
     throw DbError(fmt::format("{}: {}", path_, sqlite3_errmsg(db_)));
   }
   void reset() {
@@ -74,9 +101,11 @@ class Transaction {
  private:
   void run(const char* sql) {
     char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+    if (rc != SQLITE_OK) {
       std::string msg = err ? err : "unknown error";
       sqlite3_free(err);
+      if (is_busy(rc)) throw BusyError(fmt::format("{}: {}: {}", path_, sql, msg));
       throw DbError(fmt::format("{}: {}: {}", path_, sql, msg));
     }
   }
@@ -126,10 +155,12 @@ ResultsDb::ResultsDb(const std::string& path) : path_(path) {
   }
   sqlite3_busy_timeout(db_, 60000);  // other writers hold the lock for one run's insert at most
   try {
-    exec("PRAGMA journal_mode=WAL");
-    exec("PRAGMA synchronous=NORMAL");
-    exec("PRAGMA foreign_keys=ON");
-    init_schema();
+    retry_busy([&] {
+      exec("PRAGMA journal_mode=WAL");
+      exec("PRAGMA synchronous=NORMAL");
+      exec("PRAGMA foreign_keys=ON");
+      init_schema();
+    });
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
@@ -141,9 +172,11 @@ ResultsDb::~ResultsDb() { sqlite3_close(db_); }
 
 void ResultsDb::exec(const std::string& sql) {
   char* err = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
     std::string msg = err ? err : "unknown error";
     sqlite3_free(err);
+    if (is_busy(rc)) throw BusyError(fmt::format("{}: {}: {}", path_, sql, msg));
     if (msg.find("file is not a database") != std::string::npos) throw DbError(fmt::format("{}: not an SQLite database", path_));
     throw DbError(fmt::format("{}: {}", path_, msg));
   }
@@ -197,6 +230,10 @@ void ResultsDb::init_schema() {
 }
 
 std::int64_t ResultsDb::sweep_id(const std::string& kind, const std::string& scenario, const std::string& spec) {
+  return retry_busy([&] { return sweep_id_once(kind, scenario, spec); });
+}
+
+std::int64_t ResultsDb::sweep_id_once(const std::string& kind, const std::string& scenario, const std::string& spec) {
   const std::string key = hash_hex(kind + "\n" + scenario + "\n" + spec);
   Transaction tx(db_, path_);
   {
@@ -213,19 +250,27 @@ std::int64_t ResultsDb::sweep_id(const std::string& kind, const std::string& sce
 }
 
 std::optional<std::int64_t> ResultsDb::finished_run(const std::string& run_key) {
-  Stmt sel(db_, "SELECT id FROM runs WHERE run_key=? AND status='done'", path_);
-  sel.bind(1, run_key);
-  if (sel.step()) return sel.int_col(0);
-  return std::nullopt;
+  return retry_busy([&]() -> std::optional<std::int64_t> {
+    Stmt sel(db_, "SELECT id FROM runs WHERE run_key=? AND status='done'", path_);
+    sel.bind(1, run_key);
+    if (sel.step()) return sel.int_col(0);
+    return std::nullopt;
+  });
 }
 
 void ResultsDb::link(std::int64_t sweep, std::int64_t run, const nlohmann::json& params) {
-  Stmt ins(db_, "INSERT OR IGNORE INTO sweep_runs(sweep_id, run_id, params) VALUES(?,?,?)", path_);
-  ins.bind(1, sweep).bind(2, run).bind(3, params.dump());
-  ins.step();
+  retry_busy([&] {
+    Stmt ins(db_, "INSERT OR IGNORE INTO sweep_runs(sweep_id, run_id, params) VALUES(?,?,?)", path_);
+    ins.bind(1, sweep).bind(2, run).bind(3, params.dump());
+    ins.step();
+  });
 }
 
 std::int64_t ResultsDb::store_run(std::int64_t sweep, const RunRecord& r, const nlohmann::json& params) {
+  return retry_busy([&] { return store_run_once(sweep, r, params); });
+}
+
+std::int64_t ResultsDb::store_run_once(std::int64_t sweep, const RunRecord& r, const nlohmann::json& params) {
   Transaction tx(db_, path_);
   std::int64_t run_id = 0;
   {

@@ -89,6 +89,8 @@ class ResultsDb {
   [[nodiscard]] const std::string& path() const { return path_; }
 
  private:
+  std::int64_t sweep_id_once(const std::string& kind, const std::string& scenario, const std::string& spec);
+  std::int64_t store_run_once(std::int64_t sweep, const RunRecord& run, const nlohmann::json& params);
   void exec(const std::string& sql);
   void init_schema();
   std::string path_;

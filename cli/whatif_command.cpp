@@ -5,8 +5,8 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "adapters/grid.hpp"
 #include "adapters/simulation.hpp"
 #include "cli/atomic_file.hpp"
 #include "cli/cli_options.hpp"
@@ -17,26 +17,6 @@ namespace april::cli {
 namespace po = boost::program_options;
 
 namespace {
-
-struct Axis {
-  std::string key;
-  std::vector<std::string> values;
-};
-
-Axis parse_axis(const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-    throw std::invalid_argument(fmt::format("--vary '{}': expected KEY=V1,V2,...", text));
-  }
-  Axis a{text.substr(0, eq), {}};
-  std::stringstream ss(text.substr(eq + 1));
-  std::string v;
-  while (std::getline(ss, v, ',')) {
-    if (!v.empty()) a.values.push_back(v);
-  }
-  if (a.values.empty()) throw std::invalid_argument(fmt::format("--vary '{}': no values", text));
-  return a;
-}
 
 struct Row {
   std::vector<std::string> config;
@@ -71,8 +51,8 @@ int whatif_command(const std::vector<std::string>& args) {
 
   const auto registry = policies::builtin_policies();
   const auto schema = adapters::make_schema(registry);
-  std::vector<Axis> axes;
-  for (const auto& v : vary) axes.push_back(parse_axis(v));
+  std::vector<adapters::GridAxis> axes;
+  for (const auto& v : vary) axes.push_back(adapters::parse_axis(v));
   std::vector<std::string> policy_names = split_commas(policies_arg);
   if (policy_names.empty()) policy_names = {"sync", "april"};
   for (const auto& p : policy_names) (void)registry.get(p);
@@ -86,18 +66,7 @@ int whatif_command(const std::vector<std::string>& args) {
   }
 
   // Every configuration, validated before any run starts.
-  std::vector<std::vector<std::string>> combos{{}};
-  for (const auto& a : axes) {
-    std::vector<std::vector<std::string>> next;
-    for (const auto& c : combos) {
-      for (const auto& v : a.values) {
-        auto n = c;
-        n.push_back(v);
-        next.push_back(std::move(n));
-      }
-    }
-    combos = std::move(next);
-  }
+  const auto combos = adapters::cartesian(axes);
   auto make_config = [&](const std::vector<std::string>& combo) {
     sim::Config c(schema);
     apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
