@@ -67,40 +67,4 @@ void BM_EventQueuePushPop(benchmark::State& state) {
 }
 BENCHMARK(BM_EventQueuePushPop)->Arg(1 << 10)->Arg(1 << 16);
 
-// Prints the runs as usual, then the fast-forward speedup per policy, taken
-// from the wall times of this one run.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const auto& r : runs) {
-      if (r.run_type == Run::RT_Iteration && r.report_label.find(" 20 steps") != std::string::npos) {
-        seconds_[r.report_label] = r.GetAdjustedRealTime();
-      }
-    }
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    std::printf("\nfast-forward vs per-iteration stepping, 20 default steps, same run:\n");
-    for (const char* p : kPolicies) {
-      const auto ff = seconds_.find(fmt::format("{} fast-forward 20 steps", p));
-      const auto it = seconds_.find(fmt::format("{} per-iteration 20 steps", p));
-      if (ff == seconds_.end() || it == seconds_.end()) continue;
-      std::printf("  %-7s %.1fx faster\n", p, it->second / ff->second);
-    }
-  }
-
- private:
-  std::map<std::string, double> seconds_;
-};
-
 }  // namespace
-
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
-}
