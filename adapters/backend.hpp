@@ -3,6 +3,9 @@
 // engines (SimBackend) or a live engine and trainer. Plain C++ types only:
 // torch and the event loop stay behind implementations of this interface.
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace april::adapters {
@@ -17,6 +20,7 @@ inline std::int32_t key_index(SampleKey k) { return static_cast<std::int32_t>(k 
 
 struct SampleRequest {
   SampleKey key = 0;
+  std::string prompt_id;           // a live backend looks the prompt's tokens up by it
   std::int32_t prompt_tok = 0;
   std::int32_t generated_tok = 0;  // tokens already held: a resumed sample re-prefills them
   std::int32_t max_new_tok = 0;    // max_response_len - generated_tok
@@ -35,6 +39,15 @@ struct TrainSample {
   std::int32_t prompt_tok = 0;
   std::int32_t response_tok = 0;
   std::int32_t masked_tok = 0;  // off-policy tokens given zero weight
+  std::vector<std::pair<std::int64_t, std::int32_t>> segments;  // (policy version, tokens), in token order
+};
+
+// What a train step reports beyond its duration; a live trainer knows
+// rewards, the simulator does not.
+struct TrainReport {
+  std::optional<double> reward_mean;
+  std::optional<double> accuracy;
+  std::optional<double> loss;
 };
 
 struct BackendCounters {
@@ -57,7 +70,7 @@ class Backend {
   // Stops everything in flight now; returns the progress of each request.
   virtual std::vector<SampleProgress> abort_all() = 0;
   // Trains one step on the batch (the clock advances by its duration).
-  virtual void train(const std::vector<TrainSample>& batch, std::int64_t version) = 0;
+  virtual TrainReport train(const std::vector<TrainSample>& batch, std::int64_t version) = 0;
   // Pushes the weights of `new_version` to the engines.
   virtual void sync_weights(std::int64_t new_version) = 0;
   [[nodiscard]] virtual BackendCounters counters() const = 0;

@@ -110,6 +110,7 @@ void RlLoop::submit_group(Group& g) {
     if (s.finished) continue;
     SampleRequest r;
     r.key = make_sample_key(g.id, static_cast<std::int32_t>(i));
+    r.prompt_id = g.prompt_id;
     r.prompt_tok = g.prompt_tok;
     r.generated_tok = s.generated_tok;
     r.max_new_tok = opt_.max_response_len - s.generated_tok;
@@ -242,8 +243,9 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
     batch_ids.emplace_back(id, g.prompt_id);
     for (std::size_t i = 0; i < g.samples.size(); ++i) {
       const Sample& s = g.samples[i];
-      TrainSample ts{make_sample_key(id, static_cast<std::int32_t>(i)), g.prompt_tok, s.generated_tok, 0};
+      TrainSample ts{make_sample_key(id, static_cast<std::int32_t>(i)), g.prompt_tok, s.generated_tok, 0, {}};
       for (const Segment& seg : s.segments) {
+        ts.segments.emplace_back(seg.version, seg.tokens);
         const std::int64_t staleness = version_ - seg.version;
         m.batch_response_tok += seg.tokens;
         m.staleness_token_sum += static_cast<double>(staleness * seg.tokens);
@@ -276,7 +278,9 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
   if (on_batch) on_batch(version_, batch_ids);
   for (GroupId id : batch) groups_.erase(id);
 
-  backend_.train(train, version_);
+  const TrainReport report = backend_.train(train, version_);
+  m.reward_mean = report.reward_mean;
+  m.accuracy = report.accuracy;
   const double t_train_end = backend_.now_s();
   backend_.sync_weights(version_ + 1);
   const double t_sync_end = backend_.now_s();
@@ -290,6 +294,67 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
   m.preemptions = c1.preemptions - phase_counters_.preemptions;
   m.buffer_groups = static_cast<std::int64_t>(buffer_.size());
   m.buffer_tokens = buffered_tok();
+}
+
+nlohmann::json RlLoop::save_state() const {
+  if (phase_metrics_ != nullptr) throw std::logic_error("save_state during a rollout phase");
+  nlohmann::json j;
+  j["version"] = version_;
+  j["next_group_id"] = next_group_id_;
+  j["total_generated_tok"] = total_generated_;
+  j["total_trained_tok"] = total_trained_;
+  j["total_wasted_tok"] = total_wasted_;
+  j["buffer"] = nlohmann::json::array();
+  for (GroupId id : buffer_) {
+    const Group& g = group_ref(id);
+    nlohmann::json gj;
+    gj["id"] = g.id;
+    gj["prompt_id"] = g.prompt_id;
+    gj["prompt_tok"] = g.prompt_tok;
+    gj["correct"] = g.correct;
+    gj["samples"] = nlohmann::json::array();
+    for (const auto& smp : g.samples) {
+      nlohmann::json sj;
+      sj["target_tok"] = smp.target_tok;
+      sj["finished"] = smp.finished;
+      sj["segments"] = nlohmann::json::array();
+      for (const auto& seg : smp.segments) sj["segments"].push_back({seg.version, seg.tokens});
+      gj["samples"].push_back(sj);
+    }
+    j["buffer"].push_back(gj);
+  }
+  return j;
+}
+
+void RlLoop::load_state(const nlohmann::json& j) {
+  if (phase_metrics_ != nullptr) throw std::logic_error("load_state during a rollout phase");
+  version_ = j.at("version").get<std::int64_t>();
+  next_group_id_ = j.at("next_group_id").get<GroupId>();
+  total_generated_ = j.at("total_generated_tok").get<std::int64_t>();
+  total_trained_ = j.at("total_trained_tok").get<std::int64_t>();
+  total_wasted_ = j.at("total_wasted_tok").get<std::int64_t>();
+  groups_.clear();
+  buffer_.clear();
+  for (const auto& gj : j.at("buffer")) {
+    Group g;
+    g.id = gj.at("id").get<GroupId>();
+    g.prompt_id = gj.at("prompt_id").get<std::string>();
+    g.prompt_tok = gj.at("prompt_tok").get<std::int32_t>();
+    g.correct = gj.at("correct").get<std::vector<std::uint8_t>>();
+    for (const auto& sj : gj.at("samples")) {
+      Sample smp;
+      smp.target_tok = sj.at("target_tok").get<std::int32_t>();
+      smp.finished = sj.at("finished").get<bool>();
+      for (const auto& seg : sj.at("segments")) {
+        smp.segments.push_back({seg.at(0).get<std::int64_t>(), seg.at(1).get<std::int32_t>()});
+        smp.generated_tok += smp.segments.back().tokens;
+      }
+      if (smp.finished) ++g.finished;
+      g.samples.push_back(std::move(smp));
+    }
+    buffer_.push_back(g.id);
+    groups_.emplace(g.id, std::move(g));
+  }
 }
 
 }  // namespace april::adapters

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "adapters/backend.hpp"
 #include "adapters/step_metrics.hpp"
 #include "policies/policy.hpp"
@@ -54,6 +56,11 @@ class RlLoop final : public policies::RolloutView {
   // Segments of a buffered group's samples, for tests and traces.
   [[nodiscard]] std::vector<std::vector<Segment>> group_segments(policies::GroupId id) const;
   [[nodiscard]] const std::string& prompt_id(policies::GroupId id) const;
+
+  // The loop's state between steps (version, buffered groups with their
+  // segments, counters), for checkpoints. Only valid between steps.
+  [[nodiscard]] nlohmann::json save_state() const;
+  void load_state(const nlohmann::json& state);
 
   // Called with each training batch: (group id, prompt id) in batch order.
   std::function<void(std::int64_t step, const std::vector<std::pair<policies::GroupId, std::string>>&)> on_batch;

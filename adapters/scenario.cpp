@@ -94,6 +94,31 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   s.add({"topology.rack_link_GB_s", KnobType::Double, 12.5, "GB/s", "separate-racks: the inter-rack link (100 Gb/s)",
          sim::greater_than(0)});
   s.add({"sync.latency_s", KnobType::Double, 1.0, "s", "fixed cost per weight sync (pause, update, resume)", sim::at_least(0)});
+  // Live backend (april live): the model, engine, trainer and task.
+  s.add({"live.model", KnobType::String, std::string("small"), "", "transformer size: tiny, small (~10M), medium, large",
+         sim::one_of({"tiny", "small", "medium", "large"})});
+  s.add({"live.slots", KnobType::Int, i(64), "requests", "engine slots (running cap); keep >= B' x n to run every request at once",
+         sim::in_range(1, 4096)});
+  s.add({"live.temperature", KnobType::Double, 1.0, "", "sampling temperature; 0 = greedy", sim::in_range(0, 10)});
+  s.add({"live.top_p", KnobType::Double, 1.0, "", "nucleus sampling mass", sim::in_range(0.01, 1)});
+  s.add({"live.exact_prefill", KnobType::Bool, true, "",
+         "prefill through the decode kernel one token per iteration (bitwise batch- and resume-invariant) instead of one batched forward", {}});
+  s.add({"live.lr", KnobType::Double, 5e-4, "", "AdamW learning rate", sim::greater_than(0)});
+  s.add({"live.weight_decay", KnobType::Double, 0.01, "", "AdamW weight decay", sim::at_least(0)});
+  s.add({"live.grad_clip", KnobType::Double, 1.0, "", "gradient norm clip", sim::greater_than(0)});
+  s.add({"live.clip_low", KnobType::Double, 0.2, "", "PPO clip below 1 (DAPO: 0.2)", sim::in_range(0, 1)});
+  s.add({"live.clip_high", KnobType::Double, 0.28, "", "PPO clip above 1 (DAPO: 0.28)", sim::in_range(0, 10)});
+  s.add({"live.kl_coef", KnobType::Double, 0.0, "", "KL penalty to the warm-started reference (k3); 0 = none", sim::at_least(0)});
+  s.add({"live.tis_cap", KnobType::Double, 0.0, "",
+         "truncated importance sampling for stale tokens: weight min(pi_old / pi_rollout, C); 0 = off", sim::at_least(0)});
+  s.add({"live.sft_steps", KnobType::Int, i(300), "steps", "supervised warm-start steps before RL", sim::at_least(0)});
+  s.add({"live.sft_batch", KnobType::Int, i(32), "examples", "warm-start batch size", sim::at_least(1)});
+  s.add({"live.threads", KnobType::Int, i(2), "threads", "torch intra-op threads (BLAS runs single-threaded)", sim::in_range(1, 256)});
+  s.add({"live.eval_prompts", KnobType::Int, i(64), "prompts", "held-out prompts for greedy accuracy before and after", sim::at_least(0)});
+  s.add({"live.task_median_len", KnobType::Double, 6.0, "", "countdown task: median start number N (answer: N + 1 tokens)",
+         sim::at_least(1)});
+  s.add({"live.task_sigma", KnobType::Double, 0.7, "", "countdown task: lognormal sigma of N", sim::at_least(0)});
+  s.add({"live.task_max_len", KnobType::Int, i(32), "", "countdown task: largest N", sim::in_range(1, 4096)});
   registry.declare_knobs(s);
   return s;
 }
@@ -120,6 +145,15 @@ std::vector<BuiltinScenario> builtin_scenarios() {
         {"workload.prompt_median_tok", "16"},
         {"workload.response_median_tok", "20"},
         {"steps", "5"}}},
+      {"live-cpu",
+       "april live on CPU: the countdown task, a ~10M-parameter model, B = 8 prompts x n = 8, alpha 2, 40 steps",
+       {{"rollout_batch_size", "8"},
+        {"n_samples_per_prompt", "8"},
+        {"max_response_len", "48"},
+        {"april.alpha", "2"},
+        {"steps", "40"},
+        {"live.model", "small"},
+        {"live.slots", "128"}}},
   };
 }
 

@@ -63,11 +63,12 @@ std::vector<SampleProgress> SimBackend::abort_all() {
   return out;
 }
 
-void SimBackend::train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
+TrainReport SimBackend::train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
   std::int64_t tokens = 0;
   for (const auto& s : batch) tokens += s.prompt_tok + s.response_tok;
   const double t = config_.train_time_s ? config_.train_time_s(tokens) : 0.0;
   sim_.advance_to(sim_.now() + sim::TimeNs::from_s(t));
+  return {};
 }
 
 void SimBackend::sync_weights(std::int64_t /*new_version*/) {

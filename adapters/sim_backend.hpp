@@ -38,7 +38,7 @@ class SimBackend final : public Backend, private sim::EngineListener {
   void submit(const SampleRequest& request) override;
   std::vector<SampleProgress> wait_for_completions() override;
   std::vector<SampleProgress> abort_all() override;
-  void train(const std::vector<TrainSample>& batch, std::int64_t version) override;
+  TrainReport train(const std::vector<TrainSample>& batch, std::int64_t version) override;
   void sync_weights(std::int64_t new_version) override;
   [[nodiscard]] BackendCounters counters() const override;
 

@@ -53,6 +53,19 @@ RunSummary summarize(const std::vector<StepMetrics>& steps) {
     s.buffer_peak_tokens = std::max(s.buffer_peak_tokens, m.buffer_tokens);
   }
   if (!steps.empty()) s.tokens_buffered_at_end = steps.back().buffer_tokens;
+  double rsum = 0, asum = 0;
+  std::int64_t rn = 0;
+  for (const auto& m : steps) {
+    if (m.reward_mean && m.accuracy) {
+      rsum += *m.reward_mean;
+      asum += *m.accuracy;
+      ++rn;
+    }
+  }
+  if (rn > 0) {
+    t.reward_mean = rsum / static_cast<double>(rn);
+    t.accuracy = asum / static_cast<double>(rn);
+  }
   t.buffer_groups = steps.empty() ? 0 : steps.back().buffer_groups;
   t.buffer_tokens = s.tokens_buffered_at_end;
   return s;
@@ -86,6 +99,8 @@ nlohmann::json summary_json(const RunSummary& s) {
   j["samples_truncated"] = t.samples_truncated;
   j["preemptions"] = t.preemptions;
   j["event_fingerprint"] = fmt::format("{:016x}", s.fingerprint);
+  if (t.reward_mean) j["reward_mean"] = *t.reward_mean;  // mean over steps
+  if (t.accuracy) j["accuracy"] = *t.accuracy;
   return j;
 }
 
@@ -118,6 +133,8 @@ const std::vector<StepColumn>& step_columns() {
       {"groups_rejected", true, [i](const M& m, const D&) { return i(m.groups_rejected); }},
       {"samples_truncated", true, [i](const M& m, const D&) { return i(m.samples_truncated); }},
       {"preemptions", true, [i](const M& m, const D&) { return i(m.preemptions); }},
+      {"reward_mean", false, [](const M& m, const D&) { return m.reward_mean; }},
+      {"accuracy", false, [](const M& m, const D&) { return m.accuracy; }},
   };
   return columns;
 }

@@ -27,6 +27,7 @@ struct StepMetrics {
   std::int64_t buffer_groups = 0, buffer_tokens = 0;  // held at the end of the step
   std::int64_t groups_submitted = 0, groups_aborted = 0, groups_rejected = 0;
   std::int64_t samples_truncated = 0, preemptions = 0;
+  std::optional<double> reward_mean, accuracy;  // live runs only: the batch's mean reward, exact-match share
 };
 
 // Derived values, shared by steps.csv rows and the summary.

@@ -13,5 +13,6 @@ int whatif_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int tune_command(const std::vector<std::string>& args);
 int db_command(const std::vector<std::string>& args);
+int live_command(const std::vector<std::string>& args);  // needs the live backend
 
 }  // namespace april::cli

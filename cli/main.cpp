@@ -20,6 +20,7 @@ constexpr const char* kUsage =
     "  tune       find the best value of a parameter (e.g. april.alpha) under constraints\n"
     "  db         list, show and export what the results database holds\n"
     "  trace      trace tools: import, stats, fit, synth\n"
+    "  live       train a transformer with GRPO on a real engine, driven by the same policies (libtorch)\n"
     "  policies   list scheduling policies with their parameters and defaults\n"
     "  keys       list every scenario key with unit, default and meaning (--markdown)\n"
     "\n"
@@ -44,6 +45,14 @@ int main(int argc, char** argv) {
     if (cmd == "sweep") return april::cli::sweep_command(args);
     if (cmd == "tune") return april::cli::tune_command(args);
     if (cmd == "db") return april::cli::db_command(args);
+    if (cmd == "live") {
+#ifdef APRIL_HAVE_LIVE
+      return april::cli::live_command(args);
+#else
+      fmt::print(stderr, "april live: this build has no live backend (libtorch was not found; see APRIL_WITH_TORCH)\n");
+      return 2;
+#endif
+    }
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       std::fputs(kUsage, stdout);
       return 0;

@@ -67,7 +67,7 @@ TEST(ScenarioFile, MissingFileAndUnknownScenario) {
     adapters::apply_scenario(f.config, "/nonexistent/x.json");
     FAIL();
   } catch (const sim::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("not a built-in scenario (default, handcheck)"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("not a built-in scenario (default, handcheck, live-cpu)"), std::string::npos);
   }
 }
 

@@ -1,0 +1,67 @@
+#pragma once
+// The built-in verifiable task with long-tail response lengths: count down
+// from a number N drawn from a lognormal, then stop.
+//   prompt:   <bos> N <sep>
+//   answer:   N N-1 ... 1 <eos>          (N + 1 tokens; numbers are tokens)
+// Reward is exact match (1 or 0). The prompt sets the answer's length, lengths
+// have the long tail of RL rollouts, long answers are rare in the data (so the
+// warm-started model is worst there), and a model that fails to stop runs on.
+// Prompts are a pure function of (seed, index), so nothing is downloaded and
+// a run can be resumed from a checkpoint by index.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/workload.hpp"
+
+namespace april::live {
+
+struct CountdownParams {
+  double median_len = 6;   // median N
+  double sigma = 0.7;      // lognormal sigma of N
+  std::int64_t max_len = 32;  // largest N
+};
+
+class CountdownTask {
+ public:
+  static constexpr std::int32_t kPad = 0, kBos = 1, kSep = 2, kEos = 3, kOne = 4;  // number k is token kOne + k - 1
+
+  CountdownTask(CountdownParams params, std::uint64_t seed);
+  [[nodiscard]] std::int64_t vocab() const { return kOne + p_.max_len; }
+  [[nodiscard]] std::int64_t max_prompt_tok() const { return 3; }
+  [[nodiscard]] std::int64_t max_answer_tok() const { return p_.max_len + 1; }
+
+  struct Example {
+    std::vector<std::int32_t> prompt;
+    std::vector<std::int32_t> answer;
+  };
+  [[nodiscard]] Example example(std::int64_t index) const;
+  [[nodiscard]] static std::string prompt_id(std::int64_t index);
+  // The index in a prompt id made by prompt_id(); throws on anything else.
+  [[nodiscard]] static std::int64_t index_of(const std::string& prompt_id);
+  // 1 when the response is exactly the answer (EOS included), else 0.
+  [[nodiscard]] static double reward(const Example& ex, const std::vector<std::int32_t>& response);
+  // Human-readable tokens: "<bos> 3 <sep>".
+  [[nodiscard]] static std::string render(const std::vector<std::int32_t>& tokens);
+
+ private:
+  CountdownParams p_;
+  std::uint64_t seed_;
+};
+
+// Groups in dataset order: prompt i of the task, n samples each; the
+// response lengths given are the correct answers' (the live engine ignores them).
+class CountdownWorkload final : public sim::WorkloadSource {
+ public:
+  CountdownWorkload(const CountdownTask& task, std::int64_t samples_per_group, std::int64_t first_index = 0);
+  sim::GroupSpec next_group(std::int64_t step) override;
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] std::int64_t next_index() const { return next_; }
+
+ private:
+  const CountdownTask& task_;
+  std::int64_t n_;
+  std::int64_t next_;
+};
+
+}  // namespace april::live

@@ -1,0 +1,172 @@
+#include "adapters/live/kv_engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "sim/rng.hpp"
+
+namespace april::live {
+
+KvEngine::KvEngine(Transformer model, EngineOptions options) : model_(std::move(model)), opt_(options) {
+  if (opt_.slots < 1) throw std::invalid_argument("engine needs at least one slot");
+  model_->to(opt_.device);
+  model_->eval();
+  cache_ = model_->make_cache(opt_.slots, opt_.device);
+  slots_.resize(static_cast<std::size_t>(opt_.slots));
+}
+
+void KvEngine::add(GenRequest request) {
+  const auto max_seq = model_->config().max_seq;
+  if (request.context.empty()) throw std::invalid_argument("a request needs a prompt");
+  if (request.max_new < 1) throw std::invalid_argument("a request needs max_new >= 1");
+  if (static_cast<std::int64_t>(request.context.size()) + request.max_new > max_seq) {
+    throw std::invalid_argument("prompt + max_new exceeds the model's max_seq");
+  }
+  queue_.push_back(std::move(request));
+}
+
+std::size_t KvEngine::running() const {
+  return static_cast<std::size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.active; }));
+}
+
+std::int32_t KvEngine::sample(const torch::Tensor& logits_row, double temperature, double top_p, std::uint64_t seed, std::int64_t index,
+                              float* logprob) {
+  const auto logits = logits_row.to(torch::kCPU, torch::kFloat64);
+  const auto scaled = temperature > 0 ? logits / temperature : logits;
+  const auto logp = torch::log_softmax(scaled, -1);
+  const auto* lp = logp.data_ptr<double>();
+  const auto v = logp.size(0);
+  std::int32_t token = 0;
+  if (temperature <= 0) {
+    token = static_cast<std::int32_t>(std::max_element(lp, lp + v) - lp);
+  } else {
+    // Top-p: the smallest set of most likely tokens whose mass reaches top_p.
+    std::vector<std::int64_t> order(static_cast<std::size_t>(v));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return lp[a] > lp[b]; });
+    std::vector<double> probs;
+    double mass = 0;
+    for (auto i : order) {
+      probs.push_back(std::exp(lp[i]));
+      mass += probs.back();
+      if (mass >= top_p) break;
+    }
+    sim::Rng rng(seed ^ (static_cast<std::uint64_t>(index) * 0xD1B54A32D192ED03ULL), "sample");
+    const double u = rng.uniform01() * mass;
+    double acc = 0;
+    std::size_t pick = probs.size() - 1;
+    for (std::size_t i = 0; i < probs.size(); ++i) {
+      acc += probs[i];
+      if (u < acc) {
+        pick = i;
+        break;
+      }
+    }
+    token = static_cast<std::int32_t>(order[pick]);
+  }
+  if (logprob != nullptr) *logprob = static_cast<float>(lp[token]);
+  return token;
+}
+
+bool KvEngine::take_token(Slot& s, const torch::Tensor& logits_row) {
+  const auto index = static_cast<std::int64_t>(s.req.generated_before) + static_cast<std::int64_t>(s.out.tokens.size());
+  float lp = 0;
+  const auto tok = sample(logits_row, opt_.temperature, opt_.top_p, s.req.seed, index, &lp);
+  s.seq.push_back(tok);
+  s.out.tokens.push_back(tok);
+  s.out.logprobs.push_back(lp);
+  ++stats_.decoded_tok;
+  return tok == opt_.eos || static_cast<std::int32_t>(s.out.tokens.size()) >= s.req.max_new;
+}
+
+void KvEngine::admit() {
+  for (std::size_t i = 0; i < slots_.size() && !queue_.empty(); ++i) {
+    Slot& s = slots_[i];
+    if (s.active) continue;
+    s = Slot{};
+    s.active = true;
+    s.req = std::move(queue_.front());
+    queue_.pop_front();
+    s.seq = s.req.context;
+    s.out.key = s.req.key;
+    s.admitted = admissions_++;
+    if (!opt_.exact_prefill) {
+      const auto tokens = torch::tensor(std::vector<std::int64_t>(s.seq.begin(), s.seq.end()),
+                                        torch::TensorOptions().dtype(torch::kLong).device(opt_.device));
+      const auto logits = model_->prefill(tokens, static_cast<std::int64_t>(i), cache_);
+      stats_.prefill_tok += static_cast<std::int64_t>(s.seq.size());
+      s.cached = static_cast<std::int64_t>(s.seq.size());
+      // The first new token comes from the prefill's last position.
+      if (take_token(s, logits)) s.out.finished = true;
+    }
+  }
+}
+
+std::vector<GenResult> KvEngine::step() {
+  torch::NoGradGuard no_grad;
+  const auto t0 = std::chrono::steady_clock::now();
+  admit();
+  std::vector<GenResult> done;
+  const auto n = static_cast<std::int64_t>(slots_.size());
+  std::vector<std::int64_t> tok(static_cast<std::size_t>(n), 0), pos(static_cast<std::size_t>(n), 0);
+  std::int64_t active = 0;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    if (!s.active || s.out.finished) continue;
+    tok[i] = s.seq[static_cast<std::size_t>(s.cached)];
+    pos[i] = s.cached;
+    ++active;
+  }
+  if (active > 0) {
+    const auto opts = torch::TensorOptions().dtype(torch::kLong).device(opt_.device);
+    const auto logits = model_->decode(torch::tensor(tok, opts), torch::tensor(pos, opts), cache_).to(torch::kCPU);
+    ++stats_.iterations;
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      Slot& s = slots_[i];
+      if (!s.active || s.out.finished) continue;
+      ++s.cached;
+      if (s.cached < static_cast<std::int64_t>(s.seq.size())) {
+        ++stats_.prefill_tok;  // still feeding known tokens
+        continue;
+      }
+      if (take_token(s, logits[static_cast<std::int64_t>(i)])) s.out.finished = true;
+    }
+  }
+  std::vector<Slot*> finished;
+  for (auto& s : slots_) {
+    if (s.active && s.out.finished) finished.push_back(&s);
+  }
+  std::sort(finished.begin(), finished.end(), [](const Slot* a, const Slot* b) { return a->admitted < b->admitted; });
+  for (Slot* s : finished) {
+    done.push_back(std::move(s->out));
+    *s = Slot{};
+  }
+  const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats_.busy_s += dt;
+  stats_.running_slot_s += dt * static_cast<double>(active);
+  return done;
+}
+
+std::vector<GenResult> KvEngine::abort_all() {
+  std::vector<GenResult> out;
+  std::vector<Slot*> active;
+  for (auto& s : slots_) {
+    if (s.active) active.push_back(&s);
+  }
+  std::sort(active.begin(), active.end(), [](const Slot* a, const Slot* b) { return a->admitted < b->admitted; });
+  for (Slot* s : active) {
+    out.push_back(std::move(s->out));
+    *s = Slot{};
+  }
+  for (auto& r : queue_) {
+    GenResult g;
+    g.key = r.key;
+    out.push_back(std::move(g));
+  }
+  queue_.clear();
+  return out;
+}
+
+}  // namespace april::live

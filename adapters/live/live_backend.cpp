@@ -1,0 +1,284 @@
+#include "adapters/live/live_backend.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "adapters/live/grpo.hpp"
+#include "adapters/live/kv_engine.hpp"
+
+namespace april::live {
+namespace {
+
+torch::Device parse_device(const std::string& d) {
+  if (d == "cpu") return torch::kCPU;
+  if (d == "cuda") {
+    if (!torch::cuda::is_available()) throw std::invalid_argument("device 'cuda': this libtorch build or machine has no CUDA device");
+    return torch::kCUDA;
+  }
+  throw std::invalid_argument(fmt::format("unknown device '{}' (cpu or cuda)", d));
+}
+
+// One BLAS thread (torch's own threads do the parallel work); OpenBLAS reads
+// its environment at load time, so set it through its API when present.
+void single_blas_thread() {
+  using SetThreads = void (*)(int);
+  if (auto* f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(1);
+}
+
+std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  return z ^ (z >> 31);
+}
+
+struct Stored {
+  std::string prompt_id;
+  std::vector<std::int32_t> tokens;
+  std::vector<float> logprobs;
+};
+
+}  // namespace
+
+bool device_available(const std::string& device) {
+  if (device == "cpu") return true;
+  if (device == "cuda") return torch::cuda::is_available();
+  return false;
+}
+
+struct LiveBackend::Impl {
+  LiveOptions opt;
+  const CountdownTask& task;
+  torch::Device device;
+  ModelConfig config;
+  std::unique_ptr<GrpoTrainer> trainer;
+  std::unique_ptr<KvEngine> engine;
+  std::unordered_map<adapters::SampleKey, Stored> store;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  double last_loss = 0;
+
+  Impl(const LiveOptions& o, const CountdownTask& t)
+      : opt(o), task(t), device(parse_device(o.device)),
+        config(model_config(o.model_size, t.vocab(), t.max_prompt_tok() + o.max_response_len)) {
+    single_blas_thread();
+    torch::set_num_threads(static_cast<int>(std::max<std::int64_t>(1, o.threads)));
+    torch::manual_seed(o.seed);
+    Transformer policy(config);
+    Transformer serving(config);
+    copy_weights(policy, serving);
+    std::optional<Transformer> reference;
+    if (o.kl_coef > 0) {
+      reference = Transformer(config);
+      copy_weights(policy, *reference);
+    }
+    GrpoOptions g;
+    g.clip_low = o.clip_low, g.clip_high = o.clip_high, g.kl_coef = o.kl_coef, g.tis_cap = o.tis_cap;
+    g.mask_offpolicy = o.mask_offpolicy, g.lr = o.lr, g.weight_decay = o.weight_decay, g.grad_clip = o.grad_clip;
+    g.temperature = o.temperature;
+    trainer = std::make_unique<GrpoTrainer>(policy, reference, g, device);
+    EngineOptions e;
+    e.slots = o.slots, e.temperature = o.temperature, e.top_p = o.top_p, e.exact_prefill = o.exact_prefill;
+    e.eos = CountdownTask::kEos, e.device = device;
+    engine = std::make_unique<KvEngine>(serving, e);
+  }
+
+  CountdownTask::Example example(const std::string& prompt_id) const { return task.example(CountdownTask::index_of(prompt_id)); }
+};
+
+LiveBackend::LiveBackend(const LiveOptions& options, const CountdownTask& task) : impl_(std::make_unique<Impl>(options, task)) {}
+LiveBackend::~LiveBackend() = default;
+
+double LiveBackend::now_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - impl_->t0).count();
+}
+
+std::int64_t LiveBackend::max_running_per_engine() const { return impl_->opt.slots; }
+
+void LiveBackend::submit(const adapters::SampleRequest& r) {
+  auto& st = impl_->store[r.key];
+  if (r.generated_tok == 0) {  // fresh, or restarted from scratch
+    st.tokens.clear();
+    st.logprobs.clear();
+  }
+  st.prompt_id = r.prompt_id;
+  if (static_cast<std::int32_t>(st.tokens.size()) != r.generated_tok) {
+    throw std::logic_error(fmt::format("live backend: sample {} holds {} tokens, the loop says {}", r.key, st.tokens.size(), r.generated_tok));
+  }
+  GenRequest g;
+  g.key = r.key;
+  g.context = impl_->example(r.prompt_id).prompt;
+  g.context.insert(g.context.end(), st.tokens.begin(), st.tokens.end());
+  g.generated_before = r.generated_tok;
+  g.max_new = r.max_new_tok;
+  g.seed = mix(impl_->opt.seed, r.key);
+  impl_->engine->add(std::move(g));
+}
+
+std::vector<adapters::SampleProgress> LiveBackend::wait_for_completions() {
+  for (;;) {
+    if (impl_->engine->running() == 0 && impl_->engine->waiting() == 0) {
+      throw std::logic_error("wait_for_completions with nothing in flight");
+    }
+    auto done = impl_->engine->step();
+    if (done.empty()) continue;
+    std::vector<adapters::SampleProgress> out;
+    for (auto& d : done) {
+      auto& st = impl_->store.at(d.key);
+      st.tokens.insert(st.tokens.end(), d.tokens.begin(), d.tokens.end());
+      st.logprobs.insert(st.logprobs.end(), d.logprobs.begin(), d.logprobs.end());
+      out.push_back({d.key, static_cast<std::int32_t>(d.tokens.size())});
+    }
+    return out;
+  }
+}
+
+std::vector<adapters::SampleProgress> LiveBackend::abort_all() {
+  std::vector<adapters::SampleProgress> out;
+  for (auto& d : impl_->engine->abort_all()) {
+    auto& st = impl_->store.at(d.key);
+    st.tokens.insert(st.tokens.end(), d.tokens.begin(), d.tokens.end());
+    st.logprobs.insert(st.logprobs.end(), d.logprobs.begin(), d.logprobs.end());
+    out.push_back({d.key, static_cast<std::int32_t>(d.tokens.size())});
+  }
+  return out;
+}
+
+adapters::TrainReport LiveBackend::train(const std::vector<adapters::TrainSample>& batch, std::int64_t version) {
+  std::vector<TrainSampleData> data;
+  for (const auto& s : batch) {
+    const auto& st = impl_->store.at(s.key);
+    TrainSampleData d;
+    const auto ex = impl_->example(st.prompt_id);
+    d.prompt = ex.prompt;
+    d.response = st.tokens;
+    d.rollout_logprobs = st.logprobs;
+    for (const auto& [v, n] : s.segments) d.token_version.insert(d.token_version.end(), static_cast<std::size_t>(n), v);
+    if (d.token_version.size() != d.response.size()) {
+      throw std::logic_error(fmt::format("live backend: sample {} has {} tokens but segments cover {}", s.key, d.response.size(),
+                                         d.token_version.size()));
+    }
+    d.reward = CountdownTask::reward(ex, d.response);
+    d.group = adapters::key_group(s.key);
+    data.push_back(std::move(d));
+  }
+  const TrainStats st = impl_->trainer->step(data, version);
+  for (const auto& s : batch) impl_->store.erase(s.key);
+  impl_->last_loss = st.loss;
+  return {st.reward_mean, st.accuracy, st.loss};
+}
+
+void LiveBackend::sync_weights(std::int64_t /*new_version*/) {
+  copy_weights(impl_->trainer->policy(), impl_->engine->model());
+  if (impl_->device.is_cuda()) torch::cuda::synchronize();
+}
+
+adapters::BackendCounters LiveBackend::counters() const {
+  const auto& s = impl_->engine->stats();
+  adapters::BackendCounters c;
+  c.busy_engine_s = s.busy_s;
+  c.running_slot_s = s.running_slot_s;
+  c.prefill_tok = s.prefill_tok;
+  return c;
+}
+
+double LiveBackend::warm_start(const std::function<void(std::int64_t, double)>& progress) {
+  double loss = 0;
+  // Held-out indices: far from the RL prompts, which count up from 0.
+  constexpr std::int64_t kSftBase = std::int64_t{1} << 40;
+  for (std::int64_t step = 0; step < impl_->opt.sft_steps; ++step) {
+    std::vector<std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>>> batch;
+    for (std::int64_t i = 0; i < impl_->opt.sft_batch; ++i) {
+      auto ex = impl_->task.example(kSftBase + step * impl_->opt.sft_batch + i);
+      batch.emplace_back(std::move(ex.prompt), std::move(ex.answer));
+    }
+    loss = impl_->trainer->sft_step(batch);
+    if (progress) progress(step, loss);
+  }
+  copy_weights(impl_->trainer->policy(), impl_->engine->model());
+  return loss;
+}
+
+double LiveBackend::evaluate(std::int64_t prompts) {
+  torch::NoGradGuard no_grad;
+  EngineOptions e;
+  e.slots = std::min<std::int64_t>(impl_->opt.slots, prompts);
+  e.temperature = 0;
+  e.exact_prefill = false;
+  e.eos = CountdownTask::kEos;
+  e.device = impl_->device;
+  Transformer eval_model(impl_->config);
+  copy_weights(impl_->trainer->policy(), eval_model);
+  KvEngine eng(eval_model, e);
+  constexpr std::int64_t kEvalBase = std::int64_t{1} << 41;
+  std::unordered_map<std::uint64_t, CountdownTask::Example> ex;
+  for (std::int64_t i = 0; i < prompts; ++i) {
+    ex[static_cast<std::uint64_t>(i)] = impl_->task.example(kEvalBase + i);
+    eng.add({static_cast<std::uint64_t>(i), ex[static_cast<std::uint64_t>(i)].prompt, 0, impl_->opt.max_response_len, 0});
+  }
+  double correct = 0;
+  std::int64_t finished = 0;
+  while (finished < prompts) {
+    for (const auto& d : eng.step()) {
+      correct += CountdownTask::reward(ex.at(d.key), d.tokens);
+      ++finished;
+    }
+  }
+  return correct / static_cast<double>(prompts);
+}
+
+LiveStats LiveBackend::stats() const {
+  LiveStats s;
+  s.device = impl_->device.str();
+  s.parameters = impl_->config.parameters();
+  const auto& e = impl_->engine->stats();
+  s.iterations = e.iterations;
+  s.decoded_tok = e.decoded_tok;
+  s.prefill_tok = e.prefill_tok;
+  s.engine_busy_s = e.busy_s;
+  s.last_train_loss = impl_->last_loss;
+  return s;
+}
+
+std::vector<std::int32_t> LiveBackend::sample_tokens(adapters::SampleKey key) const {
+  auto it = impl_->store.find(key);
+  return it == impl_->store.end() ? std::vector<std::int32_t>{} : it->second.tokens;
+}
+
+void LiveBackend::save(const std::string& dir) const {
+  std::filesystem::create_directories(dir);
+  torch::save(impl_->trainer->policy(), (std::filesystem::path(dir) / "model.pt").string());
+  torch::save(impl_->trainer->optimizer(), (std::filesystem::path(dir) / "optimizer.pt").string());
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [key, st] : impl_->store) {
+    j.push_back({{"key", key}, {"prompt_id", st.prompt_id}, {"tokens", st.tokens}, {"logprobs", st.logprobs}});
+  }
+  std::ofstream(std::filesystem::path(dir) / "samples.json") << j.dump();
+}
+
+void LiveBackend::load(const std::string& dir) {
+  const auto p = std::filesystem::path(dir);
+  for (const char* f : {"model.pt", "optimizer.pt", "samples.json"}) {
+    if (!std::filesystem::exists(p / f)) throw std::invalid_argument(fmt::format("{}: checkpoint has no {}", dir, f));
+  }
+  torch::load(impl_->trainer->policy(), (p / "model.pt").string());
+  torch::load(impl_->trainer->optimizer(), (p / "optimizer.pt").string());
+  impl_->trainer->policy()->to(impl_->device);
+  copy_weights(impl_->trainer->policy(), impl_->engine->model());
+  std::ifstream in(p / "samples.json");
+  const auto j = nlohmann::json::parse(in);
+  impl_->store.clear();
+  for (const auto& s : j) {
+    Stored st;
+    st.prompt_id = s["prompt_id"].get<std::string>();
+    st.tokens = s["tokens"].get<std::vector<std::int32_t>>();
+    st.logprobs = s["logprobs"].get<std::vector<float>>();
+    impl_->store[s["key"].get<adapters::SampleKey>()] = std::move(st);
+  }
+}
+
+}  // namespace april::live

@@ -1,0 +1,77 @@
+#pragma once
+// The live execution backend: a real transformer, a continuous-batching KV
+// engine and a GRPO trainer on the built-in countdown task, behind the same Backend
+// interface as the simulator. Plain C++ header: torch stays in the .cpp files.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "adapters/backend.hpp"
+#include "adapters/live/countdown_task.hpp"
+
+namespace april::live {
+
+struct LiveOptions {
+  std::string model_size = "small";
+  std::string device = "cpu";  // cpu or cuda
+  std::int64_t slots = 64;
+  double temperature = 1.0, top_p = 1.0;
+  bool exact_prefill = true;
+  double lr = 5e-4, weight_decay = 0.01, grad_clip = 1.0;
+  double clip_low = 0.2, clip_high = 0.28, kl_coef = 0.0, tis_cap = 0.0;
+  bool mask_offpolicy = false;
+  std::int64_t sft_steps = 0, sft_batch = 32;
+  std::int64_t threads = 2;
+  std::int32_t max_response_len = 48;
+  std::uint64_t seed = 1;
+};
+
+struct LiveStats {
+  std::string device;
+  std::int64_t parameters = 0;
+  std::int64_t iterations = 0, decoded_tok = 0, prefill_tok = 0;
+  double engine_busy_s = 0;
+  double last_train_loss = 0;
+};
+
+class LiveBackend final : public adapters::Backend {
+ public:
+  LiveBackend(const LiveOptions& options, const CountdownTask& task);
+  ~LiveBackend() override;
+  LiveBackend(const LiveBackend&) = delete;
+  LiveBackend& operator=(const LiveBackend&) = delete;
+
+  [[nodiscard]] double now_s() const override;
+  [[nodiscard]] std::int64_t engines() const override { return 1; }
+  [[nodiscard]] std::int64_t max_running_per_engine() const override;
+  void submit(const adapters::SampleRequest& request) override;
+  std::vector<adapters::SampleProgress> wait_for_completions() override;
+  std::vector<adapters::SampleProgress> abort_all() override;
+  adapters::TrainReport train(const std::vector<adapters::TrainSample>& batch, std::int64_t version) override;
+  void sync_weights(std::int64_t new_version) override;
+  [[nodiscard]] adapters::BackendCounters counters() const override;
+
+  // Supervised warm start on the task (the "pretrained" starting point RL post-trains).
+  double warm_start(const std::function<void(std::int64_t step, double loss)>& progress = {});
+  // Greedy exact-match accuracy on `prompts` held-out prompts.
+  double evaluate(std::int64_t prompts);
+  [[nodiscard]] LiveStats stats() const;
+  // The tokens of a sample held by the backend (for tests and traces).
+  [[nodiscard]] std::vector<std::int32_t> sample_tokens(adapters::SampleKey key) const;
+
+  // Model, optimizer and the tokens of buffered samples.
+  void save(const std::string& dir) const;
+  void load(const std::string& dir);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// "cpu" always; "cuda" where this libtorch build and the machine have it.
+bool device_available(const std::string& device);
+
+}  // namespace april::live

@@ -1,0 +1,160 @@
+#include "adapters/live/transformer.hpp"
+
+#include <cmath>
+
+namespace april::live {
+
+using torch::indexing::Slice;
+
+namespace {
+
+// Llama's rotate-half convention: pairs are (i, i + head_dim / 2).
+torch::Tensor rotate_half(const torch::Tensor& x) {
+  const auto half = x.size(-1) / 2;
+  return torch::cat({-x.index({"...", Slice(half, torch::indexing::None)}), x.index({"...", Slice(0, half)})}, -1);
+}
+
+torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  return x * cos + rotate_half(x) * sin;
+}
+
+}  // namespace
+
+RMSNormImpl::RMSNormImpl(std::int64_t dim, double eps) : eps_(eps) { weight_ = register_parameter("weight", torch::ones({dim})); }
+
+torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
+  return x * torch::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + eps_) * weight_;
+}
+
+BlockImpl::BlockImpl(const ModelConfig& c) : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), head_dim_(c.head_dim()) {
+  using torch::nn::LinearOptions;
+  norm1_ = register_module("norm1", RMSNorm(c.d_model, c.norm_eps));
+  norm2_ = register_module("norm2", RMSNorm(c.d_model, c.norm_eps));
+  wq_ = register_module("wq", torch::nn::Linear(LinearOptions(c.d_model, n_heads_ * head_dim_).bias(false)));
+  wk_ = register_module("wk", torch::nn::Linear(LinearOptions(c.d_model, n_kv_heads_ * head_dim_).bias(false)));
+  wv_ = register_module("wv", torch::nn::Linear(LinearOptions(c.d_model, n_kv_heads_ * head_dim_).bias(false)));
+  wo_ = register_module("wo", torch::nn::Linear(LinearOptions(n_heads_ * head_dim_, c.d_model).bias(false)));
+  w_gate_ = register_module("w_gate", torch::nn::Linear(LinearOptions(c.d_model, c.d_ff).bias(false)));
+  w_up_ = register_module("w_up", torch::nn::Linear(LinearOptions(c.d_model, c.d_ff).bias(false)));
+  w_down_ = register_module("w_down", torch::nn::Linear(LinearOptions(c.d_ff, c.d_model).bias(false)));
+}
+
+torch::Tensor BlockImpl::attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) const {
+  // Grouped-query attention: each KV head serves n_heads / n_kv_heads query heads.
+  const auto rep = n_heads_ / n_kv_heads_;
+  const auto kk = rep == 1 ? k : k.repeat_interleave(rep, 1);
+  const auto vv = rep == 1 ? v : v.repeat_interleave(rep, 1);
+  auto scores = torch::matmul(q, kk.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));
+  scores = scores + mask;
+  return torch::matmul(torch::softmax(scores, -1), vv);
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, const torch::Tensor& mask,
+                                 torch::Tensor* cache_k, torch::Tensor* cache_v, std::int64_t slot) {
+  const auto b = x.size(0), t = x.size(1);
+  const auto h = norm1_(x);
+  auto q = wq_(h).view({b, t, n_heads_, head_dim_}).transpose(1, 2);
+  auto k = wk_(h).view({b, t, n_kv_heads_, head_dim_}).transpose(1, 2);
+  auto v = wv_(h).view({b, t, n_kv_heads_, head_dim_}).transpose(1, 2);
+  q = apply_rope(q, cos, sin);
+  k = apply_rope(k, cos, sin);
+  if (cache_k != nullptr) {
+    cache_k->index_put_({slot, Slice(), Slice(0, t)}, k[0]);
+    cache_v->index_put_({slot, Slice(), Slice(0, t)}, v[0]);
+  }
+  const auto a = attend(q, k, v, mask).transpose(1, 2).reshape({b, t, n_heads_ * head_dim_});
+  const auto x2 = x + wo_(a);
+  const auto h2 = norm2_(x2);
+  return x2 + w_down_(torch::silu(w_gate_(h2)) * w_up_(h2));
+}
+
+torch::Tensor BlockImpl::decode(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, torch::Tensor& cache_k,
+                                torch::Tensor& cache_v, const torch::Tensor& pos, const torch::Tensor& key_mask) {
+  const auto s = x.size(0);
+  const auto h = norm1_(x);
+  auto q = wq_(h).view({s, 1, n_heads_, head_dim_}).transpose(1, 2);   // [S, H, 1, hd]
+  auto k = wk_(h).view({s, 1, n_kv_heads_, head_dim_}).transpose(1, 2);
+  auto v = wv_(h).view({s, 1, n_kv_heads_, head_dim_}).transpose(1, 2);
+  const auto c4 = cos.view({s, 1, 1, head_dim_});
+  const auto s4 = sin.view({s, 1, 1, head_dim_});
+  q = apply_rope(q, c4, s4);
+  k = apply_rope(k, c4, s4);
+  const auto rows = torch::arange(s, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+  cache_k.index_put_({rows, Slice(), pos}, k.squeeze(2));
+  cache_v.index_put_({rows, Slice(), pos}, v.squeeze(2));
+  const auto a = attend(q, cache_k, cache_v, key_mask).transpose(1, 2).reshape({s, 1, n_heads_ * head_dim_});
+  const auto x2 = x + wo_(a);
+  const auto h2 = norm2_(x2);
+  return x2 + w_down_(torch::silu(w_gate_(h2)) * w_up_(h2));
+}
+
+TransformerImpl::TransformerImpl(const ModelConfig& c) : config_(c) {
+  if (c.d_model % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0 || c.head_dim() % 2 != 0) {
+    throw std::invalid_argument("model config: d_model / n_heads must be even, n_heads a multiple of n_kv_heads");
+  }
+  embed_ = register_module("embed", torch::nn::Embedding(c.vocab, c.d_model));
+  for (std::int64_t i = 0; i < c.n_layers; ++i) blocks_.push_back(register_module("block" + std::to_string(i), Block(c)));
+  norm_ = register_module("norm", RMSNorm(c.d_model, c.norm_eps));
+  lm_head_ = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(c.d_model, c.vocab).bias(false)));
+  const auto hd = c.head_dim();
+  const auto inv_freq = torch::pow(c.rope_theta, -torch::arange(0, hd, 2, torch::kFloat64) / static_cast<double>(hd));
+  const auto angles = torch::outer(torch::arange(c.max_seq, torch::kFloat64), inv_freq);  // [max_seq, hd/2]
+  const auto full = torch::cat({angles, angles}, -1);
+  cos_ = register_buffer("rope_cos", full.cos().to(torch::kFloat32));
+  sin_ = register_buffer("rope_sin", full.sin().to(torch::kFloat32));
+}
+
+torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
+  const auto t = tokens.size(1);
+  if (t > config_.max_seq) throw std::invalid_argument("sequence longer than the model's max_seq");
+  auto x = embed_(tokens);
+  const auto cos = cos_.index({Slice(0, t)});
+  const auto sin = sin_.index({Slice(0, t)});
+  const auto mask = torch::full({t, t}, -std::numeric_limits<float>::infinity(), x.options()).triu(1);
+  for (auto& b : blocks_) x = b->forward(x, cos, sin, mask);
+  return lm_head_(norm_(x));
+}
+
+torch::Tensor TransformerImpl::prefill(const torch::Tensor& tokens, std::int64_t slot, KvCache& cache) {
+  const auto t = tokens.size(0);
+  auto x = embed_(tokens.unsqueeze(0));
+  const auto cos = cos_.index({Slice(0, t)});
+  const auto sin = sin_.index({Slice(0, t)});
+  const auto mask = torch::full({t, t}, -std::numeric_limits<float>::infinity(), x.options()).triu(1);
+  for (std::size_t i = 0; i < blocks_.size(); ++i) x = blocks_[i]->forward(x, cos, sin, mask, &cache.k[i], &cache.v[i], slot);
+  return lm_head_(norm_(x))[0][t - 1];
+}
+
+torch::Tensor TransformerImpl::decode(const torch::Tensor& tokens, const torch::Tensor& pos, KvCache& cache) {
+  auto x = embed_(tokens.unsqueeze(1));  // [S, 1, D]
+  const auto cos = cos_.index({pos});    // [S, hd]
+  const auto sin = sin_.index({pos});
+  // Keys at positions <= pos are visible.
+  const auto key_pos = torch::arange(config_.max_seq, pos.options());
+  const auto visible = key_pos.unsqueeze(0) <= pos.unsqueeze(1);  // [S, max_seq]
+  const auto key_mask = torch::zeros({pos.size(0), config_.max_seq}, x.options())
+                            .masked_fill(visible.logical_not(), -std::numeric_limits<float>::infinity())
+                            .view({pos.size(0), 1, 1, config_.max_seq});
+  for (std::size_t i = 0; i < blocks_.size(); ++i) x = blocks_[i]->decode(x, cos, sin, cache.k[i], cache.v[i], pos, key_mask);
+  return lm_head_(norm_(x)).squeeze(1);
+}
+
+KvCache TransformerImpl::make_cache(std::int64_t slots, const torch::Device& device) const {
+  KvCache c;
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(device);
+  for (std::int64_t i = 0; i < config_.n_layers; ++i) {
+    c.k.push_back(torch::zeros({slots, config_.n_kv_heads, config_.max_seq, config_.head_dim()}, opts));
+    c.v.push_back(torch::zeros({slots, config_.n_kv_heads, config_.max_seq, config_.head_dim()}, opts));
+  }
+  return c;
+}
+
+void copy_weights(Transformer& from, Transformer& to) {
+  torch::NoGradGuard no_grad;
+  auto src = from->named_parameters();
+  for (auto& p : to->named_parameters()) p.value().copy_(src[p.key()]);
+  auto srcb = from->named_buffers();
+  for (auto& b : to->named_buffers()) b.value().copy_(srcb[b.key()]);
+}
+
+}  // namespace april::live

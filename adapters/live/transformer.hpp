@@ -1,0 +1,78 @@
+#pragma once
+// The live backend's decoder-only transformer (Llama/Qwen family). Private to
+// the live backend: this header includes torch, and nothing public includes it.
+// Attention and RMSNorm are written by hand so that Debian's libtorch 1.13
+// (no scaled_dot_product_attention, no RMSNorm module) builds it.
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "adapters/live/model_config.hpp"
+
+namespace april::live {
+
+// Per-layer K and V caches, [slots, kv_heads, max_seq, head_dim].
+struct KvCache {
+  std::vector<torch::Tensor> k, v;
+};
+
+class RMSNormImpl : public torch::nn::Module {
+ public:
+  RMSNormImpl(std::int64_t dim, double eps);
+  torch::Tensor forward(const torch::Tensor& x);
+
+ private:
+  torch::Tensor weight_;
+  double eps_;
+};
+TORCH_MODULE(RMSNorm);
+
+class BlockImpl : public torch::nn::Module {
+ public:
+  explicit BlockImpl(const ModelConfig& c);
+  // x [B, T, D]; cos/sin [T, head_dim]; mask [T, T] additive (causal). When
+  // `cache` is given, this sequence's K and V (B = 1) go to row `slot`.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, const torch::Tensor& mask,
+                        torch::Tensor* cache_k = nullptr, torch::Tensor* cache_v = nullptr, std::int64_t slot = 0);
+  // One token for every slot: x [S, 1, D]; cos/sin [S, head_dim] at each
+  // row's position; writes K and V at (row, pos) and attends over the whole
+  // cache length with `key_mask` [S, 1, 1, max_seq] (fixed shapes on purpose:
+  // a row's numbers do not depend on the other rows or on how it got there).
+  torch::Tensor decode(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, torch::Tensor& cache_k,
+                       torch::Tensor& cache_v, const torch::Tensor& pos, const torch::Tensor& key_mask);
+
+ private:
+  torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) const;
+  std::int64_t n_heads_, n_kv_heads_, head_dim_;
+  RMSNorm norm1_{nullptr}, norm2_{nullptr};
+  torch::nn::Linear wq_{nullptr}, wk_{nullptr}, wv_{nullptr}, wo_{nullptr};
+  torch::nn::Linear w_gate_{nullptr}, w_up_{nullptr}, w_down_{nullptr};
+};
+TORCH_MODULE(Block);
+
+class TransformerImpl : public torch::nn::Module {
+ public:
+  explicit TransformerImpl(const ModelConfig& c);
+  // tokens [B, T] (right-padded) -> logits [B, T, vocab].
+  torch::Tensor forward(const torch::Tensor& tokens);
+  // Batched prefill of one sequence into cache row `slot`; logits of its last position [vocab].
+  torch::Tensor prefill(const torch::Tensor& tokens, std::int64_t slot, KvCache& cache);
+  // One decode iteration over every slot: tokens [S], pos [S] -> logits [S, vocab].
+  torch::Tensor decode(const torch::Tensor& tokens, const torch::Tensor& pos, KvCache& cache);
+  KvCache make_cache(std::int64_t slots, const torch::Device& device) const;
+  [[nodiscard]] const ModelConfig& config() const { return config_; }
+
+ private:
+  ModelConfig config_;
+  torch::nn::Embedding embed_{nullptr};
+  std::vector<Block> blocks_;
+  RMSNorm norm_{nullptr};
+  torch::nn::Linear lm_head_{nullptr};
+  torch::Tensor cos_, sin_;  // [max_seq, head_dim]
+};
+TORCH_MODULE(Transformer);
+
+// Copies every parameter and buffer of `from` into `to` (same config).
+void copy_weights(Transformer& from, Transformer& to);
+
+}  // namespace april::live
