@@ -146,12 +146,14 @@ std::vector<BuiltinScenario> builtin_scenarios() {
         {"workload.response_median_tok", "20"},
         {"steps", "5"}}},
       {"live-cpu",
-       "april live on CPU: the countdown task, a ~10M-parameter model, B = 8 prompts x n = 8, alpha 2, 40 steps",
+       "april live on CPU: the countdown task, a ~10M-parameter model warm-started for 8 steps, B = 8 prompts x n = 8, "
+       "alpha 2, 30 steps",
        {{"rollout_batch_size", "8"},
         {"n_samples_per_prompt", "8"},
         {"max_response_len", "48"},
         {"april.alpha", "2"},
-        {"steps", "40"},
+        {"steps", "30"},
+        {"live.sft_steps", "8"},
         {"live.model", "small"},
         {"live.slots", "128"}}},
   };

@@ -24,6 +24,26 @@ std::unique_ptr<sim::WorkloadSource> make_generator(const sim::Config& c) {
   return std::make_unique<sim::LongTailGenerator>(p, static_cast<std::uint64_t>(c.get_int("seed")));
 }
 
+std::unique_ptr<SimBackend> make_sim_backend(const sim::Config& c, bool record_timeline) {
+  const auto hw_all = sim::builtin_hardware();
+  const auto model_all = sim::builtin_models();
+  const auto hw = sim::find_hardware(hw_all, c.get_string("hardware"));
+  const auto model = sim::find_model(model_all, c.get_string("model"));
+
+  SimBackendConfig bc;
+  bc.engines = c.get_int("cluster.engines");
+  bc.engine.max_running = c.get_int("engine.max_running");
+  bc.engine.kv_capacity_tok = kv_capacity_tok(c);
+  bc.engine.fast_forward = c.get_bool("engine.fast_forward");
+  if (c.get_string("train.time_model") == "flops") {
+    sim::TrainCostParams tp{c.get_double("train.mfu"), c.get_int("cluster.gpus"), c.get_double("train.fixed_s")};
+    bc.train_time_s = [model, hw, tp](std::int64_t tokens) { return sim::train_time_s(model, hw, tp, tokens); };
+  }
+  bc.sync_time_s = weight_sync(c).time_s;
+  bc.record_timeline = record_timeline;
+  return std::make_unique<SimBackend>(std::move(bc), make_iteration_model(c));
+}
+
 Simulation::Simulation(const sim::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
                        const RunOptions& options)
     : policy_name_(policy_name), steps_(c.get_int("steps")) {
@@ -41,23 +61,7 @@ Simulation::Simulation(const sim::Config& c, const policies::PolicyRegistry& reg
     workload_ = make_generator(c);
   }
 
-  const auto hw_all = sim::builtin_hardware();
-  const auto model_all = sim::builtin_models();
-  const auto hw = sim::find_hardware(hw_all, c.get_string("hardware"));
-  const auto model = sim::find_model(model_all, c.get_string("model"));
-
-  SimBackendConfig bc;
-  bc.engines = c.get_int("cluster.engines");
-  bc.engine.max_running = c.get_int("engine.max_running");
-  bc.engine.kv_capacity_tok = kv_capacity_tok(c);
-  bc.engine.fast_forward = c.get_bool("engine.fast_forward");
-  if (c.get_string("train.time_model") == "flops") {
-    sim::TrainCostParams tp{c.get_double("train.mfu"), c.get_int("cluster.gpus"), c.get_double("train.fixed_s")};
-    bc.train_time_s = [model, hw, tp](std::int64_t tokens) { return sim::train_time_s(model, hw, tp, tokens); };
-  }
-  bc.sync_time_s = weight_sync(c).time_s;
-  bc.record_timeline = options.record_timeline;
-  backend_ = std::make_unique<SimBackend>(std::move(bc), make_iteration_model(c));
+  backend_ = make_sim_backend(c, options.record_timeline);
 
   LoopOptions lo;
   lo.batch_size = c.get_int("rollout_batch_size");

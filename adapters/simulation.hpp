@@ -51,6 +51,9 @@ class Simulation {
   std::unique_ptr<RlLoop> loop_;
 };
 
+// The modeled engines, train and sync costs of a scenario.
+std::unique_ptr<SimBackend> make_sim_backend(const sim::Config& config, bool record_timeline = false);
+
 // The scenario's long-tail workload generator (workload.* keys, seed).
 std::unique_ptr<sim::WorkloadSource> make_generator(const sim::Config& config);
 

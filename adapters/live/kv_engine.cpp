@@ -82,6 +82,7 @@ bool KvEngine::take_token(Slot& s, const torch::Tensor& logits_row) {
 }
 
 void KvEngine::admit() {
+  std::vector<std::size_t> admitted;
   for (std::size_t i = 0; i < slots_.size() && !queue_.empty(); ++i) {
     Slot& s = slots_[i];
     if (s.active) continue;
@@ -92,15 +93,32 @@ void KvEngine::admit() {
     s.seq = s.req.context;
     s.out.key = s.req.key;
     s.admitted = admissions_++;
-    if (!opt_.exact_prefill) {
-      const auto tokens = torch::tensor(std::vector<std::int64_t>(s.seq.begin(), s.seq.end()),
-                                        torch::TensorOptions().dtype(torch::kLong).device(opt_.device));
-      const auto logits = model_->prefill(tokens, static_cast<std::int64_t>(i), cache_);
-      stats_.prefill_tok += static_cast<std::int64_t>(s.seq.size());
-      s.cached = static_cast<std::int64_t>(s.seq.size());
-      // The first new token comes from the prefill's last position.
-      if (take_token(s, logits)) s.out.finished = true;
-    }
+    admitted.push_back(i);
+  }
+  if (opt_.exact_prefill || admitted.empty()) return;
+  // One batched prefill for everything admitted at this boundary.
+  std::int64_t t_max = 0;
+  for (auto i : admitted) t_max = std::max<std::int64_t>(t_max, static_cast<std::int64_t>(slots_[i].seq.size()));
+  const auto a = static_cast<std::int64_t>(admitted.size());
+  auto tokens = torch::zeros({a, t_max}, torch::kLong);
+  std::vector<std::int64_t> lengths, rows;
+  auto acc = tokens.accessor<std::int64_t, 2>();
+  for (std::int64_t r = 0; r < a; ++r) {
+    const Slot& s = slots_[admitted[static_cast<std::size_t>(r)]];
+    for (std::size_t j = 0; j < s.seq.size(); ++j) acc[r][static_cast<std::int64_t>(j)] = s.seq[j];
+    lengths.push_back(static_cast<std::int64_t>(s.seq.size()));
+    rows.push_back(static_cast<std::int64_t>(admitted[static_cast<std::size_t>(r)]));
+  }
+  const auto opts = torch::TensorOptions().dtype(torch::kLong).device(opt_.device);
+  const auto logits = model_->prefill(tokens.to(opt_.device), torch::tensor(lengths, opts), torch::tensor(rows, opts), cache_).to(torch::kCPU);
+  for (std::int64_t r = 0; r < a; ++r) {
+    Slot& s = slots_[admitted[static_cast<std::size_t>(r)]];
+    stats_.prefill_tok += static_cast<std::int64_t>(s.seq.size());
+    s.cached = static_cast<std::int64_t>(s.seq.size());
+    // The first new token comes from the prefill's last position: like a
+    // vLLM prefill iteration, admission yields one token.
+    if (take_token(s, logits[r])) s.out.finished = true;
+    s.fresh = true;
   }
 }
 
@@ -114,7 +132,7 @@ std::vector<GenResult> KvEngine::step() {
   std::int64_t active = 0;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = slots_[i];
-    if (!s.active || s.out.finished) continue;
+    if (!s.active || s.out.finished || s.fresh) continue;
     tok[i] = s.seq[static_cast<std::size_t>(s.cached)];
     pos[i] = s.cached;
     ++active;
@@ -125,7 +143,7 @@ std::vector<GenResult> KvEngine::step() {
     ++stats_.iterations;
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       Slot& s = slots_[i];
-      if (!s.active || s.out.finished) continue;
+      if (!s.active || s.out.finished || s.fresh) continue;
       ++s.cached;
       if (s.cached < static_cast<std::int64_t>(s.seq.size())) {
         ++stats_.prefill_tok;  // still feeding known tokens
@@ -136,6 +154,7 @@ std::vector<GenResult> KvEngine::step() {
   }
   std::vector<Slot*> finished;
   for (auto& s : slots_) {
+    s.fresh = false;
     if (s.active && s.out.finished) finished.push_back(&s);
   }
   std::sort(finished.begin(), finished.end(), [](const Slot* a, const Slot* b) { return a->admitted < b->admitted; });

@@ -7,7 +7,8 @@
 //    what else is running;
 //  - prefill: `exact_prefill` feeds known tokens one per iteration through the
 //    same decode kernel (bitwise the same KV whether a request is fresh or
-//    resumed); otherwise one batched forward per admitted request (faster);
+//    resumed, alone or not); otherwise one batched forward over everything
+//    admitted at a boundary (faster; equal to the other path up to rounding);
 //  - sampling: temperature and top-p, with a uniform draw that depends only on
 //    the request's seed and the token's index, so outputs do not depend on the
 //    batch; log-probs are recorded at sampling time.
@@ -77,6 +78,7 @@ class KvEngine {
     std::vector<std::int32_t> seq;  // context + new tokens
     std::int64_t cached = 0;        // tokens whose K/V are in the cache
     std::int64_t admitted = 0;      // admission order, to report finishes in it
+    bool fresh = false;             // sampled its first token at admission: no decode this iteration
     GenResult out;
   };
   void admit();

@@ -44,13 +44,16 @@ torch::Tensor BlockImpl::attend(const torch::Tensor& q, const torch::Tensor& k, 
   const auto rep = n_heads_ / n_kv_heads_;
   const auto kk = rep == 1 ? k : k.repeat_interleave(rep, 1);
   const auto vv = rep == 1 ? v : v.repeat_interleave(rep, 1);
+#if TORCH_VERSION_MAJOR >= 2
+  if (fast_attention_) return at::scaled_dot_product_attention(q, kk, vv, mask);
+#endif
   auto scores = torch::matmul(q, kk.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));
   scores = scores + mask;
   return torch::matmul(torch::softmax(scores, -1), vv);
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, const torch::Tensor& mask,
-                                 torch::Tensor* cache_k, torch::Tensor* cache_v, std::int64_t slot) {
+                                 torch::Tensor* cache_k, torch::Tensor* cache_v, const torch::Tensor& slots) {
   const auto b = x.size(0), t = x.size(1);
   const auto h = norm1_(x);
   auto q = wq_(h).view({b, t, n_heads_, head_dim_}).transpose(1, 2);
@@ -59,8 +62,9 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& co
   q = apply_rope(q, cos, sin);
   k = apply_rope(k, cos, sin);
   if (cache_k != nullptr) {
-    cache_k->index_put_({slot, Slice(), Slice(0, t)}, k[0]);
-    cache_v->index_put_({slot, Slice(), Slice(0, t)}, v[0]);
+    // Padding positions get K/V too; decoding overwrites them before they are visible.
+    cache_k->index_put_({slots, Slice(), Slice(0, t)}, k);
+    cache_v->index_put_({slots, Slice(), Slice(0, t)}, v);
   }
   const auto a = attend(q, k, v, mask).transpose(1, 2).reshape({b, t, n_heads_ * head_dim_});
   const auto x2 = x + wo_(a);
@@ -115,14 +119,15 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
   return lm_head_(norm_(x));
 }
 
-torch::Tensor TransformerImpl::prefill(const torch::Tensor& tokens, std::int64_t slot, KvCache& cache) {
-  const auto t = tokens.size(0);
-  auto x = embed_(tokens.unsqueeze(0));
+torch::Tensor TransformerImpl::prefill(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& slots, KvCache& cache) {
+  const auto t = tokens.size(1);
+  auto x = embed_(tokens);
   const auto cos = cos_.index({Slice(0, t)});
   const auto sin = sin_.index({Slice(0, t)});
   const auto mask = torch::full({t, t}, -std::numeric_limits<float>::infinity(), x.options()).triu(1);
-  for (std::size_t i = 0; i < blocks_.size(); ++i) x = blocks_[i]->forward(x, cos, sin, mask, &cache.k[i], &cache.v[i], slot);
-  return lm_head_(norm_(x))[0][t - 1];
+  for (std::size_t i = 0; i < blocks_.size(); ++i) x = blocks_[i]->forward(x, cos, sin, mask, &cache.k[i], &cache.v[i], slots);
+  const auto last = (lengths - 1).view({-1, 1, 1}).expand({x.size(0), 1, x.size(2)});
+  return lm_head_(norm_(x.gather(1, last).squeeze(1)));
 }
 
 torch::Tensor TransformerImpl::decode(const torch::Tensor& tokens, const torch::Tensor& pos, KvCache& cache) {
@@ -147,6 +152,13 @@ KvCache TransformerImpl::make_cache(std::int64_t slots, const torch::Device& dev
     c.v.push_back(torch::zeros({slots, config_.n_kv_heads, config_.max_seq, config_.head_dim()}, opts));
   }
   return c;
+}
+
+void TransformerImpl::set_fast_attention(bool on) {
+  if (on && !fast_attention_available()) {
+    throw std::invalid_argument("the fused attention path needs libtorch >= 2 (this one is " + std::string(TORCH_VERSION) + ")");
+  }
+  for (auto& b : blocks_) b->set_fast_attention(on);
 }
 
 void copy_weights(Transformer& from, Transformer& to) {

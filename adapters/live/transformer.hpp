@@ -4,6 +4,7 @@
 // Attention and RMSNorm are written by hand so that Debian's libtorch 1.13
 // (no scaled_dot_product_attention, no RMSNorm module) builds it.
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <vector>
 
@@ -31,19 +32,21 @@ class BlockImpl : public torch::nn::Module {
  public:
   explicit BlockImpl(const ModelConfig& c);
   // x [B, T, D]; cos/sin [T, head_dim]; mask [T, T] additive (causal). When
-  // `cache` is given, this sequence's K and V (B = 1) go to row `slot`.
+  // `cache_k` is given, row b's K and V go to cache row slots[b].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, const torch::Tensor& mask,
-                        torch::Tensor* cache_k = nullptr, torch::Tensor* cache_v = nullptr, std::int64_t slot = 0);
+                        torch::Tensor* cache_k = nullptr, torch::Tensor* cache_v = nullptr, const torch::Tensor& slots = {});
   // One token for every slot: x [S, 1, D]; cos/sin [S, head_dim] at each
   // row's position; writes K and V at (row, pos) and attends over the whole
   // cache length with `key_mask` [S, 1, 1, max_seq] (fixed shapes on purpose:
   // a row's numbers do not depend on the other rows or on how it got there).
   torch::Tensor decode(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, torch::Tensor& cache_k,
                        torch::Tensor& cache_v, const torch::Tensor& pos, const torch::Tensor& key_mask);
+  void set_fast_attention(bool on) { fast_attention_ = on; }
 
  private:
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) const;
   std::int64_t n_heads_, n_kv_heads_, head_dim_;
+  bool fast_attention_ = false;
   RMSNorm norm1_{nullptr}, norm2_{nullptr};
   torch::nn::Linear wq_{nullptr}, wk_{nullptr}, wv_{nullptr}, wo_{nullptr};
   torch::nn::Linear w_gate_{nullptr}, w_up_{nullptr}, w_down_{nullptr};
@@ -55,11 +58,16 @@ class TransformerImpl : public torch::nn::Module {
   explicit TransformerImpl(const ModelConfig& c);
   // tokens [B, T] (right-padded) -> logits [B, T, vocab].
   torch::Tensor forward(const torch::Tensor& tokens);
-  // Batched prefill of one sequence into cache row `slot`; logits of its last position [vocab].
-  torch::Tensor prefill(const torch::Tensor& tokens, std::int64_t slot, KvCache& cache);
+  // Batched prefill: right-padded sequences [A, T] with `lengths` [A] into
+  // cache rows `slots` [A]; logits at each sequence's last position [A, vocab].
+  torch::Tensor prefill(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& slots, KvCache& cache);
   // One decode iteration over every slot: tokens [S], pos [S] -> logits [S, vocab].
   torch::Tensor decode(const torch::Tensor& tokens, const torch::Tensor& pos, KvCache& cache);
   KvCache make_cache(std::int64_t slots, const torch::Device& device) const;
+  // torch 2.x's fused scaled_dot_product_attention instead of the manual
+  // attention; throws where libtorch has none (1.x).
+  void set_fast_attention(bool on);
+  static bool fast_attention_available() { return TORCH_VERSION_MAJOR >= 2; }
   [[nodiscard]] const ModelConfig& config() const { return config_; }
 
  private:

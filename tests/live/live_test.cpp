@@ -1,0 +1,311 @@
+// Tests of the libtorch live backend, on CPU with the tiny model.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "adapters/live/countdown_task.hpp"
+#include "adapters/live/grpo.hpp"
+#include "adapters/live/kv_engine.hpp"
+#include "adapters/live/live_backend.hpp"
+#include "adapters/rl_loop.hpp"
+#include "adapters/simulation.hpp"
+#include "traces/trace_workload.hpp"
+#include "policies/april_policy.hpp"
+#include "test_support.hpp"
+
+namespace april::live {
+namespace {
+
+ModelConfig tiny(std::int64_t max_seq = 64) { return model_config("tiny", 24, max_seq); }
+
+Transformer make_model(std::uint64_t seed) {
+  torch::manual_seed(seed);
+  Transformer m(tiny());
+  m->eval();
+  return m;
+}
+
+std::vector<std::int32_t> run_alone(KvEngine& e, GenRequest r) {
+  e.add(std::move(r));
+  for (;;) {
+    auto done = e.step();
+    if (!done.empty()) return done[0].tokens;
+  }
+}
+
+TEST(Transformer, KvCacheDecodingEqualsTheFullForward) {
+  auto m = make_model(1);
+  torch::NoGradGuard ng;
+  const std::vector<std::int64_t> seq = {1, 7, 2, 9, 4, 4, 11, 5, 3, 12};
+  const auto t = static_cast<std::int64_t>(seq.size());
+  const auto full = m->forward(torch::tensor(seq).unsqueeze(0))[0];  // [T, V]
+  // Token by token through the fixed-shape decode path, in slot 2 of 4.
+  auto cache = m->make_cache(4, torch::kCPU);
+  for (std::int64_t p = 0; p < t; ++p) {
+    auto tok = torch::zeros({4}, torch::kLong), pos = torch::zeros({4}, torch::kLong);
+    tok[2] = seq[static_cast<std::size_t>(p)];
+    pos[2] = p;
+    const auto logits = m->decode(tok, pos, cache)[2];
+    ASSERT_TRUE(torch::allclose(logits, full[p], 1e-4, 1e-4)) << "position " << p;
+  }
+  // Batched prefill of the first 6 tokens, then decode the rest.
+  auto cache2 = m->make_cache(4, torch::kCPU);
+  const auto last = m->prefill(torch::tensor(std::vector<std::int64_t>(seq.begin(), seq.begin() + 6)).unsqueeze(0),
+                               torch::tensor(std::vector<std::int64_t>{6}), torch::tensor(std::vector<std::int64_t>{1}), cache2)[0];
+  EXPECT_TRUE(torch::allclose(last, full[5], 1e-4, 1e-4));
+  for (std::int64_t p = 6; p < t; ++p) {
+    auto tok = torch::zeros({4}, torch::kLong), pos = torch::zeros({4}, torch::kLong);
+    tok[1] = seq[static_cast<std::size_t>(p)];
+    pos[1] = p;
+    ASSERT_TRUE(torch::allclose(m->decode(tok, pos, cache2)[1], full[p], 1e-4, 1e-4)) << "position " << p;
+  }
+}
+
+// The optional torch 2.x fast path (fused attention) against the manual one.
+TEST(Transformer, FusedAttentionMatchesTheManualOne) {
+  if (!TransformerImpl::fast_attention_available()) {
+    GTEST_SKIP() << "libtorch " << TORCH_VERSION << " has no scaled_dot_product_attention; the manual path is the only one";
+  }
+  auto m = make_model(2);
+  torch::NoGradGuard ng;
+  const auto tokens = torch::tensor(std::vector<std::int64_t>{1, 5, 2, 8, 8, 3, 9}).unsqueeze(0);
+  const auto manual = m->forward(tokens);
+  m->set_fast_attention(true);
+  EXPECT_TRUE(torch::allclose(m->forward(tokens), manual, 1e-5, 1e-5));
+}
+
+TEST(Transformer, FusedAttentionIsRefusedWhereMissing) {
+  auto m = make_model(2);
+  if (TransformerImpl::fast_attention_available()) GTEST_SKIP() << "libtorch has the fused path";
+  EXPECT_THROW(m->set_fast_attention(true), std::invalid_argument);
+}
+
+// Abort after k tokens, resume with prompt + those tokens: the same tokens as
+// an uninterrupted run, greedy and sampled, with both prefill modes.
+TEST(KvEngine, AbortThenResumeGivesTheTokensOfAnUninterruptedRun) {
+  for (double temperature : {0.0, 1.0}) {
+    for (bool exact : {true, false}) {
+      EngineOptions o;
+      // No EOS: every run is 30 tokens long, so both cuts fall mid-answer.
+      o.slots = 8, o.temperature = temperature, o.top_p = 0.9, o.exact_prefill = exact, o.eos = -1;
+      const GenRequest req{42, {1, 9, 2}, 0, 30, 1234};
+      KvEngine whole(make_model(5), o);
+      const auto expected = run_alone(whole, req);
+      ASSERT_EQ(expected.size(), 30U);
+      for (int cut_steps : {2, 5, 17}) {
+        KvEngine e(make_model(5), o);
+        e.add(req);
+        for (int i = 0; i < cut_steps; ++i) ASSERT_TRUE(e.step().empty());
+        auto partial = e.abort_all();
+        ASSERT_EQ(partial.size(), 1U);
+        auto got = partial[0].tokens;
+        GenRequest resume = req;
+        resume.context.insert(resume.context.end(), got.begin(), got.end());
+        resume.generated_before = static_cast<std::int32_t>(got.size());
+        resume.max_new = req.max_new - resume.generated_before;
+        const auto rest = run_alone(e, resume);
+        got.insert(got.end(), rest.begin(), rest.end());
+        EXPECT_EQ(got, expected) << "temperature " << temperature << " exact " << exact << " cut " << cut_steps;
+      }
+    }
+  }
+}
+
+TEST(KvEngine, ARequestsOutputIsTheSameAloneAndInAFullBatch) {
+  for (bool exact : {true, false}) {
+    EngineOptions o;
+    o.slots = 16, o.temperature = 1.0, o.exact_prefill = exact, o.eos = 3;
+    const GenRequest probe{7, {1, 12, 2}, 0, 40, 99};
+    KvEngine alone(make_model(3), o);
+    const auto expected = run_alone(alone, probe);
+    KvEngine busy(make_model(3), o);
+    for (std::uint64_t k = 0; k < 15; ++k) {
+      busy.add({100 + k, {1, static_cast<std::int32_t>(4 + k % 20), 2}, 0, 40, 1000 + k});
+    }
+    busy.add(probe);
+    std::vector<std::int32_t> got;
+    bool found = false;
+    while (!found) {
+      for (auto& d : busy.step()) {
+        if (d.key == probe.key) {
+          got = d.tokens;
+          found = true;
+        }
+      }
+    }
+    EXPECT_EQ(got, expected) << "exact prefill " << exact;
+  }
+}
+
+TEST(Grpo, LossAndGradientOnAHandComputedExample) {
+  // Two tokens, A = +1 and A = -1; ratios e^0.1 (inside the clip range for
+  // A > 0) and e^0.5 (clipped at 1.28 for A < 0: min(-r, -1.28) = -r, unclipped).
+  auto logp = torch::tensor({{0.1F, 0.5F}}, torch::requires_grad());
+  const auto old = torch::zeros({1, 2});
+  const auto adv = torch::tensor({{1.0F, -1.0F}});
+  const auto w = torch::ones({1, 2});
+  const auto mask = torch::ones({1, 2});
+  auto loss = ppo_clip_loss(logp, old, adv, w, mask, 0.2, 0.28);
+  const double r1 = std::exp(0.1), r2 = std::exp(0.5);
+  EXPECT_NEAR(loss.item<double>(), -(r1 * 1.0 + r2 * -1.0) / 2.0, 1e-6);
+  loss.backward();
+  const auto g = logp.grad();
+  EXPECT_NEAR(g[0][0].item<double>(), -r1 / 2.0, 1e-6);  // d(-r*A/2)/dlogp = -A*r/2
+  EXPECT_NEAR(g[0][1].item<double>(), r2 / 2.0, 1e-6);
+  // A clipped token has no gradient: A = +1 with r = e^0.5 > 1.28.
+  auto logp2 = torch::tensor({{0.5F}}, torch::requires_grad());
+  auto loss2 = ppo_clip_loss(logp2, torch::zeros({1, 1}), torch::ones({1, 1}), torch::ones({1, 1}), torch::ones({1, 1}), 0.2, 0.28);
+  EXPECT_NEAR(loss2.item<double>(), -1.28, 1e-6);
+  loss2.backward();
+  EXPECT_EQ(logp2.grad()[0][0].item<double>(), 0.0);
+  // Masked tokens count for nothing, not even in the mean's denominator.
+  auto loss3 = ppo_clip_loss(torch::tensor({{0.1F, 9.0F}}), torch::zeros({1, 2}), torch::ones({1, 2}), torch::ones({1, 2}),
+                             torch::tensor({{1.0F, 0.0F}}), 0.2, 0.28);
+  EXPECT_NEAR(loss3.item<double>(), -r1, 1e-6);
+  // Group-normalised advantages.
+  const auto a = group_advantages({1, 0, 0, 1, 5, 5}, {0, 0, 0, 0, 1, 1});
+  EXPECT_NEAR(a[0], 1.0, 1e-5);
+  EXPECT_NEAR(a[1], -1.0, 1e-5);
+  EXPECT_NEAR(a[4], 0.0, 1e-9);  // equal rewards: no signal
+}
+
+TEST(Grpo, RatioIsOneAtTheFirstUpdateWhenLogProbsComeFromTheSampler) {
+  auto policy = make_model(11);
+  Transformer serving(tiny());
+  copy_weights(policy, serving);
+  EngineOptions o;
+  o.slots = 8, o.temperature = 1.0, o.eos = 3;
+  KvEngine e(serving, o);
+  const CountdownTask task({4, 0.5, 10}, 1);
+  std::vector<TrainSampleData> batch;
+  for (std::uint64_t k = 0; k < 6; ++k) e.add({k, task.example(static_cast<std::int64_t>(k)).prompt, 0, 20, k});
+  while (batch.size() < 6) {
+    for (auto& d : e.step()) {
+      TrainSampleData s;
+      s.prompt = task.example(static_cast<std::int64_t>(d.key)).prompt;
+      s.response = d.tokens;
+      s.rollout_logprobs = d.logprobs;
+      s.token_version.assign(d.tokens.size(), 0);
+      s.reward = static_cast<double>(d.key % 2);
+      s.group = static_cast<std::int64_t>(d.key / 3);
+      batch.push_back(s);
+    }
+  }
+  GrpoTrainer trainer(policy, std::nullopt, GrpoOptions{}, torch::kCPU);
+  trainer.step(batch, 0);
+  const auto r = trainer.last_ratios();
+  ASSERT_GT(r.numel(), 0);
+  EXPECT_LT((r - 1).abs().max().item<double>(), 1e-4);
+}
+
+LiveOptions tiny_live() {
+  LiveOptions o;
+  o.model_size = "tiny";
+  o.slots = 16;
+  o.max_response_len = 16;
+  o.exact_prefill = false;
+  o.threads = 1;
+  o.seed = 3;
+  return o;
+}
+
+// One policy object drives the live backend and, given the same completion
+// order, the simulator to the same decisions: the live run's sample lengths
+// become a trace, and the simulator (one engine, 1 ms per iteration, no cap,
+// which completes samples in the same order as the live engine) replays it.
+TEST(OnePolicyTwoBackends, SameCompletionOrderSameDecisions) {
+  april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "april.alpha=2", "max_response_len=16"});
+  auto policy = f.registry.get("april").make(f.config);  // one object for both runs
+  const CountdownTask task({4, 0.6, 10}, 7);
+  LiveBackend live(tiny_live(), task);
+  CountdownWorkload workload(task, 2);
+  adapters::RlLoop loop(live, *policy, workload, {2, 16, false});
+  std::vector<std::vector<std::string>> live_batches, live_buffers;
+  std::map<std::string, std::vector<std::int32_t>> lengths;
+  loop.on_batch = [&](std::int64_t, const auto& ids) {
+    std::vector<std::string> b;
+    for (const auto& [id, prompt] : ids) {
+      b.push_back(prompt);
+      for (const auto& segs : loop.group_segments(id)) {
+        std::int32_t n = 0;
+        for (const auto& s : segs) n += s.tokens;
+        lengths[prompt].push_back(n);
+      }
+    }
+    live_batches.push_back(b);
+  };
+  const int steps = 5;
+  for (int s = 0; s < steps; ++s) {
+    loop.run_step();
+    std::vector<std::string> buf;
+    for (auto id : loop.buffer()) buf.push_back(loop.prompt_id(id));
+    live_buffers.push_back(buf);
+  }
+  // The trace: batched groups with their final lengths; groups never batched
+  // at the cap, so that they do not complete earlier than they did live.
+  std::vector<sim::GroupSpec> trace;
+  for (std::int64_t i = 0; i < workload.next_index(); ++i) {
+    const auto id = CountdownTask::prompt_id(i);
+    auto it = lengths.find(id);
+    trace.push_back(april::testing::group(id, it != lengths.end() ? it->second : std::vector<std::int32_t>{16, 16}, 3));
+  }
+  // The simulator, driven by the very same policy object.
+  auto sim_backend = adapters::make_sim_backend(f.config);
+  traces::TraceReplay replay(trace, "live");
+  adapters::RlLoop sim_loop(*sim_backend, *policy, replay, {2, 16, false});
+  std::vector<std::vector<std::string>> sim_batches;
+  sim_loop.on_batch = [&](std::int64_t, const auto& ids) {
+    std::vector<std::string> b;
+    for (const auto& [id, prompt] : ids) b.push_back(prompt);
+    sim_batches.push_back(b);
+  };
+  for (int s = 0; s < steps; ++s) {
+    sim_loop.run_step();
+    std::vector<std::string> buf;
+    for (auto id : sim_loop.buffer()) buf.push_back(sim_loop.prompt_id(id));
+    EXPECT_EQ(buf, live_buffers[static_cast<std::size_t>(s)]) << "buffer after step " << s;
+  }
+  EXPECT_EQ(sim_batches, live_batches);
+}
+
+TEST(LiveBackend, CheckpointResumeContinuesExactly) {
+  const CountdownTask task({4, 0.6, 10}, 9);
+  april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "april.alpha=2"});
+  auto policy = f.registry.get("april").make(f.config);
+  const auto dir = (std::filesystem::temp_directory_path() / "april_live_checkpoint").string();
+  std::filesystem::remove_all(dir);
+  std::vector<adapters::StepMetrics> straight;
+  {
+    LiveBackend b(tiny_live(), task);
+    CountdownWorkload w(task, 2);
+    adapters::RlLoop loop(b, *policy, w, {2, 16, false});
+    for (int s = 0; s < 4; ++s) straight.push_back(loop.run_step());
+  }
+  nlohmann::json state;
+  std::int64_t next = 0;
+  {
+    LiveBackend b(tiny_live(), task);
+    CountdownWorkload w(task, 2);
+    adapters::RlLoop loop(b, *policy, w, {2, 16, false});
+    for (int s = 0; s < 2; ++s) loop.run_step();
+    b.save(dir);
+    state = loop.save_state();
+    next = w.next_index();
+  }
+  LiveBackend b(tiny_live(), task);
+  b.load(dir);
+  CountdownWorkload w(task, 2, next);
+  adapters::RlLoop loop(b, *policy, w, {2, 16, false});
+  loop.load_state(state);
+  for (int s = 2; s < 4; ++s) {
+    const auto m = loop.run_step();
+    EXPECT_EQ(m.step, s);
+    EXPECT_EQ(m.tokens_generated, straight[static_cast<std::size_t>(s)].tokens_generated) << "step " << s;
+    EXPECT_EQ(m.reward_mean, straight[static_cast<std::size_t>(s)].reward_mean) << "step " << s;
+    EXPECT_EQ(m.tokens_offpolicy, straight[static_cast<std::size_t>(s)].tokens_offpolicy) << "step " << s;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace april::live
