@@ -1,10 +1,26 @@
 #include "cli/cli_options.hpp"
 
+#include <iostream>
 #include <sstream>
 
 #include "adapters/scenario.hpp"
 
 namespace april::cli {
+
+bool parse_command_line(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
+                        boost::program_options::variables_map& vm,
+                        const boost::program_options::positional_options_description* positional) {
+  namespace po = boost::program_options;
+  auto parser = po::command_line_parser(args).options(opts);
+  if (positional != nullptr) parser.positional(*positional);
+  po::store(parser.run(), vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
 
 std::vector<std::string> split_commas(const std::vector<std::string>& items) {
   std::vector<std::string> out;

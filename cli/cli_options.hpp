@@ -5,9 +5,17 @@
 #include <string>
 #include <vector>
 
+#include <boost/program_options.hpp>
+
 #include "sim/config.hpp"
 
 namespace april::cli {
+
+// Parses a subcommand's arguments; prints the options and returns false on
+// --help. Errors (unknown options, missing required ones) throw.
+bool parse_command_line(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
+                        boost::program_options::variables_map& vm,
+                        const boost::program_options::positional_options_description* positional = nullptr);
 
 // "a,b" "c" -> a, b, c (empty parts dropped).
 std::vector<std::string> split_commas(const std::vector<std::string>& items);

@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <iostream>
 
 #include "adapters/results_db.hpp"
 #include "cli/atomic_file.hpp"

@@ -5,7 +5,6 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "adapters/live/live_backend.hpp"
@@ -37,12 +36,7 @@ int live_command(const std::vector<std::string>& args) {
       "checkpoint", po::value(&checkpoint), "save model, optimizer, buffer and loop state here at the end")(
       "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_command_line(args, opts, vm)) return 0;
 
   const auto registry = policies::builtin_policies();
   const auto schema = adapters::make_schema(registry);

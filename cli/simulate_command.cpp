@@ -3,7 +3,6 @@
 
 #include <boost/program_options.hpp>
 #include <filesystem>
-#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "adapters/simulation.hpp"
@@ -34,12 +33,7 @@ int simulate_command(const std::vector<std::string>& args) {
       ("seed", po::value<std::int64_t>(), "seed (overrides the scenario's `seed`)")
       ("out", po::value(&out_dir), "write DIR/summary.json, DIR/<policy>/steps.csv and DIR/<policy>/timeline.csv");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  if (!parse_command_line(args, opts, vm)) return 0;
 
   const auto registry = policies::builtin_policies();
   const auto schema = adapters::make_schema(registry);

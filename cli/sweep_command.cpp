@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
-#include <iostream>
 
 #include "adapters/grid.hpp"
 #include "adapters/results_db.hpp"
@@ -35,12 +34,7 @@ int sweep_command(const std::vector<std::string>& args) {
       "seed", po::value<std::int64_t>(), "first seed")("trace", po::value(&trace), "drive runs from a trace")(
       "trace-format", po::value(&trace_format), "format of --trace: ours or azure");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_command_line(args, opts, vm)) return 0;
   if (repeats < 1 || jobs < 1) throw std::invalid_argument("--repeats and --jobs must be >= 1");
 
   const auto registry = policies::builtin_policies();

@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
-#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "adapters/simulation.hpp"
@@ -27,18 +26,6 @@ constexpr const char* kTraceUsage =
     "  synth   write a synthetic JSONL trace from a scenario's workload model\n"
     "`april trace <sub> --help` describes each.\n";
 
-// Parses args against opts with positional names; returns false after --help.
-bool parse(const std::vector<std::string>& args, po::options_description& opts, const po::positional_options_description& pos,
-           po::variables_map& vm) {
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return false;
-  }
-  po::notify(vm);
-  return true;
-}
-
 traces::ImportOptions import_options(const po::variables_map& vm) {
   traces::ImportOptions o;
   o.format = vm["format"].as<std::string>();
@@ -62,7 +49,7 @@ int import_cmd(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("in", 1).add("out", 1);
   po::variables_map vm;
-  if (!parse(args, opts, pos, vm)) return 0;
+  if (!parse_command_line(args, opts, vm, &pos)) return 0;
   const auto groups = traces::import_trace(vm["in"].as<std::string>(), import_options(vm));
   traces::write_jsonl_trace(vm["out"].as<std::string>(), groups);
   std::size_t samples = 0;
@@ -80,7 +67,7 @@ int stats_cmd(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("file", 1);
   po::variables_map vm;
-  if (!parse(args, opts, pos, vm)) return 0;
+  if (!parse_command_line(args, opts, vm, &pos)) return 0;
   const auto path = vm["file"].as<std::string>();
   const auto s = traces::compute_stats(traces::load_trace(path, import_options(vm)), vm["cap"].as<std::int64_t>());
   if (vm.count("json")) fmt::print("{}\n", traces::stats_json(s).dump(2));
@@ -97,7 +84,7 @@ int fit_cmd(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("file", 1);
   po::variables_map vm;
-  if (!parse(args, opts, pos, vm)) return 0;
+  if (!parse_command_line(args, opts, vm, &pos)) return 0;
   const auto path = vm["file"].as<std::string>();
   const auto j = traces::fit_scenario_json(traces::fit_workload(traces::load_trace(path, import_options(vm))), path);
   if (vm.count("out")) write_file_atomically(vm["out"].as<std::string>(), j.dump(2) + "\n");
@@ -118,7 +105,7 @@ int synth_cmd(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("out", 1);
   po::variables_map vm;
-  if (!parse(args, opts, pos, vm)) return 0;
+  if (!parse_command_line(args, opts, vm, &pos)) return 0;
   const auto registry = policies::builtin_policies();
   const auto schema = adapters::make_schema(registry);
   sim::Config c(schema);

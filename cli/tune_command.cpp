@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
-#include <iostream>
 
 #include "adapters/results_db.hpp"
 #include "adapters/run_batch.hpp"
@@ -52,12 +51,7 @@ int tune_command(const std::vector<std::string>& args) {
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
       "seed", po::value<std::int64_t>(), "first seed");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_command_line(args, opts, vm)) return 0;
   if (direction != "max" && direction != "min") throw std::invalid_argument("--direction must be max or min");
 
   const auto registry = policies::builtin_policies();

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
-#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "adapters/grid.hpp"
@@ -42,12 +41,7 @@ int whatif_command(const std::vector<std::string>& args) {
       "seed", po::value<std::int64_t>(), "seed")("csv", po::value(&csv_out), "also write the rows as CSV")(
       "json", po::value(&json_out), "also write the rows as JSON");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_command_line(args, opts, vm)) return 0;
 
   const auto registry = policies::builtin_policies();
   const auto schema = adapters::make_schema(registry);
