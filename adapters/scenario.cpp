@@ -60,8 +60,13 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
          "KV-cache capacity per engine; 0 = from GPU memory, memory fraction and model", sim::at_least(0)});
   s.add({"engine.gpu_memory_fraction", KnobType::Double, 0.85, "", "share of GPU memory for weights + KV cache",
          sim::in_range(0.05, 1.0)});
-  s.add({"engine.iteration_model", KnobType::String, std::string("roofline"), "", "iteration-time model: roofline or constant",
-         sim::one_of({"roofline", "constant"})});
+  s.add({"engine.iteration_model", KnobType::String, std::string("roofline"), "",
+         "iteration-time model: roofline, constant, or linear (calibrated by `april calibrate`)",
+         sim::one_of({"roofline", "constant", "linear"})});
+  s.add({"engine.linear_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost per iteration", sim::at_least(0)});
+  s.add({"engine.linear_per_request_us", KnobType::Double, 0.0, "us", "linear model: cost per running request", sim::at_least(0)});
+  s.add({"engine.linear_per_kv_tok_ns", KnobType::Double, 0.0, "ns", "linear model: cost per resident KV token", sim::at_least(0)});
+  s.add({"engine.linear_per_prefill_tok_us", KnobType::Double, 0.0, "us", "linear model: cost per prefilled token", sim::at_least(0)});
   s.add({"engine.constant_iteration_us", KnobType::Double, 1000.0, "us", "iteration time of the constant model",
          sim::greater_than(0)});
   s.add({"engine.compute_efficiency", KnobType::Double, 0.6, "", "roofline: achieved fraction of peak FLOP/s",
@@ -73,13 +78,17 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   s.add({"engine.fast_forward", KnobType::Bool, true, "",
          "jump over iterations in which the batch cannot change (identical results, far fewer events)", {}});
   // Train and sync.
-  s.add({"train.time_model", KnobType::String, std::string("flops"), "", "flops (6 * params * tokens) or zero",
-         sim::one_of({"flops", "zero"})});
+  s.add({"train.time_model", KnobType::String, std::string("flops"), "",
+         "flops (6 * params * tokens), linear (calibrated: train.linear_*) or zero", sim::one_of({"flops", "linear", "zero"})});
+  s.add({"train.linear_base_s", KnobType::Double, 0.0, "s", "linear train model: fixed cost per step", sim::at_least(0)});
+  s.add({"train.linear_per_tok_us", KnobType::Double, 0.0, "us", "linear train model: cost per trained token (prompt + response)",
+         sim::at_least(0)});
   s.add({"train.mfu", KnobType::Double, 0.35, "", "trainer model FLOPs utilisation", sim::in_range(0.01, 1)});
   s.add({"train.fixed_s", KnobType::Double, 2.0, "s", "fixed cost per train step (optimizer, offload and onload)",
          sim::at_least(0)});
-  s.add({"sync.time_model", KnobType::String, std::string("bandwidth"), "", "bandwidth (bytes / bandwidth + latency) or zero",
-         sim::one_of({"bandwidth", "zero"})});
+  s.add({"sync.time_model", KnobType::String, std::string("bandwidth"), "",
+         "bandwidth (bytes / bandwidth + latency), fixed (sync.latency_s only, e.g. calibrated) or zero",
+         sim::one_of({"bandwidth", "fixed", "zero"})});
   s.add({"sync.bandwidth_GB_s", KnobType::Double, 100.0, "GB/s", "effective trainer-to-engine weight bandwidth",
          sim::greater_than(0)});
   s.add({"topology.preset", KnobType::String, std::string("none"), "",
@@ -207,6 +216,14 @@ std::int64_t kv_capacity_tok(const sim::Config& c) {
 }
 
 std::shared_ptr<const sim::IterationModel> make_iteration_model(const sim::Config& c) {
+  if (c.get_string("engine.iteration_model") == "linear") {
+    sim::LinearIterationParams p;
+    p.base_ns = std::llround(c.get_double("engine.linear_base_us") * 1e3);
+    p.per_request_ns = std::llround(c.get_double("engine.linear_per_request_us") * 1e3);
+    p.per_kv_tok_ps = std::llround(c.get_double("engine.linear_per_kv_tok_ns") * 1e3);
+    p.per_prefill_tok_ns = std::llround(c.get_double("engine.linear_per_prefill_tok_us") * 1e3);
+    return std::make_shared<sim::LinearIterationModel>(p);
+  }
   if (c.get_string("engine.iteration_model") == "constant") {
     return std::make_shared<sim::ConstantIterationModel>(std::llround(c.get_double("engine.constant_iteration_us") * 1000.0));
   }
@@ -234,6 +251,11 @@ WeightSync weight_sync(const sim::Config& c) {
   WeightSync w;
   if (c.get_string("sync.time_model") == "zero") {
     w.how = "zero";
+    return w;
+  }
+  if (c.get_string("sync.time_model") == "fixed") {
+    w.time_s = c.get_double("sync.latency_s");
+    w.how = fmt::format("fixed {} s", w.time_s);
     return w;
   }
   const auto model_all = sim::builtin_models();

@@ -35,7 +35,10 @@ std::unique_ptr<SimBackend> make_sim_backend(const sim::Config& c, bool record_t
   bc.engine.max_running = c.get_int("engine.max_running");
   bc.engine.kv_capacity_tok = kv_capacity_tok(c);
   bc.engine.fast_forward = c.get_bool("engine.fast_forward");
-  if (c.get_string("train.time_model") == "flops") {
+  if (c.get_string("train.time_model") == "linear") {
+    const double base = c.get_double("train.linear_base_s"), per = c.get_double("train.linear_per_tok_us") * 1e-6;
+    bc.train_time_s = [base, per](std::int64_t tokens) { return base + per * static_cast<double>(tokens); };
+  } else if (c.get_string("train.time_model") == "flops") {
     sim::TrainCostParams tp{c.get_double("train.mfu"), c.get_int("cluster.gpus"), c.get_double("train.fixed_s")};
     bc.train_time_s = [model, hw, tp](std::int64_t tokens) { return sim::train_time_s(model, hw, tp, tokens); };
   }

@@ -13,6 +13,9 @@ int whatif_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int tune_command(const std::vector<std::string>& args);
 int db_command(const std::vector<std::string>& args);
-int live_command(const std::vector<std::string>& args);  // needs the live backend
+int live_command(const std::vector<std::string>& args);      // needs the live backend
+int profile_command(const std::vector<std::string>& args);   // needs the live backend
+int validate_command(const std::vector<std::string>& args);  // needs the live backend
+int calibrate_command(const std::vector<std::string>& args);
 
 }  // namespace april::cli

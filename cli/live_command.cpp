@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/live/live_backend.hpp"
+#include "adapters/live/live_config.hpp"
 #include "adapters/live/model_config.hpp"
 #include "adapters/rl_loop.hpp"
 #include "adapters/scenario.hpp"
@@ -45,32 +46,11 @@ int live_command(const std::vector<std::string>& args) {
   if (c.get_bool("filter.dynamic_sampling")) throw sim::ConfigError("filter.dynamic_sampling is not supported by april live");
   auto policy = registry.get(policy_name).make(c);
 
-  live::CountdownParams tp;
-  tp.median_len = c.get_double("live.task_median_len");
-  tp.sigma = c.get_double("live.task_sigma");
-  tp.max_len = c.get_int("live.task_max_len");
+  const live::CountdownParams tp = live::task_params(c);
   const auto seed = static_cast<std::uint64_t>(c.get_int("seed"));
   const live::CountdownTask task(tp, seed);
-  live::LiveOptions lo;
-  lo.model_size = c.get_string("live.model");
-  lo.device = device;
-  lo.slots = c.get_int("live.slots");
-  lo.temperature = c.get_double("live.temperature");
-  lo.top_p = c.get_double("live.top_p");
-  lo.exact_prefill = c.get_bool("live.exact_prefill");
-  lo.lr = c.get_double("live.lr");
-  lo.weight_decay = c.get_double("live.weight_decay");
-  lo.grad_clip = c.get_double("live.grad_clip");
-  lo.clip_low = c.get_double("live.clip_low");
-  lo.clip_high = c.get_double("live.clip_high");
-  lo.kl_coef = c.get_double("live.kl_coef");
-  lo.tis_cap = c.get_double("live.tis_cap");
-  lo.mask_offpolicy = policy->mask_offpolicy_tokens();
-  lo.sft_steps = resume.empty() ? c.get_int("live.sft_steps") : 0;
-  lo.sft_batch = c.get_int("live.sft_batch");
-  lo.threads = c.get_int("live.threads");
-  lo.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
-  lo.seed = seed;
+  live::LiveOptions lo = live::live_options(c, device, policy->mask_offpolicy_tokens());
+  if (!resume.empty()) lo.sft_steps = 0;
   live::LiveBackend backend(lo, task);
   const auto mc = live::model_config(lo.model_size, task.vocab(), task.max_prompt_tok() + lo.max_response_len);
   fmt::print("april live: {} ({} parameters) on {}, policy {}, B = {} x n = {}, countdown task median N {}\n", lo.model_size,

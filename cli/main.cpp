@@ -21,6 +21,9 @@ constexpr const char* kUsage =
     "  db         list, show and export what the results database holds\n"
     "  trace      trace tools: import, stats, fit, synth\n"
     "  live       train a transformer with GRPO on a real engine, driven by the same policies (libtorch)\n"
+    "  profile    measure the live engine, trainer and weight sync for calibration (libtorch)\n"
+    "  calibrate  fit the simulator's engine, train and sync models to a profile\n"
+    "  validate   run policies live and in the calibrated simulator and compare (libtorch)\n"
     "  policies   list scheduling policies with their parameters and defaults\n"
     "  keys       list every scenario key with unit, default and meaning (--markdown)\n"
     "\n"
@@ -45,11 +48,14 @@ int main(int argc, char** argv) {
     if (cmd == "sweep") return april::cli::sweep_command(args);
     if (cmd == "tune") return april::cli::tune_command(args);
     if (cmd == "db") return april::cli::db_command(args);
-    if (cmd == "live") {
+    if (cmd == "calibrate") return april::cli::calibrate_command(args);
+    if (cmd == "live" || cmd == "profile" || cmd == "validate") {
 #ifdef APRIL_HAVE_LIVE
-      return april::cli::live_command(args);
+      if (cmd == "live") return april::cli::live_command(args);
+      if (cmd == "profile") return april::cli::profile_command(args);
+      return april::cli::validate_command(args);
 #else
-      fmt::print(stderr, "april live: this build has no live backend (libtorch was not found; see APRIL_WITH_TORCH)\n");
+      fmt::print(stderr, "april {}: this build has no live backend (libtorch was not found; see APRIL_WITH_TORCH)\n", cmd);
       return 2;
 #endif
     }

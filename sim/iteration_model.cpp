@@ -85,4 +85,19 @@ std::string RooflineIterationModel::describe() const {
                      overhead_ns_ / 1000);
 }
 
+std::int64_t LinearIterationModel::iteration_ns(std::int64_t batch, std::int64_t resident_kv_tok, std::int64_t prefill_tok) const {
+  return p_.base_ns + p_.per_request_ns * batch + resident_kv_tok * p_.per_kv_tok_ps / 1000 + p_.per_prefill_tok_ns * prefill_tok;
+}
+
+std::int64_t LinearIterationModel::decode_window_ns(std::int64_t batch, std::int64_t kv0_tok, std::int64_t iterations) const {
+  if (iterations <= 0) return 0;
+  return iterations * (p_.base_ns + p_.per_request_ns * batch) + floor_sum(iterations, 1000, batch * p_.per_kv_tok_ps, kv0_tok * p_.per_kv_tok_ps);
+}
+
+std::string LinearIterationModel::describe() const {
+  auto k = [](std::int64_t v) { return static_cast<double>(v) / 1000.0; };
+  return fmt::format("linear (calibrated): {} us + {} us/request + {} ns/KV token + {} us/prefill token", k(p_.base_ns),
+                     k(p_.per_request_ns), k(p_.per_kv_tok_ps), k(p_.per_prefill_tok_ns));
+}
+
 }  // namespace april::sim

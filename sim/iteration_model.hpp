@@ -73,6 +73,27 @@ class RooflineIterationModel final : public IterationModel {
   std::int64_t overhead_ns_;
 };
 
+// Fitted to a live engine by `april calibrate`:
+//   base + per_request * batch + per_kv_tok * resident_kv_tok + per_prefill_tok * prefill_tok
+// in integer nanoseconds and picoseconds, so a decode window sums in closed form.
+struct LinearIterationParams {
+  std::int64_t base_ns = 0;
+  std::int64_t per_request_ns = 0;
+  std::int64_t per_kv_tok_ps = 0;
+  std::int64_t per_prefill_tok_ns = 0;
+};
+
+class LinearIterationModel final : public IterationModel {
+ public:
+  explicit LinearIterationModel(const LinearIterationParams& p) : p_(p) {}
+  [[nodiscard]] std::int64_t iteration_ns(std::int64_t batch, std::int64_t resident_kv_tok, std::int64_t prefill_tok) const override;
+  [[nodiscard]] std::int64_t decode_window_ns(std::int64_t batch, std::int64_t kv0_tok, std::int64_t iterations) const override;
+  [[nodiscard]] std::string describe() const override;
+
+ private:
+  LinearIterationParams p_;
+};
+
 // Sum over i in [0, n) of floor((a * i + b) / m), for a, b >= 0, m > 0.
 std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int64_t b);
 

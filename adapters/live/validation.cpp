@@ -1,0 +1,159 @@
+#include "adapters/live/validation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "adapters/live/live_backend.hpp"
+#include "adapters/live/live_config.hpp"
+#include "adapters/rl_loop.hpp"
+#include "adapters/simulation.hpp"
+#include "traces/trace_workload.hpp"
+
+namespace april::live {
+namespace {
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+}  // namespace
+
+std::vector<sim::GroupSpec> live_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t groups,
+                                       std::int64_t samples_per_group, std::int32_t cap) {
+  std::vector<sim::GroupSpec> out;
+  for (std::int64_t i = 0; i < groups; ++i) {
+    sim::GroupSpec g;
+    g.prompt_id = CountdownTask::prompt_id(i);
+    g.prompt_tok = 3;
+    auto it = lengths.find(g.prompt_id);
+    g.response_tok = it != lengths.end() ? it->second : std::vector<std::int32_t>(static_cast<std::size_t>(samples_per_group), cap);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+sim::Config simulator_twin(const sim::Config& scenario, const adapters::Calibration& calibration) {
+  sim::Config c = scenario;
+  const std::string where = "validate";
+  c.set_from_text("cluster.gpus", "1", where);
+  c.set_from_text("cluster.engines", "1", where);
+  c.set_from_text("cluster.tensor_parallel", "1", where);
+  c.set("engine.max_running", scenario.get_int("live.slots"), where);
+  c.set_from_text("engine.kv_capacity_tok", "1000000000", where);
+  c.set_from_text("filter.dynamic_sampling", "false", where);
+  c.set_from_text("topology.preset", "none", where);
+  c.set_from_text("topology.file", "", where);
+  sim::load_config_text(c, adapters::calibration_scenario_json(calibration).dump(), "calibration");
+  return c;
+}
+
+ValidationReport validate(const sim::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
+                          const adapters::Calibration& calibration, const std::string& device,
+                          const std::function<void(const std::string&)>& progress) {
+  ValidationReport report;
+  const auto steps = scenario.get_int("steps");
+  const auto n = scenario.get_int("n_samples_per_prompt");
+  const auto cap = static_cast<std::int32_t>(scenario.get_int("max_response_len"));
+  const sim::Config twin = simulator_twin(scenario, calibration);
+  adapters::validate_scenario(twin);
+  for (const auto& name : policies) {
+    PolicyValidation pv;
+    pv.policy = name;
+    // Live.
+    auto policy = registry.get(name).make(scenario);
+    const CountdownTask task(task_params(scenario), static_cast<std::uint64_t>(scenario.get_int("seed")));
+    LiveBackend backend(live_options(scenario, device, policy->mask_offpolicy_tokens()), task);
+    if (progress) progress(fmt::format("{}: warm start", name));
+    backend.warm_start();
+    CountdownWorkload workload(task, n);
+    adapters::RlLoop loop(backend, *policy, workload, {scenario.get_int("rollout_batch_size"), cap, false});
+    std::map<std::string, std::vector<std::int32_t>> lengths;
+    loop.on_batch = [&](std::int64_t, const auto& ids) {
+      for (const auto& [id, prompt] : ids) {
+        for (const auto& segs : loop.group_segments(id)) {
+          std::int32_t len = 0;
+          for (const auto& s : segs) len += s.tokens;
+          lengths[prompt].push_back(len);
+        }
+      }
+    };
+    for (std::int64_t s = 0; s < steps; ++s) {
+      pv.live.push_back(loop.run_step());
+      if (progress) progress(fmt::format("{}: live step {} ({:.2f} s rollout)", name, s, pv.live.back().rollout_time_s));
+    }
+    pv.trace = live_trace(lengths, workload.next_index(), n, cap);
+    // The simulator twin on the same lengths, with the same kind of policy.
+    adapters::RunOptions ro;
+    ro.trace = pv.trace;
+    ro.trace_name = "live " + name;
+    auto sim_backend = adapters::make_sim_backend(twin);
+    auto sim_policy = registry.get(name).make(twin);
+    traces::TraceReplay replay(pv.trace, ro.trace_name);
+    adapters::RlLoop sim_loop(*sim_backend, *sim_policy, replay, {twin.get_int("rollout_batch_size"), cap, false});
+    for (std::int64_t s = 0; s < steps; ++s) pv.sim.push_back(sim_loop.run_step());
+    for (std::size_t s = 0; s < pv.live.size(); ++s) {
+      const double meas = pv.live[s].rollout_time_s, pred = pv.sim[s].rollout_time_s;
+      // A step whose batch was complete in the buffer takes no rollout time:
+      // no relative error there; it counts as agreeing when both are instant.
+      if (meas < kInstantS) {
+        ++pv.instant_steps;
+        if (pred < kInstantS) ++pv.instant_agree;
+        continue;
+      }
+      pv.step_rollout_error.push_back(std::fabs(pred - meas) / meas);
+    }
+    pv.median_error = quantile(pv.step_rollout_error, 0.5);
+    pv.p90_error = quantile(pv.step_rollout_error, 0.9);
+    const auto lt = adapters::derive(adapters::summarize(pv.live).totals);
+    const auto st = adapters::derive(adapters::summarize(pv.sim).totals);
+    pv.total_time_error = lt.total_time_s > 0 ? (st.total_time_s - lt.total_time_s) / lt.total_time_s : 0.0;
+    pv.live_rollout_tok_s = lt.rollout_throughput_tok_s;
+    pv.sim_rollout_tok_s = st.rollout_throughput_tok_s;
+    report.policies.push_back(std::move(pv));
+  }
+  const PolicyValidation* sync = nullptr;
+  const PolicyValidation* other = nullptr;
+  for (const auto& p : report.policies) {
+    if (p.policy == "sync") sync = &p;
+    else if (!other) other = &p;
+  }
+  if (sync && other && sync->live_rollout_tok_s > 0 && sync->sim_rollout_tok_s > 0) {
+    report.gain_measured = other->live_rollout_tok_s / sync->live_rollout_tok_s - 1.0;
+    report.gain_predicted = other->sim_rollout_tok_s / sync->sim_rollout_tok_s - 1.0;
+  }
+  return report;
+}
+
+nlohmann::json ValidationReport::to_json() const {
+  nlohmann::json j;
+  j["policies"] = nlohmann::json::object();
+  for (const auto& p : policies) {
+    nlohmann::json pj;
+    pj["steps"] = p.live.size();
+    pj["instant_steps"] = p.instant_steps;
+    pj["instant_steps_predicted"] = p.instant_agree;
+    pj["median_step_rollout_error"] = p.median_error;
+    pj["p90_step_rollout_error"] = p.p90_error;
+    pj["total_time_error"] = p.total_time_error;
+    pj["live_rollout_throughput_tok_s"] = p.live_rollout_tok_s;
+    pj["sim_rollout_throughput_tok_s"] = p.sim_rollout_tok_s;
+    pj["live_rollout_time_s"] = nlohmann::json::array();
+    pj["sim_rollout_time_s"] = nlohmann::json::array();
+    for (const auto& m : p.live) pj["live_rollout_time_s"].push_back(m.rollout_time_s);
+    for (const auto& m : p.sim) pj["sim_rollout_time_s"].push_back(m.rollout_time_s);
+    j["policies"][p.policy] = pj;
+  }
+  j["gain_measured"] = gain_measured ? nlohmann::json(*gain_measured) : nlohmann::json(nullptr);
+  j["gain_predicted"] = gain_predicted ? nlohmann::json(*gain_predicted) : nlohmann::json(nullptr);
+  j["gain_error_pp"] = gain_measured && gain_predicted ? nlohmann::json(100.0 * (*gain_predicted - *gain_measured)) : nlohmann::json(nullptr);
+  return j;
+}
+
+}  // namespace april::live

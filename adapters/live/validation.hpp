@@ -1,0 +1,52 @@
+#pragma once
+// `april validate`: each policy runs live, then in the simulator calibrated to
+// the live engine, on the live run's own sample lengths (its trace), with the
+// same seed and settings; the report compares them per step and in total.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/calibration.hpp"
+#include "adapters/step_metrics.hpp"
+#include "policies/registry.hpp"
+#include "sim/config.hpp"
+#include "sim/workload.hpp"
+
+namespace april::live {
+
+struct PolicyValidation {
+  std::string policy;
+  std::vector<adapters::StepMetrics> live, sim;
+  std::vector<sim::GroupSpec> trace;  // the live run's lengths
+  std::vector<double> step_rollout_error;  // |sim - live| / live, per step that took rollout time
+  std::int64_t instant_steps = 0;          // batch complete in the buffer: no rollout time live
+  std::int64_t instant_agree = 0;          // ... and none predicted either
+  double median_error = 0, p90_error = 0, total_time_error = 0;
+  double live_rollout_tok_s = 0, sim_rollout_tok_s = 0;
+};
+
+// Rollout phases shorter than this took no iteration (the batch was in the buffer).
+inline constexpr double kInstantS = 0.01;
+
+struct ValidationReport {
+  std::vector<PolicyValidation> policies;
+  std::optional<double> gain_measured, gain_predicted;  // first policy over sync, rollout throughput
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+// The simulator scenario that mirrors the live engine: one engine of
+// live.slots, the calibrated linear iteration, train and sync models.
+sim::Config simulator_twin(const sim::Config& scenario, const adapters::Calibration& calibration);
+
+ValidationReport validate(const sim::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
+                          const adapters::Calibration& calibration, const std::string& device,
+                          const std::function<void(const std::string&)>& progress = {});
+
+// A live run's groups with the final length of every sample that finished;
+// samples that never did get `cap` (they ran at least that long).
+std::vector<sim::GroupSpec> live_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t groups,
+                                       std::int64_t samples_per_group, std::int32_t cap);
+
+}  // namespace april::live

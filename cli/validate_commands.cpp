@@ -1,0 +1,165 @@
+// `april profile` and `april validate` (both need the live backend).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "adapters/calibration.hpp"
+#include "adapters/live/live_config.hpp"
+#include "adapters/live/profiler.hpp"
+#include "adapters/live/validation.hpp"
+#include "adapters/results_db.hpp"
+#include "adapters/scenario.hpp"
+#include "cli/atomic_file.hpp"
+#include "cli/cli_options.hpp"
+#include "cli/commands.hpp"
+#include "traces/jsonl_trace.hpp"
+
+namespace april::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+live::ProfileOptions profile_options(const sim::Config& c, const std::string& device, std::int64_t repeats) {
+  live::ProfileOptions o;
+  o.model_size = c.get_string("live.model");
+  o.device = device;
+  o.slots = c.get_int("live.slots");
+  o.threads = c.get_int("live.threads");
+  o.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
+  o.repeats = repeats;
+  o.seed = static_cast<std::uint64_t>(c.get_int("seed"));
+  o.task = live::task_params(c);
+  return o;
+}
+
+}  // namespace
+
+int profile_command(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: april profile [--scenario S] [--device cpu|cuda] [--model SIZE] [--repeats R] --out profile.json\n"
+      "Measures the live engine's iteration time over running requests, resident KV and prefill tokens,\n"
+      "train-step time over tokens per batch, and weight-sync time, R times each (medians and quartiles\n"
+      "are in the file). `april calibrate` fits the simulator to it.\n\noptions");
+  std::string scenario = "live-cpu", device = "cpu", out, model;
+  std::vector<std::string> sets;
+  std::int64_t repeats = 6;
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), "scenario whose live.* keys to use")(
+      "device", po::value(&device), "cpu or cuda")("model", po::value(&model), "model size (overrides live.model)")(
+      "repeats", po::value(&repeats), "measurements per configuration")("set", po::value(&sets), "override a key")(
+      "out", po::value(&out)->required(), "profile.json");
+  po::variables_map vm;
+  if (!parse_command_line(args, opts, vm)) return 0;
+  const auto registry = policies::builtin_policies();
+  const auto schema = adapters::make_schema(registry);
+  sim::Config c(schema);
+  apply_cli_scenario(c, scenario, sets, std::nullopt, std::nullopt);
+  if (!model.empty()) c.set("live.model", model, "--model");
+  const auto p = live::profile_live(profile_options(c, device, repeats));
+  write_file_atomically(out, adapters::profile_to_json(p).dump(2) + "\n");
+  fmt::print("profiled {} on {}: {} iteration, {} train, {} sync measurements; wrote {}\n", p.model, p.device, p.iterations.size(),
+             p.train.size(), p.sync_s.size(), out);
+  return 0;
+}
+
+int validate_command(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: april validate [--scenario S] [--policy sync,april] [--steps N] [--calibration MODEL.json]\n"
+      "                      [--device cpu|cuda] [--db FILE] [--out DIR]\n"
+      "Runs each policy live, then in the simulator calibrated to the live engine (a fresh profile unless\n"
+      "--calibration is given), on the live run's own sample lengths, and reports per-step rollout-time\n"
+      "error (median, p90), total-time error and the gain over sync, measured vs predicted.\n\noptions");
+  std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir;
+  std::vector<std::string> policy_args, sets;
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), "scenario (default live-cpu)")(
+      "policy", po::value(&policy_args), "policies (default sync,april)")("steps", po::value<std::int64_t>(), "RL steps")(
+      "seed", po::value<std::int64_t>(), "seed")("set", po::value(&sets), "override a key")(
+      "calibration", po::value(&calibration), "a fragment from `april calibrate`")("device", po::value(&device), "cpu or cuda")(
+      "db", po::value(&db_path), "store both sides of every run in this results database")(
+      "out", po::value(&out_dir), "write report.json and each policy's live trace here");
+  po::variables_map vm;
+  if (!parse_command_line(args, opts, vm)) return 0;
+  const auto registry = policies::builtin_policies();
+  const auto schema = adapters::make_schema(registry);
+  sim::Config c(schema);
+  apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
+  auto policies = split_commas(policy_args);
+  if (policies.empty()) policies = {"sync", "april"};
+  for (const auto& p : policies) (void)registry.get(p);
+
+  adapters::Calibration cal;
+  if (!calibration.empty()) {
+    // The fragment holds the fitted coefficients as scenario keys; read them back.
+    sim::Config k(schema);
+    sim::load_config_file(k, calibration);
+    cal.base_us = k.get_double("engine.linear_base_us");
+    cal.per_request_us = k.get_double("engine.linear_per_request_us");
+    cal.per_kv_tok_ns = k.get_double("engine.linear_per_kv_tok_ns");
+    cal.per_prefill_tok_us = k.get_double("engine.linear_per_prefill_tok_us");
+    cal.train_base_s = k.get_double("train.linear_base_s");
+    cal.train_per_tok_us = k.get_double("train.linear_per_tok_us");
+    cal.sync_s = k.get_double("sync.latency_s");
+  } else {
+    fmt::print("profiling the live engine...\n");
+    std::fflush(stdout);
+    cal = adapters::calibrate(live::profile_live(profile_options(c, device, 6)));
+    fmt::print("calibrated: iteration {:.1f} us + {:.3f} us/request + {:.4f} us/prefill token (held-out error {:.1f}%); "
+               "train {:.3f} s + {:.3f} us/token; sync {:.4f} s\n",
+               cal.base_us, cal.per_request_us, cal.per_prefill_tok_us, 100 * cal.iteration_heldout_mape, cal.train_base_s,
+               cal.train_per_tok_us, cal.sync_s);
+  }
+  const auto report = live::validate(c, registry, policies, cal, device, [](const std::string& line) {
+    fmt::print("  {}\n", line);
+    std::fflush(stdout);
+  });
+
+  fmt::print("\n{:<8} {:>6} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "policy", "steps", "instant", "median err", "p90 err", "total err",
+             "live tok/s", "sim tok/s");
+  for (const auto& p : report.policies) {
+    fmt::print("{:<8} {:>6} {:>4}/{:<3} {:>11.1f}% {:>11.1f}% {:>+11.1f}% {:>12.0f} {:>12.0f}\n", p.policy, p.live.size(), p.instant_agree,
+               p.instant_steps, 100 * p.median_error, 100 * p.p90_error, 100 * p.total_time_error, p.live_rollout_tok_s,
+               p.sim_rollout_tok_s);
+  }
+  fmt::print("instant: steps whose batch was complete in the buffer (no rollout time), predicted as such / seen\n");
+  if (report.gain_measured && report.gain_predicted) {
+    fmt::print("gain over sync (rollout throughput): measured {:+.1f}%, predicted {:+.1f}% ({:+.1f} pp)\n", 100 * *report.gain_measured,
+               100 * *report.gain_predicted, 100 * (*report.gain_predicted - *report.gain_measured));
+  }
+  if (!out_dir.empty()) {
+    std::filesystem::create_directories(out_dir);
+    auto j = report.to_json();
+    j["scenario"] = c.resolved();
+    j["calibration"] = adapters::calibration_scenario_json(cal);
+    write_file_atomically((std::filesystem::path(out_dir) / "report.json").string(), j.dump(2) + "\n");
+    for (const auto& p : report.policies) {
+      traces::write_jsonl_trace((std::filesystem::path(out_dir) / (p.policy + "_trace.jsonl")).string(), p.trace);
+    }
+    fmt::print("wrote {0}/report.json and {0}/<policy>_trace.jsonl\n", out_dir);
+  }
+  if (!db_path.empty()) {
+    adapters::ResultsDb db(db_path);
+    const auto now = adapters::utc_now_iso8601();
+    const auto sweep = db.sweep_id("validate", scenario, fmt::format("policies={};steps={};at={}", fmt::join(policies, ","),
+                                                                    c.get_int("steps"), now));
+    const sim::Config twin = live::simulator_twin(c, cal);
+    for (const auto& p : report.policies) {
+      for (const std::string side : {"live", "sim"}) {
+        adapters::RunRecord r;
+        const auto& steps = side == "live" ? p.live : p.sim;
+        r.scenario = (side == "live" ? c : twin).resolved();
+        r.scenario_hash = adapters::hash_hex(r.scenario.dump());
+        r.run_key = adapters::hash_hex(fmt::format("validate {} {} {} {}", sweep, side, p.policy, now));
+        r.policy = p.policy;
+        r.seed = c.get_int("seed");
+        r.started_at = r.finished_at = now;
+        r.summary = adapters::summary_json(adapters::summarize(steps));
+        r.steps = steps;
+        db.store_run(sweep, r, {{"side", side}, {"policy", p.policy}});
+      }
+    }
+    fmt::print("stored both sides as sweep {} in {}\n", sweep, db_path);
+  }
+  return 0;
+}
+
+}  // namespace april::cli
