@@ -62,7 +62,13 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-double quantile(std::vector<double> v, double q) {
+nlohmann::json spread(const std::vector<double>& v) {
+  return {{"median_s", median(v)}, {"p25_s", sample_quantile(v, 0.25)}, {"p75_s", sample_quantile(v, 0.75)}, {"n", v.size()}};
+}
+
+}  // namespace
+
+double sample_quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const double pos = q * static_cast<double>(v.size() - 1);
@@ -70,12 +76,6 @@ double quantile(std::vector<double> v, double q) {
   const auto hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
-
-nlohmann::json spread(const std::vector<double>& v) {
-  return {{"median_s", median(v)}, {"p25_s", quantile(v, 0.25)}, {"p75_s", quantile(v, 0.75)}, {"n", v.size()}};
-}
-
-}  // namespace
 
 std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& y) {
   if (a.empty()) throw std::invalid_argument("least squares with no equations");

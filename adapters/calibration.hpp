@@ -46,6 +46,9 @@ struct Calibration {
 std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& y);
 
 Calibration calibrate(const Profile& profile);
+
+// Quantile of a sample with linear interpolation between order statistics (q in [0, 1]); 0 when empty.
+double sample_quantile(std::vector<double> values, double q);
 // A scenario fragment: engine.iteration_model = linear and its coefficients,
 // train.time_model = linear, sync.time_model = fixed; plus the fit's errors.
 nlohmann::json calibration_scenario_json(const Calibration& c);

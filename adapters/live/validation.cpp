@@ -12,18 +12,6 @@
 #include "traces/trace_workload.hpp"
 
 namespace april::live {
-namespace {
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
-}  // namespace
 
 std::vector<sim::GroupSpec> live_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t groups,
                                        std::int64_t samples_per_group, std::int32_t cap) {
@@ -109,8 +97,8 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
       }
       pv.step_rollout_error.push_back(std::fabs(pred - meas) / meas);
     }
-    pv.median_error = quantile(pv.step_rollout_error, 0.5);
-    pv.p90_error = quantile(pv.step_rollout_error, 0.9);
+    pv.median_error = adapters::sample_quantile(pv.step_rollout_error, 0.5);
+    pv.p90_error = adapters::sample_quantile(pv.step_rollout_error, 0.9);
     const auto lt = adapters::derive(adapters::summarize(pv.live).totals);
     const auto st = adapters::derive(adapters::summarize(pv.sim).totals);
     pv.total_time_error = lt.total_time_s > 0 ? (st.total_time_s - lt.total_time_s) / lt.total_time_s : 0.0;
