@@ -99,28 +99,37 @@ nlohmann::json profile_to_json(const Profile& p) {
   j["model"] = p.model;
   j["slots"] = p.slots;
   j["iterations"] = nlohmann::json::array();
-  std::map<std::tuple<double, double>, std::vector<double>> by_config;
+  std::map<std::tuple<double, double, double, double>, std::vector<double>> by_config;
   for (const auto& it : p.iterations) {
-    j["iterations"].push_back({{"batch", it.batch}, {"kv_tok", it.kv_tok}, {"prefill_tok", it.prefill_tok}, {"time_s", it.time_s}});
-    by_config[{it.batch, it.prefill_tok}].push_back(it.time_s);
+    j["iterations"].push_back({{"batch", it.batch},
+                               {"kv_tok", it.kv_tok},
+                               {"prefill_requests", it.prefill_requests},
+                               {"prefill_tok", it.prefill_tok},
+                               {"prefill_longest_tok", it.prefill_longest_tok},
+                               {"time_s", it.time_s}});
+    by_config[{it.batch, it.prefill_requests, it.prefill_tok, it.prefill_longest_tok}].push_back(it.time_s);
   }
   j["iteration_summary"] = nlohmann::json::array();
   for (const auto& [k, v] : by_config) {
     auto s = spread(v);
     s["batch"] = std::get<0>(k);
-    s["prefill_tok"] = std::get<1>(k);
+    s["prefill_requests"] = std::get<1>(k);
+    s["prefill_tok"] = std::get<2>(k);
+    s["prefill_longest_tok"] = std::get<3>(k);
     j["iteration_summary"].push_back(s);
   }
   j["train"] = nlohmann::json::array();
-  std::map<double, std::vector<double>> by_tokens;
+  std::map<std::tuple<double, double, double>, std::vector<double>> by_tokens;
   for (const auto& t : p.train) {
-    j["train"].push_back({{"tokens", t.tokens}, {"time_s", t.time_s}});
-    by_tokens[t.tokens].push_back(t.time_s);
+    j["train"].push_back({{"samples", t.samples}, {"tokens", t.tokens}, {"longest_tok", t.longest_tok}, {"time_s", t.time_s}});
+    by_tokens[{t.samples, t.tokens, t.longest_tok}].push_back(t.time_s);
   }
   j["train_summary"] = nlohmann::json::array();
   for (const auto& [k, v] : by_tokens) {
     auto s = spread(v);
-    s["tokens"] = k;
+    s["samples"] = std::get<0>(k);
+    s["tokens"] = std::get<1>(k);
+    s["longest_tok"] = std::get<2>(k);
     j["train_summary"].push_back(s);
   }
   j["sync_s"] = p.sync_s;
@@ -135,10 +144,23 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
     p.model = j.at("model").get<std::string>();
     p.slots = j.at("slots").get<std::int64_t>();
     for (const auto& it : j.at("iterations")) {
-      p.iterations.push_back({it.at("batch").get<double>(), it.at("kv_tok").get<double>(), it.at("prefill_tok").get<double>(),
-                              it.at("time_s").get<double>()});
+      IterationPoint pt;
+      pt.batch = it.at("batch").get<double>();
+      pt.kv_tok = it.at("kv_tok").get<double>();
+      pt.prefill_requests = it.at("prefill_requests").get<double>();
+      pt.prefill_tok = it.at("prefill_tok").get<double>();
+      pt.prefill_longest_tok = it.at("prefill_longest_tok").get<double>();
+      pt.time_s = it.at("time_s").get<double>();
+      if (pt.prefill_requests > pt.batch || pt.prefill_longest_tok * pt.prefill_requests < pt.prefill_tok || pt.time_s < 0) {
+        throw std::invalid_argument(fmt::format("{}: iteration {}: inconsistent shape (prefill_requests > batch, prefill_tok > "
+                                                "requests x longest, or a negative time)", where, p.iterations.size()));
+      }
+      p.iterations.push_back(pt);
     }
-    for (const auto& t : j.at("train")) p.train.push_back({t.at("tokens").get<double>(), t.at("time_s").get<double>()});
+    for (const auto& t : j.at("train")) {
+      p.train.push_back({t.at("samples").get<double>(), t.at("tokens").get<double>(), t.at("longest_tok").get<double>(),
+                         t.at("time_s").get<double>()});
+    }
     p.sync_s = j.at("sync_s").get<std::vector<double>>();
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(fmt::format("{}: not a profile written by `april profile`: {}", where, e.what()));
@@ -149,44 +171,86 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
   return p;
 }
 
+namespace {
+
+// The linear engine model's features (sim::LinearIterationModel), seconds per unit.
+std::vector<double> iteration_features(const IterationPoint& it) {
+  const bool decodes = it.decode_batch() > 0, prefills = it.prefill_requests > 0;
+  return {decodes ? 1.0 : 0.0,
+          it.batch,
+          decodes ? it.kv_tok : 0.0,
+          prefills ? 1.0 : 0.0,
+          it.prefill_tok,
+          it.prefill_requests * it.prefill_longest_tok};
+}
+
+}  // namespace
+
+double predicted_iteration_s(const Calibration& c, const IterationPoint& it) {
+  const auto f = iteration_features(it);
+  return f[0] * c.base_us * 1e-6 + f[1] * c.per_request_us * 1e-6 + f[2] * c.per_kv_tok_ns * 1e-9 + f[3] * c.prefill_base_us * 1e-6 +
+         f[4] * c.per_prefill_tok_us * 1e-6 + f[5] * c.per_padded_prefill_tok_us * 1e-6;
+}
+
 Calibration calibrate(const Profile& p) {
   Calibration c;
+  // Least squares on relative error (each row divided by its time), so cheap
+  // and expensive iterations count alike and a slow outlier weighs less.
   std::vector<std::vector<double>> fit_a, held_a;
   std::vector<double> fit_y, held_y;
   for (std::size_t i = 0; i < p.iterations.size(); ++i) {
     const auto& it = p.iterations[i];
-    std::vector<double> row = {1.0, it.batch, it.kv_tok, it.prefill_tok};
+    if (!(it.time_s > 0)) continue;
+    auto row = iteration_features(it);
     if (i % 4 == 3) {
       held_a.push_back(row);
       held_y.push_back(it.time_s);
     } else {
+      for (auto& v : row) v /= it.time_s;
       fit_a.push_back(row);
-      fit_y.push_back(it.time_s);
+      fit_y.push_back(1.0);
     }
   }
+  if (fit_a.empty() || held_a.empty()) throw std::invalid_argument("profile: no iteration with a positive time");
   const auto x = nonnegative_least_squares(fit_a, fit_y);
   c.base_us = x[0] * 1e6;
   c.per_request_us = x[1] * 1e6;
   c.per_kv_tok_ns = x[2] * 1e9;
-  c.per_prefill_tok_us = x[3] * 1e6;
+  c.prefill_base_us = x[3] * 1e6;
+  c.per_prefill_tok_us = x[4] * 1e6;
+  c.per_padded_prefill_tok_us = x[5] * 1e6;
   c.iteration_heldout_mape = mape(held_a, held_y, x);
   c.iteration_points = static_cast<std::int64_t>(fit_a.size());
   c.heldout_points = static_cast<std::int64_t>(held_a.size());
+  // Noise: each point against the median of the points of its shape (KV aside).
+  std::map<std::tuple<double, double, double, double>, std::vector<double>> by_shape;
+  for (const auto& it : p.iterations) by_shape[{it.batch, it.prefill_requests, it.prefill_tok, it.prefill_longest_tok}].push_back(it.time_s);
+  std::vector<double> deviations;
+  for (const auto& [shape, times] : by_shape) {
+    if (times.size() < 2) continue;
+    const double m = median(times);
+    for (double t : times) deviations.push_back(std::fabs(t / m - 1.0));
+  }
+  c.iteration_noise = median(deviations);
   std::vector<std::vector<double>> ta, tha;
   std::vector<double> ty, thy;
   for (std::size_t i = 0; i < p.train.size(); ++i) {
-    std::vector<double> row = {1.0, p.train[i].tokens};
+    const auto& t = p.train[i];
+    if (!(t.time_s > 0)) continue;
+    std::vector<double> row = {1.0, t.tokens, t.samples * t.longest_tok};
     if (i % 4 == 3) {
       tha.push_back(row);
-      thy.push_back(p.train[i].time_s);
+      thy.push_back(t.time_s);
     } else {
+      for (auto& v : row) v /= t.time_s;  // relative error, as for iterations
       ta.push_back(row);
-      ty.push_back(p.train[i].time_s);
+      ty.push_back(1.0);
     }
   }
   const auto tx = nonnegative_least_squares(ta, ty);
   c.train_base_s = tx[0];
   c.train_per_tok_us = tx[1] * 1e6;
+  c.train_per_padded_tok_us = tx[2] * 1e6;
   c.train_heldout_mape = mape(tha, thy, tx);
   c.sync_s = median(p.sync_s);
   return c;
@@ -194,16 +258,50 @@ Calibration calibrate(const Profile& p) {
 
 nlohmann::json calibration_scenario_json(const Calibration& c) {
   nlohmann::json j;
-  j["description"] = fmt::format("calibrated by `april calibrate`: held-out error {:.1f}% (iterations), {:.1f}% (train steps)",
-                                 100 * c.iteration_heldout_mape, 100 * c.train_heldout_mape);
+  j["description"] = fmt::format(
+      "calibrated by `april calibrate`: held-out error {:.1f}% (iterations; measurement noise {:.1f}%), {:.1f}% (train steps)",
+      100 * c.iteration_heldout_mape, 100 * c.iteration_noise, 100 * c.train_heldout_mape);
   j["engine"] = {{"iteration_model", "linear"},
                  {"linear_base_us", c.base_us},
                  {"linear_per_request_us", c.per_request_us},
                  {"linear_per_kv_tok_ns", c.per_kv_tok_ns},
-                 {"linear_per_prefill_tok_us", c.per_prefill_tok_us}};
-  j["train"] = {{"time_model", "linear"}, {"linear_base_s", c.train_base_s}, {"linear_per_tok_us", c.train_per_tok_us}};
+                 {"linear_prefill_base_us", c.prefill_base_us},
+                 {"linear_per_prefill_tok_us", c.per_prefill_tok_us},
+                 {"linear_per_padded_prefill_tok_us", c.per_padded_prefill_tok_us}};
+  j["train"] = {{"time_model", "linear"},
+                {"linear_base_s", c.train_base_s},
+                {"linear_per_tok_us", c.train_per_tok_us},
+                {"linear_per_padded_tok_us", c.train_per_padded_tok_us}};
   j["sync"] = {{"time_model", "fixed"}, {"latency_s", c.sync_s}};
   return j;
+}
+
+}  // namespace april::adapters
+
+namespace april::adapters {
+
+Calibration calibration_from_config(const sim::Config& k) {
+  Calibration c;
+  c.base_us = k.get_double("engine.linear_base_us");
+  c.per_request_us = k.get_double("engine.linear_per_request_us");
+  c.per_kv_tok_ns = k.get_double("engine.linear_per_kv_tok_ns");
+  c.prefill_base_us = k.get_double("engine.linear_prefill_base_us");
+  c.per_prefill_tok_us = k.get_double("engine.linear_per_prefill_tok_us");
+  c.per_padded_prefill_tok_us = k.get_double("engine.linear_per_padded_prefill_tok_us");
+  c.train_base_s = k.get_double("train.linear_base_s");
+  c.train_per_tok_us = k.get_double("train.linear_per_tok_us");
+  c.train_per_padded_tok_us = k.get_double("train.linear_per_padded_tok_us");
+  c.sync_s = k.get_double("sync.latency_s");
+  return c;
+}
+
+std::string describe(const Calibration& c) {
+  return fmt::format(
+      "iteration: {:.2f} us/request; decode pass {:.1f} us + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.3f} us/token + "
+      "{:.3f} us/padded token (held-out error {:.1f}%, measurement noise {:.1f}%); train {:.3f} s + {:.3f} us/token + {:.3f} us/padded token; "
+      "sync {:.4f} s",
+      c.per_request_us, c.base_us, c.per_kv_tok_ns, c.prefill_base_us, c.per_prefill_tok_us, c.per_padded_prefill_tok_us,
+      100 * c.iteration_heldout_mape, 100 * c.iteration_noise, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, c.sync_s);
 }
 
 }  // namespace april::adapters

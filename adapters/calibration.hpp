@@ -1,11 +1,12 @@
 #pragma once
 // Fitting the simulator to a profiled live engine. A profile holds measured
-// iteration times (batch, resident KV tokens, prefill tokens), train-step
-// times (tokens) and weight-sync times; calibrate() fits, by least squares
-// with non-negative coefficients,
-//   iteration = base + per_request * batch + per_kv_tok * kv + per_prefill_tok * prefill
-//   train     = base + per_tok * tokens
-// (forms the fast-forward integrates in closed form: the linear engine model)
+// iterations (their shape and time), train-step times (tokens) and
+// weight-sync times; calibrate() fits, by least squares on relative error
+// with non-negative coefficients, the simulator's linear engine model
+// (sim/iteration_model.hpp: a decode pass and a prefill pass, each with a
+// fixed cost, per request, per KV token, per prefill token and per padded
+// prefill token; a decode window still sums in closed form) and
+//   train = base + per_tok * tokens + per_padded_tok * samples * longest,
 // and reports the error on held-out points (every fourth one).
 #include <cstdint>
 #include <string>
@@ -13,13 +14,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/config.hpp"
+
 namespace april::adapters {
 
+// One engine iteration: `batch` running requests each gain a token; of them,
+// `prefill_requests` were admitted at this boundary with `prefill_tok` context
+// tokens in all, the longest `prefill_longest_tok` (a padded batched prefill
+// pays for requests x longest).
 struct IterationPoint {
-  double batch = 0, kv_tok = 0, prefill_tok = 0, time_s = 0;
+  double batch = 0, kv_tok = 0, prefill_requests = 0, prefill_tok = 0, prefill_longest_tok = 0, time_s = 0;
+  [[nodiscard]] double decode_batch() const { return batch - prefill_requests; }
 };
+// One train step on `samples` samples, `tokens` prompt + response tokens in
+// all, the longest sample `longest_tok` (a padded batch pays samples x longest).
 struct TrainPoint {
-  double tokens = 0, time_s = 0;
+  double samples = 0, tokens = 0, longest_tok = 0, time_s = 0;
 };
 
 struct Profile {
@@ -34,10 +44,14 @@ nlohmann::json profile_to_json(const Profile& p);  // raw points plus medians an
 Profile profile_from_json(const nlohmann::json& j, const std::string& where);
 
 struct Calibration {
-  double base_us = 0, per_request_us = 0, per_kv_tok_ns = 0, per_prefill_tok_us = 0;
-  double train_base_s = 0, train_per_tok_us = 0;
+  double base_us = 0, per_request_us = 0, per_kv_tok_ns = 0;                         // decode pass, per request
+  double prefill_base_us = 0, per_prefill_tok_us = 0, per_padded_prefill_tok_us = 0;  // prefill pass
+  double train_base_s = 0, train_per_tok_us = 0, train_per_padded_tok_us = 0;
   double sync_s = 0;
   double iteration_heldout_mape = 0, train_heldout_mape = 0;  // mean absolute percentage error
+  // Median |time / median of its shape's repeats - 1| over the profile: the
+  // measurement noise, a floor for the held-out error.
+  double iteration_noise = 0;
   std::int64_t iteration_points = 0, heldout_points = 0;
 };
 
@@ -46,11 +60,17 @@ struct Calibration {
 std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& y);
 
 Calibration calibrate(const Profile& profile);
+// The linear model's predicted time for one iteration, seconds.
+double predicted_iteration_s(const Calibration& c, const IterationPoint& it);
+// One line with every coefficient (for `april calibrate` and `april validate`).
+std::string describe(const Calibration& c);
 
 // Quantile of a sample with linear interpolation between order statistics (q in [0, 1]); 0 when empty.
 double sample_quantile(std::vector<double> values, double q);
 // A scenario fragment: engine.iteration_model = linear and its coefficients,
 // train.time_model = linear, sync.time_model = fixed; plus the fit's errors.
 nlohmann::json calibration_scenario_json(const Calibration& c);
+// Reads the coefficients back from a scenario holding such a fragment (engine.linear_*, train.linear_*, sync.latency_s).
+Calibration calibration_from_config(const sim::Config& c);
 
 }  // namespace april::adapters

@@ -63,10 +63,15 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   s.add({"engine.iteration_model", KnobType::String, std::string("roofline"), "",
          "iteration-time model: roofline, constant, or linear (calibrated by `april calibrate`)",
          sim::one_of({"roofline", "constant", "linear"})});
-  s.add({"engine.linear_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost per iteration", sim::at_least(0)});
-  s.add({"engine.linear_per_request_us", KnobType::Double, 0.0, "us", "linear model: cost per running request", sim::at_least(0)});
-  s.add({"engine.linear_per_kv_tok_ns", KnobType::Double, 0.0, "ns", "linear model: cost per resident KV token", sim::at_least(0)});
+  s.add({"engine.linear_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's decode pass", sim::at_least(0)});
+  s.add({"engine.linear_per_request_us", KnobType::Double, 0.0, "us", "linear model: cost per running request (each gains a token)",
+         sim::at_least(0)});
+  s.add({"engine.linear_per_kv_tok_ns", KnobType::Double, 0.0, "ns", "linear model: decode cost per resident KV token", sim::at_least(0)});
+  s.add({"engine.linear_prefill_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's prefill pass",
+         sim::at_least(0)});
   s.add({"engine.linear_per_prefill_tok_us", KnobType::Double, 0.0, "us", "linear model: cost per prefilled token", sim::at_least(0)});
+  s.add({"engine.linear_per_padded_prefill_tok_us", KnobType::Double, 0.0, "us",
+         "linear model: cost per token of a prefill padded to its longest context (admitted x longest)", sim::at_least(0)});
   s.add({"engine.constant_iteration_us", KnobType::Double, 1000.0, "us", "iteration time of the constant model",
          sim::greater_than(0)});
   s.add({"engine.compute_efficiency", KnobType::Double, 0.6, "", "roofline: achieved fraction of peak FLOP/s",
@@ -75,6 +80,10 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
          sim::in_range(0.01, 1)});
   s.add({"engine.iteration_overhead_us", KnobType::Double, 500.0, "us",
          "roofline: fixed cost per iteration (scheduling, sampling, launches)", sim::at_least(0)});
+  s.add({"engine.prefill", KnobType::String, std::string("batched"), "",
+         "batched: admitted contexts are prefilled in one pass that yields their first token; per_token: contexts are fed one "
+         "token per decode iteration (`april live` with live.exact_prefill)",
+         sim::one_of({"batched", "per_token"})});
   s.add({"engine.fast_forward", KnobType::Bool, true, "",
          "jump over iterations in which the batch cannot change (identical results, far fewer events)", {}});
   // Train and sync.
@@ -83,6 +92,8 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   s.add({"train.linear_base_s", KnobType::Double, 0.0, "s", "linear train model: fixed cost per step", sim::at_least(0)});
   s.add({"train.linear_per_tok_us", KnobType::Double, 0.0, "us", "linear train model: cost per trained token (prompt + response)",
          sim::at_least(0)});
+  s.add({"train.linear_per_padded_tok_us", KnobType::Double, 0.0, "us",
+         "linear train model: cost per token of the batch padded to its longest sample (samples x longest)", sim::at_least(0)});
   s.add({"train.mfu", KnobType::Double, 0.35, "", "trainer model FLOPs utilisation", sim::in_range(0.01, 1)});
   s.add({"train.fixed_s", KnobType::Double, 2.0, "s", "fixed cost per train step (optimizer, offload and onload)",
          sim::at_least(0)});
@@ -122,7 +133,8 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
          "truncated importance sampling for stale tokens: weight min(pi_old / pi_rollout, C); 0 = off", sim::at_least(0)});
   s.add({"live.sft_steps", KnobType::Int, i(300), "steps", "supervised warm-start steps before RL", sim::at_least(0)});
   s.add({"live.sft_batch", KnobType::Int, i(32), "examples", "warm-start batch size", sim::at_least(1)});
-  s.add({"live.threads", KnobType::Int, i(2), "threads", "torch intra-op threads (BLAS runs single-threaded)", sim::in_range(1, 256)});
+  s.add({"live.threads", KnobType::Int, i(1), "threads",
+         "torch intra-op threads (BLAS runs single-threaded); on 2 cores, 1 was faster and steadier than 2", sim::in_range(1, 256)});
   s.add({"live.eval_prompts", KnobType::Int, i(64), "prompts", "held-out prompts for greedy accuracy before and after", sim::at_least(0)});
   s.add({"live.task_median_len", KnobType::Double, 6.0, "", "countdown task: median start number N (answer: N + 1 tokens)",
          sim::at_least(1)});
@@ -221,7 +233,9 @@ std::shared_ptr<const sim::IterationModel> make_iteration_model(const sim::Confi
     p.base_ns = std::llround(c.get_double("engine.linear_base_us") * 1e3);
     p.per_request_ns = std::llround(c.get_double("engine.linear_per_request_us") * 1e3);
     p.per_kv_tok_ps = std::llround(c.get_double("engine.linear_per_kv_tok_ns") * 1e3);
+    p.prefill_base_ns = std::llround(c.get_double("engine.linear_prefill_base_us") * 1e3);
     p.per_prefill_tok_ns = std::llround(c.get_double("engine.linear_per_prefill_tok_us") * 1e3);
+    p.per_padded_prefill_tok_ns = std::llround(c.get_double("engine.linear_per_padded_prefill_tok_us") * 1e3);
     return std::make_shared<sim::LinearIterationModel>(p);
   }
   if (c.get_string("engine.iteration_model") == "constant") {

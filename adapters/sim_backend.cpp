@@ -64,9 +64,13 @@ std::vector<SampleProgress> SimBackend::abort_all() {
 }
 
 TrainReport SimBackend::train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
-  std::int64_t tokens = 0;
-  for (const auto& s : batch) tokens += s.prompt_tok + s.response_tok;
-  const double t = config_.train_time_s ? config_.train_time_s(tokens) : 0.0;
+  TrainBatchShape shape;
+  shape.samples = static_cast<std::int64_t>(batch.size());
+  for (const auto& s : batch) {
+    shape.tokens += s.prompt_tok + s.response_tok;
+    shape.longest_tok = std::max<std::int64_t>(shape.longest_tok, s.prompt_tok + s.response_tok);
+  }
+  const double t = config_.train_time_s ? config_.train_time_s(shape) : 0.0;
   sim_.advance_to(sim_.now() + sim::TimeNs::from_s(t));
   return {};
 }

@@ -19,11 +19,17 @@ struct TimelinePoint {
   std::int64_t running = 0;
 };
 
+// A training batch: `samples` samples, `tokens` prompt + response tokens in
+// all, the longest sample `longest_tok` tokens (padded trainers pay samples x longest).
+struct TrainBatchShape {
+  std::int64_t samples = 0, tokens = 0, longest_tok = 0;
+};
+
 struct SimBackendConfig {
   std::int64_t engines = 1;
   sim::EngineConfig engine;
-  // Seconds for one train step on `tokens` prompt + response tokens.
-  std::function<double(std::int64_t tokens)> train_time_s;
+  // Seconds for one train step on that batch.
+  std::function<double(const TrainBatchShape&)> train_time_s;
   double sync_time_s = 0;
   bool record_timeline = false;
 };

@@ -35,12 +35,16 @@ std::unique_ptr<SimBackend> make_sim_backend(const sim::Config& c, bool record_t
   bc.engine.max_running = c.get_int("engine.max_running");
   bc.engine.kv_capacity_tok = kv_capacity_tok(c);
   bc.engine.fast_forward = c.get_bool("engine.fast_forward");
+  bc.engine.per_token_prefill = c.get_string("engine.prefill") == "per_token";
   if (c.get_string("train.time_model") == "linear") {
     const double base = c.get_double("train.linear_base_s"), per = c.get_double("train.linear_per_tok_us") * 1e-6;
-    bc.train_time_s = [base, per](std::int64_t tokens) { return base + per * static_cast<double>(tokens); };
+    const double padded = c.get_double("train.linear_per_padded_tok_us") * 1e-6;
+    bc.train_time_s = [base, per, padded](const TrainBatchShape& b) {
+      return base + per * static_cast<double>(b.tokens) + padded * static_cast<double>(b.samples * b.longest_tok);
+    };
   } else if (c.get_string("train.time_model") == "flops") {
     sim::TrainCostParams tp{c.get_double("train.mfu"), c.get_int("cluster.gpus"), c.get_double("train.fixed_s")};
-    bc.train_time_s = [model, hw, tp](std::int64_t tokens) { return sim::train_time_s(model, hw, tp, tokens); };
+    bc.train_time_s = [model, hw, tp](const TrainBatchShape& b) { return sim::train_time_s(model, hw, tp, b.tokens); };
   }
   bc.sync_time_s = weight_sync(c).time_s;
   bc.record_timeline = record_timeline;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/kv_engine.hpp"
 
 namespace {
@@ -25,8 +26,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 int main(int argc, char** argv) {
   const std::string size = argc > 1 ? argv[1] : "small";
   const std::int64_t slots = argc > 2 ? std::atoll(argv[2]) : 128;
-  const int threads = argc > 3 ? std::atoi(argv[3]) : 2;
-  torch::set_num_threads(threads);
+  const int threads = argc > 3 ? std::atoi(argv[3]) : 1;
+  april::live::configure_runtime(threads);
   torch::NoGradGuard no_grad;
   const auto cfg = april::live::model_config(size, 36, 51);
 

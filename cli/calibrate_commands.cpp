@@ -13,10 +13,11 @@ namespace april::cli {
 int calibrate_command(const std::vector<std::string>& args) {
   constexpr const char* kUsage =
       "usage: april calibrate PROFILE --out MODEL.json\n"
-      "Fits iteration = base + per_request * batch + per_kv_tok * kv + per_prefill_tok * prefill and\n"
-      "train = base + per_tok * tokens by least squares (non-negative), reports the error on held-out points\n"
-      "(every fourth), and writes a scenario fragment that makes the simulator use the fitted models\n"
-      "(`--scenario MODEL.json`, or \"base\" plus these keys in a scenario file).\n";
+      "Fits the simulator's linear engine model (per running request; a decode pass: fixed + per KV token;\n"
+      "a prefill pass: fixed + per token + per padded token) and train = base + per_tok * tokens by\n"
+      "non-negative least squares on relative error, reports the error on held-out points (every fourth)\n"
+      "next to the profile's measurement noise, and writes a scenario fragment that makes the simulator\n"
+      "use the fitted models (`--scenario MODEL.json`, or \"base\" plus these keys in a scenario file).\n";
   std::string in, out;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--help" || args[i] == "-h") {
@@ -41,12 +42,8 @@ int calibrate_command(const std::vector<std::string>& args) {
     throw std::invalid_argument(fmt::format("{}: invalid JSON at byte {}", in, e.byte));
   }
   const auto c = adapters::calibrate(adapters::profile_from_json(j, in));
-  fmt::print("iteration: {:.1f} us + {:.3f} us/request + {:.4f} ns/KV token + {:.4f} us/prefill token; held-out error {:.1f}% "
-             "({} fitted, {} held out)\n",
-             c.base_us, c.per_request_us, c.per_kv_tok_ns, c.per_prefill_tok_us, 100 * c.iteration_heldout_mape, c.iteration_points,
-             c.heldout_points);
-  fmt::print("train: {:.3f} s + {:.3f} us/token; held-out error {:.1f}%\nsync: {:.4f} s (median)\n", c.train_base_s, c.train_per_tok_us,
-             100 * c.train_heldout_mape, c.sync_s);
+  fmt::print("{}\n{} iterations fitted, {} held out; train held-out error {:.1f}%\n", adapters::describe(c), c.iteration_points,
+             c.heldout_points, 100 * c.train_heldout_mape);
   write_file_atomically(out, adapters::calibration_scenario_json(c).dump(2) + "\n");
   fmt::print("wrote {}\n", out);
   return 0;

@@ -38,15 +38,16 @@ live::ProfileOptions profile_options(const sim::Config& c, const std::string& de
 int profile_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april profile [--scenario S] [--device cpu|cuda] [--model SIZE] [--repeats R] --out profile.json\n"
-      "Measures the live engine's iteration time over running requests, resident KV and prefill tokens,\n"
-      "train-step time over tokens per batch, and weight-sync time, R times each (medians and quartiles\n"
-      "are in the file). `april calibrate` fits the simulator to it.\n\noptions");
+      "Measures the live engine's iterations in the shapes a rollout produces (requests decoding while\n"
+      "others are admitted, contexts of one length or spread up to the longest, decode-only iterations),\n"
+      "train steps over batch sizes and response lengths, and weight-sync time; R passes (default 3;\n"
+      "medians and quartiles per shape are in the file). `april calibrate` fits the simulator to it.\n\noptions");
   std::string scenario = "live-cpu", device = "cpu", out, model;
   std::vector<std::string> sets;
-  std::int64_t repeats = 6;
+  std::int64_t repeats = 3;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), "scenario whose live.* keys to use")(
       "device", po::value(&device), "cpu or cuda")("model", po::value(&model), "model size (overrides live.model)")(
-      "repeats", po::value(&repeats), "measurements per configuration")("set", po::value(&sets), "override a key")(
+      "repeats", po::value(&repeats), "passes over the grid")("set", po::value(&sets), "override a key")(
       "out", po::value(&out)->required(), "profile.json");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
@@ -55,6 +56,7 @@ int profile_command(const std::vector<std::string>& args) {
   sim::Config c(schema);
   apply_cli_scenario(c, scenario, sets, std::nullopt, std::nullopt);
   if (!model.empty()) c.set("live.model", model, "--model");
+  if (repeats < 1) throw std::invalid_argument(fmt::format("--repeats must be at least 1 (got {})", repeats));
   const auto p = live::profile_live(profile_options(c, device, repeats));
   write_file_atomically(out, adapters::profile_to_json(p).dump(2) + "\n");
   fmt::print("profiled {} on {}: {} iteration, {} train, {} sync measurements; wrote {}\n", p.model, p.device, p.iterations.size(),
@@ -92,21 +94,12 @@ int validate_command(const std::vector<std::string>& args) {
     // The fragment holds the fitted coefficients as scenario keys; read them back.
     sim::Config k(schema);
     sim::load_config_file(k, calibration);
-    cal.base_us = k.get_double("engine.linear_base_us");
-    cal.per_request_us = k.get_double("engine.linear_per_request_us");
-    cal.per_kv_tok_ns = k.get_double("engine.linear_per_kv_tok_ns");
-    cal.per_prefill_tok_us = k.get_double("engine.linear_per_prefill_tok_us");
-    cal.train_base_s = k.get_double("train.linear_base_s");
-    cal.train_per_tok_us = k.get_double("train.linear_per_tok_us");
-    cal.sync_s = k.get_double("sync.latency_s");
+    cal = adapters::calibration_from_config(k);
   } else {
     fmt::print("profiling the live engine...\n");
     std::fflush(stdout);
-    cal = adapters::calibrate(live::profile_live(profile_options(c, device, 6)));
-    fmt::print("calibrated: iteration {:.1f} us + {:.3f} us/request + {:.4f} us/prefill token (held-out error {:.1f}%); "
-               "train {:.3f} s + {:.3f} us/token; sync {:.4f} s\n",
-               cal.base_us, cal.per_request_us, cal.per_prefill_tok_us, 100 * cal.iteration_heldout_mape, cal.train_base_s,
-               cal.train_per_tok_us, cal.sync_s);
+    cal = adapters::calibrate(live::profile_live(profile_options(c, device, 3)));
+    fmt::print("calibrated: {}\n", adapters::describe(cal));
   }
   const auto report = live::validate(c, registry, policies, cal, device, [](const std::string& line) {
     fmt::print("  {}\n", line);
@@ -133,6 +126,14 @@ int validate_command(const std::vector<std::string>& args) {
     write_file_atomically((std::filesystem::path(out_dir) / "report.json").string(), j.dump(2) + "\n");
     for (const auto& p : report.policies) {
       traces::write_jsonl_trace((std::filesystem::path(out_dir) / (p.policy + "_trace.jsonl")).string(), p.trace);
+      std::string csv = "step,batch,kv_tok,prefill_requests,prefill_tok,prefill_longest_tok,time_s,predicted_s\n";
+      for (std::size_t step = 0; step < p.live_iterations.size(); ++step) {
+        for (const auto& it : p.live_iterations[step]) {
+          csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f}\n", step, it.batch, it.kv_tok, it.prefill_requests, it.prefill_tok,
+                             it.prefill_longest_tok, it.time_s, adapters::predicted_iteration_s(cal, it));
+        }
+      }
+      write_file_atomically((std::filesystem::path(out_dir) / (p.policy + "_live_iterations.csv")).string(), csv);
     }
     fmt::print("wrote {0}/report.json and {0}/<policy>_trace.jsonl\n", out_dir);
   }

@@ -15,7 +15,7 @@ void Engine::submit(const EngineRequest& request) {
   if (request.prompt_tok + static_cast<std::int64_t>(request.stop_at_tok) > config_.kv_capacity_tok) {
     throw std::invalid_argument("a request does not fit in the engine's KV capacity");
   }
-  waiting_.push_back(Request{request, request.generated_tok});
+  waiting_.push_back(Request{request, request.generated_tok, 0, 0});
   if (busy_) {
     if (config_.fast_forward && seg_iterations_ > 1) {
       // Cut the window at the first iteration boundary after now, where the
@@ -42,7 +42,7 @@ void Engine::kick() {
 std::int64_t Engine::segment_time_ns(std::int64_t iterations) const {
   if (seg_prefill_tok_ > 0) {
     // Segments with prefill are always a single iteration.
-    return model_.iteration_ns(seg_batch_, seg_kv0_tok_, seg_prefill_tok_);
+    return model_.iteration_ns(IterationShape{seg_batch_, seg_kv0_tok_, seg_prefill_requests_, seg_prefill_tok_, seg_prefill_longest_tok_});
   }
   return model_.decode_window_ns(seg_batch_, seg_kv0_tok_, iterations);
 }
@@ -60,10 +60,17 @@ std::int64_t Engine::iterations_done_by(TimeNs t) const {
 
 void Engine::apply_iterations(std::int64_t iterations, TimeNs end) {
   const std::int64_t batch = static_cast<std::int64_t>(running_.size());
-  for (auto& r : running_) r.req.generated_tok += static_cast<std::int32_t>(iterations);
+  std::int64_t fed = 0;  // context tokens fed (per-token prefill), not new tokens
+  for (auto& r : running_) {
+    const std::int64_t f = std::min(iterations, r.feed_tok);
+    r.feed_tok -= f;
+    fed += f;
+    r.req.generated_tok += static_cast<std::int32_t>(iterations - f);
+    r.held_kv_tok += iterations;  // a fed or a new token: one KV entry each
+  }
   resident_kv_tok_ += batch * iterations;
   counters_.iterations += iterations;
-  counters_.decoded_tok += batch * iterations;
+  counters_.decoded_tok += batch * iterations - fed;
   const std::int64_t elapsed = (end - seg_start_).ns();
   counters_.busy_ns += elapsed;
   counters_.running_ns += batch * elapsed;
@@ -82,21 +89,21 @@ void Engine::boundary() {
                                     [](const Request& r) { return r.req.generated_tok < r.req.stop_at_tok; });
   finished_scratch_.assign(keep, running_.end());
   running_.erase(keep, running_.end());
-  for (const auto& r : finished_scratch_) resident_kv_tok_ -= context_tok(r);
+  for (const auto& r : finished_scratch_) resident_kv_tok_ -= r.held_kv_tok;
 
   // 2. Each running request needs room for one more token; else preempt the newest.
   bool preempted = false;
   while (!running_.empty() && resident_kv_tok_ + static_cast<std::int64_t>(running_.size()) > config_.kv_capacity_tok) {
     Request r = running_.back();
     running_.pop_back();
-    resident_kv_tok_ -= context_tok(r);
+    resident_kv_tok_ -= r.held_kv_tok;
     waiting_.push_front(r);
     ++counters_.preemptions;
     preempted = true;
   }
 
   // 3. Admit from the queue while there is room (not right after a preemption, as vLLM).
-  std::int64_t prefill = 0;
+  std::int64_t prefill = 0, prefill_requests = 0, prefill_longest = 0;
   if (!preempted) {
     while (!waiting_.empty()) {
       const Request& head = waiting_.front();
@@ -104,13 +111,22 @@ void Engine::boundary() {
       if (config_.max_running > 0 && n >= config_.max_running) break;
       if (resident_kv_tok_ + context_tok(head) + n + 1 > config_.kv_capacity_tok) break;
       prefill += context_tok(head);
-      resident_kv_tok_ += context_tok(head);
+      ++prefill_requests;
+      prefill_longest = std::max(prefill_longest, context_tok(head));
       running_.push_back(head);
+      // Batched: the prefill writes the whole context's KV now. Per-token:
+      // one context token per iteration; the last one fed yields a new token.
+      running_.back().feed_tok = config_.per_token_prefill ? context_tok(head) - 1 : 0;
+      running_.back().held_kv_tok = config_.per_token_prefill ? 0 : context_tok(head);
+      resident_kv_tok_ += running_.back().held_kv_tok;
       waiting_.pop_front();
     }
   }
   counters_.prefill_tok += prefill;
+  if (config_.per_token_prefill) prefill = prefill_requests = prefill_longest = 0;  // no prefill pass
   seg_prefill_tok_ = prefill;
+  seg_prefill_requests_ = prefill_requests;
+  seg_prefill_longest_tok_ = prefill_longest;
   start_segment();
 
   for (const auto& r : finished_scratch_) {
@@ -131,7 +147,7 @@ void Engine::start_segment() {
     seg_iterations_ = 1;
   } else {
     std::int64_t to_finish = INT64_MAX;
-    for (const auto& r : running_) to_finish = std::min<std::int64_t>(to_finish, r.req.stop_at_tok - r.req.generated_tok);
+    for (const auto& r : running_) to_finish = std::min<std::int64_t>(to_finish, r.feed_tok + r.req.stop_at_tok - r.req.generated_tok);
     const std::int64_t to_overflow = (config_.kv_capacity_tok - resident_kv_tok_) / seg_batch_;
     seg_iterations_ = std::min(to_finish, to_overflow);
   }

@@ -4,7 +4,9 @@
 //    the most recently admitted request (it re-prefills later, from the front
 //    of the queue), then waiting requests are admitted while the running cap
 //    and the KV capacity allow; an iteration that admits pays their prefill;
-//  - every running request gains one token per iteration.
+//  - every running request gains one token per iteration; with per-token
+//    prefill (no prefill pass), a request first feeds its context one token
+//    per iteration and gains its first token when the last one is fed.
 // Fast-forward: while the batch cannot change, the iterations up to the next
 // completion (or KV overflow) are one event, timed in closed form. With
 // fast-forward off, every iteration is an event; both give identical results.
@@ -30,6 +32,7 @@ struct EngineConfig {
   std::int64_t max_running = 0;       // 0 = no cap
   std::int64_t kv_capacity_tok = 0;   // must hold any single request
   bool fast_forward = true;
+  bool per_token_prefill = false;     // feed contexts through decode iterations instead of a prefill pass
 };
 
 struct EngineCounters {
@@ -80,6 +83,8 @@ class Engine {
   struct Request {
     EngineRequest req;
     std::int32_t submitted_tok = 0;  // generated_tok at submission
+    std::int64_t feed_tok = 0;       // per-token prefill: context tokens still to feed before the next new token
+    std::int64_t held_kv_tok = 0;    // KV tokens it holds while running
   };
 
   void kick();
@@ -109,6 +114,8 @@ class Engine {
   std::int64_t seg_batch_ = 0;
   std::int64_t seg_kv0_tok_ = 0;
   std::int64_t seg_prefill_tok_ = 0;
+  std::int64_t seg_prefill_requests_ = 0;
+  std::int64_t seg_prefill_longest_tok_ = 0;
   std::int64_t seg_iterations_ = 0;
   EventId seg_event_ = 0;
   EventId kick_event_ = 0;

@@ -11,7 +11,7 @@ __extension__ typedef __int128 Int128;
 
 std::int64_t IterationModel::decode_window_ns(std::int64_t batch, std::int64_t kv0_tok, std::int64_t iterations) const {
   std::int64_t total = 0;
-  for (std::int64_t j = 0; j < iterations; ++j) total += iteration_ns(batch, kv0_tok + j * batch, 0);
+  for (std::int64_t j = 0; j < iterations; ++j) total += iteration_ns(decode_shape(batch, kv0_tok + j * batch));
   return total;
 }
 
@@ -57,8 +57,9 @@ std::int64_t RooflineIterationModel::memory_ns(std::int64_t kv_tok) const {
   return weights_ns_ + static_cast<std::int64_t>(static_cast<Int128>(kv_tok) * kv_fs_per_tok_ / 1000000);
 }
 
-std::int64_t RooflineIterationModel::iteration_ns(std::int64_t batch, std::int64_t resident_kv_tok, std::int64_t prefill_tok) const {
-  return overhead_ns_ + std::max(compute_ns(batch + prefill_tok), memory_ns(resident_kv_tok));
+std::int64_t RooflineIterationModel::iteration_ns(const IterationShape& s) const {
+  // One fused pass (SGLang / vLLM style): prefill tokens ride with the batch.
+  return overhead_ns_ + std::max(compute_ns(s.batch + s.prefill_tok), memory_ns(s.resident_kv_tok));
 }
 
 std::int64_t RooflineIterationModel::decode_window_ns(std::int64_t batch, std::int64_t kv0_tok, std::int64_t iterations) const {
@@ -85,8 +86,14 @@ std::string RooflineIterationModel::describe() const {
                      overhead_ns_ / 1000);
 }
 
-std::int64_t LinearIterationModel::iteration_ns(std::int64_t batch, std::int64_t resident_kv_tok, std::int64_t prefill_tok) const {
-  return p_.base_ns + p_.per_request_ns * batch + resident_kv_tok * p_.per_kv_tok_ps / 1000 + p_.per_prefill_tok_ns * prefill_tok;
+std::int64_t LinearIterationModel::iteration_ns(const IterationShape& s) const {
+  std::int64_t t = p_.per_request_ns * s.batch;
+  if (s.decode_batch() > 0) t += p_.base_ns + s.resident_kv_tok * p_.per_kv_tok_ps / 1000;
+  if (s.prefill_requests > 0) {
+    t += p_.prefill_base_ns + p_.per_prefill_tok_ns * s.prefill_tok +
+         p_.per_padded_prefill_tok_ns * s.prefill_requests * s.prefill_longest_tok;
+  }
+  return t;
 }
 
 std::int64_t LinearIterationModel::decode_window_ns(std::int64_t batch, std::int64_t kv0_tok, std::int64_t iterations) const {
@@ -96,8 +103,10 @@ std::int64_t LinearIterationModel::decode_window_ns(std::int64_t batch, std::int
 
 std::string LinearIterationModel::describe() const {
   auto k = [](std::int64_t v) { return static_cast<double>(v) / 1000.0; };
-  return fmt::format("linear (calibrated): {} us + {} us/request + {} ns/KV token + {} us/prefill token", k(p_.base_ns),
-                     k(p_.per_request_ns), k(p_.per_kv_tok_ps), k(p_.per_prefill_tok_ns));
+  return fmt::format(
+      "linear (calibrated): {} us/request; decode {} us + {} ns/KV token; prefill {} us + {} us/token + {} us/padded token",
+      k(p_.per_request_ns), k(p_.base_ns), k(p_.per_kv_tok_ps), k(p_.prefill_base_ns), k(p_.per_prefill_tok_ns),
+      k(p_.per_padded_prefill_tok_ns));
 }
 
 }  // namespace april::sim

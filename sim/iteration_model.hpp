@@ -11,14 +11,32 @@
 
 namespace april::sim {
 
+// What one iteration does: `batch` running requests each gain a token; of
+// them, `prefill_requests` were admitted at this boundary and are prefilled in
+// it (their first token comes from the prefill), `prefill_tok` context tokens
+// in all, the longest `prefill_longest_tok`; the rest decode.
+struct IterationShape {
+  std::int64_t batch = 0;
+  std::int64_t resident_kv_tok = 0;  // in the KV cache at the start, admitted contexts included
+  std::int64_t prefill_requests = 0;
+  std::int64_t prefill_tok = 0;
+  std::int64_t prefill_longest_tok = 0;
+  [[nodiscard]] std::int64_t decode_batch() const { return batch - prefill_requests; }
+};
+
+// A decode-only iteration: `batch` requests, `resident_kv_tok` in the cache.
+inline IterationShape decode_shape(std::int64_t batch, std::int64_t resident_kv_tok) { return {batch, resident_kv_tok, 0, 0, 0}; }
+
 class IterationModel {
  public:
   virtual ~IterationModel() = default;
-  // One iteration with `batch` running requests, `resident_kv_tok` tokens in
-  // the KV cache when it starts, and `prefill_tok` prompt tokens prefilled in it.
-  [[nodiscard]] virtual std::int64_t iteration_ns(std::int64_t batch, std::int64_t resident_kv_tok,
-                                                  std::int64_t prefill_tok) const = 0;
-  // Sum of iteration_ns(batch, kv0_tok + j * batch, 0) for j in [0, iterations).
+  [[nodiscard]] virtual std::int64_t iteration_ns(const IterationShape& shape) const = 0;
+  // Shorthand for a prefill of `prefill_tok` tokens by one request among `batch` (or a decode when 0).
+  [[nodiscard]] std::int64_t iteration_ns(std::int64_t batch, std::int64_t resident_kv_tok, std::int64_t prefill_tok) const {
+    return iteration_ns(prefill_tok > 0 ? IterationShape{batch, resident_kv_tok, 1, prefill_tok, prefill_tok}
+                                        : decode_shape(batch, resident_kv_tok));
+  }
+  // Sum of iteration_ns(decode_shape(batch, kv0_tok + j * batch)) for j in [0, iterations).
   [[nodiscard]] virtual std::int64_t decode_window_ns(std::int64_t batch, std::int64_t kv0_tok,
                                                       std::int64_t iterations) const;
   [[nodiscard]] virtual std::string describe() const = 0;
@@ -28,7 +46,8 @@ class IterationModel {
 class ConstantIterationModel final : public IterationModel {
  public:
   explicit ConstantIterationModel(std::int64_t iteration_ns) : iteration_ns_(iteration_ns) {}
-  [[nodiscard]] std::int64_t iteration_ns(std::int64_t, std::int64_t, std::int64_t) const override { return iteration_ns_; }
+  using IterationModel::iteration_ns;
+  [[nodiscard]] std::int64_t iteration_ns(const IterationShape&) const override { return iteration_ns_; }
   [[nodiscard]] std::int64_t decode_window_ns(std::int64_t, std::int64_t, std::int64_t iterations) const override {
     return iteration_ns_ * iterations;
   }
@@ -53,8 +72,8 @@ struct RooflineParams {
 class RooflineIterationModel final : public IterationModel {
  public:
   RooflineIterationModel(const HardwareProfile& hw, const ModelProfile& model, const RooflineParams& p);
-  [[nodiscard]] std::int64_t iteration_ns(std::int64_t batch, std::int64_t resident_kv_tok,
-                                          std::int64_t prefill_tok) const override;
+  using IterationModel::iteration_ns;
+  [[nodiscard]] std::int64_t iteration_ns(const IterationShape& shape) const override;
   [[nodiscard]] std::int64_t decode_window_ns(std::int64_t batch, std::int64_t kv0_tok,
                                               std::int64_t iterations) const override;
   [[nodiscard]] std::string describe() const override;
@@ -73,20 +92,30 @@ class RooflineIterationModel final : public IterationModel {
   std::int64_t overhead_ns_;
 };
 
-// Fitted to a live engine by `april calibrate`:
-//   base + per_request * batch + per_kv_tok * resident_kv_tok + per_prefill_tok * prefill_tok
-// in integer nanoseconds and picoseconds, so a decode window sums in closed form.
+// Fitted to a live engine by `april calibrate`. An iteration runs a decode
+// pass when any running request decodes and a prefill pass when any was
+// admitted; each pass has its own fixed cost:
+//     per_request * batch                                   (sampling, bookkeeping)
+//   + [decode_batch > 0]     (base + per_kv_tok * resident_kv_tok)
+//   + [prefill_requests > 0] (prefill_base + per_prefill_tok * prefill_tok
+//                             + per_padded_prefill_tok * prefill_requests * prefill_longest_tok)
+// The padded term is what an engine pays that pads a batched prefill to its
+// longest context (ours does; SGLang and vLLM pack, and fit it near 0).
+// Integer nanoseconds and picoseconds, so a decode window sums in closed form.
 struct LinearIterationParams {
   std::int64_t base_ns = 0;
   std::int64_t per_request_ns = 0;
   std::int64_t per_kv_tok_ps = 0;
+  std::int64_t prefill_base_ns = 0;
   std::int64_t per_prefill_tok_ns = 0;
+  std::int64_t per_padded_prefill_tok_ns = 0;
 };
 
 class LinearIterationModel final : public IterationModel {
  public:
   explicit LinearIterationModel(const LinearIterationParams& p) : p_(p) {}
-  [[nodiscard]] std::int64_t iteration_ns(std::int64_t batch, std::int64_t resident_kv_tok, std::int64_t prefill_tok) const override;
+  using IterationModel::iteration_ns;
+  [[nodiscard]] std::int64_t iteration_ns(const IterationShape& shape) const override;
   [[nodiscard]] std::int64_t decode_window_ns(std::int64_t batch, std::int64_t kv0_tok, std::int64_t iterations) const override;
   [[nodiscard]] std::string describe() const override;
 

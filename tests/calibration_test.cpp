@@ -7,25 +7,53 @@
 namespace april::adapters {
 namespace {
 
-// Synthetic profile from known coefficients with 2% multiplicative noise.
+// Known coefficients of the linear engine model (seconds per unit).
+constexpr double kPerRequest = 30e-6, kDecodeBase = 2e-3, kPerKv = 20e-9;
+constexpr double kPrefillBase = 1e-3, kPerPrefill = 10e-6, kPerPadded = 40e-6;
+
+double true_time(const IterationPoint& it) {
+  double t = kPerRequest * it.batch;
+  if (it.decode_batch() > 0) t += kDecodeBase + kPerKv * it.kv_tok;
+  if (it.prefill_requests > 0) t += kPrefillBase + kPerPrefill * it.prefill_tok + kPerPadded * it.prefill_requests * it.prefill_longest_tok;
+  return t;
+}
+
+// Synthetic profile in the shapes `april profile` measures, with 2% multiplicative noise.
 Profile synthetic_profile() {
   sim::Rng rng(17, "profile-noise");
   Profile p;
   p.device = "cpu";
   p.model = "synthetic";
   p.slots = 64;
-  const double base = 2e-3, per_req = 30e-6, per_kv = 5e-9, per_prefill = 40e-6;
-  for (double b : {4.0, 8.0, 16.0, 32.0, 64.0}) {
-    for (double prefill : {0.0, 0.0, 0.0, 64.0, 256.0, 1024.0}) {
-      for (int r = 0; r < 3; ++r) {
-        const double kv = b * (20 + 30 * r) + prefill;
-        const double t = base + per_req * b + per_kv * kv + per_prefill * prefill;
-        p.iterations.push_back({b, kv, prefill, t * (1 + rng.normal(0, 0.02))});
+  for (double d : {0.0, 16.0, 32.0}) {
+    for (double a : {0.0, 1.0, 8.0, 16.0, 32.0}) {
+      for (double longest : {3.0, 25.0, 50.0}) {
+        for (bool spread : {false, true}) {
+          for (int r = 0; r < 3; ++r) {
+            if (d + a == 0) continue;
+            IterationPoint it;
+            it.prefill_requests = a;
+            it.prefill_longest_tok = a > 0 ? longest : 0;
+            it.prefill_tok = a * (spread && a > 1 ? (3 + longest) / 2 : longest);
+            it.batch = d + a;
+            it.kv_tok = d * (100 + 400 * r) + it.prefill_tok;
+            it.time_s = true_time(it) * (1 + rng.normal(0, 0.02));
+            p.iterations.push_back(it);
+          }
+        }
       }
     }
   }
-  for (double tok : {500.0, 1000.0, 2000.0, 4000.0}) {
-    for (int r = 0; r < 3; ++r) p.train.push_back({tok, (0.3 + 2e-4 * tok) * (1 + rng.normal(0, 0.02))});
+  for (double samples : {8.0, 32.0, 64.0}) {
+    for (double longest : {10.0, 50.0}) {
+      for (bool spread : {false, true}) {
+        for (int r = 0; r < 3; ++r) {
+          const double tokens = samples * (spread ? (4 + longest) / 2 : longest);
+          const double t = 0.3 + 2e-4 * tokens + 5e-5 * samples * longest;
+          p.train.push_back({samples, tokens, longest, t * (1 + rng.normal(0, 0.02))});
+        }
+      }
+    }
   }
   p.sync_s = {0.011, 0.010, 0.012};
   return p;
@@ -33,14 +61,41 @@ Profile synthetic_profile() {
 
 TEST(Calibration, RecoversKnownCoefficientsFromNoisyProfiles) {
   const auto c = calibrate(synthetic_profile());
-  EXPECT_NEAR(c.base_us, 2000, 200);
   EXPECT_NEAR(c.per_request_us, 30, 4);
-  EXPECT_NEAR(c.per_prefill_tok_us, 40, 2);
+  EXPECT_NEAR(c.base_us, 2000, 200);
+  EXPECT_NEAR(c.per_kv_tok_ns, 20, 4);
+  EXPECT_NEAR(c.prefill_base_us, 1000, 150);
+  EXPECT_NEAR(c.per_prefill_tok_us, 10, 3);
+  EXPECT_NEAR(c.per_padded_prefill_tok_us, 40, 3);
   EXPECT_NEAR(c.train_base_s, 0.3, 0.05);
-  EXPECT_NEAR(c.train_per_tok_us, 200, 20);
+  EXPECT_NEAR(c.train_per_tok_us, 200, 30);
+  EXPECT_NEAR(c.train_per_padded_tok_us, 50, 15);
   EXPECT_DOUBLE_EQ(c.sync_s, 0.011);
   EXPECT_LT(c.iteration_heldout_mape, 0.05);
   EXPECT_GT(c.heldout_points, 0);
+  // The noise estimate sees the 2% spread between repeats of a shape.
+  EXPECT_GT(c.iteration_noise, 0.005);
+  EXPECT_LT(c.iteration_noise, 0.04);
+  // The prediction helper agrees with the model it fitted.
+  IterationPoint it;
+  it.batch = 20, it.kv_tok = 400, it.prefill_requests = 4, it.prefill_tok = 60, it.prefill_longest_tok = 30;
+  EXPECT_NEAR(predicted_iteration_s(c, it), true_time(it), 0.05 * true_time(it));
+}
+
+TEST(Calibration, ThePaddedPrefillTermRoundTripsThroughTheSimulator) {
+  // The fragment's coefficients come back through a scenario (as `april validate --calibration` reads them).
+  const auto c = calibrate(synthetic_profile());
+  april::testing::Fixture f("handcheck");
+  sim::load_config_text(f.config, calibration_scenario_json(c).dump(), "model.json");
+  const auto back = calibration_from_config(f.config);
+  EXPECT_NEAR(back.per_padded_prefill_tok_us, c.per_padded_prefill_tok_us, 1e-9);
+  EXPECT_NEAR(back.prefill_base_us, c.prefill_base_us, 1e-9);
+  const auto model = make_iteration_model(f.config);
+  // 4 admitted (60 tokens, longest 30) among 20 running: the engine model charges what the fit predicts.
+  const sim::IterationShape shape{20, 400, 4, 60, 30};
+  IterationPoint it;
+  it.batch = 20, it.kv_tok = 400, it.prefill_requests = 4, it.prefill_tok = 60, it.prefill_longest_tok = 30;
+  EXPECT_NEAR(static_cast<double>(model->iteration_ns(shape)) * 1e-9, predicted_iteration_s(c, it), 1e-6);
 }
 
 TEST(Calibration, CoefficientsStayNonNegative) {
@@ -63,10 +118,10 @@ TEST(Calibration, TheFragmentDrivesTheSimulatorsLinearModel) {
   EXPECT_EQ(f.config.get_string("engine.iteration_model"), "linear");
   const auto model = make_iteration_model(f.config);
   // 8 running, 1000 KV tokens, no prefill: 2 ms + 8 * 30 us + 1000 * 5 ns, within the fit's error.
-  EXPECT_NEAR(static_cast<double>(model->iteration_ns(8, 1000, 0)), 2.245e6, 0.2e6);
+  EXPECT_NEAR(static_cast<double>(model->iteration_ns(sim::decode_shape(8, 1000))), 2.245e6, 0.2e6);
   // The closed-form window equals the sum of single iterations.
   std::int64_t sum = 0;
-  for (int j = 0; j < 37; ++j) sum += model->iteration_ns(8, 1000 + 8 * j, 0);
+  for (int j = 0; j < 37; ++j) sum += model->iteration_ns(sim::decode_shape(8, 1000 + 8 * j));
   EXPECT_EQ(model->decode_window_ns(8, 1000, 37), sum);
   const auto r = april::adapters::simulate(f.config, f.registry, "april");
   EXPECT_GT(r.summary.totals.train_time_s, 0.0);

@@ -93,5 +93,26 @@ TEST(Engine, RejectsRequestsThatCanNeverFit) {
   EXPECT_THROW(e.submit({0, 50, 0, 60}), std::invalid_argument);
 }
 
+// Per-token prefill: a context of c tokens takes c iterations to yield its
+// first token (like `april live` with exact prefill), then one per iteration;
+// a resumed request re-feeds its prompt and the tokens it already holds.
+TEST(Engine, PerTokenPrefillFeedsContextsOneTokenPerIteration) {
+  for (bool ff : {true, false}) {
+    Simulator sim;
+    ConstantIterationModel model(1000000);
+    Recorder rec;
+    rec.sim = &sim;
+    Engine e(0, sim, model, EngineConfig{0, 1000, ff, true}, rec);
+    e.submit({1, 3, 0, 5});  // 3 fed (the third yields token 1), then 4 more: 7 ms
+    e.submit({2, 3, 4, 6});  // resumed: 3 + 4 fed (the last yields token 5), then token 6: 8 ms
+    while (sim.step()) {
+    }
+    EXPECT_EQ(rec.done.at(1), std::make_pair(std::int64_t{7000000}, 5)) << "fast_forward=" << ff;
+    EXPECT_EQ(rec.done.at(2), std::make_pair(std::int64_t{8000000}, 2)) << "fast_forward=" << ff;
+    EXPECT_EQ(e.counters().iterations, 8);
+    EXPECT_EQ(e.counters().decoded_tok, 5 + 2);
+  }
+}
+
 }  // namespace
 }  // namespace april::sim

@@ -17,6 +17,9 @@ TEST(FastForward, EqualsPerIterationStepping) {
   const std::vector<Case> cases = {
       {"handcheck", {"steps=6"}},
       {"handcheck", {"steps=6", "engine.max_running=3", "rollout_batch_size=3", "n_samples_per_prompt=3"}},
+      {"handcheck", {"steps=6", "engine.max_running=3", "rollout_batch_size=3", "n_samples_per_prompt=3", "engine.prefill=per_token"}},
+      {"default", {"steps=3", "max_response_len=1000", "workload.response_median_tok=200", "engine.kv_capacity_tok=60000",
+                   "engine.prefill=per_token"}},
       {"default", {"steps=3", "max_response_len=1500", "workload.response_median_tok=300"}},
       {"default", {"steps=3", "max_response_len=1500", "workload.response_median_tok=300", "engine.kv_capacity_tok=60000"}},
       {"default", {"steps=3", "max_response_len=1000", "workload.response_median_tok=200", "engine.max_running=24",

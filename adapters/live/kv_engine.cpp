@@ -81,7 +81,7 @@ bool KvEngine::take_token(Slot& s, const torch::Tensor& logits_row) {
   return tok == opt_.eos || static_cast<std::int32_t>(s.out.tokens.size()) >= s.req.max_new;
 }
 
-void KvEngine::admit() {
+void KvEngine::admit(adapters::IterationPoint& point) {
   std::vector<std::size_t> admitted;
   for (std::size_t i = 0; i < slots_.size() && !queue_.empty(); ++i) {
     Slot& s = slots_[i];
@@ -100,6 +100,9 @@ void KvEngine::admit() {
   std::int64_t t_max = 0;
   for (auto i : admitted) t_max = std::max<std::int64_t>(t_max, static_cast<std::int64_t>(slots_[i].seq.size()));
   const auto a = static_cast<std::int64_t>(admitted.size());
+  point.prefill_requests = static_cast<double>(a);
+  point.prefill_longest_tok = static_cast<double>(t_max);
+  point.batch += static_cast<double>(a);
   auto tokens = torch::zeros({a, t_max}, torch::kLong);
   std::vector<std::int64_t> lengths, rows;
   auto acc = tokens.accessor<std::int64_t, 2>();
@@ -114,6 +117,7 @@ void KvEngine::admit() {
   for (std::int64_t r = 0; r < a; ++r) {
     Slot& s = slots_[admitted[static_cast<std::size_t>(r)]];
     stats_.prefill_tok += static_cast<std::int64_t>(s.seq.size());
+    point.prefill_tok += static_cast<double>(s.seq.size());
     s.cached = static_cast<std::int64_t>(s.seq.size());
     // The first new token comes from the prefill's last position: like a
     // vLLM prefill iteration, admission yields one token.
@@ -125,7 +129,8 @@ void KvEngine::admit() {
 std::vector<GenResult> KvEngine::step() {
   torch::NoGradGuard no_grad;
   const auto t0 = std::chrono::steady_clock::now();
-  admit();
+  adapters::IterationPoint point;
+  admit(point);
   std::vector<GenResult> done;
   const auto n = static_cast<std::int64_t>(slots_.size());
   std::vector<std::int64_t> tok(static_cast<std::size_t>(n), 0), pos(static_cast<std::size_t>(n), 0);
@@ -135,6 +140,7 @@ std::vector<GenResult> KvEngine::step() {
     if (!s.active || s.out.finished || s.fresh) continue;
     tok[i] = s.seq[static_cast<std::size_t>(s.cached)];
     pos[i] = s.cached;
+    point.kv_tok += static_cast<double>(s.cached);
     ++active;
   }
   if (active > 0) {
@@ -165,6 +171,12 @@ std::vector<GenResult> KvEngine::step() {
   const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.busy_s += dt;
   stats_.running_slot_s += dt * static_cast<double>(active);
+  if (opt_.record_iterations && (active > 0 || point.prefill_requests > 0)) {
+    point.batch += static_cast<double>(active);
+    point.kv_tok += point.prefill_tok;  // resident at the start, as the simulator counts it
+    point.time_s = dt;
+    log_.push_back(point);
+  }
   return done;
 }
 

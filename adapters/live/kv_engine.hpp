@@ -15,8 +15,10 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <utility>
 #include <vector>
 
+#include "adapters/calibration.hpp"
 #include "adapters/live/transformer.hpp"
 
 namespace april::live {
@@ -28,6 +30,7 @@ struct EngineOptions {
   bool exact_prefill = true;
   std::int32_t eos = 3;
   torch::Device device = torch::kCPU;
+  bool record_iterations = false;  // keep one IterationPoint per step() (for validation)
 };
 
 struct GenRequest {
@@ -65,6 +68,8 @@ class KvEngine {
   [[nodiscard]] std::size_t running() const;
   [[nodiscard]] std::size_t waiting() const { return queue_.size(); }
   [[nodiscard]] const EngineStats& stats() const { return stats_; }
+  // The recorded iterations since the last call (empty unless record_iterations).
+  std::vector<adapters::IterationPoint> take_iteration_log() { return std::exchange(log_, {}); }
   [[nodiscard]] Transformer& model() { return model_; }
 
   // The sampling rule, public for tests: a draw from (seed, index).
@@ -81,7 +86,8 @@ class KvEngine {
     bool fresh = false;             // sampled its first token at admission: no decode this iteration
     GenResult out;
   };
-  void admit();
+  // Admits from the queue; describes the prefill in `point`.
+  void admit(adapters::IterationPoint& point);
   bool take_token(Slot& s, const torch::Tensor& logits_row);
 
   Transformer model_;
@@ -91,6 +97,7 @@ class KvEngine {
   std::deque<GenRequest> queue_;
   std::int64_t admissions_ = 0;
   EngineStats stats_;
+  std::vector<adapters::IterationPoint> log_;
 };
 
 }  // namespace april::live

@@ -1,6 +1,5 @@
 #include "adapters/live/live_backend.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -9,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/grpo.hpp"
 #include "adapters/live/kv_engine.hpp"
 
@@ -22,13 +22,6 @@ torch::Device parse_device(const std::string& d) {
     return torch::kCUDA;
   }
   throw std::invalid_argument(fmt::format("unknown device '{}' (cpu or cuda)", d));
-}
-
-// One BLAS thread (torch's own threads do the parallel work); OpenBLAS reads
-// its environment at load time, so set it through its API when present.
-void single_blas_thread() {
-  using SetThreads = void (*)(int);
-  if (auto* f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(1);
 }
 
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
@@ -65,8 +58,7 @@ struct LiveBackend::Impl {
   Impl(const LiveOptions& o, const CountdownTask& t)
       : opt(o), task(t), device(parse_device(o.device)),
         config(model_config(o.model_size, t.vocab(), t.max_prompt_tok() + o.max_response_len)) {
-    single_blas_thread();
-    torch::set_num_threads(static_cast<int>(std::max<std::int64_t>(1, o.threads)));
+    configure_runtime(o.threads);
     torch::manual_seed(o.seed);
     Transformer policy(config);
     Transformer serving(config);
@@ -83,7 +75,7 @@ struct LiveBackend::Impl {
     trainer = std::make_unique<GrpoTrainer>(policy, reference, g, device);
     EngineOptions e;
     e.slots = o.slots, e.temperature = o.temperature, e.top_p = o.top_p, e.exact_prefill = o.exact_prefill;
-    e.eos = CountdownTask::kEos, e.device = device;
+    e.eos = CountdownTask::kEos, e.device = device, e.record_iterations = o.record_iterations;
     engine = std::make_unique<KvEngine>(serving, e);
   }
 
@@ -176,6 +168,8 @@ void LiveBackend::sync_weights(std::int64_t /*new_version*/) {
   copy_weights(impl_->trainer->policy(), impl_->engine->model());
   if (impl_->device.is_cuda()) torch::cuda::synchronize();
 }
+
+std::vector<adapters::IterationPoint> LiveBackend::take_iteration_log() { return impl_->engine->take_iteration_log(); }
 
 adapters::BackendCounters LiveBackend::counters() const {
   const auto& s = impl_->engine->stats();

@@ -6,10 +6,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "adapters/backend.hpp"
+#include "adapters/calibration.hpp"
 #include "adapters/live/countdown_task.hpp"
 
 namespace april::live {
@@ -27,6 +29,7 @@ struct LiveOptions {
   std::int64_t threads = 2;
   std::int32_t max_response_len = 48;
   std::uint64_t seed = 1;
+  bool record_iterations = false;  // keep the engine's per-iteration log (take_iteration_log)
 };
 
 struct LiveStats {
@@ -59,6 +62,8 @@ class LiveBackend final : public adapters::Backend {
   // Greedy exact-match accuracy on `prompts` held-out prompts.
   double evaluate(std::int64_t prompts);
   [[nodiscard]] LiveStats stats() const;
+  // The engine iterations since the last call, when LiveOptions::record_iterations.
+  std::vector<adapters::IterationPoint> take_iteration_log();
   // The tokens of a sample held by the backend (for tests and traces).
   [[nodiscard]] std::vector<std::int32_t> sample_tokens(adapters::SampleKey key) const;
 

@@ -16,14 +16,16 @@ struct ProfileOptions {
   std::int64_t slots = 64;
   std::int64_t threads = 2;
   std::int32_t max_response_len = 48;
-  std::int64_t repeats = 6;  // measurements per configuration
+  std::int64_t repeats = 3;  // passes over the grid
   std::uint64_t seed = 1;
   CountdownParams task;
 };
 
-// Iteration times over a grid of running requests (decode, KV growing) and of
-// admitted requests x prompt lengths (prefill); train-step times over batch
-// sizes; weight-copy times.
+// The engine's own per-iteration log over the shapes a rollout produces
+// (requests decoding while others are admitted with contexts of one length
+// or spread up to the longest a resumed sample has, and decode-only
+// iterations between them); train-step times over batch sizes and response
+// lengths; weight-copy times. Everything `repeats` times.
 adapters::Profile profile_live(const ProfileOptions& options);
 
 }  // namespace april::live

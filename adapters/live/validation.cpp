@@ -36,6 +36,7 @@ sim::Config simulator_twin(const sim::Config& scenario, const adapters::Calibrat
   c.set("engine.max_running", scenario.get_int("live.slots"), where);
   c.set_from_text("engine.kv_capacity_tok", "1000000000", where);
   c.set_from_text("filter.dynamic_sampling", "false", where);
+  c.set_from_text("engine.prefill", scenario.get_bool("live.exact_prefill") ? "per_token" : "batched", where);
   c.set_from_text("topology.preset", "none", where);
   c.set_from_text("topology.file", "", where);
   sim::load_config_text(c, adapters::calibration_scenario_json(calibration).dump(), "calibration");
@@ -57,7 +58,9 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
     // Live.
     auto policy = registry.get(name).make(scenario);
     const CountdownTask task(task_params(scenario), static_cast<std::uint64_t>(scenario.get_int("seed")));
-    LiveBackend backend(live_options(scenario, device, policy->mask_offpolicy_tokens()), task);
+    auto lo = live_options(scenario, device, policy->mask_offpolicy_tokens());
+    lo.record_iterations = true;
+    LiveBackend backend(lo, task);
     if (progress) progress(fmt::format("{}: warm start", name));
     backend.warm_start();
     CountdownWorkload workload(task, n);
@@ -74,6 +77,7 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
     };
     for (std::int64_t s = 0; s < steps; ++s) {
       pv.live.push_back(loop.run_step());
+      pv.live_iterations.push_back(backend.take_iteration_log());
       if (progress) progress(fmt::format("{}: live step {} ({:.2f} s rollout)", name, s, pv.live.back().rollout_time_s));
     }
     pv.trace = live_trace(lengths, workload.next_index(), n, cap);

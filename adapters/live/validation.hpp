@@ -20,6 +20,7 @@ struct PolicyValidation {
   std::string policy;
   std::vector<adapters::StepMetrics> live, sim;
   std::vector<sim::GroupSpec> trace;  // the live run's lengths
+  std::vector<std::vector<adapters::IterationPoint>> live_iterations;  // per step: the live engine's iterations
   std::vector<double> step_rollout_error;  // |sim - live| / live, per step that took rollout time
   std::int64_t instant_steps = 0;          // batch complete in the buffer: no rollout time live
   std::int64_t instant_agree = 0;          // ... and none predicted either

@@ -1,0 +1,20 @@
+#pragma once
+// Process settings every live measurement shares (april live, profile,
+// validate and the live benches), so that a profile times the same runtime
+// the live run uses.
+#include <cstdint>
+
+namespace april::live {
+
+// - torch intra-op threads: `torch_threads`;
+// - one BLAS thread (torch's own threads do the parallel work); OpenBLAS reads
+//   its environment at load time, so it is set through its API when present;
+// - glibc malloc keeps freed tensor memory instead of returning every large
+//   block to the kernel: with the default dynamic mmap threshold, each
+//   iteration's multi-MB temporaries were fresh mmaps and page faults, which
+//   on a 2-core machine doubled the spread of iteration times (measured by
+//   `april calibrate`'s noise figure: 4.2% -> 2.1%).
+// Idempotent; these are process-wide by nature, not state of this program.
+void configure_runtime(std::int64_t torch_threads);
+
+}  // namespace april::live
