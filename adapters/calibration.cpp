@@ -177,7 +177,7 @@ namespace {
 std::vector<double> iteration_features(const IterationPoint& it) {
   const bool decodes = it.decode_batch() > 0, prefills = it.prefill_requests > 0;
   return {decodes ? 1.0 : 0.0,
-          it.batch,
+          it.decode_batch(),
           decodes ? it.kv_tok : 0.0,
           prefills ? 1.0 : 0.0,
           it.prefill_tok,
@@ -297,10 +297,10 @@ Calibration calibration_from_config(const sim::Config& k) {
 
 std::string describe(const Calibration& c) {
   return fmt::format(
-      "iteration: {:.2f} us/request; decode pass {:.1f} us + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.3f} us/token + "
+      "iteration: decode pass {:.1f} us + {:.2f} us/request + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.3f} us/token + "
       "{:.3f} us/padded token (held-out error {:.1f}%, measurement noise {:.1f}%); train {:.3f} s + {:.3f} us/token + {:.3f} us/padded token; "
       "sync {:.4f} s",
-      c.per_request_us, c.base_us, c.per_kv_tok_ns, c.prefill_base_us, c.per_prefill_tok_us, c.per_padded_prefill_tok_us,
+      c.base_us, c.per_request_us, c.per_kv_tok_ns, c.prefill_base_us, c.per_prefill_tok_us, c.per_padded_prefill_tok_us,
       100 * c.iteration_heldout_mape, 100 * c.iteration_noise, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, c.sync_s);
 }
 

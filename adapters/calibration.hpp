@@ -44,7 +44,7 @@ nlohmann::json profile_to_json(const Profile& p);  // raw points plus medians an
 Profile profile_from_json(const nlohmann::json& j, const std::string& where);
 
 struct Calibration {
-  double base_us = 0, per_request_us = 0, per_kv_tok_ns = 0;                         // decode pass, per request
+  double base_us = 0, per_request_us = 0, per_kv_tok_ns = 0;                         // decode pass
   double prefill_base_us = 0, per_prefill_tok_us = 0, per_padded_prefill_tok_us = 0;  // prefill pass
   double train_base_s = 0, train_per_tok_us = 0, train_per_padded_tok_us = 0;
   double sync_s = 0;

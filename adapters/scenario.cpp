@@ -64,7 +64,7 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
          "iteration-time model: roofline, constant, or linear (calibrated by `april calibrate`)",
          sim::one_of({"roofline", "constant", "linear"})});
   s.add({"engine.linear_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's decode pass", sim::at_least(0)});
-  s.add({"engine.linear_per_request_us", KnobType::Double, 0.0, "us", "linear model: cost per running request (each gains a token)",
+  s.add({"engine.linear_per_request_us", KnobType::Double, 0.0, "us", "linear model: decode cost per decoding request",
          sim::at_least(0)});
   s.add({"engine.linear_per_kv_tok_ns", KnobType::Double, 0.0, "ns", "linear model: decode cost per resident KV token", sim::at_least(0)});
   s.add({"engine.linear_prefill_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's prefill pass",

@@ -95,8 +95,7 @@ class RooflineIterationModel final : public IterationModel {
 // Fitted to a live engine by `april calibrate`. An iteration runs a decode
 // pass when any running request decodes and a prefill pass when any was
 // admitted; each pass has its own fixed cost:
-//     per_request * batch                                   (sampling, bookkeeping)
-//   + [decode_batch > 0]     (base + per_kv_tok * resident_kv_tok)
+//     [decode_batch > 0]     (base + per_request * decode_batch + per_kv_tok * resident_kv_tok)
 //   + [prefill_requests > 0] (prefill_base + per_prefill_tok * prefill_tok
 //                             + per_padded_prefill_tok * prefill_requests * prefill_longest_tok)
 // The padded term is what an engine pays that pads a batched prefill to its

@@ -54,7 +54,7 @@ adapters::Profile profile_live(const ProfileOptions& o) {
   for (std::int64_t d : {std::int64_t{0}, std::int64_t{1}, o.slots / 8, o.slots / 2}) {
     if (decoder_counts.empty() || decoder_counts.back() != d) decoder_counts.push_back(d);
   }
-  for (std::int64_t a : {std::int64_t{1}, o.slots / 8, o.slots / 2}) {
+  for (std::int64_t a : {std::int64_t{1}, o.slots / 8, o.slots / 2, o.slots}) {
     if (a >= 1 && (admitted_counts.empty() || admitted_counts.back() != a)) admitted_counts.push_back(a);
   }
   struct Lengths {
@@ -68,6 +68,7 @@ adapters::Profile profile_live(const ProfileOptions& o) {
     for (std::int64_t d : decoder_counts) {
       std::int64_t decoder_left = 0;
       for (std::int64_t a : admitted_counts) {
+        if (d + a > o.slots) continue;
         for (const auto& len : lengths) {
           if (d > 0 && decoder_left < 2) {  // (re)start the decoders
             engine.abort_all();

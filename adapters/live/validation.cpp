@@ -52,35 +52,56 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
   const auto cap = static_cast<std::int32_t>(scenario.get_int("max_response_len"));
   const sim::Config twin = simulator_twin(scenario, calibration);
   adapters::validate_scenario(twin);
-  for (const auto& name : policies) {
-    PolicyValidation pv;
-    pv.policy = name;
-    // Live.
-    auto policy = registry.get(name).make(scenario);
-    const CountdownTask task(task_params(scenario), static_cast<std::uint64_t>(scenario.get_int("seed")));
-    auto lo = live_options(scenario, device, policy->mask_offpolicy_tokens());
-    lo.record_iterations = true;
-    LiveBackend backend(lo, task);
-    if (progress) progress(fmt::format("{}: warm start", name));
-    backend.warm_start();
-    CountdownWorkload workload(task, n);
-    adapters::RlLoop loop(backend, *policy, workload, {scenario.get_int("rollout_batch_size"), cap, false});
+  // Every policy's live run exists at once and they take turns, one step
+  // each: the machine's speed drifts by several percent over minutes, and
+  // interleaving puts the same drift in every policy's steps, so the gain
+  // between them is measured on equal terms.
+  struct LiveArm {
+    std::unique_ptr<policies::Policy> policy;
+    std::unique_ptr<CountdownTask> task;
+    std::unique_ptr<LiveBackend> backend;
+    std::unique_ptr<CountdownWorkload> workload;
+    std::unique_ptr<adapters::RlLoop> loop;
     std::map<std::string, std::vector<std::int32_t>> lengths;
-    loop.on_batch = [&](std::int64_t, const auto& ids) {
+  };
+  std::vector<LiveArm> arms(policies.size());
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    LiveArm& arm = arms[i];
+    arm.policy = registry.get(policies[i]).make(scenario);
+    arm.task = std::make_unique<CountdownTask>(task_params(scenario), static_cast<std::uint64_t>(scenario.get_int("seed")));
+    auto lo = live_options(scenario, device, arm.policy->mask_offpolicy_tokens());
+    lo.record_iterations = true;
+    arm.backend = std::make_unique<LiveBackend>(lo, *arm.task);
+    if (progress) progress(fmt::format("{}: warm start", policies[i]));
+    arm.backend->warm_start();
+    arm.workload = std::make_unique<CountdownWorkload>(*arm.task, n);
+    arm.loop = std::make_unique<adapters::RlLoop>(*arm.backend, *arm.policy, *arm.workload,
+                                                  adapters::LoopOptions{scenario.get_int("rollout_batch_size"), cap, false});
+    arm.loop->on_batch = [&arm](std::int64_t, const auto& ids) {
       for (const auto& [id, prompt] : ids) {
-        for (const auto& segs : loop.group_segments(id)) {
+        for (const auto& segs : arm.loop->group_segments(id)) {
           std::int32_t len = 0;
-          for (const auto& s : segs) len += s.tokens;
-          lengths[prompt].push_back(len);
+          for (const auto& seg : segs) len += seg.tokens;
+          arm.lengths[prompt].push_back(len);
         }
       }
     };
-    for (std::int64_t s = 0; s < steps; ++s) {
-      pv.live.push_back(loop.run_step());
-      pv.live_iterations.push_back(backend.take_iteration_log());
-      if (progress) progress(fmt::format("{}: live step {} ({:.2f} s rollout)", name, s, pv.live.back().rollout_time_s));
+    PolicyValidation pv;
+    pv.policy = policies[i];
+    report.policies.push_back(std::move(pv));
+  }
+  for (std::int64_t s = 0; s < steps; ++s) {
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+      PolicyValidation& pv = report.policies[i];
+      pv.live.push_back(arms[i].loop->run_step());
+      pv.live_iterations.push_back(arms[i].backend->take_iteration_log());
+      if (progress) progress(fmt::format("{}: live step {} ({:.2f} s rollout)", pv.policy, s, pv.live.back().rollout_time_s));
     }
-    pv.trace = live_trace(lengths, workload.next_index(), n, cap);
+  }
+  for (std::size_t i = 0; i < arms.size(); ++i) {
+    PolicyValidation& pv = report.policies[i];
+    const std::string& name = pv.policy;
+    pv.trace = live_trace(arms[i].lengths, arms[i].workload->next_index(), n, cap);
     // The simulator twin on the same lengths, with the same kind of policy.
     adapters::RunOptions ro;
     ro.trace = pv.trace;
@@ -108,7 +129,6 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
     pv.total_time_error = lt.total_time_s > 0 ? (st.total_time_s - lt.total_time_s) / lt.total_time_s : 0.0;
     pv.live_rollout_tok_s = lt.rollout_throughput_tok_s;
     pv.sim_rollout_tok_s = st.rollout_throughput_tok_s;
-    report.policies.push_back(std::move(pv));
   }
   const PolicyValidation* sync = nullptr;
   const PolicyValidation* other = nullptr;
