@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <vector>
 
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/grpo.hpp"
@@ -14,132 +16,194 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+torch::Device profile_device(const std::string& d) {
+  const torch::Device device = d == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  if (device.is_cuda() && !torch::cuda::is_available()) throw std::invalid_argument("device 'cuda': no CUDA device");
+  return device;
+}
+
+// One probe: an admission of `admitted` requests among `decoders` running
+// ones (then one decode-only iteration when decoders > 0), a train step, or a weight copy.
+struct Probe {
+  enum Kind { kIteration, kTrain, kSync } kind;
+  std::int64_t decoders = 0, admitted = 0;  // iteration
+  std::int64_t samples = 0;                 // train
+  std::int64_t longest = 0;                 // context (iteration) or response (train) tokens
+  bool spread = false;                      // lengths spread evenly up to the longest, else all the longest
+};
+
 }  // namespace
 
-adapters::Profile profile_live(const ProfileOptions& o) {
-  configure_runtime(o.threads);
-  torch::manual_seed(o.seed);
-  const torch::Device device = o.device == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-  if (device.is_cuda() && !torch::cuda::is_available()) throw std::invalid_argument("device 'cuda': no CUDA device");
-  const CountdownTask task(o.task, o.seed);
-  const auto cfg = model_config(o.model_size, task.vocab(), task.max_prompt_tok() + o.max_response_len);
-  adapters::Profile p;
-  p.device = device.str();
-  p.model = o.model_size;
-  p.slots = o.slots;
-
-  Transformer model(cfg);
-  EngineOptions eo;
-  eo.slots = o.slots;
-  eo.eos = -1;  // nothing stops early: lengths are set by max_new
-  eo.exact_prefill = false;
-  eo.device = device;
-  eo.record_iterations = true;
-  KvEngine engine(model, eo);
-  auto sync = [&] {
-    if (device.is_cuda()) torch::cuda::synchronize();
-  };
-  const std::int32_t filler = CountdownTask::kOne;
-  const std::int64_t max_ctx = task.max_prompt_tok() + o.max_response_len - 1;  // longest context a resumed sample has
-  auto request = [&](std::uint64_t key, std::int64_t context, std::int32_t max_new) {
-    std::vector<std::int32_t> ctx = {CountdownTask::kBos};
-    ctx.resize(static_cast<std::size_t>(context), filler);
-    return GenRequest{key, ctx, 0, max_new, key};
-  };
-  // The shapes an RL rollout produces: `decoders` requests decoding while
-  // `admitted` new ones are prefilled, all of one context length or spread
-  // evenly up to the longest (resumed samples), with decode-only iterations
-  // between them. Probes ask for one token, so they leave at once.
-  std::vector<std::int64_t> decoder_counts, admitted_counts;
-  for (std::int64_t d : {std::int64_t{0}, std::int64_t{1}, o.slots / 8, o.slots / 2}) {
-    if (decoder_counts.empty() || decoder_counts.back() != d) decoder_counts.push_back(d);
-  }
-  for (std::int64_t a : {std::int64_t{1}, o.slots / 8, o.slots / 2, o.slots}) {
-    if (a >= 1 && (admitted_counts.empty() || admitted_counts.back() != a)) admitted_counts.push_back(a);
-  }
-  struct Lengths {
-    std::int64_t longest;
-    bool spread;
-  };
-  const std::vector<Lengths> lengths = {{3, false}, {std::max<std::int64_t>(3, max_ctx / 2), true}, {max_ctx, true}, {max_ctx, false}};
-  const auto decoder_new = static_cast<std::int32_t>(cfg.max_seq - 3);
+struct LiveProfiler::Impl {
+  ProfileOptions o;
+  torch::Device device;
+  CountdownTask task;
+  ModelConfig cfg;
+  KvEngine engine;
+  GrpoTrainer trainer;
+  std::vector<Probe> probes;
+  std::size_t next = 0;
   std::uint64_t key = 0;
-  for (std::int64_t r = 0; r < o.repeats; ++r) {
+  std::int64_t running_decoders = 0, decoder_left = 0;
+  adapters::Profile measured;
+
+  static constexpr std::int32_t kFiller = CountdownTask::kOne;
+
+  Impl(const ProfileOptions& options, torch::Device dev, const ModelConfig& config)
+      : o(options), device(dev), task(options.task, options.seed), cfg(config),
+        engine(Transformer(cfg), engine_options(options, dev)), trainer(Transformer(cfg), std::nullopt, GrpoOptions{}, dev) {
+    measured.device = device.str();
+    measured.model = o.model_size;
+    measured.slots = o.slots;
+    build_probes();
+  }
+
+  static EngineOptions engine_options(const ProfileOptions& o, torch::Device dev) {
+    EngineOptions eo;
+    eo.slots = o.slots;
+    eo.eos = -1;  // nothing stops early: lengths are set by max_new
+    eo.exact_prefill = false;
+    eo.device = dev;
+    eo.record_iterations = true;
+    return eo;
+  }
+
+  void build_probes() {
+    const std::int64_t max_ctx = task.max_prompt_tok() + o.max_response_len - 1;  // longest context a resumed sample has
+    std::vector<std::int64_t> decoder_counts, admitted_counts;
+    for (std::int64_t d : {std::int64_t{0}, std::int64_t{1}, o.slots / 8, o.slots / 2}) {
+      if (decoder_counts.empty() || decoder_counts.back() != d) decoder_counts.push_back(d);
+    }
+    for (std::int64_t a : {std::int64_t{1}, o.slots / 8, o.slots / 2, o.slots}) {
+      if (a >= 1 && (admitted_counts.empty() || admitted_counts.back() != a)) admitted_counts.push_back(a);
+    }
+    const std::vector<std::pair<std::int64_t, bool>> lengths = {
+        {3, false}, {std::max<std::int64_t>(3, max_ctx / 2), true}, {max_ctx, true}, {max_ctx, false}};
     for (std::int64_t d : decoder_counts) {
-      std::int64_t decoder_left = 0;
       for (std::int64_t a : admitted_counts) {
         if (d + a > o.slots) continue;
-        for (const auto& len : lengths) {
-          if (d > 0 && decoder_left < 2) {  // (re)start the decoders
-            engine.abort_all();
-            for (std::int64_t k = 0; k < d; ++k) engine.add(request(key++, 3, decoder_new));
-            engine.step();
-            decoder_left = decoder_new - 1;
-          }
-          for (std::int64_t k = 0; k < a; ++k) {
-            const std::int64_t ctx = len.spread && a > 1 ? 3 + (len.longest - 3) * k / (a - 1) : len.longest;
-            engine.add(request(key++, ctx, 1));
-          }
-          sync();
-          engine.step();
-          sync();
-          if (d > 0) {
-            engine.step();  // decode only
-            sync();
-            decoder_left -= 2;
-          }
-        }
+        for (const auto& [longest, spread] : lengths) probes.push_back({Probe::kIteration, d, a, 0, longest, spread});
       }
+    }
+    const std::int64_t short_response = std::max<std::int32_t>(1, o.max_response_len / 6);
+    const std::int64_t full = o.max_response_len;
+    for (const auto& [samples, longest, spread] : std::vector<std::tuple<std::int64_t, std::int64_t, bool>>{
+             {o.slots / 8, short_response, false},
+             {o.slots / 8, full, true},
+             {o.slots / 2, short_response, false},
+             {o.slots / 2, full, true},
+             {o.slots / 2, full, false},
+             {o.slots, full, true}}) {
+      probes.push_back({Probe::kTrain, 0, 0, std::max<std::int64_t>(2, samples), longest, spread});
+    }
+    probes.push_back({Probe::kSync});
+  }
+
+  void sync_device() {
+    if (device.is_cuda()) torch::cuda::synchronize();
+  }
+
+  GenRequest request(std::int64_t context, std::int32_t max_new) {
+    std::vector<std::int32_t> ctx = {CountdownTask::kBos};
+    ctx.resize(static_cast<std::size_t>(context), kFiller);
+    const auto k = key++;
+    return GenRequest{k, ctx, 0, max_new, k};
+  }
+
+  void run_iteration(const Probe& p) {
+    const auto decoder_new = static_cast<std::int32_t>(cfg.max_seq - 3);
+    if (p.decoders != running_decoders || (p.decoders > 0 && decoder_left < 2)) {  // (re)start the decoders
       engine.abort_all();
-    }
-  }
-  p.iterations = engine.take_iteration_log();
-  // Train steps over batch sizes and response lengths, all of one length or
-  // spread evenly up to the longest (the trainer pads to the longest).
-  GrpoTrainer trainer(Transformer(cfg), std::nullopt, GrpoOptions{}, device);
-  struct TrainShape {
-    std::int64_t samples, longest_response;
-    bool spread;
-  };
-  const std::int64_t short_response = std::max<std::int32_t>(1, o.max_response_len / 6);
-  const std::vector<TrainShape> train_shapes = {{o.slots / 8, short_response, false},   {o.slots / 8, o.max_response_len, true},
-                                                {o.slots / 2, short_response, false},   {o.slots / 2, o.max_response_len, true},
-                                                {o.slots / 2, o.max_response_len, false}, {o.slots, o.max_response_len, true}};
-  for (std::int64_t r = 0; r < std::max<std::int64_t>(2, o.repeats / 2); ++r) {
-    for (const auto& shape : train_shapes) {
-      const std::int64_t samples = std::max<std::int64_t>(2, shape.samples);
-      std::vector<TrainSampleData> batch;
-      adapters::TrainPoint point;
-      point.samples = static_cast<double>(samples);
-      for (std::int64_t i = 0; i < samples; ++i) {
-        const std::int64_t len = shape.spread ? 1 + (shape.longest_response - 1) * i / (samples - 1) : shape.longest_response;
-        TrainSampleData s;
-        s.prompt = {CountdownTask::kBos, filler, CountdownTask::kSep};
-        s.response.assign(static_cast<std::size_t>(len), filler);
-        s.rollout_logprobs.assign(static_cast<std::size_t>(len), -1.0F);
-        s.token_version.assign(static_cast<std::size_t>(len), 0);
-        s.reward = static_cast<double>(i % 2);
-        s.group = i / 4;
-        point.tokens += static_cast<double>(3 + len);
-        point.longest_tok = std::max(point.longest_tok, static_cast<double>(3 + len));
-        batch.push_back(std::move(s));
+      running_decoders = p.decoders;
+      if (p.decoders > 0) {
+        for (std::int64_t k = 0; k < p.decoders; ++k) engine.add(request(3, decoder_new));
+        engine.step();
+        decoder_left = decoder_new - 1;
       }
-      sync();
-      const auto t0 = std::chrono::steady_clock::now();
-      trainer.step(batch, 0);
-      sync();
-      point.time_s = since(t0);
-      p.train.push_back(point);
     }
+    // Probes ask for one token, so they leave at once.
+    for (std::int64_t k = 0; k < p.admitted; ++k) {
+      const std::int64_t ctx = p.spread && p.admitted > 1 ? 3 + (p.longest - 3) * k / (p.admitted - 1) : p.longest;
+      engine.add(request(ctx, 1));
+    }
+    sync_device();
+    engine.step();
+    if (p.decoders > 0) {
+      engine.step();  // decode only
+      decoder_left -= 2;
+    }
+    sync_device();
+    for (auto& it : engine.take_iteration_log()) measured.iterations.push_back(it);
   }
-  // Weight sync: the engine's copy of the trainer's weights.
-  for (std::int64_t r = 0; r < o.repeats; ++r) {
+
+  void run_train(const Probe& p) {
+    std::vector<TrainSampleData> batch;
+    adapters::TrainPoint point;
+    point.samples = static_cast<double>(p.samples);
+    for (std::int64_t i = 0; i < p.samples; ++i) {
+      const std::int64_t len = p.spread ? 1 + (p.longest - 1) * i / (p.samples - 1) : p.longest;
+      TrainSampleData s;
+      s.prompt = {CountdownTask::kBos, kFiller, CountdownTask::kSep};
+      s.response.assign(static_cast<std::size_t>(len), kFiller);
+      s.rollout_logprobs.assign(static_cast<std::size_t>(len), -1.0F);
+      s.token_version.assign(static_cast<std::size_t>(len), 0);
+      s.reward = static_cast<double>(i % 2);
+      s.group = i / 4;
+      point.tokens += static_cast<double>(3 + len);
+      point.longest_tok = std::max(point.longest_tok, static_cast<double>(3 + len));
+      batch.push_back(std::move(s));
+    }
+    sync_device();
+    const auto t0 = std::chrono::steady_clock::now();
+    trainer.step(batch, 0);
+    sync_device();
+    point.time_s = since(t0);
+    measured.train.push_back(point);
+  }
+
+  void run_sync() {
+    // Weight sync: the engine's copy of the trainer's weights.
     const auto t0 = std::chrono::steady_clock::now();
     copy_weights(trainer.policy(), engine.model());
-    sync();
-    p.sync_s.push_back(since(t0));
+    sync_device();
+    measured.sync_s.push_back(since(t0));
   }
-  return p;
+};
+
+LiveProfiler::LiveProfiler(const ProfileOptions& o) {
+  configure_runtime(o.threads);
+  torch::manual_seed(o.seed);
+  const auto device = profile_device(o.device);
+  const CountdownTask task(o.task, o.seed);
+  impl_ = std::make_unique<Impl>(o, device, model_config(o.model_size, task.vocab(), task.max_prompt_tok() + o.max_response_len));
+}
+
+LiveProfiler::~LiveProfiler() = default;
+
+std::int64_t LiveProfiler::probes_per_pass() const { return static_cast<std::int64_t>(impl_->probes.size()); }
+
+void LiveProfiler::run(std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    const Probe p = impl_->probes[impl_->next];
+    impl_->next = (impl_->next + 1) % impl_->probes.size();
+    switch (p.kind) {
+      case Probe::kIteration: impl_->run_iteration(p); break;
+      case Probe::kTrain: impl_->run_train(p); break;
+      case Probe::kSync: impl_->run_sync(); break;
+    }
+  }
+}
+
+adapters::Profile LiveProfiler::profile() {
+  impl_->engine.abort_all();
+  impl_->running_decoders = 0;
+  return impl_->measured;
+}
+
+adapters::Profile profile_live(const ProfileOptions& o) {
+  LiveProfiler profiler(o);
+  profiler.run(profiler.probes_per_pass() * std::max<std::int64_t>(1, o.repeats));
+  return profiler.profile();
 }
 
 }  // namespace april::live

@@ -3,6 +3,7 @@
 // Plain C++ header; the measurements use the same engine, model and trainer
 // classes as `april live`.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "adapters/calibration.hpp"
@@ -14,18 +15,39 @@ struct ProfileOptions {
   std::string model_size = "small";
   std::string device = "cpu";
   std::int64_t slots = 64;
-  std::int64_t threads = 2;
+  std::int64_t threads = 1;
   std::int32_t max_response_len = 48;
   std::int64_t repeats = 3;  // passes over the grid
   std::uint64_t seed = 1;
   CountdownParams task;
 };
 
-// The engine's own per-iteration log over the shapes a rollout produces
-// (requests decoding while others are admitted with contexts of one length
-// or spread up to the longest a resumed sample has, and decode-only
-// iterations between them); train-step times over batch sizes and response
-// lengths; weight-copy times. Everything `repeats` times.
+// The probes, in a fixed order: engine iterations in the shapes a rollout
+// produces (requests decoding while others are admitted with contexts of one
+// length or spread up to the longest a resumed sample has, and decode-only
+// iterations between them, from the engine's own per-iteration log), train
+// steps over batch sizes and response lengths, and a weight copy. run()
+// executes the next ones, cycling, so a profile can be taken all at once or
+// in slices between other work (april validate interleaves it with the live
+// steps, so that both see the same machine conditions).
+class LiveProfiler {
+ public:
+  explicit LiveProfiler(const ProfileOptions& options);
+  ~LiveProfiler();
+  LiveProfiler(const LiveProfiler&) = delete;
+  LiveProfiler& operator=(const LiveProfiler&) = delete;
+
+  [[nodiscard]] std::int64_t probes_per_pass() const;
+  void run(std::int64_t probes);
+  // Everything measured so far.
+  [[nodiscard]] adapters::Profile profile();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// `repeats` whole passes.
 adapters::Profile profile_live(const ProfileOptions& options);
 
 }  // namespace april::live

@@ -44,14 +44,20 @@ sim::Config simulator_twin(const sim::Config& scenario, const adapters::Calibrat
 }
 
 ValidationReport validate(const sim::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
-                          const adapters::Calibration& calibration, const std::string& device,
-                          const std::function<void(const std::string&)>& progress) {
+                          const std::optional<adapters::Calibration>& calibration, const ProfileOptions& profile,
+                          const std::string& device, const std::function<void(const std::string&)>& progress) {
   ValidationReport report;
   const auto steps = scenario.get_int("steps");
   const auto n = scenario.get_int("n_samples_per_prompt");
   const auto cap = static_cast<std::int32_t>(scenario.get_int("max_response_len"));
-  const sim::Config twin = simulator_twin(scenario, calibration);
-  adapters::validate_scenario(twin);
+  adapters::validate_scenario(simulator_twin(scenario, calibration.value_or(adapters::Calibration{})));
+  std::unique_ptr<LiveProfiler> profiler;
+  std::int64_t probes_per_round = 0;
+  if (!calibration) {
+    profiler = std::make_unique<LiveProfiler>(profile);
+    const std::int64_t total = profiler->probes_per_pass() * std::max<std::int64_t>(1, profile.repeats);
+    probes_per_round = (total + steps - 1) / std::max<std::int64_t>(1, steps);
+  }
   // Every policy's live run exists at once and they take turns, one step
   // each: the machine's speed drifts by several percent over minutes, and
   // interleaving puts the same drift in every policy's steps, so the gain
@@ -97,7 +103,15 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
       pv.live_iterations.push_back(arms[i].backend->take_iteration_log());
       if (progress) progress(fmt::format("{}: live step {} ({:.2f} s rollout)", pv.policy, s, pv.live.back().rollout_time_s));
     }
+    if (profiler) {
+      profiler->run(probes_per_round);
+      if (progress) progress(fmt::format("profile: {} probes", probes_per_round * (s + 1)));
+    }
   }
+  report.calibration = profiler ? adapters::calibrate(profiler->profile()) : *calibration;
+  report.profiled_interleaved = profiler != nullptr;
+  profiler.reset();
+  const sim::Config twin = simulator_twin(scenario, report.calibration);
   for (std::size_t i = 0; i < arms.size(); ++i) {
     PolicyValidation& pv = report.policies[i];
     const std::string& name = pv.policy;

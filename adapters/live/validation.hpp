@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/calibration.hpp"
+#include "adapters/live/profiler.hpp"
 #include "adapters/step_metrics.hpp"
 #include "policies/registry.hpp"
 #include "sim/config.hpp"
@@ -33,6 +34,8 @@ inline constexpr double kInstantS = 0.01;
 
 struct ValidationReport {
   std::vector<PolicyValidation> policies;
+  adapters::Calibration calibration;  // the one the simulator used
+  bool profiled_interleaved = false;  // fitted to a profile taken in slices between the live steps
   std::optional<double> gain_measured, gain_predicted;  // first policy over sync, rollout throughput
   [[nodiscard]] nlohmann::json to_json() const;
 };
@@ -41,9 +44,12 @@ struct ValidationReport {
 // live.slots, the calibrated linear iteration, train and sync models.
 sim::Config simulator_twin(const sim::Config& scenario, const adapters::Calibration& calibration);
 
+// With a calibration, the simulator uses it. Without, the live engine is
+// profiled in slices between the live steps (`profile.repeats` passes in
+// all) and the fit to that profile is used: both then see the same machine.
 ValidationReport validate(const sim::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
-                          const adapters::Calibration& calibration, const std::string& device,
-                          const std::function<void(const std::string&)>& progress = {});
+                          const std::optional<adapters::Calibration>& calibration, const ProfileOptions& profile,
+                          const std::string& device, const std::function<void(const std::string&)>& progress = {});
 
 // A live run's groups with the final length of every sample that finished;
 // samples that never did get `cap` (they ran at least that long).
