@@ -62,6 +62,14 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Iteration times grouped by shape (resident KV aside: repeats of a shape differ only in it).
+using ShapeKey = std::tuple<double, double, double, double>;
+std::map<ShapeKey, std::vector<double>> times_by_shape(const std::vector<IterationPoint>& points) {
+  std::map<ShapeKey, std::vector<double>> out;
+  for (const auto& it : points) out[{it.batch, it.prefill_requests, it.prefill_tok, it.prefill_longest_tok}].push_back(it.time_s);
+  return out;
+}
+
 nlohmann::json spread(const std::vector<double>& v) {
   return {{"median_s", median(v)}, {"p25_s", sample_quantile(v, 0.25)}, {"p75_s", sample_quantile(v, 0.75)}, {"n", v.size()}};
 }
@@ -99,7 +107,6 @@ nlohmann::json profile_to_json(const Profile& p) {
   j["model"] = p.model;
   j["slots"] = p.slots;
   j["iterations"] = nlohmann::json::array();
-  std::map<std::tuple<double, double, double, double>, std::vector<double>> by_config;
   for (const auto& it : p.iterations) {
     j["iterations"].push_back({{"batch", it.batch},
                                {"kv_tok", it.kv_tok},
@@ -107,10 +114,9 @@ nlohmann::json profile_to_json(const Profile& p) {
                                {"prefill_tok", it.prefill_tok},
                                {"prefill_longest_tok", it.prefill_longest_tok},
                                {"time_s", it.time_s}});
-    by_config[{it.batch, it.prefill_requests, it.prefill_tok, it.prefill_longest_tok}].push_back(it.time_s);
   }
   j["iteration_summary"] = nlohmann::json::array();
-  for (const auto& [k, v] : by_config) {
+  for (const auto& [k, v] : times_by_shape(p.iterations)) {
     auto s = spread(v);
     s["batch"] = std::get<0>(k);
     s["prefill_requests"] = std::get<1>(k);
@@ -223,10 +229,8 @@ Calibration calibrate(const Profile& p) {
   c.iteration_points = static_cast<std::int64_t>(fit_a.size());
   c.heldout_points = static_cast<std::int64_t>(held_a.size());
   // Noise: each point against the median of the points of its shape (KV aside).
-  std::map<std::tuple<double, double, double, double>, std::vector<double>> by_shape;
-  for (const auto& it : p.iterations) by_shape[{it.batch, it.prefill_requests, it.prefill_tok, it.prefill_longest_tok}].push_back(it.time_s);
   std::vector<double> deviations;
-  for (const auto& [shape, times] : by_shape) {
+  for (const auto& [shape, times] : times_by_shape(p.iterations)) {
     if (times.size() < 2) continue;
     const double m = median(times);
     for (double t : times) deviations.push_back(std::fabs(t / m - 1.0));

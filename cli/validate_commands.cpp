@@ -45,7 +45,7 @@ int profile_command(const std::vector<std::string>& args) {
       "medians and quartiles per shape are in the file). `april calibrate` fits the simulator to it.\n\noptions");
   std::string scenario = "live-cpu", device = "cpu", out, model;
   std::vector<std::string> sets;
-  std::int64_t repeats = 3;
+  std::int64_t repeats = live::ProfileOptions{}.repeats;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), "scenario whose live.* keys to use")(
       "device", po::value(&device), "cpu or cuda")("model", po::value(&model), "model size (overrides live.model)")(
       "repeats", po::value(&repeats), "passes over the grid")("set", po::value(&sets), "override a key")(
@@ -101,7 +101,7 @@ int validate_command(const std::vector<std::string>& args) {
     fmt::print("profiling the live engine in slices between the live steps\n");
   }
   std::fflush(stdout);
-  const auto report = live::validate(c, registry, policies, given, profile_options(c, device, 3), device, [](const std::string& line) {
+  const auto report = live::validate(c, registry, policies, given, profile_options(c, device, live::ProfileOptions{}.repeats), device, [](const std::string& line) {
     fmt::print("  {}\n", line);
     std::fflush(stdout);
   });

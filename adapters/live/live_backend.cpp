@@ -9,20 +9,12 @@
 #include <unordered_map>
 
 #include "adapters/live/cpu_runtime.hpp"
+#include "adapters/live/device.hpp"
 #include "adapters/live/grpo.hpp"
 #include "adapters/live/kv_engine.hpp"
 
 namespace april::live {
 namespace {
-
-torch::Device parse_device(const std::string& d) {
-  if (d == "cpu") return torch::kCPU;
-  if (d == "cuda") {
-    if (!torch::cuda::is_available()) throw std::invalid_argument("device 'cuda': this libtorch build or machine has no CUDA device");
-    return torch::kCUDA;
-  }
-  throw std::invalid_argument(fmt::format("unknown device '{}' (cpu or cuda)", d));
-}
 
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   std::uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));

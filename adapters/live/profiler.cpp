@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "adapters/live/cpu_runtime.hpp"
+#include "adapters/live/device.hpp"
 #include "adapters/live/grpo.hpp"
 #include "adapters/live/kv_engine.hpp"
 
@@ -14,12 +15,6 @@ namespace {
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-torch::Device profile_device(const std::string& d) {
-  const torch::Device device = d == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-  if (device.is_cuda() && !torch::cuda::is_available()) throw std::invalid_argument("device 'cuda': no CUDA device");
-  return device;
 }
 
 // One probe: an admission of `admitted` requests among `decoders` running
@@ -173,7 +168,7 @@ struct LiveProfiler::Impl {
 LiveProfiler::LiveProfiler(const ProfileOptions& o) {
   configure_runtime(o.threads);
   torch::manual_seed(o.seed);
-  const auto device = profile_device(o.device);
+  const auto device = parse_device(o.device);
   const CountdownTask task(o.task, o.seed);
   impl_ = std::make_unique<Impl>(o, device, model_config(o.model_size, task.vocab(), task.max_prompt_tok() + o.max_response_len));
 }
