@@ -62,6 +62,12 @@ std::vector<std::vector<Segment>> RlLoop::group_segments(GroupId id) const {
   return out;
 }
 
+std::vector<SampleState> RlLoop::group_samples(GroupId id) const {
+  std::vector<SampleState> out;
+  for (const auto& s : group_ref(id).samples) out.push_back({s.generated_tok, s.finished});
+  return out;
+}
+
 const std::string& RlLoop::prompt_id(GroupId id) const { return group_ref(id).prompt_id; }
 
 void RlLoop::add_tokens(Sample& s, std::int32_t new_tok) {

@@ -26,6 +26,12 @@ struct LoopOptions {
   bool dynamic_sampling_filter = false;   // reject groups whose samples are all correct or all wrong
 };
 
+// Where one sample of a group stands: tokens so far, and whether it ended.
+struct SampleState {
+  std::int32_t generated_tok = 0;
+  bool finished = false;
+};
+
 // Tokens produced by one policy version, in order.
 struct Segment {
   std::int64_t version = 0;
@@ -55,6 +61,8 @@ class RlLoop final : public policies::RolloutView {
   [[nodiscard]] std::int64_t buffered_tok() const;
   // Segments of a buffered group's samples, for tests and traces.
   [[nodiscard]] std::vector<std::vector<Segment>> group_segments(policies::GroupId id) const;
+  // Each sample of a group not yet trained (e.g. a buffered one), in index order.
+  [[nodiscard]] std::vector<SampleState> group_samples(policies::GroupId id) const;
   [[nodiscard]] const std::string& prompt_id(policies::GroupId id) const;
 
   // The loop's state between steps (version, buffered groups with their

@@ -108,14 +108,15 @@ int validate_command(const std::vector<std::string>& args) {
   const auto& cal = report.calibration;
   fmt::print("calibration{}: {}\n", report.profiled_interleaved ? " (profiled between the live steps)" : "", adapters::describe(cal));
 
-  fmt::print("\n{:<8} {:>6} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "policy", "steps", "instant", "median err", "p90 err", "total err",
-             "live tok/s", "sim tok/s");
+  fmt::print("\n{:<8} {:>6} {:>8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "policy", "steps", "instant", "same tok", "median err",
+             "p90 err", "total err", "live tok/s", "sim tok/s");
   for (const auto& p : report.policies) {
-    fmt::print("{:<8} {:>6} {:>4}/{:<3} {:>11.1f}% {:>11.1f}% {:>+11.1f}% {:>12.0f} {:>12.0f}\n", p.policy, p.live.size(), p.instant_agree,
-               p.instant_steps, 100 * p.median_error, 100 * p.p90_error, 100 * p.total_time_error, p.live_rollout_tok_s,
-               p.sim_rollout_tok_s);
+    fmt::print("{:<8} {:>6} {:>4}/{:<3} {:>9} {:>11.1f}% {:>11.1f}% {:>+11.1f}% {:>12.0f} {:>12.0f}\n", p.policy, p.live.size(),
+               p.instant_agree, p.instant_steps, p.steps_same_tokens, 100 * p.median_error, 100 * p.p90_error, 100 * p.total_time_error,
+               p.live_rollout_tok_s, p.sim_rollout_tok_s);
   }
   fmt::print("instant: steps whose batch was complete in the buffer (no rollout time), predicted as such / seen\n");
+  fmt::print("same tok: steps whose rollout decoded as many tokens in the simulator as live (it replays the live schedule)\n");
   if (report.gain_measured && report.gain_predicted) {
     fmt::print("gain over sync (rollout throughput): measured {:+.1f}%, predicted {:+.1f}% ({:+.1f} pp)\n", 100 * *report.gain_measured,
                100 * *report.gain_predicted, 100 * (*report.gain_predicted - *report.gain_measured));

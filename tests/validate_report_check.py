@@ -8,16 +8,20 @@ assert set(report["policies"]) == {"sync", "april"}, report["policies"].keys()
 for name, p in report["policies"].items():
     for key in ("steps", "instant_steps", "instant_steps_predicted", "median_step_rollout_error", "p90_step_rollout_error",
                 "total_time_error", "live_rollout_throughput_tok_s", "sim_rollout_throughput_tok_s", "live_rollout_time_s",
-                "sim_rollout_time_s"):
+                "sim_rollout_time_s", "live_tokens_generated", "sim_tokens_generated", "steps_same_tokens"):
         assert key in p, f"{name}: missing {key}"
-    assert p["steps"] == 4 and len(p["live_rollout_time_s"]) == 4 and len(p["sim_rollout_time_s"]) == 4
-    assert 0 <= p["instant_steps_predicted"] <= p["instant_steps"] <= 4
+    assert p["steps"] == 5 and len(p["live_rollout_time_s"]) == 5 and len(p["sim_rollout_time_s"]) == 5
+    assert 0 <= p["instant_steps_predicted"] <= p["instant_steps"] <= 5
     for key in ("median_step_rollout_error", "p90_step_rollout_error"):
         assert 0 <= p[key] < 10 and math.isfinite(p[key]), f"{name}: {key} = {p[key]}"
     assert p["median_step_rollout_error"] <= p["p90_step_rollout_error"]
     assert -1 < p["total_time_error"] < 10
     assert p["live_rollout_throughput_tok_s"] > 0 and p["sim_rollout_throughput_tok_s"] > 0
     assert all(t >= 0 for t in p["live_rollout_time_s"] + p["sim_rollout_time_s"])
+    # On the live run's own lengths the twin replays the live schedule: both
+    # policies decide by counts, not times, so every step decodes the same tokens.
+    assert p["live_tokens_generated"] == p["sim_tokens_generated"], f"{name}: {p['live_tokens_generated']} vs {p['sim_tokens_generated']}"
+    assert p["steps_same_tokens"] == 5
 for key in ("gain_measured", "gain_predicted", "gain_error_pp"):
     assert report[key] is not None and math.isfinite(report[key]), key
 assert report["calibration"]["engine"]["iteration_model"] == "linear"

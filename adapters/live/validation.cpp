@@ -14,14 +14,21 @@
 namespace april::live {
 
 std::vector<sim::GroupSpec> live_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t groups,
-                                       std::int64_t samples_per_group, std::int32_t cap) {
+                                       std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use) {
   std::vector<sim::GroupSpec> out;
   for (std::int64_t i = 0; i < groups; ++i) {
     sim::GroupSpec g;
     g.prompt_id = CountdownTask::prompt_id(i);
     g.prompt_tok = 3;
     auto it = lengths.find(g.prompt_id);
-    g.response_tok = it != lengths.end() ? it->second : std::vector<std::int32_t>(static_cast<std::size_t>(samples_per_group), cap);
+    const bool known = it != lengths.end() && std::none_of(it->second.begin(), it->second.end(),
+                                                           [](std::int32_t len) { return len == kUnfinishedSample; });
+    if (use == LiveTraceUse::kWhatIf && !known) continue;
+    if (it == lengths.end()) {
+      g.response_tok.assign(static_cast<std::size_t>(samples_per_group), cap);
+    } else {
+      for (std::int32_t len : it->second) g.response_tok.push_back(len == kUnfinishedSample ? cap : len);
+    }
     out.push_back(std::move(g));
   }
   return out;
@@ -108,6 +115,14 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
       if (progress) progress(fmt::format("profile: {} probes", probes_per_round * (s + 1)));
     }
   }
+  // Groups left in the buffer: a sample that finished there has its length
+  // (the twin needs it, or it would run that sample on to the cap).
+  for (LiveArm& arm : arms) {
+    for (const auto id : arm.loop->buffer()) {
+      auto& lengths = arm.lengths[arm.loop->prompt_id(id)];
+      for (const auto& smp : arm.loop->group_samples(id)) lengths.push_back(smp.finished ? smp.generated_tok : kUnfinishedSample);
+    }
+  }
   report.calibration = profiler ? adapters::calibrate(profiler->profile()) : *calibration;
   report.profiled_interleaved = profiler != nullptr;
   profiler.reset();
@@ -115,14 +130,12 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
   for (std::size_t i = 0; i < arms.size(); ++i) {
     PolicyValidation& pv = report.policies[i];
     const std::string& name = pv.policy;
-    pv.trace = live_trace(arms[i].lengths, arms[i].workload->next_index(), n, cap);
+    const auto drawn = arms[i].workload->next_index();
+    pv.trace = live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kWhatIf);
     // The simulator twin on the same lengths, with the same kind of policy.
-    adapters::RunOptions ro;
-    ro.trace = pv.trace;
-    ro.trace_name = "live " + name;
     auto sim_backend = adapters::make_sim_backend(twin);
     auto sim_policy = registry.get(name).make(twin);
-    traces::TraceReplay replay(pv.trace, ro.trace_name);
+    traces::TraceReplay replay(live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kTwin), "live " + name);
     adapters::RlLoop sim_loop(*sim_backend, *sim_policy, replay, {twin.get_int("rollout_batch_size"), cap, false});
     for (std::int64_t s = 0; s < steps; ++s) pv.sim.push_back(sim_loop.run_step());
     for (std::size_t s = 0; s < pv.live.size(); ++s) {
@@ -135,6 +148,9 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
         continue;
       }
       pv.step_rollout_error.push_back(std::fabs(pred - meas) / meas);
+    }
+    for (std::size_t s = 0; s < pv.live.size(); ++s) {
+      if (pv.live[s].tokens_generated == pv.sim[s].tokens_generated) ++pv.steps_same_tokens;
     }
     pv.median_error = adapters::sample_quantile(pv.step_rollout_error, 0.5);
     pv.p90_error = adapters::sample_quantile(pv.step_rollout_error, 0.9);
@@ -170,10 +186,15 @@ nlohmann::json ValidationReport::to_json() const {
     pj["total_time_error"] = p.total_time_error;
     pj["live_rollout_throughput_tok_s"] = p.live_rollout_tok_s;
     pj["sim_rollout_throughput_tok_s"] = p.sim_rollout_tok_s;
-    pj["live_rollout_time_s"] = nlohmann::json::array();
-    pj["sim_rollout_time_s"] = nlohmann::json::array();
-    for (const auto& m : p.live) pj["live_rollout_time_s"].push_back(m.rollout_time_s);
-    for (const auto& m : p.sim) pj["sim_rollout_time_s"].push_back(m.rollout_time_s);
+    pj["steps_same_tokens"] = p.steps_same_tokens;
+    for (const char* side : {"live", "sim"}) {
+      auto& times = pj[fmt::format("{}_rollout_time_s", side)] = nlohmann::json::array();
+      auto& tokens = pj[fmt::format("{}_tokens_generated", side)] = nlohmann::json::array();
+      for (const auto& m : side == std::string("live") ? p.live : p.sim) {
+        times.push_back(m.rollout_time_s);
+        tokens.push_back(m.tokens_generated);
+      }
+    }
     j["policies"][p.policy] = pj;
   }
   j["gain_measured"] = gain_measured ? nlohmann::json(*gain_measured) : nlohmann::json(nullptr);

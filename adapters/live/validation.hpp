@@ -20,13 +20,17 @@ namespace april::live {
 struct PolicyValidation {
   std::string policy;
   std::vector<adapters::StepMetrics> live, sim;
-  std::vector<sim::GroupSpec> trace;  // the live run's lengths
+  std::vector<sim::GroupSpec> trace;  // the live run's complete groups, a what-if input
   std::vector<std::vector<adapters::IterationPoint>> live_iterations;  // per step: the live engine's iterations
   std::vector<double> step_rollout_error;  // |sim - live| / live, per step that took rollout time
   std::int64_t instant_steps = 0;          // batch complete in the buffer: no rollout time live
   std::int64_t instant_agree = 0;          // ... and none predicted either
   double median_error = 0, p90_error = 0, total_time_error = 0;
   double live_rollout_tok_s = 0, sim_rollout_tok_s = 0;
+  // Steps whose rollout decoded as many tokens in the simulator as live: on
+  // the live run's own lengths the twin replays the live schedule, so these
+  // differ only where a policy's decisions depend on time.
+  std::int64_t steps_same_tokens = 0;
 };
 
 // Rollout phases shorter than this took no iteration (the batch was in the buffer).
@@ -51,9 +55,17 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
                           const std::optional<adapters::Calibration>& calibration, const ProfileOptions& profile,
                           const std::string& device, const std::function<void(const std::string&)>& progress = {});
 
-// A live run's groups with the final length of every sample that finished;
-// samples that never did get `cap` (they ran at least that long).
+// A live sample still running when the run stopped: its length is unknown.
+inline constexpr std::int32_t kUnfinishedSample = -1;
+
+enum class LiveTraceUse {
+  kTwin,    // every group the live run drew, in order; an unfinished sample (or a
+            // group never seen) runs to `cap`, as it was still running live
+  kWhatIf,  // only groups whose samples all finished: lengths that are all known
+};
+
+// A live run's groups from the length of each sample per prompt id.
 std::vector<sim::GroupSpec> live_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t groups,
-                                       std::int64_t samples_per_group, std::int32_t cap);
+                                       std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use);
 
 }  // namespace april::live

@@ -7,6 +7,7 @@
 #include "adapters/live/grpo.hpp"
 #include "adapters/live/kv_engine.hpp"
 #include "adapters/live/live_backend.hpp"
+#include "adapters/live/validation.hpp"
 #include "adapters/rl_loop.hpp"
 #include "adapters/simulation.hpp"
 #include "traces/trace_workload.hpp"
@@ -305,6 +306,23 @@ TEST(LiveBackend, CheckpointResumeContinuesExactly) {
     EXPECT_EQ(m.tokens_offpolicy, straight[static_cast<std::size_t>(s)].tokens_offpolicy) << "step " << s;
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST(LiveTrace, TheTwinRunsEveryDrawnGroupTheWhatIfTraceOnlyCompleteOnes) {
+  const std::map<std::string, std::vector<std::int32_t>> lengths = {
+      {CountdownTask::prompt_id(0), {5, 7}},                   // trained
+      {CountdownTask::prompt_id(1), {4, kUnfinishedSample}},  // buffered, one sample still running
+  };                                                         // group 2: drawn, never returned
+  const auto twin = live_trace(lengths, 3, 2, 48, LiveTraceUse::kTwin);
+  ASSERT_EQ(twin.size(), 3U);
+  EXPECT_EQ(twin[0].response_tok, (std::vector<std::int32_t>{5, 7}));
+  EXPECT_EQ(twin[1].response_tok, (std::vector<std::int32_t>{4, 48}));  // the finished one keeps its length
+  EXPECT_EQ(twin[2].response_tok, (std::vector<std::int32_t>{48, 48}));
+  EXPECT_EQ(twin[2].prompt_id, CountdownTask::prompt_id(2));
+  const auto whatif = live_trace(lengths, 3, 2, 48, LiveTraceUse::kWhatIf);
+  ASSERT_EQ(whatif.size(), 1U);
+  EXPECT_EQ(whatif[0].prompt_id, CountdownTask::prompt_id(0));
+  EXPECT_EQ(whatif[0].response_tok, (std::vector<std::int32_t>{5, 7}));
 }
 
 }  // namespace
