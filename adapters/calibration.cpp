@@ -186,6 +186,7 @@ std::vector<double> iteration_features(const IterationPoint& it) {
           it.decode_batch(),
           decodes ? it.kv_tok : 0.0,
           prefills ? 1.0 : 0.0,
+          it.prefill_requests,
           it.prefill_tok,
           it.prefill_requests * it.prefill_longest_tok};
 }
@@ -194,8 +195,13 @@ std::vector<double> iteration_features(const IterationPoint& it) {
 
 double predicted_iteration_s(const Calibration& c, const IterationPoint& it) {
   const auto f = iteration_features(it);
-  return f[0] * c.base_us * 1e-6 + f[1] * c.per_request_us * 1e-6 + f[2] * c.per_kv_tok_ns * 1e-9 + f[3] * c.prefill_base_us * 1e-6 +
-         f[4] * c.per_prefill_tok_us * 1e-6 + f[5] * c.per_padded_prefill_tok_us * 1e-6;
+  const double x[] = {c.base_us * 1e-6,         c.per_request_us * 1e-6,     c.per_kv_tok_ns * 1e-9,
+                      c.prefill_base_us * 1e-6, c.per_prefill_request_us * 1e-6, c.per_prefill_tok_us * 1e-6,
+                      c.per_padded_prefill_tok_us * 1e-6};
+  static_assert(sizeof(x) / sizeof(x[0]) == 7);
+  double t = 0;
+  for (std::size_t j = 0; j < f.size(); ++j) t += f[j] * x[j];
+  return t;
 }
 
 Calibration calibrate(const Profile& p) {
@@ -223,8 +229,9 @@ Calibration calibrate(const Profile& p) {
   c.per_request_us = x[1] * 1e6;
   c.per_kv_tok_ns = x[2] * 1e9;
   c.prefill_base_us = x[3] * 1e6;
-  c.per_prefill_tok_us = x[4] * 1e6;
-  c.per_padded_prefill_tok_us = x[5] * 1e6;
+  c.per_prefill_request_us = x[4] * 1e6;
+  c.per_prefill_tok_us = x[5] * 1e6;
+  c.per_padded_prefill_tok_us = x[6] * 1e6;
   c.iteration_heldout_mape = mape(held_a, held_y, x);
   c.iteration_points = static_cast<std::int64_t>(fit_a.size());
   c.heldout_points = static_cast<std::int64_t>(held_a.size());
@@ -270,6 +277,7 @@ nlohmann::json calibration_scenario_json(const Calibration& c) {
                  {"linear_per_request_us", c.per_request_us},
                  {"linear_per_kv_tok_ns", c.per_kv_tok_ns},
                  {"linear_prefill_base_us", c.prefill_base_us},
+                 {"linear_per_prefill_request_us", c.per_prefill_request_us},
                  {"linear_per_prefill_tok_us", c.per_prefill_tok_us},
                  {"linear_per_padded_prefill_tok_us", c.per_padded_prefill_tok_us}};
   j["train"] = {{"time_model", "linear"},
@@ -290,6 +298,7 @@ Calibration calibration_from_config(const sim::Config& k) {
   c.per_request_us = k.get_double("engine.linear_per_request_us");
   c.per_kv_tok_ns = k.get_double("engine.linear_per_kv_tok_ns");
   c.prefill_base_us = k.get_double("engine.linear_prefill_base_us");
+  c.per_prefill_request_us = k.get_double("engine.linear_per_prefill_request_us");
   c.per_prefill_tok_us = k.get_double("engine.linear_per_prefill_tok_us");
   c.per_padded_prefill_tok_us = k.get_double("engine.linear_per_padded_prefill_tok_us");
   c.train_base_s = k.get_double("train.linear_base_s");
@@ -301,11 +310,11 @@ Calibration calibration_from_config(const sim::Config& k) {
 
 std::string describe(const Calibration& c) {
   return fmt::format(
-      "iteration: decode pass {:.1f} us + {:.2f} us/request + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.3f} us/token + "
+      "iteration: decode pass {:.1f} us + {:.2f} us/request + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.2f} us/request + {:.3f} us/token + "
       "{:.3f} us/padded token (held-out error {:.1f}%, measurement noise {:.1f}%); train {:.3f} s + {:.3f} us/token + {:.3f} us/padded token; "
       "sync {:.4f} s",
-      c.base_us, c.per_request_us, c.per_kv_tok_ns, c.prefill_base_us, c.per_prefill_tok_us, c.per_padded_prefill_tok_us,
-      100 * c.iteration_heldout_mape, 100 * c.iteration_noise, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, c.sync_s);
+      c.base_us, c.per_request_us, c.per_kv_tok_ns, c.prefill_base_us, c.per_prefill_request_us, c.per_prefill_tok_us,
+      c.per_padded_prefill_tok_us, 100 * c.iteration_heldout_mape, 100 * c.iteration_noise, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, c.sync_s);
 }
 
 }  // namespace april::adapters

@@ -45,7 +45,7 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where);
 
 struct Calibration {
   double base_us = 0, per_request_us = 0, per_kv_tok_ns = 0;                         // decode pass
-  double prefill_base_us = 0, per_prefill_tok_us = 0, per_padded_prefill_tok_us = 0;  // prefill pass
+  double prefill_base_us = 0, per_prefill_request_us = 0, per_prefill_tok_us = 0, per_padded_prefill_tok_us = 0;  // prefill pass
   double train_base_s = 0, train_per_tok_us = 0, train_per_padded_tok_us = 0;
   double sync_s = 0;
   double iteration_heldout_mape = 0, train_heldout_mape = 0;  // mean absolute percentage error

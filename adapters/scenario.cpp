@@ -69,6 +69,8 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   s.add({"engine.linear_per_kv_tok_ns", KnobType::Double, 0.0, "ns", "linear model: decode cost per resident KV token", sim::at_least(0)});
   s.add({"engine.linear_prefill_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's prefill pass",
          sim::at_least(0)});
+  s.add({"engine.linear_per_prefill_request_us", KnobType::Double, 0.0, "us",
+         "linear model: prefill cost per admitted request, whatever its length", sim::at_least(0)});
   s.add({"engine.linear_per_prefill_tok_us", KnobType::Double, 0.0, "us", "linear model: cost per prefilled token", sim::at_least(0)});
   s.add({"engine.linear_per_padded_prefill_tok_us", KnobType::Double, 0.0, "us",
          "linear model: cost per token of a prefill padded to its longest context (admitted x longest)", sim::at_least(0)});
@@ -234,6 +236,7 @@ std::shared_ptr<const sim::IterationModel> make_iteration_model(const sim::Confi
     p.per_request_ns = std::llround(c.get_double("engine.linear_per_request_us") * 1e3);
     p.per_kv_tok_ps = std::llround(c.get_double("engine.linear_per_kv_tok_ns") * 1e3);
     p.prefill_base_ns = std::llround(c.get_double("engine.linear_prefill_base_us") * 1e3);
+    p.per_prefill_request_ns = std::llround(c.get_double("engine.linear_per_prefill_request_us") * 1e3);
     p.per_prefill_tok_ns = std::llround(c.get_double("engine.linear_per_prefill_tok_us") * 1e3);
     p.per_padded_prefill_tok_ns = std::llround(c.get_double("engine.linear_per_padded_prefill_tok_us") * 1e3);
     return std::make_shared<sim::LinearIterationModel>(p);

@@ -90,7 +90,7 @@ std::int64_t LinearIterationModel::iteration_ns(const IterationShape& s) const {
   std::int64_t t = 0;
   if (s.decode_batch() > 0) t += p_.base_ns + p_.per_request_ns * s.decode_batch() + s.resident_kv_tok * p_.per_kv_tok_ps / 1000;
   if (s.prefill_requests > 0) {
-    t += p_.prefill_base_ns + p_.per_prefill_tok_ns * s.prefill_tok +
+    t += p_.prefill_base_ns + p_.per_prefill_request_ns * s.prefill_requests + p_.per_prefill_tok_ns * s.prefill_tok +
          p_.per_padded_prefill_tok_ns * s.prefill_requests * s.prefill_longest_tok;
   }
   return t;
@@ -104,9 +104,9 @@ std::int64_t LinearIterationModel::decode_window_ns(std::int64_t batch, std::int
 std::string LinearIterationModel::describe() const {
   auto k = [](std::int64_t v) { return static_cast<double>(v) / 1000.0; };
   return fmt::format(
-      "linear (calibrated): decode {} us + {} us/request + {} ns/KV token; prefill {} us + {} us/token + {} us/padded token",
-      k(p_.base_ns), k(p_.per_request_ns), k(p_.per_kv_tok_ps), k(p_.prefill_base_ns), k(p_.per_prefill_tok_ns),
-      k(p_.per_padded_prefill_tok_ns));
+      "linear (calibrated): decode {} us + {} us/request + {} ns/KV token; prefill {} us + {} us/request + {} us/token + {} us/padded token",
+      k(p_.base_ns), k(p_.per_request_ns), k(p_.per_kv_tok_ps), k(p_.prefill_base_ns), k(p_.per_prefill_request_ns),
+      k(p_.per_prefill_tok_ns), k(p_.per_padded_prefill_tok_ns));
 }
 
 }  // namespace april::sim

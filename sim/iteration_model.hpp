@@ -96,16 +96,20 @@ class RooflineIterationModel final : public IterationModel {
 // pass when any running request decodes and a prefill pass when any was
 // admitted; each pass has its own fixed cost:
 //     [decode_batch > 0]     (base + per_request * decode_batch + per_kv_tok * resident_kv_tok)
-//   + [prefill_requests > 0] (prefill_base + per_prefill_tok * prefill_tok
+//   + [prefill_requests > 0] (prefill_base + per_prefill_request * prefill_requests
+//                             + per_prefill_tok * prefill_tok
 //                             + per_padded_prefill_tok * prefill_requests * prefill_longest_tok)
-// The padded term is what an engine pays that pads a batched prefill to its
-// longest context (ours does; SGLang and vLLM pack, and fit it near 0).
+// The per-request term is what each admission costs whatever its length (its
+// first token's sampling, its cache rows); the padded term is what an engine
+// pays that pads a batched prefill to its longest context (ours does; SGLang
+// and vLLM pack, and fit it near 0).
 // Integer nanoseconds and picoseconds, so a decode window sums in closed form.
 struct LinearIterationParams {
   std::int64_t base_ns = 0;
   std::int64_t per_request_ns = 0;
   std::int64_t per_kv_tok_ps = 0;
   std::int64_t prefill_base_ns = 0;
+  std::int64_t per_prefill_request_ns = 0;
   std::int64_t per_prefill_tok_ns = 0;
   std::int64_t per_padded_prefill_tok_ns = 0;
 };

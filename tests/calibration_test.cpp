@@ -9,12 +9,15 @@ namespace {
 
 // Known coefficients of the linear engine model (seconds per unit).
 constexpr double kPerRequest = 30e-6, kDecodeBase = 2e-3, kPerKv = 20e-9;
-constexpr double kPrefillBase = 1e-3, kPerPrefill = 10e-6, kPerPadded = 40e-6;
+constexpr double kPrefillBase = 1e-3, kPerPrefillRequest = 300e-6, kPerPrefill = 10e-6, kPerPadded = 40e-6;
 
 double true_time(const IterationPoint& it) {
   double t = 0;
   if (it.decode_batch() > 0) t += kDecodeBase + kPerRequest * it.decode_batch() + kPerKv * it.kv_tok;
-  if (it.prefill_requests > 0) t += kPrefillBase + kPerPrefill * it.prefill_tok + kPerPadded * it.prefill_requests * it.prefill_longest_tok;
+  if (it.prefill_requests > 0) {
+    t += kPrefillBase + kPerPrefillRequest * it.prefill_requests + kPerPrefill * it.prefill_tok +
+         kPerPadded * it.prefill_requests * it.prefill_longest_tok;
+  }
   return t;
 }
 
@@ -65,6 +68,7 @@ TEST(Calibration, RecoversKnownCoefficientsFromNoisyProfiles) {
   EXPECT_NEAR(c.base_us, 2000, 200);
   EXPECT_NEAR(c.per_kv_tok_ns, 20, 4);
   EXPECT_NEAR(c.prefill_base_us, 1000, 150);
+  EXPECT_NEAR(c.per_prefill_request_us, 300, 40);
   EXPECT_NEAR(c.per_prefill_tok_us, 10, 3);
   EXPECT_NEAR(c.per_padded_prefill_tok_us, 40, 3);
   EXPECT_NEAR(c.train_base_s, 0.3, 0.05);
@@ -90,6 +94,7 @@ TEST(Calibration, ThePaddedPrefillTermRoundTripsThroughTheSimulator) {
   const auto back = calibration_from_config(f.config);
   EXPECT_NEAR(back.per_padded_prefill_tok_us, c.per_padded_prefill_tok_us, 1e-9);
   EXPECT_NEAR(back.prefill_base_us, c.prefill_base_us, 1e-9);
+  EXPECT_NEAR(back.per_prefill_request_us, c.per_prefill_request_us, 1e-9);
   const auto model = make_iteration_model(f.config);
   // 4 admitted (60 tokens, longest 30) among 20 running: the engine model charges what the fit predicts.
   const sim::IterationShape shape{20, 400, 4, 60, 30};

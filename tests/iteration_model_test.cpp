@@ -54,6 +54,23 @@ TEST(Roofline, DecodeIsMemoryBoundAndPrefillComputeBound) {
               1000.0);
 }
 
+TEST(Linear, ChargesEachPassOnlyWhenItRunsWithItsTermsByHand) {
+  LinearIterationParams p;
+  p.base_ns = 100000, p.per_request_ns = 2000, p.per_kv_tok_ps = 500;
+  p.prefill_base_ns = 30000, p.per_prefill_request_ns = 7000, p.per_prefill_tok_ns = 100, p.per_padded_prefill_tok_ns = 300;
+  const LinearIterationModel m(p);
+  // Decode only: 8 requests, 1000 KV tokens.
+  EXPECT_EQ(m.iteration_ns(decode_shape(8, 1000)), 100000 + 8 * 2000 + 500);
+  // Prefill only: 3 admitted, 40 context tokens, the longest 20 (padded to 60).
+  EXPECT_EQ(m.iteration_ns(IterationShape{3, 40, 3, 40, 20}), 30000 + 3 * 7000 + 40 * 100 + 60 * 300);
+  // Both: 5 decode among 8, 3 admitted as above.
+  EXPECT_EQ(m.iteration_ns(IterationShape{8, 1040, 3, 40, 20}), (100000 + 5 * 2000 + 520) + (30000 + 3 * 7000 + 4000 + 18000));
+  // A decode window sums its iterations exactly.
+  std::int64_t sum = 0;
+  for (std::int64_t j = 0; j < 7; ++j) sum += m.iteration_ns(decode_shape(8, 1000 + 8 * j));
+  EXPECT_EQ(m.decode_window_ns(8, 1000, 7), sum);
+}
+
 TEST(Constant, IgnoresBatchAndKv) {
   ConstantIterationModel m(1000000);
   EXPECT_EQ(m.iteration_ns(1, 0, 0), 1000000);
