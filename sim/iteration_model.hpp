@@ -100,7 +100,7 @@ class RooflineIterationModel final : public IterationModel {
 //                             + per_prefill_tok * prefill_tok
 //                             + per_padded_prefill_tok * prefill_requests * prefill_longest_tok)
 // The per-request term is what each admission costs whatever its length (its
-// first token's sampling, its cache rows); the padded term is what an engine
+// per-sequence attention, cache rows, first-token sampling); the padded term is what an engine
 // pays that pads a batched prefill to its longest context (ours does; SGLang
 // and vLLM pack, and fit it near 0).
 // Integer nanoseconds and picoseconds, so a decode window sums in closed form.
