@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "adapters/live/cpu_runtime.hpp"
@@ -65,13 +66,12 @@ struct LiveProfiler::Impl {
 
   void build_probes() {
     const std::int64_t max_ctx = task.max_prompt_tok() + o.max_response_len - 1;  // longest context a resumed sample has
-    std::vector<std::int64_t> decoder_counts, admitted_counts;
-    for (std::int64_t d : {std::int64_t{0}, std::int64_t{1}, o.slots / 8, o.slots / 2}) {
-      if (decoder_counts.empty() || decoder_counts.back() != d) decoder_counts.push_back(d);
-    }
-    for (std::int64_t a : {std::int64_t{1}, o.slots / 8, o.slots / 2, o.slots}) {
-      if (a >= 1 && (admitted_counts.empty() || admitted_counts.back() != a)) admitted_counts.push_back(a);
-    }
+    // Up to nearly all slots decoding: a decode's per-request cost is small
+    // beside its fixed cost, and only a wide range of batches pins it down.
+    // (Sets: with few slots some of these counts coincide.)
+    const std::set<std::int64_t> decoder_counts = {0, 1, o.slots / 8, o.slots / 2, o.slots - o.slots / 8};
+    std::set<std::int64_t> admitted_counts = {1, o.slots / 8, o.slots / 2, o.slots};
+    admitted_counts.erase(0);
     const std::vector<std::pair<std::int64_t, bool>> lengths = {
         {3, false}, {std::max<std::int64_t>(3, max_ctx / 2), true}, {max_ctx, true}, {max_ctx, false}};
     for (std::int64_t d : decoder_counts) {
