@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 
 namespace april::adapters {
@@ -179,8 +181,10 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
 
 namespace {
 
-// The linear engine model's features (sim::LinearIterationModel), seconds per unit.
-std::vector<double> iteration_features(const IterationPoint& it) {
+// The linear engine model's features (sim::LinearIterationModel), in the
+// order of the coefficients below, which are seconds per unit.
+using IterationFeatures = std::array<double, 7>;
+IterationFeatures iteration_features(const IterationPoint& it) {
   const bool decodes = it.decode_batch() > 0, prefills = it.prefill_requests > 0;
   return {decodes ? 1.0 : 0.0,
           it.decode_batch(),
@@ -194,14 +198,11 @@ std::vector<double> iteration_features(const IterationPoint& it) {
 }  // namespace
 
 double predicted_iteration_s(const Calibration& c, const IterationPoint& it) {
-  const auto f = iteration_features(it);
-  const double x[] = {c.base_us * 1e-6,         c.per_request_us * 1e-6,     c.per_kv_tok_ns * 1e-9,
-                      c.prefill_base_us * 1e-6, c.per_prefill_request_us * 1e-6, c.per_prefill_tok_us * 1e-6,
-                      c.per_padded_prefill_tok_us * 1e-6};
-  static_assert(sizeof(x) / sizeof(x[0]) == 7);
-  double t = 0;
-  for (std::size_t j = 0; j < f.size(); ++j) t += f[j] * x[j];
-  return t;
+  const IterationFeatures f = iteration_features(it);
+  const IterationFeatures x = {c.base_us * 1e-6,         c.per_request_us * 1e-6,         c.per_kv_tok_ns * 1e-9,
+                               c.prefill_base_us * 1e-6, c.per_prefill_request_us * 1e-6, c.per_prefill_tok_us * 1e-6,
+                               c.per_padded_prefill_tok_us * 1e-6};
+  return std::inner_product(f.begin(), f.end(), x.begin(), 0.0);
 }
 
 Calibration calibrate(const Profile& p) {
@@ -213,7 +214,8 @@ Calibration calibrate(const Profile& p) {
   for (std::size_t i = 0; i < p.iterations.size(); ++i) {
     const auto& it = p.iterations[i];
     if (!(it.time_s > 0)) continue;
-    auto row = iteration_features(it);
+    const auto features = iteration_features(it);
+    std::vector<double> row(features.begin(), features.end());
     if (i % 4 == 3) {
       held_a.push_back(row);
       held_y.push_back(it.time_s);

@@ -187,10 +187,10 @@ nlohmann::json ValidationReport::to_json() const {
     pj["live_rollout_throughput_tok_s"] = p.live_rollout_tok_s;
     pj["sim_rollout_throughput_tok_s"] = p.sim_rollout_tok_s;
     pj["steps_same_tokens"] = p.steps_same_tokens;
-    for (const char* side : {"live", "sim"}) {
+    for (const auto& [side, steps] : {std::pair{"live", &p.live}, std::pair{"sim", &p.sim}}) {
       auto& times = pj[fmt::format("{}_rollout_time_s", side)] = nlohmann::json::array();
       auto& tokens = pj[fmt::format("{}_tokens_generated", side)] = nlohmann::json::array();
-      for (const auto& m : side == std::string("live") ? p.live : p.sim) {
+      for (const auto& m : *steps) {
         times.push_back(m.rollout_time_s);
         tokens.push_back(m.tokens_generated);
       }
