@@ -103,6 +103,7 @@ bool RlLoop::filter_rejects(const Group& g) const {
 }
 
 void RlLoop::submit_group(Group& g) {
+  g.submit_seq = static_cast<std::int64_t>(submitted_.size());
   submitted_.push_back(g.id);
   ++phase_metrics_->groups_submitted;
   if (g.finished == static_cast<std::int32_t>(g.samples.size())) {
@@ -159,12 +160,17 @@ void RlLoop::apply(const policies::Decisions& d) {
     }
     if (d.end_with_batch->empty()) throw std::logic_error("policy ended the rollout phase with an empty batch");
     batch_ = *d.end_with_batch;
+    drop_unbatched_ = d.drop_unbatched;
   }
 }
 
 void RlLoop::on_group_complete(GroupId id) {
   Group& g = group_ref(id);
-  if (filter_rejects(g)) {
+  // Candidates for the batch besides this group (slime's remaining_batch_size - 1).
+  const auto others = static_cast<std::int64_t>(accepted_.size()) + in_flight_groups_ +
+                      static_cast<std::int64_t>(completed_pending_.size());
+  const bool keep_anyway = opt_.keep_rejected_when_insufficient && others < opt_.batch_size;
+  if (!keep_anyway && filter_rejects(g)) {
     g.rejected = true;
     ++phase_metrics_->groups_rejected;
     const std::int64_t n = group_tokens(g);
@@ -187,6 +193,7 @@ StepMetrics RlLoop::run_step() {
   accepted_.clear();
   completed_pending_.clear();
   batch_.reset();
+  drop_unbatched_ = false;
   in_flight_groups_ = 0;
   in_flight_samples_ = 0;
   phase_counters_ = backend_.counters();
@@ -204,6 +211,9 @@ StepMetrics RlLoop::run_step() {
       throw std::logic_error(fmt::format("step {}: the policy left nothing in flight without forming a batch "
                                          "({} accepted of {} needed)", version_, accepted_.size(), opt_.batch_size));
     }
+    // Groups completing at one instant are counted in submission order,
+    // whichever engines their samples ran on (DESIGN.md section 3).
+    const std::size_t first_new = completed_pending_.size();
     for (const SampleProgress& p : backend_.wait_for_completions()) {
       Group& g = group_ref(key_group(p.key));
       Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
@@ -219,6 +229,8 @@ StepMetrics RlLoop::run_step() {
         completed_pending_.push_back(g.id);
       }
     }
+    std::sort(completed_pending_.begin() + static_cast<std::ptrdiff_t>(first_new), completed_pending_.end(),
+              [this](GroupId a, GroupId b) { return group_ref(a).submit_seq < group_ref(b).submit_seq; });
   }
   end_phase(*batch_, m);
   phase_metrics_ = nullptr;
@@ -269,7 +281,8 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
   total_trained_ += m.tokens_trained;
   for (const auto& ts : train) total_wasted_ += ts.masked_tok;
 
-  // Everything else submitted this phase goes back to the buffer, in submission order.
+  // Everything else submitted this phase goes back to the buffer, in
+  // submission order, or is dropped when the policy said so.
   for (GroupId id : submitted_) {
     if (in_batch.count(id)) continue;
     Group& g = group_ref(id);
@@ -278,8 +291,13 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
       groups_.erase(id);
       continue;
     }
-    buffer_.push_back(id);
     ++m.groups_aborted;
+    if (drop_unbatched_) {
+      discard_tokens(g);
+      groups_.erase(id);
+      continue;
+    }
+    buffer_.push_back(id);
   }
   if (on_batch) on_batch(version_, batch_ids);
   for (GroupId id : batch) groups_.erase(id);

@@ -24,6 +24,10 @@ struct LoopOptions {
   std::int64_t batch_size = 32;          // B, rollout_batch_size
   std::int32_t max_response_len = 16384;  // tokens per sample, counting resumed ones
   bool dynamic_sampling_filter = false;   // reject groups whose samples are all correct or all wrong
+  // slime's keep_when_insufficient: keep a group the filter rejects when
+  // dropping it would leave fewer than B candidates (accepted, in flight, or
+  // complete and not yet counted), rather than launch another wave.
+  bool keep_rejected_when_insufficient = false;
 };
 
 // Where one sample of a group stands: tokens so far, and whether it ended.
@@ -51,6 +55,9 @@ class RlLoop final : public policies::RolloutView {
   [[nodiscard]] const std::deque<policies::GroupId>& buffer() const override { return buffer_; }
   [[nodiscard]] std::int64_t in_flight_groups() const override { return in_flight_groups_; }
   [[nodiscard]] const std::vector<policies::GroupId>& accepted_groups() const override { return accepted_; }
+  [[nodiscard]] std::int64_t pending_complete_groups() const override {
+    return static_cast<std::int64_t>(completed_pending_.size());
+  }
   [[nodiscard]] policies::GroupInfo group(policies::GroupId id) const override;
 
   // Accounting, for conservation checks: every decoded token is trained,
@@ -90,6 +97,7 @@ class RlLoop final : public policies::RolloutView {
     std::int32_t finished = 0;
     bool in_flight = false;  // submitted this phase, not complete
     bool rejected = false;
+    std::int64_t submit_seq = 0;  // position in this phase's submission order (ties between groups)
   };
 
   void apply(const policies::Decisions& d);
@@ -120,6 +128,7 @@ class RlLoop final : public policies::RolloutView {
   std::int64_t in_flight_groups_ = 0;
   std::int64_t in_flight_samples_ = 0;
   std::optional<std::vector<policies::GroupId>> batch_;
+  bool drop_unbatched_ = false;
   StepMetrics* phase_metrics_ = nullptr;
   BackendCounters phase_counters_;
   double phase_start_s_ = 0;

@@ -28,6 +28,9 @@ sim::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
          sim::in_range(1, 1 << 24)});
   s.add({"filter.dynamic_sampling", KnobType::Bool, false, "",
          "reject groups whose samples are all correct or all wrong (DAPO); their tokens are wasted", {}});
+  s.add({"filter.keep_when_insufficient", KnobType::Bool, false, "",
+         "slime's fallback: keep a rejected group when dropping it would leave fewer than B candidates, "
+         "rather than launch another wave", {}});
   s.add({"trace.mode", KnobType::String, std::string("replay"), "",
          "with --trace: replay groups in file order (wrapping), or resample whole groups with the seed",
          sim::one_of({"replay", "resample"})});

@@ -74,6 +74,7 @@ Simulation::Simulation(const sim::Config& c, const policies::PolicyRegistry& reg
   lo.batch_size = c.get_int("rollout_batch_size");
   lo.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
   lo.dynamic_sampling_filter = c.get_bool("filter.dynamic_sampling");
+  lo.keep_rejected_when_insufficient = c.get_bool("filter.keep_when_insufficient");
   loop_ = std::make_unique<RlLoop>(*backend_, *policy_, *workload_, lo);
 }
 

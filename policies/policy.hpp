@@ -31,6 +31,11 @@ class RolloutView {
   [[nodiscard]] virtual std::int64_t in_flight_groups() const = 0;
   // Complete groups that passed the filter this phase, in completion order.
   [[nodiscard]] virtual const std::vector<GroupId>& accepted_groups() const = 0;
+  // Groups that completed at the current instant (or were complete when
+  // submitted) and that the policy has not been told about yet. They count as
+  // candidates for the batch, as in slime, where the refill check runs only
+  // after every group completing at one instant has been counted.
+  [[nodiscard]] virtual std::int64_t pending_complete_groups() const = 0;
   [[nodiscard]] virtual GroupInfo group(GroupId id) const = 0;
 
  protected:
@@ -48,6 +53,10 @@ struct Decisions {
   // End the rollout phase: train on these accepted groups; everything else
   // submitted this phase is aborted and returns to the buffer, in submission order.
   std::optional<std::vector<GroupId>> end_with_batch;
+  // With end_with_batch: drop every other group submitted this phase (its
+  // tokens are wasted) instead of buffering it, as slime does without
+  // partial rollout.
+  bool drop_unbatched = false;
 };
 
 class Policy {

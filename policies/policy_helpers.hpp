@@ -15,7 +15,8 @@ Decisions take_from_buffer_fifo(const RolloutView& view, std::int64_t max_groups
 // When at least B groups are accepted: end the phase on the first B.
 bool end_if_batch_ready(const RolloutView& view, Decisions& d);
 
-// Groups still missing for the batch if every in-flight group were accepted.
+// Groups still missing for the batch if every in-flight group, and every
+// complete group the policy has not been told about yet, were accepted.
 std::int64_t shortfall(const RolloutView& view);
 
 // The batch is the first B accepted groups; when the filter rejects a group
