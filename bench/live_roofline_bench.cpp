@@ -13,7 +13,7 @@
 #include <string>
 
 #include "adapters/live/cpu_runtime.hpp"
-#include "adapters/live/kv_engine.hpp"
+#include "adapters/live/detail/kv_engine.hpp"
 
 namespace {
 

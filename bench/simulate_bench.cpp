@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "adapters/scenario.hpp"
-#include "adapters/simulation.hpp"
+#include "scenario/scenario.hpp"
+#include "scenario/simulation.hpp"
 #include "policies/registry.hpp"
 #include "sim/simulator.hpp"
 
@@ -22,14 +22,14 @@ void BM_SimulateDefault(benchmark::State& state) {
   const bool ff = state.range(1) != 0;
   const auto steps = state.range(2);
   const auto registry = april::policies::builtin_policies();
-  const auto schema = april::adapters::make_schema(registry);
-  april::sim::Config config(schema);
-  april::adapters::apply_scenario(config, "default");
+  const auto schema = april::scenario::make_schema(registry);
+  april::base::Config config(schema);
+  april::scenario::apply_scenario(config, "default");
   config.set("steps", std::int64_t{steps}, "bench");
   config.set("engine.fast_forward", ff, "bench");
   std::int64_t tokens = 0, events = 0;
   for (auto _ : state) {
-    const auto r = april::adapters::simulate(config, registry, policy);
+    const auto r = april::scenario::simulate(config, registry, policy);
     tokens += r.summary.totals.tokens_generated;
     events += r.events;
     benchmark::DoNotOptimize(r.summary.fingerprint);

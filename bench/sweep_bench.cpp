@@ -5,9 +5,9 @@
 
 #include <filesystem>
 
-#include "adapters/results_db.hpp"
-#include "adapters/run_batch.hpp"
-#include "adapters/scenario.hpp"
+#include "studies/results_db.hpp"
+#include "studies/run_batch.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 
 namespace {
@@ -15,11 +15,11 @@ namespace {
 void BM_SweepJobs(benchmark::State& state) {
   const auto jobs = state.range(0);
   const auto registry = april::policies::builtin_policies();
-  const auto schema = april::adapters::make_schema(registry);
-  std::vector<april::adapters::RunSpec> specs;
+  const auto schema = april::scenario::make_schema(registry);
+  std::vector<april::studies::RunSpec> specs;
   for (int i = 0; i < 16; ++i) {
-    april::sim::Config c(schema);
-    april::adapters::apply_scenario(c, "default");
+    april::base::Config c(schema);
+    april::scenario::apply_scenario(c, "default");
     c.set("steps", std::int64_t{100}, "bench");
     c.set("seed", std::int64_t{i + 1}, "bench");
     specs.push_back({{{"seed", i + 1}}, i % 2 ? "april" : "sync", c});
@@ -30,8 +30,8 @@ void BM_SweepJobs(benchmark::State& state) {
     state.PauseTiming();
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
     state.ResumeTiming();
-    april::adapters::ResultsDb db(path);
-    const auto out = april::adapters::run_batch(db, db.sweep_id("sweep", "default", "bench"), registry, specs, {jobs, std::nullopt, "", {}});
+    april::studies::ResultsDb db(path);
+    const auto out = april::studies::run_batch(db, db.sweep_id("sweep", "default", "bench"), registry, specs, {jobs, std::nullopt, "", {}});
     runs += static_cast<std::int64_t>(out.size());
   }
   state.SetLabel(fmt::format("sweep {} jobs", jobs));

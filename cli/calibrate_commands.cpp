@@ -5,8 +5,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "adapters/calibration.hpp"
-#include "cli/atomic_file.hpp"
+#include "studies/calibration.hpp"
+#include "base/atomic_file.hpp"
 #include "cli/commands.hpp"
 
 namespace april::cli {
@@ -41,10 +41,10 @@ int calibrate_command(const std::vector<std::string>& args) {
   } catch (const nlohmann::json::parse_error& e) {
     throw std::invalid_argument(fmt::format("{}: invalid JSON at byte {}", in, e.byte));
   }
-  const auto c = adapters::calibrate(adapters::profile_from_json(j, in));
-  fmt::print("{}\n{} iterations fitted, {} held out; train held-out error {:.1f}%\n", adapters::describe(c), c.iteration_points,
+  const auto c = studies::calibrate(studies::profile_from_json(j, in));
+  fmt::print("{}\n{} iterations fitted, {} held out; train held-out error {:.1f}%\n", studies::describe(c), c.iteration_points,
              c.heldout_points, 100 * c.train_heldout_mape);
-  write_file_atomically(out, adapters::calibration_scenario_json(c).dump(2) + "\n");
+  base::write_file_atomically(out, studies::calibration_scenario_json(c).dump(2) + "\n");
   fmt::print("wrote {}\n", out);
   return 0;
 }

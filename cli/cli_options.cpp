@@ -3,7 +3,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "adapters/scenario.hpp"
+#include "scenario/scenario.hpp"
 
 namespace april::cli {
 
@@ -34,9 +34,9 @@ std::vector<std::string> split_commas(const std::vector<std::string>& items) {
   return out;
 }
 
-void apply_cli_scenario(sim::Config& config, const std::string& scenario, const std::vector<std::string>& sets,
+void apply_cli_scenario(base::Config& config, const std::string& scenario, const std::vector<std::string>& sets,
                         std::optional<std::int64_t> steps, std::optional<std::int64_t> seed) {
-  adapters::apply_scenario(config, scenario);
+  scenario::apply_scenario(config, scenario);
   for (const auto& s : sets) config.apply_assignment(s);
   if (steps) config.set("steps", *steps, "--steps");
   if (seed) config.set("seed", *seed, "--seed");

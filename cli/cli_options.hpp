@@ -7,7 +7,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "sim/config.hpp"
+#include "base/config.hpp"
 
 namespace april::cli {
 
@@ -28,7 +28,7 @@ std::optional<std::int64_t> opt_int(const VariablesMap& vm, const char* name) {
 }
 
 // A scenario (built-in name or file), then --set overrides, then --steps / --seed.
-void apply_cli_scenario(sim::Config& config, const std::string& scenario, const std::vector<std::string>& sets,
+void apply_cli_scenario(base::Config& config, const std::string& scenario, const std::vector<std::string>& sets,
                         std::optional<std::int64_t> steps, std::optional<std::int64_t> seed);
 
 }  // namespace april::cli

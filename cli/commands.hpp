@@ -13,9 +13,10 @@ int whatif_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int tune_command(const std::vector<std::string>& args);
 int db_command(const std::vector<std::string>& args);
-int live_command(const std::vector<std::string>& args);      // needs the live backend
-int profile_command(const std::vector<std::string>& args);   // needs the live backend
-int validate_command(const std::vector<std::string>& args);  // needs the live backend
+// In `april-live` only (they need the live backend).
+int live_command(const std::vector<std::string>& args);
+int profile_command(const std::vector<std::string>& args);
+int validate_command(const std::vector<std::string>& args);
 int calibrate_command(const std::vector<std::string>& args);
 
 }  // namespace april::cli

@@ -3,8 +3,8 @@
 
 #include <fstream>
 
-#include "adapters/results_db.hpp"
-#include "cli/atomic_file.hpp"
+#include "studies/results_db.hpp"
+#include "base/atomic_file.hpp"
 #include "cli/commands.hpp"
 
 namespace april::cli {
@@ -36,7 +36,7 @@ int db_command(const std::vector<std::string>& args) {
   const std::string& sub = args[0];
   if (args.size() < 2) throw std::invalid_argument(fmt::format("db {}: missing FILE\n{}", sub, kDbUsage));
   if (!std::ifstream(args[1])) throw std::invalid_argument(fmt::format("{}: no such database", args[1]));
-  adapters::ResultsDb db(args[1]);
+  studies::ResultsDb db(args[1]);
   if (sub == "list" && args.size() == 2) {
     fmt::print("{:>4} {:<6} {:<20} {:>6} {:>6}  {:<20}  {}\n", "id", "kind", "scenario", "runs", "done", "created", "spec");
     for (const auto& s : db.sweeps()) {
@@ -50,7 +50,7 @@ int db_command(const std::vector<std::string>& args) {
   }
   if (sub == "export" && (args.size() == 3 || (args.size() == 5 && args[3] == "--csv"))) {
     const std::string csv = db.export_sweep_csv(parse_id(args[2], "sweep"));
-    if (args.size() == 5) write_file_atomically(args[4], csv);
+    if (args.size() == 5) base::write_file_atomically(args[4], csv);
     else fmt::print("{}", csv);
     return 0;
   }

@@ -1,16 +1,16 @@
 // `april policies` and `april keys`.
 #include <fmt/format.h>
 
-#include "adapters/scenario.hpp"
+#include "scenario/scenario.hpp"
 #include "cli/commands.hpp"
 #include "policies/registry.hpp"
 
 namespace april::cli {
 namespace {
 
-void print_knob(const sim::Knob& k) {
+void print_knob(const base::Knob& k) {
   const std::string unit = k.unit.empty() ? "" : fmt::format(" [{}]", k.unit);
-  fmt::print("  {:<34} {:<8} default {}{}\n      {}\n", k.name, sim::type_name(k.type), sim::to_string(k.default_value),
+  fmt::print("  {:<34} {:<8} default {}{}\n      {}\n", k.name, base::type_name(k.type), base::to_string(k.default_value),
              unit, k.help);
 }
 
@@ -48,17 +48,17 @@ int keys_command(const std::vector<std::string>& args_in) {
     return 0;
   }
   const auto registry = policies::builtin_policies();
-  const auto schema = adapters::make_schema(registry);
+  const auto schema = scenario::make_schema(registry);
   if (markdown) {
     fmt::print("| key | type | default | unit | meaning |\n|---|---|---|---|---|\n");
     for (const auto& [name, k] : schema.knobs()) {
-      fmt::print("| `{}` | {} | `{}` | {} | {} |\n", name, sim::type_name(k.type), sim::to_string(k.default_value), k.unit, k.help);
+      fmt::print("| `{}` | {} | `{}` | {} | {} |\n", name, base::type_name(k.type), base::to_string(k.default_value), k.unit, k.help);
     }
     return 0;
   }
   for (const auto& [name, k] : schema.knobs()) print_knob(k);
   fmt::print("\nbuilt-in scenarios:\n");
-  for (const auto& b : adapters::builtin_scenarios()) {
+  for (const auto& b : scenario::builtin_scenarios()) {
     fmt::print("  {:<10} {}\n", b.name, b.description);
     for (const auto& [key, value] : b.settings) fmt::print("      {} = {}\n", key, value);
   }

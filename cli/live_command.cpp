@@ -10,9 +10,9 @@
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/live_config.hpp"
 #include "adapters/live/model_config.hpp"
-#include "adapters/rl_loop.hpp"
-#include "adapters/scenario.hpp"
-#include "cli/atomic_file.hpp"
+#include "rl/rl_loop.hpp"
+#include "scenario/scenario.hpp"
+#include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 
@@ -40,10 +40,10 @@ int live_command(const std::vector<std::string>& args) {
   if (!parse_command_line(args, opts, vm)) return 0;
 
   const auto registry = policies::builtin_policies();
-  const auto schema = adapters::make_schema(registry);
-  sim::Config c(schema);
+  const auto schema = scenario::make_schema(registry);
+  base::Config c(schema);
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-  if (c.get_bool("filter.dynamic_sampling")) throw sim::ConfigError("filter.dynamic_sampling is not supported by april live");
+  if (c.get_bool("filter.dynamic_sampling")) throw base::ConfigError("filter.dynamic_sampling is not supported by april live");
   auto policy = registry.get(policy_name).make(c);
 
   const live::CountdownParams tp = live::task_params(c);
@@ -77,18 +77,18 @@ int live_command(const std::vector<std::string>& args) {
   if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts before RL: {:.3f}\n", eval_n, acc_before);
 
   live::CountdownWorkload workload(task, c.get_int("n_samples_per_prompt"), first_index);
-  adapters::LoopOptions opt;
+  rl::LoopOptions opt;
   opt.batch_size = c.get_int("rollout_batch_size");
   opt.max_response_len = lo.max_response_len;
-  adapters::RlLoop loop(backend, *policy, workload, opt);
+  rl::RlLoop loop(backend, *policy, workload, opt);
   if (!loop_state.is_null()) loop.load_state(loop_state);
 
-  std::vector<adapters::StepMetrics> steps;
+  std::vector<rl::StepMetrics> steps;
   const auto n_steps = c.get_int("steps");
   fmt::print("{:>4} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>7}\n", "step", "rollout s", "train s", "tok/s", "reward", "accuracy", "off-pol", "buffer");
   for (std::int64_t i = 0; i < n_steps; ++i) {
     const auto m = loop.run_step();
-    const auto d = adapters::derive(m);
+    const auto d = rl::derive(m);
     fmt::print("{:>4} {:>9.2f} {:>9.2f} {:>9.0f} {:>8.3f} {:>8.3f} {:>8.1f}% {:>7}\n", m.step, m.rollout_time_s, m.train_time_s,
                d.rollout_throughput_tok_s, m.reward_mean.value_or(0), m.accuracy.value_or(0), 100.0 * d.offpolicy_token_fraction,
                m.buffer_groups);
@@ -96,8 +96,8 @@ int live_command(const std::vector<std::string>& args) {
     steps.push_back(m);
   }
   const double acc_after = eval_n > 0 ? backend.evaluate(eval_n) : 0.0;
-  const auto summary = adapters::summarize(steps);
-  const auto d = adapters::derive(summary.totals);
+  const auto summary = rl::summarize(steps);
+  const auto d = rl::derive(summary.totals);
   const auto st = backend.stats();
   fmt::print("\nrollout throughput {:.0f} tok/s over {} steps; engine decoded {} tokens in {} iterations, busy {:.1f} s ({:.0f} tok/s busy)\n",
              d.rollout_throughput_tok_s, steps.size(), st.decoded_tok, st.iterations, st.engine_busy_s,
@@ -110,13 +110,13 @@ int live_command(const std::vector<std::string>& args) {
     j["scenario"] = c.resolved();
     j["device"] = st.device;
     j["model_parameters"] = mc.parameters();
-    j["policies"][policy_name] = adapters::summary_json(summary);
+    j["policies"][policy_name] = rl::summary_json(summary);
     j["policies"][policy_name]["eval_accuracy_before"] = acc_before;
     j["policies"][policy_name]["eval_accuracy_after"] = acc_after;
     j["policies"][policy_name]["engine_decoded_tok"] = st.decoded_tok;
     j["policies"][policy_name]["engine_busy_s"] = st.engine_busy_s;
-    write_file_atomically((std::filesystem::path(out_dir) / "summary.json").string(), j.dump(2) + "\n");
-    write_file_atomically((std::filesystem::path(out_dir) / policy_name / "steps.csv").string(), adapters::steps_csv(steps));
+    base::write_file_atomically((std::filesystem::path(out_dir) / "summary.json").string(), j.dump(2) + "\n");
+    base::write_file_atomically((std::filesystem::path(out_dir) / policy_name / "steps.csv").string(), rl::steps_csv(steps));
     fmt::print("wrote {0}/summary.json and {0}/{1}/steps.csv\n", out_dir, policy_name);
   }
   if (!checkpoint.empty()) {
@@ -124,7 +124,7 @@ int live_command(const std::vector<std::string>& args) {
     nlohmann::json j;
     j["loop"] = loop.save_state();
     j["next_prompt_index"] = workload.next_index();
-    write_file_atomically((std::filesystem::path(checkpoint) / "loop.json").string(), j.dump() + "\n");
+    base::write_file_atomically((std::filesystem::path(checkpoint) / "loop.json").string(), j.dump() + "\n");
     fmt::print("checkpoint written to {}\n", checkpoint);
   }
   return 0;

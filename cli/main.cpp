@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/live_delegate.hpp"
 
 namespace {
 
@@ -49,16 +50,7 @@ int main(int argc, char** argv) {
     if (cmd == "tune") return april::cli::tune_command(args);
     if (cmd == "db") return april::cli::db_command(args);
     if (cmd == "calibrate") return april::cli::calibrate_command(args);
-    if (cmd == "live" || cmd == "profile" || cmd == "validate") {
-#ifdef APRIL_HAVE_LIVE
-      if (cmd == "live") return april::cli::live_command(args);
-      if (cmd == "profile") return april::cli::profile_command(args);
-      return april::cli::validate_command(args);
-#else
-      fmt::print(stderr, "april {}: this build has no live backend (libtorch was not found; see APRIL_WITH_TORCH)\n", cmd);
-      return 2;
-#endif
-    }
+    if (cmd == "live" || cmd == "profile" || cmd == "validate") return april::cli::run_live_program(cmd, args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       std::fputs(kUsage, stdout);
       return 0;

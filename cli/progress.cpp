@@ -10,7 +10,7 @@ namespace april::cli {
 
 ProgressPrinter::ProgressPrinter() : tty_(isatty(fileno(stderr)) != 0) {}
 
-void ProgressPrinter::operator()(const adapters::BatchProgress& p) {
+void ProgressPrinter::operator()(const studies::BatchProgress& p) {
   const double done = p.total > 0 ? static_cast<double>(p.finished) / static_cast<double>(p.total) : 1.0;
   const auto ran = p.finished - p.skipped;
   const double eta = ran > 0 ? p.elapsed_s / static_cast<double>(ran) * static_cast<double>(p.total - p.finished) : 0.0;

@@ -1,14 +1,14 @@
 #pragma once
 // Progress of a batch of runs on stderr: a bar with ETA on a terminal, plain
 // lines otherwise (logs, CI).
-#include "adapters/run_batch.hpp"
+#include "studies/run_batch.hpp"
 
 namespace april::cli {
 
 class ProgressPrinter {
  public:
   ProgressPrinter();
-  void operator()(const adapters::BatchProgress& p);
+  void operator()(const studies::BatchProgress& p);
   void finish();
 
  private:

@@ -4,21 +4,21 @@
 
 namespace april::cli {
 
-void print_scenario_header(const sim::Config& c, const std::string& scenario, const std::string& trace) {
+void print_scenario_header(const base::Config& c, const std::string& scenario, const std::string& trace) {
   fmt::print("scenario {}: {} on {} x{}, {} engines at TP {}, B = {} groups x n = {}, max response {} tok, {} steps, seed {}\n",
              scenario, c.get_string("model"), c.get_string("hardware"), c.get_int("cluster.gpus"), c.get_int("cluster.engines"),
              c.get_int("cluster.tensor_parallel"), c.get_int("rollout_batch_size"), c.get_int("n_samples_per_prompt"),
              c.get_int("max_response_len"), c.get_int("steps"), c.get_int("seed"));
-  fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", adapters::make_iteration_model(c)->describe(),
-             adapters::kv_capacity_tok(c), c.get_int("engine.max_running") == 0 ? std::string("none") : std::to_string(c.get_int("engine.max_running")));
-  fmt::print("weight sync: {}\n", adapters::weight_sync(c).how);
+  fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", scenario::make_iteration_model(c)->describe(),
+             scenario::kv_capacity_tok(c), c.get_int("engine.max_running") == 0 ? std::string("none") : std::to_string(c.get_int("engine.max_running")));
+  fmt::print("weight sync: {}\n", scenario::weight_sync(c).how);
   fmt::print("workload: {}\n\n", trace.empty() ? "long-tail generator (see `april keys`, workload.*)" : "trace " + trace);
 }
 
-void print_report_table(const std::vector<adapters::RunResult>& results) {
+void print_report_table(const std::vector<scenario::RunResult>& results) {
   double sync_tput = 0;
   for (const auto& r : results) {
-    if (r.policy == "sync") sync_tput = adapters::derive(r.summary.totals).rollout_throughput_tok_s;
+    if (r.policy == "sync") sync_tput = rl::derive(r.summary.totals).rollout_throughput_tok_s;
   }
   fmt::print("{:<8} {:>10} {:>8} {:>8} {:>9} {:>7} {:>6} {:>6} {:>5} {:>6} {:>9} {:>12}\n", "policy", "rollout", "speedup",
              "rollout", "total", "off-", "stale", "stale", "busy", "slots", "wasted", "buffer peak");
@@ -26,7 +26,7 @@ void print_report_table(const std::vector<adapters::RunResult>& results) {
              "time s", "policy", "mean", "max", "", "filled", "tok", "groups/Mtok");
   for (const auto& r : results) {
     const auto& t = r.summary.totals;
-    const auto d = adapters::derive(t);
+    const auto d = rl::derive(t);
     const std::string speedup = sync_tput > 0 ? fmt::format("{:.3f}x", d.rollout_throughput_tok_s / sync_tput) : "-";
     const std::string slots = d.slot_occupancy >= 0 ? fmt::format("{:.0f}%", 100.0 * d.slot_occupancy) : "-";
     fmt::print("{:<8} {:>10.0f} {:>8} {:>8.2f} {:>9.1f} {:>6.1f}% {:>6.2f} {:>6} {:>4.0f}% {:>6} {:>9} {:>5}/{:<6.2f}\n", r.policy,

@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "adapters/simulation.hpp"
+#include "scenario/simulation.hpp"
 
 namespace april::cli {
 
-void print_scenario_header(const sim::Config& config, const std::string& scenario, const std::string& trace);
-void print_report_table(const std::vector<adapters::RunResult>& results);
+void print_scenario_header(const base::Config& config, const std::string& scenario, const std::string& trace);
+void print_report_table(const std::vector<scenario::RunResult>& results);
 
 }  // namespace april::cli

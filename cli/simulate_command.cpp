@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "adapters/simulation.hpp"
-#include "cli/atomic_file.hpp"
+#include "scenario/simulation.hpp"
+#include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_table.hpp"
@@ -36,16 +36,16 @@ int simulate_command(const std::vector<std::string>& args) {
   if (!parse_command_line(args, opts, vm)) return 0;
 
   const auto registry = policies::builtin_policies();
-  const auto schema = adapters::make_schema(registry);
-  sim::Config config(schema);
+  const auto schema = scenario::make_schema(registry);
+  base::Config config(schema);
   apply_cli_scenario(config, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-  adapters::validate_scenario(config);
+  scenario::validate_scenario(config);
 
   std::vector<std::string> policy_names = split_commas(policy_args);
   if (policy_names.empty()) policy_names = {"sync", "april", "sorted"};
   for (const auto& p : policy_names) (void)registry.get(p);  // fail early on a bad name
 
-  adapters::RunOptions ro;
+  scenario::RunOptions ro;
   ro.record_timeline = !out_dir.empty();
   if (!trace.empty()) {
     ro.trace = traces::read_jsonl_trace(trace);
@@ -53,8 +53,8 @@ int simulate_command(const std::vector<std::string>& args) {
   }
 
   print_scenario_header(config, scenario, trace);
-  std::vector<adapters::RunResult> results;
-  for (const auto& p : policy_names) results.push_back(adapters::simulate(config, registry, p, ro));
+  std::vector<scenario::RunResult> results;
+  for (const auto& p : policy_names) results.push_back(scenario::simulate(config, registry, p, ro));
   print_report_table(results);
 
   if (!out_dir.empty()) {
@@ -65,14 +65,14 @@ int simulate_command(const std::vector<std::string>& args) {
     if (!trace.empty()) summary["trace"] = trace;
     summary["policies"] = nlohmann::json::object();
     for (const auto& r : results) {
-      summary["policies"][r.policy] = adapters::summary_json(r.summary);
+      summary["policies"][r.policy] = rl::summary_json(r.summary);
       std::filesystem::create_directories(std::filesystem::path(out_dir) / r.policy);
-      write_file_atomically((std::filesystem::path(out_dir) / r.policy / "steps.csv").string(), adapters::steps_csv(r.steps));
+      base::write_file_atomically((std::filesystem::path(out_dir) / r.policy / "steps.csv").string(), rl::steps_csv(r.steps));
       std::string timeline = "time_s,engine,running\n";
       for (const auto& p : r.timeline) timeline += fmt::format("{:.9f},{},{}\n", p.time_s, p.engine, p.running);
-      write_file_atomically((std::filesystem::path(out_dir) / r.policy / "timeline.csv").string(), timeline);
+      base::write_file_atomically((std::filesystem::path(out_dir) / r.policy / "timeline.csv").string(), timeline);
     }
-    write_file_atomically((std::filesystem::path(out_dir) / "summary.json").string(), summary.dump(2) + "\n");
+    base::write_file_atomically((std::filesystem::path(out_dir) / "summary.json").string(), summary.dump(2) + "\n");
     fmt::print("wrote {0}/summary.json, {0}/<policy>/steps.csv and {0}/<policy>/timeline.csv\n", out_dir);
   }
   return 0;

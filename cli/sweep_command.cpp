@@ -4,10 +4,10 @@
 
 #include <boost/program_options.hpp>
 
-#include "adapters/grid.hpp"
-#include "adapters/results_db.hpp"
-#include "adapters/run_batch.hpp"
-#include "adapters/scenario.hpp"
+#include "studies/grid.hpp"
+#include "studies/results_db.hpp"
+#include "studies/run_batch.hpp"
+#include "scenario/scenario.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
@@ -38,12 +38,12 @@ int sweep_command(const std::vector<std::string>& args) {
   if (repeats < 1 || jobs < 1) throw std::invalid_argument("--repeats and --jobs must be >= 1");
 
   const auto registry = policies::builtin_policies();
-  const auto schema = adapters::make_schema(registry);
-  const auto axes = adapters::parse_grid(grid_text);
-  std::vector<adapters::RunSpec> specs;
-  for (const auto& combo : adapters::cartesian(axes)) {
+  const auto schema = scenario::make_schema(registry);
+  const auto axes = studies::parse_grid(grid_text);
+  std::vector<studies::RunSpec> specs;
+  for (const auto& combo : studies::cartesian(axes)) {
     for (std::int64_t r = 0; r < repeats; ++r) {
-      sim::Config c(schema);
+      base::Config c(schema);
       apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
       c.set("seed", c.get_int("seed") + r, "--repeats");
       std::string policy = "april";
@@ -54,12 +54,12 @@ int sweep_command(const std::vector<std::string>& args) {
         else c.set_from_text(axes[i].key, combo[i], "--grid");
       }
       (void)registry.get(policy);
-      adapters::validate_scenario(c);
+      scenario::validate_scenario(c);
       specs.push_back({params, policy, std::move(c)});
     }
   }
 
-  adapters::BatchOptions bo;
+  studies::BatchOptions bo;
   bo.jobs = jobs;
   if (!trace.empty()) {
     traces::ImportOptions io;
@@ -68,14 +68,14 @@ int sweep_command(const std::vector<std::string>& args) {
     bo.trace_name = trace;
   }
   ProgressPrinter progress;
-  bo.on_progress = [&](const adapters::BatchProgress& p) { progress(p); };
-  adapters::ResultsDb db(db_path);
+  bo.on_progress = [&](const studies::BatchProgress& p) { progress(p); };
+  studies::ResultsDb db(db_path);
   const std::string spec_text = fmt::format("grid={};repeats={};sets={};steps={};seed={};trace={}", grid_text, repeats,
                                             fmt::join(sets, ","), vm.count("steps") ? std::to_string(vm["steps"].as<std::int64_t>()) : "",
                                             vm.count("seed") ? std::to_string(vm["seed"].as<std::int64_t>()) : "",
-                                            adapters::trace_hash(bo.trace));
+                                            studies::trace_hash(bo.trace));
   const auto sweep = db.sweep_id("sweep", scenario, spec_text);
-  const auto outcomes = adapters::run_batch(db, sweep, registry, specs, bo);
+  const auto outcomes = studies::run_batch(db, sweep, registry, specs, bo);
   progress.finish();
   std::int64_t skipped = 0, failed = 0;
   for (const auto& o : outcomes) {

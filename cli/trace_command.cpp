@@ -4,8 +4,8 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
-#include "adapters/simulation.hpp"
-#include "cli/atomic_file.hpp"
+#include "scenario/simulation.hpp"
+#include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "traces/jsonl_trace.hpp"
@@ -87,7 +87,7 @@ int fit_cmd(const std::vector<std::string>& args) {
   if (!parse_command_line(args, opts, vm, &pos)) return 0;
   const auto path = vm["file"].as<std::string>();
   const auto j = traces::fit_scenario_json(traces::fit_workload(traces::load_trace(path, import_options(vm))), path);
-  if (vm.count("out")) write_file_atomically(vm["out"].as<std::string>(), j.dump(2) + "\n");
+  if (vm.count("out")) base::write_file_atomically(vm["out"].as<std::string>(), j.dump(2) + "\n");
   else fmt::print("{}\n", j.dump(2));
   return 0;
 }
@@ -107,14 +107,14 @@ int synth_cmd(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm, &pos)) return 0;
   const auto registry = policies::builtin_policies();
-  const auto schema = adapters::make_schema(registry);
-  sim::Config c(schema);
+  const auto schema = scenario::make_schema(registry);
+  base::Config c(schema);
   apply_cli_scenario(c, vm["scenario"].as<std::string>(), sets, std::nullopt, opt_int(vm, "seed"));
   const auto n = vm["groups"].as<std::int64_t>();
   if (n < 1) throw std::invalid_argument("--groups must be >= 1");
-  auto gen = adapters::make_generator(c);
+  auto gen = scenario::make_generator(c);
   const auto cap = static_cast<std::int32_t>(c.get_int("max_response_len"));
-  std::vector<sim::GroupSpec> groups;
+  std::vector<base::GroupSpec> groups;
   for (std::int64_t i = 0; i < n; ++i) {
     auto g = gen->next_group(0);
     for (auto& t : g.response_tok) t = std::min(t, cap);

@@ -4,10 +4,10 @@
 
 #include <boost/program_options.hpp>
 
-#include "adapters/results_db.hpp"
-#include "adapters/run_batch.hpp"
-#include "adapters/scenario.hpp"
-#include "adapters/tuner.hpp"
+#include "studies/results_db.hpp"
+#include "studies/run_batch.hpp"
+#include "scenario/scenario.hpp"
+#include "studies/tuner.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
@@ -56,39 +56,39 @@ int tune_command(const std::vector<std::string>& args) {
 
   const auto registry = policies::builtin_policies();
   (void)registry.get(policy);
-  const auto schema = adapters::make_schema(registry);
-  adapters::TuneSpec spec;
+  const auto schema = scenario::make_schema(registry);
+  studies::TuneSpec spec;
   std::tie(spec.lo, spec.hi) = parse_range(range);
   spec.points = points;
   spec.rounds = rounds;
   spec.repeats = repeats;
   spec.objective = objective;
   spec.maximize = direction == "max";
-  for (const auto& c : constraints) spec.constraints.push_back(adapters::parse_constraint(c));
+  for (const auto& c : constraints) spec.constraints.push_back(studies::parse_constraint(c));
 
   auto make = [&](double x, std::int64_t r) {
-    sim::Config c(schema);
+    base::Config c(schema);
     apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
     c.set("seed", c.get_int("seed") + r, "--repeats");
     c.set_from_text(param, fmt::format("{:.6g}", x), "--param");
-    adapters::validate_scenario(c);
+    scenario::validate_scenario(c);
     return c;
   };
   (void)make(spec.lo, 0);  // fail before any run on a bad key or value
   (void)make(spec.hi, 0);
 
-  adapters::ResultsDb db(db_path);
+  studies::ResultsDb db(db_path);
   const std::string spec_text = fmt::format("param={};range={};objective={};direction={};constraints={};repeats={};rounds={};points={};"
                                             "policy={};sets={}",
                                             param, range, objective, direction, fmt::join(constraints, ","), repeats, rounds, points,
                                             policy, fmt::join(sets, ","));
   const auto sweep = db.sweep_id("tune", scenario, spec_text);
   ProgressPrinter progress;
-  adapters::BatchOptions bo;
+  studies::BatchOptions bo;
   bo.jobs = jobs;
-  bo.on_progress = [&](const adapters::BatchProgress& p) { progress(p); };
-  const auto result = adapters::tune(spec, [&](const std::vector<double>& xs) {
-    std::vector<adapters::RunSpec> specs;
+  bo.on_progress = [&](const studies::BatchProgress& p) { progress(p); };
+  const auto result = studies::tune(spec, [&](const std::vector<double>& xs) {
+    std::vector<studies::RunSpec> specs;
     for (double x : xs) {
       for (std::int64_t r = 0; r < repeats; ++r) {
         nlohmann::json params = {{param, fmt::format("{:.6g}", x)}};
@@ -96,7 +96,7 @@ int tune_command(const std::vector<std::string>& args) {
       }
     }
     std::vector<std::map<std::string, double>> out;
-    for (const auto& o : adapters::run_batch(db, sweep, registry, specs, bo)) {
+    for (const auto& o : studies::run_batch(db, sweep, registry, specs, bo)) {
       if (o.failed) throw std::runtime_error("a tuning run failed: " + o.error);
       out.push_back(o.metrics);
     }
@@ -104,7 +104,7 @@ int tune_command(const std::vector<std::string>& args) {
   });
   progress.finish();
 
-  const std::string obj = adapters::resolve_metric(objective, result.curve.front().metric_means);
+  const std::string obj = studies::resolve_metric(objective, result.curve.front().metric_means);
   fmt::print("{} for {} ({} {}), {} seeds per value, {} runs; stored as sweep {} in {}\n\n", param, obj, direction == "max" ? "maximise" : "minimise",
              policy, repeats, result.runs, sweep, db_path);
   std::string chead;
@@ -114,7 +114,7 @@ int tune_command(const std::vector<std::string>& args) {
     const auto& p = result.curve[i];
     std::string cells;
     for (const auto& c : spec.constraints) {
-      const auto m = adapters::resolve_metric(c.metric, p.metric_means);
+      const auto m = studies::resolve_metric(c.metric, p.metric_means);
       cells += fmt::format(" {:>22.6g}", p.metric_means.at(m));
     }
     fmt::print("{:>10.4g} {:>14.6g} {:>12.4g}{}  {}{}\n", p.x, p.mean, p.ci95, cells, p.feasible ? "yes" : "no (" + fmt::format("{}", fmt::join(p.violated, ", ")) + ")",

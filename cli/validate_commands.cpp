@@ -5,13 +5,14 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "adapters/calibration.hpp"
+#include "studies/calibration.hpp"
 #include "adapters/live/live_config.hpp"
 #include "adapters/live/profiler.hpp"
 #include "adapters/live/validation.hpp"
-#include "adapters/results_db.hpp"
-#include "adapters/scenario.hpp"
-#include "cli/atomic_file.hpp"
+#include "studies/results_db.hpp"
+#include "scenario/scenario.hpp"
+#include "base/atomic_file.hpp"
+#include "base/hash.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "traces/jsonl_trace.hpp"
@@ -21,7 +22,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-live::ProfileOptions profile_options(const sim::Config& c, const std::string& device, std::int64_t repeats) {
+live::ProfileOptions profile_options(const base::Config& c, const std::string& device, std::int64_t repeats) {
   live::ProfileOptions o;
   o.model_size = c.get_string("live.model");
   o.device = device;
@@ -53,13 +54,13 @@ int profile_command(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   const auto registry = policies::builtin_policies();
-  const auto schema = adapters::make_schema(registry);
-  sim::Config c(schema);
+  const auto schema = scenario::make_schema(registry);
+  base::Config c(schema);
   apply_cli_scenario(c, scenario, sets, std::nullopt, std::nullopt);
   if (!model.empty()) c.set("live.model", model, "--model");
   if (repeats < 1) throw std::invalid_argument(fmt::format("--repeats must be at least 1 (got {})", repeats));
   const auto p = live::profile_live(profile_options(c, device, repeats));
-  write_file_atomically(out, adapters::profile_to_json(p).dump(2) + "\n");
+  base::write_file_atomically(out, studies::profile_to_json(p).dump(2) + "\n");
   fmt::print("profiled {} on {}: {} iteration, {} train, {} sync measurements; wrote {}\n", p.model, p.device, p.iterations.size(),
              p.train.size(), p.sync_s.size(), out);
   return 0;
@@ -84,19 +85,19 @@ int validate_command(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   const auto registry = policies::builtin_policies();
-  const auto schema = adapters::make_schema(registry);
-  sim::Config c(schema);
+  const auto schema = scenario::make_schema(registry);
+  base::Config c(schema);
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   auto policies = split_commas(policy_args);
   if (policies.empty()) policies = {"sync", "april"};
   for (const auto& p : policies) (void)registry.get(p);
 
-  std::optional<adapters::Calibration> given;
+  std::optional<studies::Calibration> given;
   if (!calibration.empty()) {
     // The fragment holds the fitted coefficients as scenario keys; read them back.
-    sim::Config k(schema);
-    sim::load_config_file(k, calibration);
-    given = adapters::calibration_from_config(k);
+    base::Config k(schema);
+    base::load_config_file(k, calibration);
+    given = studies::calibration_from_config(k);
   } else {
     fmt::print("profiling the live engine in slices between the live steps\n");
   }
@@ -106,7 +107,7 @@ int validate_command(const std::vector<std::string>& args) {
     std::fflush(stdout);
   });
   const auto& cal = report.calibration;
-  fmt::print("calibration{}: {}\n", report.profiled_interleaved ? " (profiled between the live steps)" : "", adapters::describe(cal));
+  fmt::print("calibration{}: {}\n", report.profiled_interleaved ? " (profiled between the live steps)" : "", studies::describe(cal));
 
   fmt::print("\n{:<8} {:>6} {:>8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "policy", "steps", "instant", "same tok", "median err",
              "p90 err", "total err", "live tok/s", "sim tok/s");
@@ -125,38 +126,38 @@ int validate_command(const std::vector<std::string>& args) {
     std::filesystem::create_directories(out_dir);
     auto j = report.to_json();
     j["scenario"] = c.resolved();
-    j["calibration"] = adapters::calibration_scenario_json(cal);
-    write_file_atomically((std::filesystem::path(out_dir) / "report.json").string(), j.dump(2) + "\n");
+    j["calibration"] = studies::calibration_scenario_json(cal);
+    base::write_file_atomically((std::filesystem::path(out_dir) / "report.json").string(), j.dump(2) + "\n");
     for (const auto& p : report.policies) {
       traces::write_jsonl_trace((std::filesystem::path(out_dir) / (p.policy + "_trace.jsonl")).string(), p.trace);
       std::string csv = "step,batch,kv_tok,prefill_requests,prefill_tok,prefill_longest_tok,time_s,predicted_s\n";
       for (std::size_t step = 0; step < p.live_iterations.size(); ++step) {
         for (const auto& it : p.live_iterations[step]) {
           csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f}\n", step, it.batch, it.kv_tok, it.prefill_requests, it.prefill_tok,
-                             it.prefill_longest_tok, it.time_s, adapters::predicted_iteration_s(cal, it));
+                             it.prefill_longest_tok, it.time_s, studies::predicted_iteration_s(cal, it));
         }
       }
-      write_file_atomically((std::filesystem::path(out_dir) / (p.policy + "_live_iterations.csv")).string(), csv);
+      base::write_file_atomically((std::filesystem::path(out_dir) / (p.policy + "_live_iterations.csv")).string(), csv);
     }
     fmt::print("wrote {0}/report.json and {0}/<policy>_trace.jsonl\n", out_dir);
   }
   if (!db_path.empty()) {
-    adapters::ResultsDb db(db_path);
-    const auto now = adapters::utc_now_iso8601();
+    studies::ResultsDb db(db_path);
+    const auto now = studies::utc_now_iso8601();
     const auto sweep = db.sweep_id("validate", scenario, fmt::format("policies={};steps={};at={}", fmt::join(policies, ","),
                                                                     c.get_int("steps"), now));
-    const sim::Config twin = live::simulator_twin(c, cal);
+    const base::Config twin = live::simulator_twin(c, cal);
     for (const auto& p : report.policies) {
       for (const std::string side : {"live", "sim"}) {
-        adapters::RunRecord r;
+        studies::RunRecord r;
         const auto& steps = side == "live" ? p.live : p.sim;
         r.scenario = (side == "live" ? c : twin).resolved();
-        r.scenario_hash = adapters::hash_hex(r.scenario.dump());
-        r.run_key = adapters::hash_hex(fmt::format("validate {} {} {} {}", sweep, side, p.policy, now));
+        r.scenario_hash = base::hash_hex(r.scenario.dump());
+        r.run_key = base::hash_hex(fmt::format("validate {} {} {} {}", sweep, side, p.policy, now));
         r.policy = p.policy;
         r.seed = c.get_int("seed");
         r.started_at = r.finished_at = now;
-        r.summary = adapters::summary_json(adapters::summarize(steps));
+        r.summary = rl::summary_json(rl::summarize(steps));
         r.steps = steps;
         db.store_run(sweep, r, {{"side", side}, {"policy", p.policy}});
       }

@@ -5,9 +5,9 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
-#include "adapters/grid.hpp"
-#include "adapters/simulation.hpp"
-#include "cli/atomic_file.hpp"
+#include "studies/grid.hpp"
+#include "scenario/simulation.hpp"
+#include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "traces/trace_import.hpp"
@@ -44,14 +44,14 @@ int whatif_command(const std::vector<std::string>& args) {
   if (!parse_command_line(args, opts, vm)) return 0;
 
   const auto registry = policies::builtin_policies();
-  const auto schema = adapters::make_schema(registry);
-  std::vector<adapters::GridAxis> axes;
-  for (const auto& v : vary) axes.push_back(adapters::parse_axis(v));
+  const auto schema = scenario::make_schema(registry);
+  std::vector<studies::GridAxis> axes;
+  for (const auto& v : vary) axes.push_back(studies::parse_axis(v));
   std::vector<std::string> policy_names = split_commas(policies_arg);
   if (policy_names.empty()) policy_names = {"sync", "april"};
   for (const auto& p : policy_names) (void)registry.get(p);
 
-  adapters::RunOptions ro;
+  scenario::RunOptions ro;
   if (!trace.empty()) {
     traces::ImportOptions io;
     io.format = trace_format;
@@ -60,24 +60,24 @@ int whatif_command(const std::vector<std::string>& args) {
   }
 
   // Every configuration, validated before any run starts.
-  const auto combos = adapters::cartesian(axes);
+  const auto combos = studies::cartesian(axes);
   auto make_config = [&](const std::vector<std::string>& combo) {
-    sim::Config c(schema);
+    base::Config c(schema);
     apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
     for (std::size_t i = 0; i < axes.size(); ++i) c.set_from_text(axes[i].key, combo[i], "--vary");
-    adapters::validate_scenario(c);
+    scenario::validate_scenario(c);
     return c;
   };
   for (const auto& combo : combos) (void)make_config(combo);
 
   std::vector<Row> rows;
   for (const auto& combo : combos) {
-    const sim::Config c = make_config(combo);
+    const base::Config c = make_config(combo);
     double sync_tput = 0;
     std::vector<Row> these;
     for (const auto& p : policy_names) {
-      const auto r = adapters::simulate(c, registry, p, ro);
-      const auto d = adapters::derive(r.summary.totals);
+      const auto r = scenario::simulate(c, registry, p, ro);
+      const auto d = rl::derive(r.summary.totals);
       Row row;
       row.config = combo;
       row.policy = p;
@@ -118,7 +118,7 @@ int whatif_command(const std::vector<std::string>& args) {
       csv += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g}\n", r.policy, r.step_time_s, r.rollout_tput, r.effective_tput,
                          r.gpu_hours_per_1000, r.speedup > 0 ? fmt::format("{:.9g}", r.speedup) : "", r.offpolicy);
     }
-    write_file_atomically(csv_out, csv);
+    base::write_file_atomically(csv_out, csv);
   }
   if (!json_out.empty()) {
     nlohmann::json j = nlohmann::json::array();
@@ -134,7 +134,7 @@ int whatif_command(const std::vector<std::string>& args) {
       o["offpolicy_token_fraction"] = r.offpolicy;
       j.push_back(o);
     }
-    write_file_atomically(json_out, j.dump(2) + "\n");
+    base::write_file_atomically(json_out, j.dump(2) + "\n");
   }
   return 0;
 }

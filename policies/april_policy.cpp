@@ -23,18 +23,18 @@ Decisions AprilPolicy::on_group_rejected(const RolloutView& view, GroupId /*grou
 }
 
 PolicyEntry april_policy_entry() {
-  using sim::Knob;
-  using sim::KnobType;
+  using base::Knob;
+  using base::KnobType;
   std::vector<Knob> knobs = {
-      {"april.alpha", KnobType::Double, 2.0, "", "over-provisioning factor: B' = ceil(alpha * B)", sim::at_least(1.0)},
+      {"april.alpha", KnobType::Double, 2.0, "", "over-provisioning factor: B' = ceil(alpha * B)", base::at_least(1.0)},
       {"april.over_sampling_batch_size", KnobType::Int, std::int64_t{0}, "groups",
-       "B' directly (slime's over_sampling_batch_size); 0 = from april.alpha", sim::at_least(0)},
+       "B' directly (slime's over_sampling_batch_size); 0 = from april.alpha", base::at_least(0)},
       {"april.max_staleness", KnobType::Int, std::int64_t{-1}, "versions",
-       "a buffered group older than this restarts from scratch; -1 = no cap (the paper)", sim::at_least(-1)},
+       "a buffered group older than this restarts from scratch; -1 = no cap (the paper)", base::at_least(-1)},
       {"april.mask_offpolicy", KnobType::Bool, false, "", "give off-policy tokens zero weight in the loss (counted as wasted)", {}},
   };
   return {"april", "Active Partial Rollouts: over-provision B' groups, abort once B complete, resume partials first",
-          std::move(knobs), [](const sim::Config& c) {
+          std::move(knobs), [](const base::Config& c) {
             AprilParams p;
             const std::int64_t b = c.get_int("rollout_batch_size");
             p.over_sampling_batch_size = c.get_int("april.over_sampling_batch_size");
@@ -42,7 +42,7 @@ PolicyEntry april_policy_entry() {
               p.over_sampling_batch_size = static_cast<std::int64_t>(std::ceil(c.get_double("april.alpha") * static_cast<double>(b) - 1e-9));
             }
             if (p.over_sampling_batch_size < b) {
-              throw sim::ConfigError(fmt::format("key 'april.over_sampling_batch_size': B' = {} is smaller than rollout_batch_size = {}",
+              throw base::ConfigError(fmt::format("key 'april.over_sampling_batch_size': B' = {} is smaller than rollout_batch_size = {}",
                                                  p.over_sampling_batch_size, b));
             }
             p.max_staleness = c.get_int("april.max_staleness");

@@ -30,7 +30,7 @@ std::vector<std::string> PolicyRegistry::names() const {
   return out;
 }
 
-void PolicyRegistry::declare_knobs(sim::ConfigSchema& schema) const {
+void PolicyRegistry::declare_knobs(base::ConfigSchema& schema) const {
   for (const auto& e : entries_) {
     for (const auto& k : e.knobs) schema.add(k);
   }

@@ -7,15 +7,15 @@
 #include <vector>
 
 #include "policies/policy.hpp"
-#include "sim/config.hpp"
+#include "base/config.hpp"
 
 namespace april::policies {
 
 struct PolicyEntry {
   std::string name;
   std::string summary;
-  std::vector<sim::Knob> knobs;  // named "<policy>.<param>"
-  std::function<std::unique_ptr<Policy>(const sim::Config&)> make;
+  std::vector<base::Knob> knobs;  // named "<policy>.<param>"
+  std::function<std::unique_ptr<Policy>(const base::Config&)> make;
 };
 
 class PolicyRegistry {
@@ -24,7 +24,7 @@ class PolicyRegistry {
   [[nodiscard]] const PolicyEntry& get(const std::string& name) const;  // throws std::invalid_argument
   [[nodiscard]] std::vector<std::string> names() const;
   [[nodiscard]] const std::vector<PolicyEntry>& entries() const { return entries_; }
-  void declare_knobs(sim::ConfigSchema& schema) const;
+  void declare_knobs(base::ConfigSchema& schema) const;
 
  private:
   std::vector<PolicyEntry> entries_;

@@ -25,16 +25,16 @@ Decisions SyncPolicy::on_group_rejected(const RolloutView& view, GroupId group) 
 }
 
 PolicyEntry sync_policy_entry() {
-  using sim::Knob;
-  using sim::KnobType;
+  using base::Knob;
+  using base::KnobType;
   std::vector<Knob> knobs = {
       {"sync.filter_refill", KnobType::String, std::string("wave"), "",
        "when the filter leaves fewer than B candidates: wave = submit another B fresh groups and drop the groups "
        "still in flight at the batch (slime); missing = submit only the missing number, regenerate leftovers next step",
-       sim::one_of({"wave", "missing"})},
+       base::one_of({"wave", "missing"})},
   };
   return {"sync", "synchronous: submit B groups, wait for all of them (the baseline)", std::move(knobs),
-          [](const sim::Config& c) {
+          [](const base::Config& c) {
             return std::make_unique<SyncPolicy>(c.get_string("sync.filter_refill") == "missing" ? SyncRefill::Missing
                                                                                           : SyncRefill::Wave);
           }};

@@ -18,11 +18,7 @@ EventId Simulator::schedule_in(TimeNs delay, std::uint32_t tag, std::function<vo
 }
 
 void Simulator::mix(std::uint64_t v) {
-  // FNV-1a over the 8 bytes of v: cheap and order-sensitive.
-  for (int i = 0; i < 8; ++i) {
-    fingerprint_ ^= (v >> (8 * i)) & 0xffU;
-    fingerprint_ *= 0x100000001b3ULL;
-  }
+  fingerprint_.add_u64(v);
 }
 
 bool Simulator::step() {

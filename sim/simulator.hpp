@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "base/hash.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/time.hpp"
 
@@ -26,7 +27,7 @@ class Simulator {
   // Moves the clock forward with no event in between (e.g. a training phase).
   void advance_to(TimeNs t);
 
-  [[nodiscard]] std::uint64_t fingerprint() const { return fingerprint_; }
+  [[nodiscard]] std::uint64_t fingerprint() const { return fingerprint_.value(); }
   [[nodiscard]] std::uint64_t events_run() const { return events_run_; }
 
  private:
@@ -34,7 +35,7 @@ class Simulator {
 
   EventQueue queue_;
   TimeNs now_{0};
-  std::uint64_t fingerprint_ = 0xcbf29ce484222325ULL;
+  base::Fnv1a fingerprint_;  // over (time, tag) of every event run
   std::uint64_t events_run_ = 0;
 };
 

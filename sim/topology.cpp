@@ -12,7 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "sim/config.hpp"
+#include "base/config.hpp"
 
 namespace april::sim {
 namespace {
@@ -149,9 +149,9 @@ Topology preset_topology(const std::string& name, std::int64_t engines, std::int
 
 Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
   auto bad = [&](const std::string& field, const std::string& what) {
-    return ConfigError(fmt::format("{}: field '{}': {}", where, field, what));
+    return base::ConfigError(fmt::format("{}: field '{}': {}", where, field, what));
   };
-  if (!j.is_object()) throw ConfigError(fmt::format("{}: a topology must be a JSON object", where));
+  if (!j.is_object()) throw base::ConfigError(fmt::format("{}: a topology must be a JSON object", where));
   Topology t;
   for (const char* f : {"nodes", "links", "trainer", "engines"}) {
     if (!j.contains(f)) throw bad(f, "missing");
@@ -189,14 +189,14 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
 
 Topology read_topology_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open topology file", path));
+  if (!in) throw base::ConfigError(fmt::format("{}: cannot open topology file", path));
   std::ostringstream ss;
   ss << in.rdbuf();
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(ss.str());
   } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(fmt::format("{}: invalid JSON at byte {}", path, e.byte));
+    throw base::ConfigError(fmt::format("{}: invalid JSON at byte {}", path, e.byte));
   }
   return topology_from_json(j, path);
 }

@@ -1,28 +1,16 @@
 #pragma once
-// Where prompt groups come from: a seeded long-tail generator here, trace
-// replay in traces/. Groups are drawn in dataset order, one at a time.
+// The seeded long-tail workload generator (trace replay lives in traces/).
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "sim/rng.hpp"
+#include "base/rng.hpp"
+#include "base/workload_source.hpp"
 
 namespace april::sim {
 
-struct GroupSpec {
-  std::string prompt_id;
-  std::int32_t prompt_tok = 0;
-  std::vector<std::int32_t> response_tok;  // target length of each sample, before the length cap
-  std::vector<std::uint8_t> correct;       // per sample, when known (drives the dynamic-sampling filter)
-};
-
-class WorkloadSource {
- public:
-  virtual ~WorkloadSource() = default;
-  // The next group in dataset order; `step` is the step that first takes it.
-  virtual GroupSpec next_group(std::int64_t step) = 0;
-  [[nodiscard]] virtual std::string describe() const = 0;
-};
+using base::GroupSpec;
+using base::WorkloadSource;
 
 // Hierarchical long-tail model:
 //   per prompt:  log-median = log(response_median_tok * drift(step)) + N(0, sigma_between)
@@ -53,7 +41,7 @@ class LongTailGenerator final : public WorkloadSource {
 
  private:
   LongTailParams p_;
-  Rng rng_;
+  base::Rng rng_;
   std::int64_t drawn_ = 0;
 };
 

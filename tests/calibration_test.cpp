@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
-#include "adapters/calibration.hpp"
-#include "sim/rng.hpp"
+#include "studies/calibration.hpp"
+#include "base/rng.hpp"
 #include "test_support.hpp"
 
-namespace april::adapters {
+namespace april::studies {
 namespace {
 
 // Known coefficients of the linear engine model (seconds per unit).
@@ -23,7 +23,7 @@ double true_time(const IterationPoint& it) {
 
 // Synthetic profile in the shapes `april profile` measures, with 2% multiplicative noise.
 Profile synthetic_profile() {
-  sim::Rng rng(17, "profile-noise");
+  base::Rng rng(17, "profile-noise");
   Profile p;
   p.device = "cpu";
   p.model = "synthetic";
@@ -90,12 +90,12 @@ TEST(Calibration, ThePaddedPrefillTermRoundTripsThroughTheSimulator) {
   // The fragment's coefficients come back through a scenario (as `april validate --calibration` reads them).
   const auto c = calibrate(synthetic_profile());
   april::testing::Fixture f("handcheck");
-  sim::load_config_text(f.config, calibration_scenario_json(c).dump(), "model.json");
+  base::load_config_text(f.config, calibration_scenario_json(c).dump(), "model.json");
   const auto back = calibration_from_config(f.config);
   EXPECT_NEAR(back.per_padded_prefill_tok_us, c.per_padded_prefill_tok_us, 1e-9);
   EXPECT_NEAR(back.prefill_base_us, c.prefill_base_us, 1e-9);
   EXPECT_NEAR(back.per_prefill_request_us, c.per_prefill_request_us, 1e-9);
-  const auto model = make_iteration_model(f.config);
+  const auto model = scenario::make_iteration_model(f.config);
   // 4 admitted (60 tokens, longest 30) among 20 running: the engine model charges what the fit predicts.
   const sim::IterationShape shape{20, 400, 4, 60, 30};
   IterationPoint it;
@@ -119,16 +119,16 @@ TEST(Calibration, CoefficientsStayNonNegative) {
 TEST(Calibration, TheFragmentDrivesTheSimulatorsLinearModel) {
   const auto c = calibrate(synthetic_profile());
   april::testing::Fixture f("handcheck");
-  sim::load_config_text(f.config, calibration_scenario_json(c).dump(), "model.json");
+  base::load_config_text(f.config, calibration_scenario_json(c).dump(), "model.json");
   EXPECT_EQ(f.config.get_string("engine.iteration_model"), "linear");
-  const auto model = make_iteration_model(f.config);
+  const auto model = scenario::make_iteration_model(f.config);
   // 8 running, 1000 KV tokens, no prefill: 2 ms + 8 * 30 us + 1000 * 20 ns, within the fit's error.
   EXPECT_NEAR(static_cast<double>(model->iteration_ns(sim::decode_shape(8, 1000))), 2.26e6, 0.2e6);
   // The closed-form window equals the sum of single iterations.
   std::int64_t sum = 0;
   for (int j = 0; j < 37; ++j) sum += model->iteration_ns(sim::decode_shape(8, 1000 + 8 * j));
   EXPECT_EQ(model->decode_window_ns(8, 1000, 37), sum);
-  const auto r = april::adapters::simulate(f.config, f.registry, "april");
+  const auto r = april::scenario::simulate(f.config, f.registry, "april");
   EXPECT_GT(r.summary.totals.train_time_s, 0.0);
   EXPECT_NEAR(r.summary.totals.sync_time_s, 5 * 0.011, 1e-9);
 }
@@ -145,4 +145,4 @@ TEST(Calibration, BadProfilesAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace april::adapters
+}  // namespace april::studies

@@ -20,8 +20,8 @@ std::string error_of(const std::string& text) {
   testing::Fixture f;
   const auto path = write_temp("scenario.json", text);
   try {
-    adapters::apply_scenario(f.config, path);
-  } catch (const sim::ConfigError& e) {
+    scenario::apply_scenario(f.config, path);
+  } catch (const base::ConfigError& e) {
     return e.what();
   }
   return "no error";
@@ -31,7 +31,7 @@ TEST(ScenarioFile, NestedAndDottedKeysAreRead) {
   testing::Fixture f;
   const auto path = write_temp("ok.json", R"({"base": "handcheck", "workload": {"sigma_within": 0.25},
     "april.alpha": 1.5, "rollout_batch_size": 3})");
-  adapters::apply_scenario(f.config, path);
+  scenario::apply_scenario(f.config, path);
   EXPECT_DOUBLE_EQ(f.config.get_double("workload.sigma_within"), 0.25);
   EXPECT_DOUBLE_EQ(f.config.get_double("april.alpha"), 1.5);
   EXPECT_EQ(f.config.get_int("rollout_batch_size"), 3);
@@ -64,9 +64,9 @@ TEST(ScenarioFile, SyntaxErrorsNameTheLine) {
 TEST(ScenarioFile, MissingFileAndUnknownScenario) {
   testing::Fixture f;
   try {
-    adapters::apply_scenario(f.config, "/nonexistent/x.json");
+    scenario::apply_scenario(f.config, "/nonexistent/x.json");
     FAIL();
-  } catch (const sim::ConfigError& e) {
+  } catch (const base::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("not a built-in scenario (default, handcheck, live-cpu)"), std::string::npos);
   }
 }
@@ -75,18 +75,39 @@ TEST(SetOption, ParsesAndValidates) {
   testing::Fixture f;
   f.config.apply_assignment("april.alpha=1.25");
   EXPECT_DOUBLE_EQ(f.config.get_double("april.alpha"), 1.25);
-  EXPECT_THROW(f.config.apply_assignment("april.alpha"), sim::ConfigError);
-  EXPECT_THROW(f.config.apply_assignment("steps=ten"), sim::ConfigError);
-  EXPECT_THROW(f.config.apply_assignment("nope=1"), sim::ConfigError);
-  EXPECT_THROW(f.config.apply_assignment("engine.fast_forward=maybe"), sim::ConfigError);
+  EXPECT_THROW(f.config.apply_assignment("april.alpha"), base::ConfigError);
+  EXPECT_THROW(f.config.apply_assignment("steps=ten"), base::ConfigError);
+  EXPECT_THROW(f.config.apply_assignment("nope=1"), base::ConfigError);
+  EXPECT_THROW(f.config.apply_assignment("engine.fast_forward=maybe"), base::ConfigError);
+}
+
+// Reading a knob as another type is a programming error that must not pass
+// silently (a boolean read as a number used to give NaN).
+TEST(Knobs, ReadingAKnobAsAnotherTypeThrows) {
+  testing::Fixture f;
+  EXPECT_THROW((void)f.config.get_double("engine.fast_forward"), std::logic_error);
+  EXPECT_THROW((void)f.config.get_double("model"), std::logic_error);
+  EXPECT_THROW((void)f.config.get_int("april.alpha"), std::logic_error);
+  EXPECT_THROW((void)f.config.get_bool("steps"), std::logic_error);
+  EXPECT_THROW((void)f.config.get_string("seed"), std::logic_error);
+  EXPECT_THROW((void)f.config.get_int("no.such.knob"), std::logic_error);
+  EXPECT_EQ(f.config.get_int("steps"), 50);
+  EXPECT_DOUBLE_EQ(f.config.get_double("steps"), 50.0);  // integers read as numbers
+  EXPECT_TRUE(f.config.get_bool("engine.fast_forward"));
+  EXPECT_EQ(f.config.get_string("model"), "qwen3-4b");
+  try {
+    (void)f.config.get_double("engine.fast_forward");
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("get_double on the boolean knob 'engine.fast_forward'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Scenario, InconsistentClusterIsAnError) {
   testing::Fixture f("default", {"cluster.engines=8"});  // 8 x TP 2 > 8 GPUs
-  EXPECT_THROW(adapters::validate_scenario(f.config), sim::ConfigError);
+  EXPECT_THROW(scenario::validate_scenario(f.config), base::ConfigError);
   testing::Fixture g("default", {"april.over_sampling_batch_size=8"});  // B' < B
-  EXPECT_THROW(adapters::simulate(g.config, g.registry, "april"), sim::ConfigError);
-  EXPECT_THROW(adapters::simulate(g.config, g.registry, "fifo"), std::invalid_argument);
+  EXPECT_THROW(scenario::simulate(g.config, g.registry, "april"), base::ConfigError);
+  EXPECT_THROW(scenario::simulate(g.config, g.registry, "fifo"), std::invalid_argument);
 }
 
 }  // namespace

@@ -15,14 +15,14 @@ namespace {
 
 using policies::GroupId;
 
-sim::GroupSpec judged(const std::string& id, std::vector<std::int32_t> lengths, std::vector<std::uint8_t> correct) {
+base::GroupSpec judged(const std::string& id, std::vector<std::int32_t> lengths, std::vector<std::uint8_t> correct) {
   auto g = testing::group(id, std::move(lengths));
   g.correct = std::move(correct);
   return g;
 }
 
-adapters::RunOptions with_trace(std::vector<sim::GroupSpec> t) {
-  adapters::RunOptions o;
+scenario::RunOptions with_trace(std::vector<base::GroupSpec> t) {
+  scenario::RunOptions o;
   o.trace = std::move(t);
   o.trace_name = "hand";
   return o;
@@ -31,7 +31,7 @@ adapters::RunOptions with_trace(std::vector<sim::GroupSpec> t) {
 // Records each batch's prompt ids.
 struct Batches {
   std::vector<std::vector<std::string>> prompts;
-  explicit Batches(adapters::Simulation& sim) {
+  explicit Batches(scenario::Simulation& sim) {
     sim.loop().on_batch = [this](std::int64_t, const auto& ids) {
       std::vector<std::string> b;
       for (const auto& [id, prompt] : ids) b.push_back(prompt);
@@ -47,7 +47,7 @@ struct Batches {
 // engine 0 reports first.
 TEST(Ties, GroupsCompletingTogetherGoBySubmissionOrderNotEngine) {
   testing::Fixture f("handcheck", {"cluster.gpus=2", "cluster.engines=2", "rollout_batch_size=1", "april.alpha=2"});
-  adapters::Simulation sim(f.config, f.registry, "april", with_trace({testing::group("g0", {2, 5}), testing::group("g1", {5})}));
+  scenario::Simulation sim(f.config, f.registry, "april", with_trace({testing::group("g0", {2, 5}), testing::group("g1", {5})}));
   Batches b(sim);
   const auto m = sim.step();
   EXPECT_DOUBLE_EQ(m.rollout_time_s, 5e-3);
@@ -63,7 +63,7 @@ TEST(Ties, GroupsCompletingTogetherGoBySubmissionOrderNotEngine) {
 TEST(Ties, ThreeEnginesTieKeepsSubmissionOrder) {
   testing::Fixture f("handcheck",
                      {"cluster.gpus=3", "cluster.engines=3", "rollout_batch_size=2", "april.over_sampling_batch_size=3"});
-  adapters::Simulation sim(f.config, f.registry, "april",
+  scenario::Simulation sim(f.config, f.registry, "april",
                            with_trace({testing::group("g0", {4}), testing::group("g1", {4, 4}), testing::group("g2", {4})}));
   Batches b(sim);
   sim.step();
@@ -80,7 +80,7 @@ TEST(Ties, ThreeEnginesTieKeepsSubmissionOrder) {
 // would have submitted three more groups.) The batch is [g1, g2] at 5 ms.
 TEST(Refill, GroupsCompletingAtTheSameInstantCountBeforeAnotherWave) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.over_sampling_batch_size=3", "filter.dynamic_sampling=true"});
-  adapters::Simulation sim(f.config, f.registry, "april",
+  scenario::Simulation sim(f.config, f.registry, "april",
                            with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {1, 1}, {1, 0}), judged("g2", {5, 5}, {0, 1}),
                                        judged("g3", {7, 7}, {0, 1})}));
   Batches b(sim);
@@ -96,7 +96,7 @@ TEST(Refill, GroupsCompletingAtTheSameInstantCountBeforeAnotherWave) {
 // which start at once on the now idle engine and finish at 3 ms.
 TEST(Refill, OneWaveOfBPrimeWhenTheInstantLeavesTooFew) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=1", "filter.dynamic_sampling=true"});
-  adapters::Simulation sim(f.config, f.registry, "april",
+  scenario::Simulation sim(f.config, f.registry, "april",
                            with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {1, 1}, {0, 0}), judged("g2", {2, 2}, {0, 1}),
                                        judged("g3", {2, 2}, {1, 0})}));
   Batches b(sim);
@@ -116,7 +116,7 @@ TEST(Refill, OneWaveOfBPrimeWhenTheInstantLeavesTooFew) {
 // from the next prompt in dataset order, g4.
 TEST(SyncFilter, ShortWaveIsAWholeBAndLeftoversAreDropped) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "filter.dynamic_sampling=true"});
-  adapters::Simulation sim(f.config, f.registry, "sync",
+  scenario::Simulation sim(f.config, f.registry, "sync",
                            with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}), judged("g2", {2, 2}, {0, 1}),
                                        judged("g3", {9, 9}, {0, 1}), judged("g4", {1, 1}, {0, 1}), judged("g5", {2, 2}, {0, 1})}));
   Batches b(sim);
@@ -141,7 +141,7 @@ TEST(SyncFilter, ShortWaveIsAWholeBAndLeftoversAreDropped) {
 // submitted (g2), and the batch is [g1, g2] with nothing left over.
 TEST(SyncFilter, MissingRefillSubmitsOnlyWhatIsMissing) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "filter.dynamic_sampling=true", "sync.filter_refill=missing"});
-  adapters::Simulation sim(f.config, f.registry, "sync",
+  scenario::Simulation sim(f.config, f.registry, "sync",
                            with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}), judged("g2", {2, 2}, {0, 1}),
                                        judged("g3", {9, 9}, {0, 1})}));
   Batches b(sim);
@@ -158,7 +158,7 @@ TEST(SyncFilter, MissingRefillSubmitsOnlyWhatIsMissing) {
 TEST(KeepWhenInsufficient, KeepsARejectedGroupRatherThanLaunchAWave) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=1", "filter.dynamic_sampling=true",
                                    "filter.keep_when_insufficient=true"});
-  adapters::Simulation sim(f.config, f.registry, "april",
+  scenario::Simulation sim(f.config, f.registry, "april",
                            with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}), judged("g2", {2, 2}, {0, 1})}));
   Batches b(sim);
   const auto m = sim.step();
@@ -174,7 +174,7 @@ TEST(KeepWhenInsufficient, KeepsARejectedGroupRatherThanLaunchAWave) {
 TEST(KeepWhenInsufficient, DropsTheGroupWhenEnoughCandidatesRemain) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.over_sampling_batch_size=3", "filter.dynamic_sampling=true",
                                    "filter.keep_when_insufficient=true"});
-  adapters::Simulation sim(f.config, f.registry, "april",
+  scenario::Simulation sim(f.config, f.registry, "april",
                            with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}), judged("g2", {4, 4}, {0, 1})}));
   Batches b(sim);
   const auto m = sim.step();

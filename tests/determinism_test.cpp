@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "adapters/step_metrics.hpp"
+#include "rl/step_metrics.hpp"
 #include "test_support.hpp"
 
 namespace april {
@@ -12,9 +12,9 @@ namespace {
 
 nlohmann::json run_summary(const std::string& policy, std::int64_t seed) {
   testing::Fixture f("default", {"steps=8", "seed=" + std::to_string(seed)});
-  auto r = adapters::simulate(f.config, f.registry, policy);
-  auto j = adapters::summary_json(r.summary);
-  j["steps_csv"] = adapters::steps_csv(r.steps);
+  auto r = scenario::simulate(f.config, f.registry, policy);
+  auto j = rl::summary_json(r.summary);
+  j["steps_csv"] = rl::steps_csv(r.steps);
   return j;
 }
 
@@ -32,36 +32,36 @@ TEST(Determinism, SameSeedGivesIdenticalSummaryAndFingerprint) {
 TEST(Determinism, TwoSimulationsInterleavedInOneProcessDoNotInterfere) {
   testing::Fixture f1("default", {"steps=5"});
   testing::Fixture f2("default", {"steps=5", "seed=9"});
-  adapters::Simulation a(f1.config, f1.registry, "april");
-  adapters::Simulation b(f2.config, f2.registry, "april");
-  std::vector<adapters::StepMetrics> sa, sb;
+  scenario::Simulation a(f1.config, f1.registry, "april");
+  scenario::Simulation b(f2.config, f2.registry, "april");
+  std::vector<rl::StepMetrics> sa, sb;
   for (int i = 0; i < 5; ++i) {
     sa.push_back(a.step());
     sb.push_back(b.step());
   }
-  const auto alone_a = adapters::simulate(f1.config, f1.registry, "april");
-  const auto alone_b = adapters::simulate(f2.config, f2.registry, "april");
-  EXPECT_EQ(adapters::steps_csv(sa), adapters::steps_csv(alone_a.steps));
-  EXPECT_EQ(adapters::steps_csv(sb), adapters::steps_csv(alone_b.steps));
+  const auto alone_a = scenario::simulate(f1.config, f1.registry, "april");
+  const auto alone_b = scenario::simulate(f2.config, f2.registry, "april");
+  EXPECT_EQ(rl::steps_csv(sa), rl::steps_csv(alone_a.steps));
+  EXPECT_EQ(rl::steps_csv(sb), rl::steps_csv(alone_b.steps));
 }
 
 // The handcheck scenario's event sequence is pinned: a change to event
 // ordering or timing shows up here first.
 TEST(Determinism, HandcheckFingerprintIsPinned) {
   testing::Fixture f("handcheck", {"steps=5"});
-  const auto r = adapters::simulate(f.config, f.registry, "april");
+  const auto r = scenario::simulate(f.config, f.registry, "april");
   EXPECT_EQ(fmt::format("{:016x}", r.summary.fingerprint), "433baa9f5707e080");
 }
 
 TEST(Default, AprilBeatsSyncOnRolloutThroughput) {
   testing::Fixture f("default", {"steps=20"});
-  const auto sync = adapters::simulate(f.config, f.registry, "sync");
-  const auto april = adapters::simulate(f.config, f.registry, "april");
-  const double s = adapters::derive(sync.summary.totals).rollout_throughput_tok_s;
-  const double a = adapters::derive(april.summary.totals).rollout_throughput_tok_s;
+  const auto sync = scenario::simulate(f.config, f.registry, "sync");
+  const auto april = scenario::simulate(f.config, f.registry, "april");
+  const double s = rl::derive(sync.summary.totals).rollout_throughput_tok_s;
+  const double a = rl::derive(april.summary.totals).rollout_throughput_tok_s;
   EXPECT_GT(a, 1.1 * s);
-  EXPECT_GT(adapters::derive(april.summary.totals).offpolicy_token_fraction, 0.0);
-  EXPECT_EQ(adapters::derive(sync.summary.totals).offpolicy_token_fraction, 0.0);
+  EXPECT_GT(rl::derive(april.summary.totals).offpolicy_token_fraction, 0.0);
+  EXPECT_EQ(rl::derive(sync.summary.totals).offpolicy_token_fraction, 0.0);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "adapters/step_metrics.hpp"
+#include "rl/step_metrics.hpp"
 #include "test_support.hpp"
 
 namespace april {
@@ -30,11 +30,11 @@ TEST(FastForward, EqualsPerIterationStepping) {
       testing::Fixture ff(c.scenario, c.sets);
       testing::Fixture it(c.scenario, c.sets);
       it.config.apply_assignment("engine.fast_forward=false");
-      adapters::RunOptions o;
+      scenario::RunOptions o;
       o.record_timeline = true;
-      const auto a = adapters::simulate(ff.config, ff.registry, policy, o);
-      const auto b = adapters::simulate(it.config, it.registry, policy, o);
-      EXPECT_EQ(adapters::steps_csv(a.steps), adapters::steps_csv(b.steps)) << c.scenario << " " << policy;
+      const auto a = scenario::simulate(ff.config, ff.registry, policy, o);
+      const auto b = scenario::simulate(it.config, it.registry, policy, o);
+      EXPECT_EQ(rl::steps_csv(a.steps), rl::steps_csv(b.steps)) << c.scenario << " " << policy;
       ASSERT_EQ(a.timeline.size(), b.timeline.size()) << c.scenario << " " << policy;
       for (std::size_t i = 0; i < a.timeline.size(); ++i) {
         ASSERT_EQ(a.timeline[i].time_s, b.timeline[i].time_s);
@@ -52,7 +52,7 @@ TEST(FastForward, EqualsPerIterationStepping) {
 TEST(FastForward, TightKvCapacityPreempts) {
   testing::Fixture f("default", {"steps=3", "max_response_len=1500", "workload.response_median_tok=300",
                                  "engine.kv_capacity_tok=60000"});
-  const auto r = adapters::simulate(f.config, f.registry, "april");
+  const auto r = scenario::simulate(f.config, f.registry, "april");
   EXPECT_GT(r.summary.totals.preemptions, 0);
 }
 

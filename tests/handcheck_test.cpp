@@ -2,25 +2,25 @@
 
 #include <algorithm>
 
-#include "adapters/step_metrics.hpp"
+#include "rl/step_metrics.hpp"
 #include "test_support.hpp"
 
 namespace april {
 namespace {
 
-using adapters::Segment;
+using rl::Segment;
 using policies::GroupId;
 
 // Eight groups of two samples each; lengths chosen so every step can be
 // worked out by hand (1 ms per iteration, everything runs at once).
-std::vector<sim::GroupSpec> hand_trace() {
+std::vector<base::GroupSpec> hand_trace() {
   return {testing::group("p0", {3, 5}),  testing::group("p1", {10, 2}), testing::group("p2", {4, 4}),
           testing::group("p3", {20, 1}), testing::group("p4", {6, 6}),  testing::group("p5", {1, 2}),
           testing::group("p6", {8, 3}),  testing::group("p7", {2, 2})};
 }
 
-adapters::RunOptions with_trace(std::vector<sim::GroupSpec> t) {
-  adapters::RunOptions o;
+scenario::RunOptions with_trace(std::vector<base::GroupSpec> t) {
+  scenario::RunOptions o;
   o.trace = std::move(t);
   o.trace_name = "hand";
   return o;
@@ -28,7 +28,7 @@ adapters::RunOptions with_trace(std::vector<sim::GroupSpec> t) {
 
 TEST(Handcheck, SyncRolloutTimeIsTheLongestSampleOfTheBatch) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "max_response_len=15"});
-  adapters::Simulation sim(f.config, f.registry, "sync", with_trace(hand_trace()));
+  scenario::Simulation sim(f.config, f.registry, "sync", with_trace(hand_trace()));
   // Batches: (p0, p1) longest 10; (p2, p3) longest 20, truncated at 15; (p4, p5) 6; (p6, p7) 8.
   const std::vector<double> expected_ms = {10, 15, 6, 8};
   for (double ms : expected_ms) {
@@ -41,7 +41,7 @@ TEST(Handcheck, SyncRolloutTimeIsTheLongestSampleOfTheBatch) {
 
 TEST(Handcheck, SyncOnTheGeneratorMatchesTheLongestSample) {
   testing::Fixture f("handcheck", {"steps=4"});
-  adapters::Simulation sim(f.config, f.registry, "sync");
+  scenario::Simulation sim(f.config, f.registry, "sync");
   // Replay the generator with the same seed to know each batch's lengths.
   sim::LongTailGenerator gen({f.config.get_int("n_samples_per_prompt"), 16, 0.3, 20, 0.6, 0.4, 3.0, 0, 100, 0}, 1);
   for (int step = 0; step < 4; ++step) {
@@ -62,7 +62,7 @@ TEST(Handcheck, SyncOnTheGeneratorMatchesTheLongestSample) {
 //  step 4: g3, g9, g10, g11; g3 at +2, g9 and g10 tie at +4 (g9 submitted first): batch [g3, g9]
 TEST(Handcheck, AprilBatchesBufferAndResumeOrderFollowTheHandTrace) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=2"});
-  adapters::Simulation sim(f.config, f.registry, "april", with_trace(hand_trace()));
+  scenario::Simulation sim(f.config, f.registry, "april", with_trace(hand_trace()));
   std::vector<std::vector<GroupId>> batches;
   sim.loop().on_batch = [&](std::int64_t, const auto& ids) {
     std::vector<GroupId> b;
@@ -72,7 +72,7 @@ TEST(Handcheck, AprilBatchesBufferAndResumeOrderFollowTheHandTrace) {
   const std::vector<std::vector<GroupId>> want_batches = {{2, 0}, {5, 1}, {4, 7}, {8, 6}, {3, 9}};
   const std::vector<std::vector<GroupId>> want_buffer = {{1, 3}, {3, 4}, {3, 6}, {3, 9}, {10, 11}};
   const std::vector<double> want_rollout_ms = {5, 5, 2, 6, 4};
-  std::vector<adapters::StepMetrics> steps;
+  std::vector<rl::StepMetrics> steps;
   for (std::size_t s = 0; s < 5; ++s) {
     steps.push_back(sim.step());
     const auto& buf = sim.loop().buffer();
@@ -102,7 +102,7 @@ TEST(Handcheck, AprilBatchesBufferAndResumeOrderFollowTheHandTrace) {
 
 TEST(Handcheck, MaskingOffPolicyTokensWastesThem) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=2", "april.mask_offpolicy=true"});
-  adapters::Simulation sim(f.config, f.registry, "april", with_trace(hand_trace()));
+  scenario::Simulation sim(f.config, f.registry, "april", with_trace(hand_trace()));
   sim.step();
   const auto m = sim.step();
   EXPECT_EQ(m.tokens_offpolicy, 7);
@@ -112,7 +112,7 @@ TEST(Handcheck, MaskingOffPolicyTokensWastesThem) {
 
 TEST(Handcheck, MaxStalenessRestartsOldGroupsFromScratch) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=2", "april.max_staleness=1"});
-  adapters::Simulation sim(f.config, f.registry, "april", with_trace(hand_trace()));
+  scenario::Simulation sim(f.config, f.registry, "april", with_trace(hand_trace()));
   for (int s = 0; s < 3; ++s) sim.step();
   // At step 2, g3 (tokens from version 0) is 2 versions old: it restarts, wasting its 5 + 5 + 1 tokens.
   for (int s = 3; s < 8; ++s) {
@@ -128,7 +128,7 @@ TEST(Conservation, GeneratedEqualsTrainedPlusBufferedPlusWasted) {
     for (const std::string filter : {"false", "true"}) {
       testing::Fixture f("default", {"steps=6", "max_response_len=2000", "workload.response_median_tok=300",
                                      "filter.dynamic_sampling=" + filter, "april.max_staleness=1", "sorted.max_staleness=1"});
-      adapters::Simulation sim(f.config, f.registry, policy);
+      scenario::Simulation sim(f.config, f.registry, policy);
       std::int64_t generated = 0, trained = 0, wasted = 0;
       for (int s = 0; s < 6; ++s) {
         const auto m = sim.step();
@@ -147,7 +147,7 @@ TEST(Conservation, GeneratedEqualsTrainedPlusBufferedPlusWasted) {
 
 TEST(Sorted, RoundOfKTimesBFeedsKUpdatesShortestFirst) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "sorted.updates_per_rollout=2"});
-  adapters::Simulation sim(f.config, f.registry, "sorted", with_trace(hand_trace()));
+  scenario::Simulation sim(f.config, f.registry, "sorted", with_trace(hand_trace()));
   std::vector<std::vector<std::string>> batches;
   sim.loop().on_batch = [&](std::int64_t, const auto& ids) {
     std::vector<std::string> b;
@@ -172,7 +172,7 @@ TEST(Sorted, RoundOfKTimesBFeedsKUpdatesShortestFirst) {
 namespace april {
 namespace {
 
-sim::GroupSpec judged(const std::string& id, std::vector<std::int32_t> lengths, std::vector<std::uint8_t> correct) {
+base::GroupSpec judged(const std::string& id, std::vector<std::int32_t> lengths, std::vector<std::uint8_t> correct) {
   auto g = testing::group(id, std::move(lengths));
   g.correct = std::move(correct);
   return g;
@@ -182,10 +182,10 @@ sim::GroupSpec judged(const std::string& id, std::vector<std::int32_t> lengths, 
 // leaving 0 accepted + 1 in flight < B, so APRIL submits another wave of B' = 2.
 TEST(Filter, AprilSubmitsAnotherWaveWhenRejectionsLeaveTooFewGroups) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=1", "filter.dynamic_sampling=true"});
-  adapters::RunOptions o;
-  o.trace = std::vector<sim::GroupSpec>{judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}),
+  scenario::RunOptions o;
+  o.trace = std::vector<base::GroupSpec>{judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}),
                                         judged("g2", {2, 2}, {0, 1}), judged("g3", {9, 9}, {0, 1})};
-  adapters::Simulation sim(f.config, f.registry, "april", o);
+  scenario::Simulation sim(f.config, f.registry, "april", o);
   std::vector<std::string> batch;
   sim.loop().on_batch = [&](std::int64_t, const auto& ids) {
     for (const auto& [id, prompt] : ids) batch.push_back(prompt);

@@ -2,13 +2,13 @@
 
 #include "sim/iteration_model.hpp"
 #include "sim/profiles.hpp"
-#include "sim/rng.hpp"
+#include "base/rng.hpp"
 
 namespace april::sim {
 namespace {
 
 TEST(FloorSum, MatchesBruteForce) {
-  Rng r(3, "floor_sum");
+  base::Rng r(3, "floor_sum");
   for (int t = 0; t < 2000; ++t) {
     const auto n = static_cast<std::int64_t>(r.next_u64() % 300);
     const auto m = static_cast<std::int64_t>(1 + r.next_u64() % 2000000);
@@ -23,7 +23,7 @@ TEST(FloorSum, MatchesBruteForce) {
 TEST(Roofline, WindowEqualsTheSumOfSingleIterations) {
   const auto hws = builtin_hardware();
   const auto models = builtin_models();
-  Rng r(5, "window");
+  base::Rng r(5, "window");
   for (const auto& hw : hws) {
     for (const auto& model : models) {
       for (std::int64_t tp : {1, 2, 4}) {

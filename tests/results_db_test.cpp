@@ -4,11 +4,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "adapters/results_db.hpp"
-#include "adapters/run_batch.hpp"
+#include "studies/results_db.hpp"
+#include "studies/run_batch.hpp"
 #include "test_support.hpp"
 
-namespace april::adapters {
+namespace april::studies {
 namespace {
 
 std::string temp_db(const std::string& name) {
@@ -29,7 +29,7 @@ std::vector<RunSpec> specs_for(april::testing::Fixture& f, const std::vector<std
   std::vector<RunSpec> out;
   for (const auto& p : policies) {
     for (int s = 1; s <= seeds; ++s) {
-      sim::Config c = f.config;
+      base::Config c = f.config;
       c.set("seed", std::int64_t{s}, "test");
       out.push_back({{{"policy", p}}, p, c});
     }
@@ -135,4 +135,4 @@ TEST(ResultsDb, FailedRunsAreRecordedAndRetried) {
 }
 
 }  // namespace
-}  // namespace april::adapters
+}  // namespace april::studies

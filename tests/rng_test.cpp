@@ -3,9 +3,9 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/rng.hpp"
+#include "base/rng.hpp"
 
-namespace april::sim {
+namespace april::base {
 namespace {
 
 TEST(Rng, SameSeedAndStreamGiveTheSameValues) {
@@ -51,4 +51,4 @@ TEST(Rng, MomentsAreRight) {
 }
 
 }  // namespace
-}  // namespace april::sim
+}  // namespace april::base

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config.hpp"
+#include "base/config.hpp"
 #include "sim/topology.hpp"
 #include "test_support.hpp"
 
@@ -68,7 +68,7 @@ TEST(Topology, JsonErrorsNameTheField) {
   try {
     topology_from_json(j, "topo.json");
     FAIL();
-  } catch (const ConfigError& e) {
+  } catch (const base::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("topo.json: field 'links[0].GB_s'"), std::string::npos) << e.what();
   }
   const auto ok = topology_from_json(nlohmann::json::parse(R"({"nodes": ["t", "g"], "links": [{"a": "t", "b": "g", "GB_s": 2}],
@@ -89,10 +89,10 @@ TEST(Topology, PresetsSeparateRacksIsBoundByTheRackLink) {
 TEST(Topology, ReplacesTheBandwidthFigureInTheScenario) {
   april::testing::Fixture flat("default", {"sync.latency_s=0"});
   april::testing::Fixture racks("default", {"sync.latency_s=0", "topology.preset=separate-racks"});
-  EXPECT_NEAR(adapters::weight_sync(flat.config).time_s, 8.04 / 100, 1e-9);
-  EXPECT_NEAR(adapters::weight_sync(racks.config).time_s, 8.04 / 12.5, 1e-9);
+  EXPECT_NEAR(scenario::weight_sync(flat.config).time_s, 8.04 / 100, 1e-9);
+  EXPECT_NEAR(scenario::weight_sync(racks.config).time_s, 8.04 / 12.5, 1e-9);
   april::testing::Fixture bad("default", {"topology.file=/nonexistent/topo.json"});
-  EXPECT_THROW(adapters::validate_scenario(bad.config), ConfigError);
+  EXPECT_THROW(scenario::validate_scenario(bad.config), base::ConfigError);
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "adapters/simulation.hpp"
+#include "scenario/simulation.hpp"
+#include "base/stats.hpp"
 #include "test_support.hpp"
 #include "traces/csv_table.hpp"
 #include "traces/jsonl_trace.hpp"
@@ -54,7 +55,7 @@ TEST(AzureTrace, CodeTraceImports) {
 
 TEST(TraceStats, HandComputedValues) {
   // Two groups: {1, e^2} and {e^1, e^3} in log space would be awkward; use plain numbers.
-  std::vector<sim::GroupSpec> g = {april::testing::group("a", {10, 20, 30}), april::testing::group("b", {40, 50})};
+  std::vector<base::GroupSpec> g = {april::testing::group("a", {10, 20, 30}), april::testing::group("b", {40, 50})};
   const auto s = compute_stats(g, 40);
   EXPECT_EQ(s.samples, 5);
   EXPECT_DOUBLE_EQ(s.mean_tok, 30);
@@ -159,8 +160,8 @@ TEST(TraceImport, MutationFuzzNeverCrashes) {
 TEST(TraceFit, FitThenSynthMatchesQuantiles) {
   april::testing::Fixture f("default", {"workload.incorrect_len_factor=1", "workload.response_median_tok=700",
                                         "workload.sigma_between=0.5", "workload.sigma_within=0.6", "seed=3"});
-  auto gen = adapters::make_generator(f.config);
-  std::vector<sim::GroupSpec> original;
+  auto gen = scenario::make_generator(f.config);
+  std::vector<base::GroupSpec> original;
   for (int i = 0; i < 3000; ++i) original.push_back(gen->next_group(0));
   const auto fit = fit_workload(original);
   EXPECT_NEAR(fit.response_median_tok, 700, 35);
@@ -169,25 +170,25 @@ TEST(TraceFit, FitThenSynthMatchesQuantiles) {
   EXPECT_EQ(fit.cap_tok, 0);
 
   april::testing::Fixture g("default", {"seed=4"});
-  sim::load_config_text(g.config, fit_scenario_json(fit, "test").dump(), "fit.json");
-  auto synth_gen = adapters::make_generator(g.config);
-  std::vector<sim::GroupSpec> synth;
+  base::load_config_text(g.config, fit_scenario_json(fit, "test").dump(), "fit.json");
+  auto synth_gen = scenario::make_generator(g.config);
+  std::vector<base::GroupSpec> synth;
   for (int i = 0; i < 3000; ++i) synth.push_back(synth_gen->next_group(0));
   const auto a = compute_stats(original);
   const auto b = compute_stats(synth);
   for (double q : {0.1, 0.25, 0.5, 0.75, 0.9, 0.99}) {
-    const double qa = quantile(a.sorted_tok, q), qb = quantile(b.sorted_tok, q);
+    const double qa = base::quantile_sorted(a.sorted_tok, q), qb = base::quantile_sorted(b.sorted_tok, q);
     EXPECT_NEAR(qb / qa, 1.0, 0.10) << "quantile " << q << ": original " << qa << ", synthetic " << qb;
   }
 }
 
 TEST(TraceFit, RecognisesACap) {
-  std::vector<sim::GroupSpec> g = {april::testing::group("a", {10, 1000, 1000}), april::testing::group("b", {40, 1000, 7})};
+  std::vector<base::GroupSpec> g = {april::testing::group("a", {10, 1000, 1000}), april::testing::group("b", {40, 1000, 7})};
   EXPECT_EQ(fit_workload(g).cap_tok, 1000);
 }
 
 TEST(TraceResample, IsSeededAndDrawsWholeGroups) {
-  std::vector<sim::GroupSpec> g = {april::testing::group("a", {1, 2}), april::testing::group("b", {3, 4}),
+  std::vector<base::GroupSpec> g = {april::testing::group("a", {1, 2}), april::testing::group("b", {3, 4}),
                                    april::testing::group("c", {5, 6})};
   TraceResample r1(g, "t", 5), r2(g, "t", 5), r3(g, "t", 6);
   std::string s1, s2, s3;
@@ -206,16 +207,16 @@ TEST(TraceResample, IsSeededAndDrawsWholeGroups) {
 }
 
 TEST(TraceDriven, ReplayAndResampleRunTheSimulator) {
-  std::vector<sim::GroupSpec> g;
+  std::vector<base::GroupSpec> g;
   for (int i = 0; i < 10; ++i) g.push_back(april::testing::group("p" + std::to_string(i), {i + 1, 2 * i + 1}));
   for (const std::string mode : {"replay", "resample"}) {
     april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "steps=12", "trace.mode=" + mode});
-    adapters::RunOptions o;
+    scenario::RunOptions o;
     o.trace = g;
     o.trace_name = "t";
-    const auto a = adapters::simulate(f.config, f.registry, "april", o);
-    const auto b = adapters::simulate(f.config, f.registry, "april", o);
-    EXPECT_EQ(adapters::steps_csv(a.steps), adapters::steps_csv(b.steps)) << mode;
+    const auto a = scenario::simulate(f.config, f.registry, "april", o);
+    const auto b = scenario::simulate(f.config, f.registry, "april", o);
+    EXPECT_EQ(rl::steps_csv(a.steps), rl::steps_csv(b.steps)) << mode;
     EXPECT_GT(a.summary.totals.tokens_trained, 0) << mode;
   }
 }

@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "adapters/tuner.hpp"
-#include "sim/rng.hpp"
+#include "studies/tuner.hpp"
+#include "base/rng.hpp"
 
-namespace april::adapters {
+namespace april::studies {
 namespace {
 
 // A synthetic noisy objective with a known optimum at x = 2.3, and a
@@ -15,9 +15,9 @@ TuneEvaluate synthetic(std::int64_t repeats, std::int64_t* calls) {
     std::vector<std::map<std::string, double>> out;
     for (double x : xs) {
       for (std::int64_t s = 0; s < repeats; ++s) {
-        sim::Rng rng(static_cast<std::uint64_t>(s), "noise");
+        base::Rng rng(static_cast<std::uint64_t>(s), "noise");
         const double noise = rng.normal(0.0, 0.05);  // common random numbers: same noise per seed
-        sim::Rng own(static_cast<std::uint64_t>(s) * 1000 + static_cast<std::uint64_t>(x * 1e6), "own");
+        base::Rng own(static_cast<std::uint64_t>(s) * 1000 + static_cast<std::uint64_t>(x * 1e6), "own");
         out.push_back({{"rollout_throughput_tok_s", 10.0 - (x - 2.3) * (x - 2.3) + noise + own.normal(0.0, 0.02)},
                        {"staleness_max", x}});
         ++*calls;
@@ -76,4 +76,4 @@ TEST(Tuner, ParsesConstraintsAndRejectsBadOnes) {
 }
 
 }  // namespace
-}  // namespace april::adapters
+}  // namespace april::studies

@@ -1,5 +1,6 @@
 #include "traces/jsonl_trace.hpp"
 
+#include "base/atomic_file.hpp"
 #include "traces/jsonl_lines.hpp"
 
 #include <fmt/format.h>
@@ -37,8 +38,8 @@ std::int32_t token_count(const nlohmann::json& v, const std::string& path, std::
 
 }  // namespace
 
-std::vector<sim::GroupSpec> parse_jsonl_trace(const std::string& text, const std::string& path) {
-  std::vector<sim::GroupSpec> groups;
+std::vector<base::GroupSpec> parse_jsonl_trace(const std::string& text, const std::string& path) {
+  std::vector<base::GroupSpec> groups;
   for_each_jsonl_object(text, path, [&](const nlohmann::json& j, std::size_t line) {
     for (auto it = j.begin(); it != j.end(); ++it) {
       const auto& k = it.key();
@@ -46,7 +47,7 @@ std::vector<sim::GroupSpec> parse_jsonl_trace(const std::string& text, const std
         fail(path, line, k, "unknown field (expected prompt_id, prompt_tokens, response_tokens, correct)");
       }
     }
-    sim::GroupSpec g;
+    base::GroupSpec g;
     if (!j.contains("prompt_id")) fail(path, line, "prompt_id", "missing");
     const auto& id = j["prompt_id"];
     if (id.is_string()) g.prompt_id = id.get<std::string>();
@@ -77,29 +78,28 @@ std::vector<sim::GroupSpec> parse_jsonl_trace(const std::string& text, const std
   return groups;
 }
 
-std::vector<sim::GroupSpec> read_jsonl_trace(const std::string& path) { return parse_jsonl_trace(read_text_file(path), path); }
+std::vector<base::GroupSpec> read_jsonl_trace(const std::string& path) { return parse_jsonl_trace(read_text_file(path), path); }
 
-void write_jsonl_trace(const std::string& path, const std::vector<sim::GroupSpec>& groups) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw TraceError(fmt::format("{}: cannot write", tmp));
-    for (const auto& g : groups) {
-      nlohmann::json j;
-      j["prompt_id"] = g.prompt_id;
-      j["prompt_tokens"] = g.prompt_tok;
-      j["response_tokens"] = g.response_tok;
-      if (!g.correct.empty()) {
-        std::vector<bool> c;
-        for (auto x : g.correct) c.push_back(x != 0);
-        j["correct"] = c;
-      }
-      out << j.dump() << '\n';
+void write_jsonl_trace(const std::string& path, const std::vector<base::GroupSpec>& groups) {
+  std::string text;
+  for (const auto& g : groups) {
+    nlohmann::json j;
+    j["prompt_id"] = g.prompt_id;
+    j["prompt_tokens"] = g.prompt_tok;
+    j["response_tokens"] = g.response_tok;
+    if (!g.correct.empty()) {
+      std::vector<bool> c;
+      for (auto x : g.correct) c.push_back(x != 0);
+      j["correct"] = c;
     }
-    out.flush();
-    if (!out) throw TraceError(fmt::format("{}: write failed", tmp));
+    text += j.dump();
+    text += '\n';
   }
-  std::filesystem::rename(tmp, path);
+  try {
+    base::write_file_atomically(path, text);
+  } catch (const std::runtime_error& e) {
+    throw TraceError(e.what());
+  }
 }
 
 }  // namespace april::traces

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/workload.hpp"
+#include "base/workload_source.hpp"
 
 namespace april::traces {
 
@@ -16,10 +16,10 @@ class TraceError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::vector<sim::GroupSpec> read_jsonl_trace(const std::string& path);
+std::vector<base::GroupSpec> read_jsonl_trace(const std::string& path);
 // Parses text already read; `path` is used in messages only.
-std::vector<sim::GroupSpec> parse_jsonl_trace(const std::string& text, const std::string& path);
+std::vector<base::GroupSpec> parse_jsonl_trace(const std::string& text, const std::string& path);
 // Writes atomically (temporary file, then rename).
-void write_jsonl_trace(const std::string& path, const std::vector<sim::GroupSpec>& groups);
+void write_jsonl_trace(const std::string& path, const std::vector<base::GroupSpec>& groups);
 
 }  // namespace april::traces

@@ -25,7 +25,7 @@ struct WorkloadFit {
   std::int64_t cap_tok = 0;            // 0 when no cap is recognised
 };
 
-WorkloadFit fit_workload(const std::vector<sim::GroupSpec>& groups);
+WorkloadFit fit_workload(const std::vector<base::GroupSpec>& groups);
 // {"description": ..., "n_samples_per_prompt": n, "max_response_len": cap?, "workload": {...}}
 nlohmann::json fit_scenario_json(const WorkloadFit& fit, const std::string& source);
 

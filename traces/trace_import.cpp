@@ -40,17 +40,17 @@ const std::string& mapped(const ImportOptions& o, const std::string& field) {
   return it->second;
 }
 
-std::vector<sim::GroupSpec> import_azure(const std::string& path, const ImportOptions& o) {
+std::vector<base::GroupSpec> import_azure(const std::string& path, const ImportOptions& o) {
   if (o.group_size < 1) throw TraceError("--group-size must be >= 1");
   const CsvTable t = read_csv(path);
   (void)t.column("TIMESTAMP");  // the format's signature: fail early on another CSV
   const auto ctx = t.column("ContextTokens");
   const auto gen = t.column("GeneratedTokens");
-  std::vector<sim::GroupSpec> groups;
+  std::vector<base::GroupSpec> groups;
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const auto& r = t.rows[i];
     if (i % static_cast<std::size_t>(o.group_size) == 0) {
-      sim::GroupSpec g;
+      base::GroupSpec g;
       g.prompt_id = fmt::format("azure-{}", groups.size());
       g.prompt_tok = parse_tokens(r.fields[ctx], path, r.line, "ContextTokens", 0);
       groups.push_back(std::move(g));
@@ -63,12 +63,12 @@ std::vector<sim::GroupSpec> import_azure(const std::string& path, const ImportOp
 
 // Groups rows by prompt id, in order of first appearance.
 struct Grouper {
-  std::vector<sim::GroupSpec> groups;
+  std::vector<base::GroupSpec> groups;
   std::unordered_map<std::string, std::size_t> index;
   void add(const std::string& id, std::int32_t prompt_tok, std::int32_t response_tok) {
     auto [it, fresh] = index.emplace(id, groups.size());
     if (fresh) {
-      sim::GroupSpec g;
+      base::GroupSpec g;
       g.prompt_id = id;
       g.prompt_tok = prompt_tok;
       groups.push_back(std::move(g));
@@ -77,7 +77,7 @@ struct Grouper {
   }
 };
 
-std::vector<sim::GroupSpec> import_csv(const std::string& path, const ImportOptions& o) {
+std::vector<base::GroupSpec> import_csv(const std::string& path, const ImportOptions& o) {
   const CsvTable t = read_csv(path);
   const auto id = t.column(mapped(o, "prompt_id"));
   const auto pt = t.column(mapped(o, "prompt_tokens"));
@@ -101,7 +101,7 @@ std::int32_t json_tokens(const nlohmann::json& v, const std::string& path, std::
   return parse_tokens(std::to_string(v.get<std::int64_t>()), path, line, field, min);
 }
 
-std::vector<sim::GroupSpec> import_jsonl(const std::string& path, const ImportOptions& o) {
+std::vector<base::GroupSpec> import_jsonl(const std::string& path, const ImportOptions& o) {
   const auto& id_key = mapped(o, "prompt_id");
   const auto& pt_key = mapped(o, "prompt_tokens");
   const auto& rt_key = mapped(o, "response_tokens");
@@ -143,14 +143,14 @@ std::map<std::string, std::string> parse_mapping(const std::string& text) {
   return out;
 }
 
-std::vector<sim::GroupSpec> import_trace(const std::string& path, const ImportOptions& o) {
+std::vector<base::GroupSpec> import_trace(const std::string& path, const ImportOptions& o) {
   if (o.format == "azure") return import_azure(path, o);
   if (o.format == "csv") return import_csv(path, o);
   if (o.format == "jsonl") return import_jsonl(path, o);
   throw TraceError(fmt::format("unknown trace format '{}'; known: {}", o.format, fmt::join(import_formats(), ", ")));
 }
 
-std::vector<sim::GroupSpec> load_trace(const std::string& path, const ImportOptions& o) {
+std::vector<base::GroupSpec> load_trace(const std::string& path, const ImportOptions& o) {
   if (o.format.empty() || o.format == "ours") return read_jsonl_trace(path);
   return import_trace(path, o);
 }

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/workload.hpp"
+#include "base/workload_source.hpp"
 
 namespace april::traces {
 
@@ -25,8 +25,8 @@ struct ImportOptions {
 std::vector<std::string> import_formats();
 // Parses "prompt_id=COL,prompt_tokens=COL,response_tokens=COL".
 std::map<std::string, std::string> parse_mapping(const std::string& text);
-std::vector<sim::GroupSpec> import_trace(const std::string& path, const ImportOptions& options);
+std::vector<base::GroupSpec> import_trace(const std::string& path, const ImportOptions& options);
 // Reads any supported format; `format` "ours" (or empty) is our JSONL.
-std::vector<sim::GroupSpec> load_trace(const std::string& path, const ImportOptions& options);
+std::vector<base::GroupSpec> load_trace(const std::string& path, const ImportOptions& options);
 
 }  // namespace april::traces

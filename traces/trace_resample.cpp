@@ -6,14 +6,14 @@
 
 namespace april::traces {
 
-TraceResample::TraceResample(std::vector<sim::GroupSpec> groups, std::string name, std::uint64_t seed)
+TraceResample::TraceResample(std::vector<base::GroupSpec> groups, std::string name, std::uint64_t seed)
     : groups_(std::move(groups)), name_(std::move(name)), rng_(seed, "trace-resample") {
   if (groups_.empty()) throw std::invalid_argument("resampling needs at least one group");
 }
 
-sim::GroupSpec TraceResample::next_group(std::int64_t /*step*/) {
+base::GroupSpec TraceResample::next_group(std::int64_t /*step*/) {
   const auto i = static_cast<std::size_t>(rng_.next_u64() % groups_.size());
-  sim::GroupSpec g = groups_[i];
+  base::GroupSpec g = groups_[i];
   g.prompt_id = fmt::format("{}#{}", g.prompt_id, drawn_++);  // a draw, not the original
   return g;
 }

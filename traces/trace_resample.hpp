@@ -4,21 +4,21 @@
 #include <string>
 #include <vector>
 
-#include "sim/rng.hpp"
-#include "sim/workload.hpp"
+#include "base/rng.hpp"
+#include "base/workload_source.hpp"
 
 namespace april::traces {
 
-class TraceResample final : public sim::WorkloadSource {
+class TraceResample final : public base::WorkloadSource {
  public:
-  TraceResample(std::vector<sim::GroupSpec> groups, std::string name, std::uint64_t seed);
-  sim::GroupSpec next_group(std::int64_t step) override;
+  TraceResample(std::vector<base::GroupSpec> groups, std::string name, std::uint64_t seed);
+  base::GroupSpec next_group(std::int64_t step) override;
   [[nodiscard]] std::string describe() const override;
 
  private:
-  std::vector<sim::GroupSpec> groups_;
+  std::vector<base::GroupSpec> groups_;
   std::string name_;
-  sim::Rng rng_;
+  base::Rng rng_;
   std::int64_t drawn_ = 0;
 };
 

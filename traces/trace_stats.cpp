@@ -1,5 +1,7 @@
 #include "traces/trace_stats.hpp"
 
+#include "base/stats.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,16 +17,7 @@ double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
 }  // namespace
 
-double quantile(const std::vector<std::int32_t>& sorted, double q) {
-  if (sorted.empty()) throw std::invalid_argument("quantile of an empty sample");
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, sorted.size() - 1);
-  const double frac = pos - static_cast<double>(lo);
-  return static_cast<double>(sorted[lo]) + frac * static_cast<double>(sorted[hi] - sorted[lo]);
-}
-
-TraceStats compute_stats(const std::vector<sim::GroupSpec>& groups, std::int64_t cap_tok) {
+TraceStats compute_stats(const std::vector<base::GroupSpec>& groups, std::int64_t cap_tok) {
   TraceStats s;
   s.groups = static_cast<std::int64_t>(groups.size());
   std::vector<double> prompt_tok;
@@ -41,10 +34,10 @@ TraceStats compute_stats(const std::vector<sim::GroupSpec>& groups, std::int64_t
   std::sort(s.sorted_tok.begin(), s.sorted_tok.end());
   const auto n = static_cast<double>(s.samples);
   s.mean_tok = std::accumulate(s.sorted_tok.begin(), s.sorted_tok.end(), 0.0) / n;
-  s.median_tok = quantile(s.sorted_tok, 0.5);
-  s.p10_tok = quantile(s.sorted_tok, 0.1);
-  s.p90_tok = quantile(s.sorted_tok, 0.9);
-  s.p99_tok = quantile(s.sorted_tok, 0.99);
+  s.median_tok = base::quantile_sorted(s.sorted_tok, 0.5);
+  s.p10_tok = base::quantile_sorted(s.sorted_tok, 0.1);
+  s.p90_tok = base::quantile_sorted(s.sorted_tok, 0.9);
+  s.p99_tok = base::quantile_sorted(s.sorted_tok, 0.99);
   s.min_tok = s.sorted_tok.front();
   s.max_tok = s.sorted_tok.back();
   s.cap_tok = cap_tok > 0 ? cap_tok : s.max_tok;

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "sim/workload.hpp"
+#include "base/workload_source.hpp"
 
 namespace april::traces {
 
@@ -27,12 +27,8 @@ struct TraceStats {
   std::vector<std::int32_t> sorted_tok;  // every sample's length, ascending
 };
 
-// Quantile with linear interpolation between order statistics (q in [0, 1]);
-// the median of an even count is the mean of the two middle values.
-double quantile(const std::vector<std::int32_t>& sorted, double q);
-
 // cap_tok <= 0: the trace's own maximum.
-TraceStats compute_stats(const std::vector<sim::GroupSpec>& groups, std::int64_t cap_tok = 0);
+TraceStats compute_stats(const std::vector<base::GroupSpec>& groups, std::int64_t cap_tok = 0);
 nlohmann::json stats_json(const TraceStats& s);
 // A text report with a log-binned histogram and CDF for the terminal.
 std::string stats_report(const TraceStats& s, const std::string& name);

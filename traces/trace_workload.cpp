@@ -6,12 +6,12 @@
 
 namespace april::traces {
 
-TraceReplay::TraceReplay(std::vector<sim::GroupSpec> groups, std::string name) : groups_(std::move(groups)), name_(std::move(name)) {
+TraceReplay::TraceReplay(std::vector<base::GroupSpec> groups, std::string name) : groups_(std::move(groups)), name_(std::move(name)) {
   if (groups_.empty()) throw std::invalid_argument("a trace replay needs at least one group");
 }
 
-sim::GroupSpec TraceReplay::next_group(std::int64_t /*step*/) {
-  sim::GroupSpec g = groups_[next_];
+base::GroupSpec TraceReplay::next_group(std::int64_t /*step*/) {
+  base::GroupSpec g = groups_[next_];
   next_ = (next_ + 1) % groups_.size();
   return g;
 }

@@ -3,18 +3,18 @@
 #include <string>
 #include <vector>
 
-#include "sim/workload.hpp"
+#include "base/workload_source.hpp"
 
 namespace april::traces {
 
-class TraceReplay final : public sim::WorkloadSource {
+class TraceReplay final : public base::WorkloadSource {
  public:
-  TraceReplay(std::vector<sim::GroupSpec> groups, std::string name);
-  sim::GroupSpec next_group(std::int64_t step) override;
+  TraceReplay(std::vector<base::GroupSpec> groups, std::string name);
+  base::GroupSpec next_group(std::int64_t step) override;
   [[nodiscard]] std::string describe() const override;
 
  private:
-  std::vector<sim::GroupSpec> groups_;
+  std::vector<base::GroupSpec> groups_;
   std::string name_;
   std::size_t next_ = 0;
 };

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/rng.hpp"
+#include "base/rng.hpp"
 
 namespace april::live {
 
@@ -15,7 +15,7 @@ CountdownTask::CountdownTask(CountdownParams params, std::uint64_t seed) : p_(pa
 }
 
 CountdownTask::Example CountdownTask::example(std::int64_t index) const {
-  sim::Rng rng(seed_ ^ (static_cast<std::uint64_t>(index) * 0x9E3779B97F4A7C15ULL), "countdown-task");
+  base::Rng rng(seed_ ^ (static_cast<std::uint64_t>(index) * 0x9E3779B97F4A7C15ULL), "countdown-task");
   const double len = rng.lognormal(std::log(p_.median_len), p_.sigma);
   const auto n = std::clamp<std::int64_t>(std::llround(len), 1, p_.max_len);
   Example ex;
@@ -58,9 +58,9 @@ std::string CountdownTask::render(const std::vector<std::int32_t>& tokens) {
 CountdownWorkload::CountdownWorkload(const CountdownTask& task, std::int64_t samples_per_group, std::int64_t first_index)
     : task_(task), n_(samples_per_group), next_(first_index) {}
 
-sim::GroupSpec CountdownWorkload::next_group(std::int64_t /*step*/) {
+base::GroupSpec CountdownWorkload::next_group(std::int64_t /*step*/) {
   const auto ex = task_.example(next_);
-  sim::GroupSpec g;
+  base::GroupSpec g;
   g.prompt_id = CountdownTask::prompt_id(next_++);
   g.prompt_tok = static_cast<std::int32_t>(ex.prompt.size());
   g.response_tok.assign(static_cast<std::size_t>(n_), static_cast<std::int32_t>(ex.answer.size()));

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/workload.hpp"
+#include "base/workload_source.hpp"
 
 namespace april::live {
 
@@ -51,10 +51,10 @@ class CountdownTask {
 
 // Groups in dataset order: prompt i of the task, n samples each; the
 // response lengths given are the correct answers' (the live engine ignores them).
-class CountdownWorkload final : public sim::WorkloadSource {
+class CountdownWorkload final : public base::WorkloadSource {
  public:
   CountdownWorkload(const CountdownTask& task, std::int64_t samples_per_group, std::int64_t first_index = 0);
-  sim::GroupSpec next_group(std::int64_t step) override;
+  base::GroupSpec next_group(std::int64_t step) override;
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::int64_t next_index() const { return next_; }
 

@@ -1,4 +1,4 @@
-#include "adapters/live/device.hpp"
+#include "adapters/live/detail/device.hpp"
 
 #include <fmt/format.h>
 

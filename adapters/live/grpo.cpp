@@ -1,4 +1,4 @@
-#include "adapters/live/grpo.hpp"
+#include "adapters/live/detail/grpo.hpp"
 
 #include <cmath>
 #include <map>

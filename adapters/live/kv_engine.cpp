@@ -1,11 +1,11 @@
-#include "adapters/live/kv_engine.hpp"
+#include "adapters/live/detail/kv_engine.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <numeric>
 
-#include "sim/rng.hpp"
+#include "base/rng.hpp"
 
 namespace april::live {
 
@@ -53,7 +53,7 @@ std::int32_t KvEngine::sample(const torch::Tensor& logits_row, double temperatur
       mass += probs.back();
       if (mass >= top_p) break;
     }
-    sim::Rng rng(seed ^ (static_cast<std::uint64_t>(index) * 0xD1B54A32D192ED03ULL), "sample");
+    base::Rng rng(seed ^ (static_cast<std::uint64_t>(index) * 0xD1B54A32D192ED03ULL), "sample");
     const double u = rng.uniform01() * mass;
     double acc = 0;
     std::size_t pick = probs.size() - 1;
@@ -81,7 +81,7 @@ bool KvEngine::take_token(Slot& s, const torch::Tensor& logits_row) {
   return tok == opt_.eos || static_cast<std::int32_t>(s.out.tokens.size()) >= s.req.max_new;
 }
 
-void KvEngine::admit(adapters::IterationPoint& point) {
+void KvEngine::admit(studies::IterationPoint& point) {
   std::vector<std::size_t> admitted;
   for (std::size_t i = 0; i < slots_.size() && !queue_.empty(); ++i) {
     Slot& s = slots_[i];
@@ -129,7 +129,7 @@ void KvEngine::admit(adapters::IterationPoint& point) {
 std::vector<GenResult> KvEngine::step() {
   torch::NoGradGuard no_grad;
   const auto t0 = std::chrono::steady_clock::now();
-  adapters::IterationPoint point;
+  studies::IterationPoint point;
   admit(point);
   std::vector<GenResult> done;
   const auto n = static_cast<std::int64_t>(slots_.size());

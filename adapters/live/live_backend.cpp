@@ -9,18 +9,14 @@
 #include <unordered_map>
 
 #include "adapters/live/cpu_runtime.hpp"
-#include "adapters/live/device.hpp"
-#include "adapters/live/grpo.hpp"
-#include "adapters/live/kv_engine.hpp"
+#include "base/hash.hpp"
+#include "adapters/live/detail/device.hpp"
+#include "adapters/live/detail/grpo.hpp"
+#include "adapters/live/detail/kv_engine.hpp"
 
 namespace april::live {
 namespace {
 
-std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  return z ^ (z >> 31);
-}
 
 struct Stored {
   std::string prompt_id;
@@ -43,7 +39,7 @@ struct LiveBackend::Impl {
   ModelConfig config;
   std::unique_ptr<GrpoTrainer> trainer;
   std::unique_ptr<KvEngine> engine;
-  std::unordered_map<adapters::SampleKey, Stored> store;
+  std::unordered_map<rl::SampleKey, Stored> store;
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   double last_loss = 0;
 
@@ -83,7 +79,7 @@ double LiveBackend::now_s() const {
 
 std::int64_t LiveBackend::max_running_per_engine() const { return impl_->opt.slots; }
 
-void LiveBackend::submit(const adapters::SampleRequest& r) {
+void LiveBackend::submit(const rl::SampleRequest& r) {
   auto& st = impl_->store[r.key];
   if (r.generated_tok == 0) {  // fresh, or restarted from scratch
     st.tokens.clear();
@@ -99,18 +95,18 @@ void LiveBackend::submit(const adapters::SampleRequest& r) {
   g.context.insert(g.context.end(), st.tokens.begin(), st.tokens.end());
   g.generated_before = r.generated_tok;
   g.max_new = r.max_new_tok;
-  g.seed = mix(impl_->opt.seed, r.key);
+  g.seed = base::combine_seeds(impl_->opt.seed, r.key);
   impl_->engine->add(std::move(g));
 }
 
-std::vector<adapters::SampleProgress> LiveBackend::wait_for_completions() {
+std::vector<rl::SampleProgress> LiveBackend::wait_for_completions() {
   for (;;) {
     if (impl_->engine->running() == 0 && impl_->engine->waiting() == 0) {
       throw std::logic_error("wait_for_completions with nothing in flight");
     }
     auto done = impl_->engine->step();
     if (done.empty()) continue;
-    std::vector<adapters::SampleProgress> out;
+    std::vector<rl::SampleProgress> out;
     for (auto& d : done) {
       auto& st = impl_->store.at(d.key);
       st.tokens.insert(st.tokens.end(), d.tokens.begin(), d.tokens.end());
@@ -121,8 +117,8 @@ std::vector<adapters::SampleProgress> LiveBackend::wait_for_completions() {
   }
 }
 
-std::vector<adapters::SampleProgress> LiveBackend::abort_all() {
-  std::vector<adapters::SampleProgress> out;
+std::vector<rl::SampleProgress> LiveBackend::abort_all() {
+  std::vector<rl::SampleProgress> out;
   for (auto& d : impl_->engine->abort_all()) {
     auto& st = impl_->store.at(d.key);
     st.tokens.insert(st.tokens.end(), d.tokens.begin(), d.tokens.end());
@@ -132,7 +128,7 @@ std::vector<adapters::SampleProgress> LiveBackend::abort_all() {
   return out;
 }
 
-adapters::TrainReport LiveBackend::train(const std::vector<adapters::TrainSample>& batch, std::int64_t version) {
+rl::TrainReport LiveBackend::train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
   std::vector<TrainSampleData> data;
   for (const auto& s : batch) {
     const auto& st = impl_->store.at(s.key);
@@ -147,7 +143,7 @@ adapters::TrainReport LiveBackend::train(const std::vector<adapters::TrainSample
                                          d.token_version.size()));
     }
     d.reward = CountdownTask::reward(ex, d.response);
-    d.group = adapters::key_group(s.key);
+    d.group = rl::key_group(s.key);
     data.push_back(std::move(d));
   }
   const TrainStats st = impl_->trainer->step(data, version);
@@ -161,11 +157,11 @@ void LiveBackend::sync_weights(std::int64_t /*new_version*/) {
   if (impl_->device.is_cuda()) torch::cuda::synchronize();
 }
 
-std::vector<adapters::IterationPoint> LiveBackend::take_iteration_log() { return impl_->engine->take_iteration_log(); }
+std::vector<studies::IterationPoint> LiveBackend::take_iteration_log() { return impl_->engine->take_iteration_log(); }
 
-adapters::BackendCounters LiveBackend::counters() const {
+rl::BackendCounters LiveBackend::counters() const {
   const auto& s = impl_->engine->stats();
-  adapters::BackendCounters c;
+  rl::BackendCounters c;
   c.busy_engine_s = s.busy_s;
   c.running_slot_s = s.running_slot_s;
   c.prefill_tok = s.prefill_tok;
@@ -230,7 +226,7 @@ LiveStats LiveBackend::stats() const {
   return s;
 }
 
-std::vector<std::int32_t> LiveBackend::sample_tokens(adapters::SampleKey key) const {
+std::vector<std::int32_t> LiveBackend::sample_tokens(rl::SampleKey key) const {
   auto it = impl_->store.find(key);
   return it == impl_->store.end() ? std::vector<std::int32_t>{} : it->second.tokens;
 }
@@ -263,7 +259,7 @@ void LiveBackend::load(const std::string& dir) {
     st.prompt_id = s["prompt_id"].get<std::string>();
     st.tokens = s["tokens"].get<std::vector<std::int32_t>>();
     st.logprobs = s["logprobs"].get<std::vector<float>>();
-    impl_->store[s["key"].get<adapters::SampleKey>()] = std::move(st);
+    impl_->store[s["key"].get<rl::SampleKey>()] = std::move(st);
   }
 }
 

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "adapters/backend.hpp"
-#include "adapters/calibration.hpp"
+#include "rl/backend.hpp"
+#include "studies/calibration.hpp"
 #include "adapters/live/countdown_task.hpp"
 
 namespace april::live {
@@ -40,7 +40,7 @@ struct LiveStats {
   double last_train_loss = 0;
 };
 
-class LiveBackend final : public adapters::Backend {
+class LiveBackend final : public rl::Backend {
  public:
   LiveBackend(const LiveOptions& options, const CountdownTask& task);
   ~LiveBackend() override;
@@ -50,12 +50,12 @@ class LiveBackend final : public adapters::Backend {
   [[nodiscard]] double now_s() const override;
   [[nodiscard]] std::int64_t engines() const override { return 1; }
   [[nodiscard]] std::int64_t max_running_per_engine() const override;
-  void submit(const adapters::SampleRequest& request) override;
-  std::vector<adapters::SampleProgress> wait_for_completions() override;
-  std::vector<adapters::SampleProgress> abort_all() override;
-  adapters::TrainReport train(const std::vector<adapters::TrainSample>& batch, std::int64_t version) override;
+  void submit(const rl::SampleRequest& request) override;
+  std::vector<rl::SampleProgress> wait_for_completions() override;
+  std::vector<rl::SampleProgress> abort_all() override;
+  rl::TrainReport train(const std::vector<rl::TrainSample>& batch, std::int64_t version) override;
   void sync_weights(std::int64_t new_version) override;
-  [[nodiscard]] adapters::BackendCounters counters() const override;
+  [[nodiscard]] rl::BackendCounters counters() const override;
 
   // Supervised warm start on the task (the "pretrained" starting point RL post-trains).
   double warm_start(const std::function<void(std::int64_t step, double loss)>& progress = {});
@@ -63,9 +63,9 @@ class LiveBackend final : public adapters::Backend {
   double evaluate(std::int64_t prompts);
   [[nodiscard]] LiveStats stats() const;
   // The engine iterations since the last call, when LiveOptions::record_iterations.
-  std::vector<adapters::IterationPoint> take_iteration_log();
+  std::vector<studies::IterationPoint> take_iteration_log();
   // The tokens of a sample held by the backend (for tests and traces).
-  [[nodiscard]] std::vector<std::int32_t> sample_tokens(adapters::SampleKey key) const;
+  [[nodiscard]] std::vector<std::int32_t> sample_tokens(rl::SampleKey key) const;
 
   // Model, optimizer and the tokens of buffered samples.
   void save(const std::string& dir) const;

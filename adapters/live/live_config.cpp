@@ -2,7 +2,7 @@
 
 namespace april::live {
 
-LiveOptions live_options(const sim::Config& c, const std::string& device, bool mask_offpolicy) {
+LiveOptions live_options(const base::Config& c, const std::string& device, bool mask_offpolicy) {
   LiveOptions lo;
   lo.model_size = c.get_string("live.model");
   lo.device = device;
@@ -26,7 +26,7 @@ LiveOptions live_options(const sim::Config& c, const std::string& device, bool m
   return lo;
 }
 
-CountdownParams task_params(const sim::Config& c) {
+CountdownParams task_params(const base::Config& c) {
   CountdownParams tp;
   tp.median_len = c.get_double("live.task_median_len");
   tp.sigma = c.get_double("live.task_sigma");

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "adapters/live/cpu_runtime.hpp"
-#include "adapters/live/device.hpp"
-#include "adapters/live/grpo.hpp"
-#include "adapters/live/kv_engine.hpp"
+#include "adapters/live/detail/device.hpp"
+#include "adapters/live/detail/grpo.hpp"
+#include "adapters/live/detail/kv_engine.hpp"
 
 namespace april::live {
 namespace {
@@ -41,7 +41,7 @@ struct LiveProfiler::Impl {
   std::size_t next = 0;
   std::uint64_t key = 0;
   std::int64_t running_decoders = 0, decoder_left = 0;
-  adapters::Profile measured;
+  studies::Profile measured;
 
   static constexpr std::int32_t kFiller = CountdownTask::kOne;
 
@@ -133,7 +133,7 @@ struct LiveProfiler::Impl {
 
   void run_train(const Probe& p) {
     std::vector<TrainSampleData> batch;
-    adapters::TrainPoint point;
+    studies::TrainPoint point;
     point.samples = static_cast<double>(p.samples);
     for (std::int64_t i = 0; i < p.samples; ++i) {
       const std::int64_t len = p.spread ? 1 + (p.longest - 1) * i / (p.samples - 1) : p.longest;
@@ -189,13 +189,13 @@ void LiveProfiler::run(std::int64_t count) {
   }
 }
 
-adapters::Profile LiveProfiler::profile() {
+studies::Profile LiveProfiler::profile() {
   impl_->engine.abort_all();
   impl_->running_decoders = 0;
   return impl_->measured;
 }
 
-adapters::Profile profile_live(const ProfileOptions& o) {
+studies::Profile profile_live(const ProfileOptions& o) {
   LiveProfiler profiler(o);
   profiler.run(profiler.probes_per_pass() * std::max<std::int64_t>(1, o.repeats));
   return profiler.profile();

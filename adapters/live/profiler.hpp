@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "adapters/calibration.hpp"
+#include "studies/calibration.hpp"
 #include "adapters/live/countdown_task.hpp"
 
 namespace april::live {
@@ -40,7 +40,7 @@ class LiveProfiler {
   [[nodiscard]] std::int64_t probes_per_pass() const;
   void run(std::int64_t probes);
   // Everything measured so far.
-  [[nodiscard]] adapters::Profile profile();
+  [[nodiscard]] studies::Profile profile();
 
  private:
   struct Impl;
@@ -48,6 +48,6 @@ class LiveProfiler {
 };
 
 // `repeats` whole passes.
-adapters::Profile profile_live(const ProfileOptions& options);
+studies::Profile profile_live(const ProfileOptions& options);
 
 }  // namespace april::live

@@ -1,4 +1,4 @@
-#include "adapters/live/transformer.hpp"
+#include "adapters/live/detail/transformer.hpp"
 
 #include <cmath>
 

@@ -1,5 +1,7 @@
 #include "adapters/live/validation.hpp"
 
+#include "base/stats.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,17 +9,17 @@
 
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/live_config.hpp"
-#include "adapters/rl_loop.hpp"
-#include "adapters/simulation.hpp"
+#include "rl/rl_loop.hpp"
+#include "scenario/simulation.hpp"
 #include "traces/trace_workload.hpp"
 
 namespace april::live {
 
-std::vector<sim::GroupSpec> live_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t groups,
+std::vector<base::GroupSpec> live_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t groups,
                                        std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use) {
-  std::vector<sim::GroupSpec> out;
+  std::vector<base::GroupSpec> out;
   for (std::int64_t i = 0; i < groups; ++i) {
-    sim::GroupSpec g;
+    base::GroupSpec g;
     g.prompt_id = CountdownTask::prompt_id(i);
     g.prompt_tok = 3;
     auto it = lengths.find(g.prompt_id);
@@ -34,8 +36,8 @@ std::vector<sim::GroupSpec> live_trace(const std::map<std::string, std::vector<s
   return out;
 }
 
-sim::Config simulator_twin(const sim::Config& scenario, const adapters::Calibration& calibration) {
-  sim::Config c = scenario;
+base::Config simulator_twin(const base::Config& scenario, const studies::Calibration& calibration) {
+  base::Config c = scenario;
   const std::string where = "validate";
   c.set_from_text("cluster.gpus", "1", where);
   c.set_from_text("cluster.engines", "1", where);
@@ -46,18 +48,18 @@ sim::Config simulator_twin(const sim::Config& scenario, const adapters::Calibrat
   c.set_from_text("engine.prefill", scenario.get_bool("live.exact_prefill") ? "per_token" : "batched", where);
   c.set_from_text("topology.preset", "none", where);
   c.set_from_text("topology.file", "", where);
-  sim::load_config_text(c, adapters::calibration_scenario_json(calibration).dump(), "calibration");
+  base::load_config_text(c, studies::calibration_scenario_json(calibration).dump(), "calibration");
   return c;
 }
 
-ValidationReport validate(const sim::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
-                          const std::optional<adapters::Calibration>& calibration, const ProfileOptions& profile,
+ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
+                          const std::optional<studies::Calibration>& calibration, const ProfileOptions& profile,
                           const std::string& device, const std::function<void(const std::string&)>& progress) {
   ValidationReport report;
   const auto steps = scenario.get_int("steps");
   const auto n = scenario.get_int("n_samples_per_prompt");
   const auto cap = static_cast<std::int32_t>(scenario.get_int("max_response_len"));
-  adapters::validate_scenario(simulator_twin(scenario, calibration.value_or(adapters::Calibration{})));
+  scenario::validate_scenario(simulator_twin(scenario, calibration.value_or(studies::Calibration{})));
   std::unique_ptr<LiveProfiler> profiler;
   std::int64_t probes_per_round = 0;
   if (!calibration) {
@@ -74,7 +76,7 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
     std::unique_ptr<CountdownTask> task;
     std::unique_ptr<LiveBackend> backend;
     std::unique_ptr<CountdownWorkload> workload;
-    std::unique_ptr<adapters::RlLoop> loop;
+    std::unique_ptr<rl::RlLoop> loop;
     std::map<std::string, std::vector<std::int32_t>> lengths;
   };
   std::vector<LiveArm> arms(policies.size());
@@ -88,8 +90,8 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
     if (progress) progress(fmt::format("{}: warm start", policies[i]));
     arm.backend->warm_start();
     arm.workload = std::make_unique<CountdownWorkload>(*arm.task, n);
-    arm.loop = std::make_unique<adapters::RlLoop>(*arm.backend, *arm.policy, *arm.workload,
-                                                  adapters::LoopOptions{scenario.get_int("rollout_batch_size"), cap, false});
+    arm.loop = std::make_unique<rl::RlLoop>(*arm.backend, *arm.policy, *arm.workload,
+                                                  rl::LoopOptions{scenario.get_int("rollout_batch_size"), cap, false});
     arm.loop->on_batch = [&arm](std::int64_t, const auto& ids) {
       for (const auto& [id, prompt] : ids) {
         for (const auto& segs : arm.loop->group_segments(id)) {
@@ -123,20 +125,20 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
       for (const auto& smp : arm.loop->group_samples(id)) lengths.push_back(smp.finished ? smp.generated_tok : kUnfinishedSample);
     }
   }
-  report.calibration = profiler ? adapters::calibrate(profiler->profile()) : *calibration;
+  report.calibration = profiler ? studies::calibrate(profiler->profile()) : *calibration;
   report.profiled_interleaved = profiler != nullptr;
   profiler.reset();
-  const sim::Config twin = simulator_twin(scenario, report.calibration);
+  const base::Config twin = simulator_twin(scenario, report.calibration);
   for (std::size_t i = 0; i < arms.size(); ++i) {
     PolicyValidation& pv = report.policies[i];
     const std::string& name = pv.policy;
     const auto drawn = arms[i].workload->next_index();
     pv.trace = live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kWhatIf);
     // The simulator twin on the same lengths, with the same kind of policy.
-    auto sim_backend = adapters::make_sim_backend(twin);
+    auto sim_backend = scenario::make_sim_backend(twin);
     auto sim_policy = registry.get(name).make(twin);
     traces::TraceReplay replay(live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kTwin), "live " + name);
-    adapters::RlLoop sim_loop(*sim_backend, *sim_policy, replay, {twin.get_int("rollout_batch_size"), cap, false});
+    rl::RlLoop sim_loop(*sim_backend, *sim_policy, replay, {twin.get_int("rollout_batch_size"), cap, false});
     for (std::int64_t s = 0; s < steps; ++s) pv.sim.push_back(sim_loop.run_step());
     for (std::size_t s = 0; s < pv.live.size(); ++s) {
       const double meas = pv.live[s].rollout_time_s, pred = pv.sim[s].rollout_time_s;
@@ -152,10 +154,10 @@ ValidationReport validate(const sim::Config& scenario, const policies::PolicyReg
     for (std::size_t s = 0; s < pv.live.size(); ++s) {
       if (pv.live[s].tokens_generated == pv.sim[s].tokens_generated) ++pv.steps_same_tokens;
     }
-    pv.median_error = adapters::sample_quantile(pv.step_rollout_error, 0.5);
-    pv.p90_error = adapters::sample_quantile(pv.step_rollout_error, 0.9);
-    const auto lt = adapters::derive(adapters::summarize(pv.live).totals);
-    const auto st = adapters::derive(adapters::summarize(pv.sim).totals);
+    pv.median_error = base::sample_quantile(pv.step_rollout_error, 0.5);
+    pv.p90_error = base::sample_quantile(pv.step_rollout_error, 0.9);
+    const auto lt = rl::derive(rl::summarize(pv.live).totals);
+    const auto st = rl::derive(rl::summarize(pv.sim).totals);
     pv.total_time_error = lt.total_time_s > 0 ? (st.total_time_s - lt.total_time_s) / lt.total_time_s : 0.0;
     pv.live_rollout_tok_s = lt.rollout_throughput_tok_s;
     pv.sim_rollout_tok_s = st.rollout_throughput_tok_s;

@@ -8,20 +8,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include "adapters/calibration.hpp"
+#include "studies/calibration.hpp"
 #include "adapters/live/profiler.hpp"
-#include "adapters/step_metrics.hpp"
+#include "rl/step_metrics.hpp"
 #include "policies/registry.hpp"
-#include "sim/config.hpp"
-#include "sim/workload.hpp"
+#include "base/config.hpp"
+#include "base/workload_source.hpp"
 
 namespace april::live {
 
 struct PolicyValidation {
   std::string policy;
-  std::vector<adapters::StepMetrics> live, sim;
-  std::vector<sim::GroupSpec> trace;  // the live run's complete groups, a what-if input
-  std::vector<std::vector<adapters::IterationPoint>> live_iterations;  // per step: the live engine's iterations
+  std::vector<rl::StepMetrics> live, sim;
+  std::vector<base::GroupSpec> trace;  // the live run's complete groups, a what-if input
+  std::vector<std::vector<studies::IterationPoint>> live_iterations;  // per step: the live engine's iterations
   std::vector<double> step_rollout_error;  // |sim - live| / live, per step that took rollout time
   std::int64_t instant_steps = 0;          // batch complete in the buffer: no rollout time live
   std::int64_t instant_agree = 0;          // ... and none predicted either
@@ -38,7 +38,7 @@ inline constexpr double kInstantS = 0.01;
 
 struct ValidationReport {
   std::vector<PolicyValidation> policies;
-  adapters::Calibration calibration;  // the one the simulator used
+  studies::Calibration calibration;  // the one the simulator used
   bool profiled_interleaved = false;  // fitted to a profile taken in slices between the live steps
   std::optional<double> gain_measured, gain_predicted;  // first policy over sync, rollout throughput
   [[nodiscard]] nlohmann::json to_json() const;
@@ -46,13 +46,13 @@ struct ValidationReport {
 
 // The simulator scenario that mirrors the live engine: one engine of
 // live.slots, the calibrated linear iteration, train and sync models.
-sim::Config simulator_twin(const sim::Config& scenario, const adapters::Calibration& calibration);
+base::Config simulator_twin(const base::Config& scenario, const studies::Calibration& calibration);
 
 // With a calibration, the simulator uses it. Without, the live engine is
 // profiled in slices between the live steps (`profile.repeats` passes in
 // all) and the fit to that profile is used: both then see the same machine.
-ValidationReport validate(const sim::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
-                          const std::optional<adapters::Calibration>& calibration, const ProfileOptions& profile,
+ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
+                          const std::optional<studies::Calibration>& calibration, const ProfileOptions& profile,
                           const std::string& device, const std::function<void(const std::string&)>& progress = {});
 
 // A live sample still running when the run stopped: its length is unknown.
@@ -65,7 +65,7 @@ enum class LiveTraceUse {
 };
 
 // A live run's groups from the length of each sample per prompt id.
-std::vector<sim::GroupSpec> live_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t groups,
+std::vector<base::GroupSpec> live_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t groups,
                                        std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use);
 
 }  // namespace april::live

@@ -4,12 +4,12 @@
 #include <filesystem>
 
 #include "adapters/live/countdown_task.hpp"
-#include "adapters/live/grpo.hpp"
-#include "adapters/live/kv_engine.hpp"
+#include "adapters/live/detail/grpo.hpp"
+#include "adapters/live/detail/kv_engine.hpp"
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/validation.hpp"
-#include "adapters/rl_loop.hpp"
-#include "adapters/simulation.hpp"
+#include "rl/rl_loop.hpp"
+#include "scenario/simulation.hpp"
 #include "traces/trace_workload.hpp"
 #include "policies/april_policy.hpp"
 #include "test_support.hpp"
@@ -220,7 +220,7 @@ TEST(OnePolicyTwoBackends, SameCompletionOrderSameDecisions) {
   const CountdownTask task({4, 0.6, 10}, 7);
   LiveBackend live(tiny_live(), task);
   CountdownWorkload workload(task, 2);
-  adapters::RlLoop loop(live, *policy, workload, {2, 16, false});
+  rl::RlLoop loop(live, *policy, workload, {2, 16, false});
   std::vector<std::vector<std::string>> live_batches, live_buffers;
   std::map<std::string, std::vector<std::int32_t>> lengths;
   loop.on_batch = [&](std::int64_t, const auto& ids) {
@@ -244,16 +244,16 @@ TEST(OnePolicyTwoBackends, SameCompletionOrderSameDecisions) {
   }
   // The trace: batched groups with their final lengths; groups never batched
   // at the cap, so that they do not complete earlier than they did live.
-  std::vector<sim::GroupSpec> trace;
+  std::vector<base::GroupSpec> trace;
   for (std::int64_t i = 0; i < workload.next_index(); ++i) {
     const auto id = CountdownTask::prompt_id(i);
     auto it = lengths.find(id);
     trace.push_back(april::testing::group(id, it != lengths.end() ? it->second : std::vector<std::int32_t>{16, 16}, 3));
   }
   // The simulator, driven by the very same policy object.
-  auto sim_backend = adapters::make_sim_backend(f.config);
+  auto sim_backend = scenario::make_sim_backend(f.config);
   traces::TraceReplay replay(trace, "live");
-  adapters::RlLoop sim_loop(*sim_backend, *policy, replay, {2, 16, false});
+  rl::RlLoop sim_loop(*sim_backend, *policy, replay, {2, 16, false});
   std::vector<std::vector<std::string>> sim_batches;
   sim_loop.on_batch = [&](std::int64_t, const auto& ids) {
     std::vector<std::string> b;
@@ -275,11 +275,11 @@ TEST(LiveBackend, CheckpointResumeContinuesExactly) {
   auto policy = f.registry.get("april").make(f.config);
   const auto dir = (std::filesystem::temp_directory_path() / "april_live_checkpoint").string();
   std::filesystem::remove_all(dir);
-  std::vector<adapters::StepMetrics> straight;
+  std::vector<rl::StepMetrics> straight;
   {
     LiveBackend b(tiny_live(), task);
     CountdownWorkload w(task, 2);
-    adapters::RlLoop loop(b, *policy, w, {2, 16, false});
+    rl::RlLoop loop(b, *policy, w, {2, 16, false});
     for (int s = 0; s < 4; ++s) straight.push_back(loop.run_step());
   }
   nlohmann::json state;
@@ -287,7 +287,7 @@ TEST(LiveBackend, CheckpointResumeContinuesExactly) {
   {
     LiveBackend b(tiny_live(), task);
     CountdownWorkload w(task, 2);
-    adapters::RlLoop loop(b, *policy, w, {2, 16, false});
+    rl::RlLoop loop(b, *policy, w, {2, 16, false});
     for (int s = 0; s < 2; ++s) loop.run_step();
     b.save(dir);
     state = loop.save_state();
@@ -296,7 +296,7 @@ TEST(LiveBackend, CheckpointResumeContinuesExactly) {
   LiveBackend b(tiny_live(), task);
   b.load(dir);
   CountdownWorkload w(task, 2, next);
-  adapters::RlLoop loop(b, *policy, w, {2, 16, false});
+  rl::RlLoop loop(b, *policy, w, {2, 16, false});
   loop.load_state(state);
   for (int s = 2; s < 4; ++s) {
     const auto m = loop.run_step();

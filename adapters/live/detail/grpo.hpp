@@ -1,0 +1,70 @@
+#pragma once
+// GRPO with PPO-clip (private: torch). Advantages are group-normalised
+// rewards; the clip range is asymmetric (DAPO: 0.2 low, 0.28 high); the loss
+// is the mean over the batch's response tokens. Options: KL to a frozen
+// reference (k3 estimator), masking of off-policy tokens, and truncated
+// importance sampling for stale tokens: weight min(pi_old / pi_rollout, C),
+// with pi_old recomputed from the current weights before the update.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "adapters/live/detail/transformer.hpp"
+
+namespace april::live {
+
+struct GrpoOptions {
+  double clip_low = 0.2, clip_high = 0.28;
+  double kl_coef = 0.0;
+  double tis_cap = 0.0;  // 0: off; ratios use the rollout log-probs as pi_old
+  bool mask_offpolicy = false;
+  double lr = 1e-3, weight_decay = 0.01, grad_clip = 1.0;
+  double temperature = 1.0;  // the sampler's, so log-probs match
+};
+
+struct TrainSampleData {
+  std::vector<std::int32_t> prompt, response;
+  std::vector<float> rollout_logprobs;     // one per response token
+  std::vector<std::int64_t> token_version;  // one per response token
+  double reward = 0;
+  std::int64_t group = 0;
+};
+
+struct TrainStats {
+  double loss = 0, reward_mean = 0, accuracy = 0, clip_fraction = 0, kl = 0, grad_norm = 0, ratio_mean = 0;
+  std::int64_t tokens = 0, masked_tokens = 0;
+};
+
+// (r - mean) / (std + 1e-6) within each group (population std).
+std::vector<double> group_advantages(const std::vector<double>& rewards, const std::vector<std::int64_t>& groups);
+
+// The clipped surrogate, averaged over tokens where mask = 1:
+//   -sum(min(r * A, clip(r, 1 - low, 1 + high) * A) * w * mask) / sum(mask),  r = exp(logp - old_logp)
+torch::Tensor ppo_clip_loss(const torch::Tensor& logp, const torch::Tensor& old_logp, const torch::Tensor& adv,
+                            const torch::Tensor& weight, const torch::Tensor& mask, double clip_low, double clip_high);
+
+// Per-token log-probs of each response under `model` ([B, Tmax], padded with 0) and the mask of real tokens.
+std::pair<torch::Tensor, torch::Tensor> response_logprobs(Transformer& model, const std::vector<TrainSampleData>& batch,
+                                                          double temperature, const torch::Device& device);
+
+class GrpoTrainer {
+ public:
+  GrpoTrainer(Transformer policy, std::optional<Transformer> reference, GrpoOptions options, torch::Device device);
+  TrainStats step(const std::vector<TrainSampleData>& batch, std::int64_t version);
+  // Supervised warm start on (prompt, answer) pairs: mean token cross-entropy.
+  double sft_step(const std::vector<std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>>>& examples);
+  [[nodiscard]] Transformer& policy() { return policy_; }
+  [[nodiscard]] torch::optim::AdamW& optimizer() { return optimizer_; }
+  // Statistics of the last step() before the update, for tests: ratios of real tokens.
+  [[nodiscard]] const torch::Tensor& last_ratios() const { return last_ratios_; }
+
+ private:
+  Transformer policy_;
+  std::optional<Transformer> reference_;
+  GrpoOptions opt_;
+  torch::Device device_;
+  torch::optim::AdamW optimizer_;
+  torch::Tensor last_ratios_;
+};
+
+}  // namespace april::live

@@ -1,0 +1,103 @@
+#pragma once
+// A slot-based continuous-batching engine over the transformer (private: torch).
+//  - requests join at iteration boundaries when a slot is free and leave when
+//    they sample EOS or reach max_new tokens;
+//  - every iteration decodes one token for every slot with fixed shapes (all
+//    slots, the whole cache length), so a request's numbers do not depend on
+//    what else is running;
+//  - prefill: `exact_prefill` feeds known tokens one per iteration through the
+//    same decode kernel (bitwise the same KV whether a request is fresh or
+//    resumed, alone or not); otherwise one batched forward over everything
+//    admitted at a boundary (faster; equal to the other path up to rounding);
+//  - sampling: temperature and top-p, with a uniform draw that depends only on
+//    the request's seed and the token's index, so outputs do not depend on the
+//    batch; log-probs are recorded at sampling time.
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "studies/calibration.hpp"
+#include "adapters/live/detail/transformer.hpp"
+
+namespace april::live {
+
+struct EngineOptions {
+  std::int64_t slots = 16;
+  double temperature = 1.0;  // 0: greedy
+  double top_p = 1.0;
+  bool exact_prefill = true;
+  std::int32_t eos = 3;
+  torch::Device device = torch::kCPU;
+  bool record_iterations = false;  // keep one IterationPoint per step() (for validation)
+};
+
+struct GenRequest {
+  std::uint64_t key = 0;
+  std::vector<std::int32_t> context;  // prompt + tokens generated before (resume)
+  std::int32_t generated_before = 0;  // how many of `context` are response tokens
+  std::int32_t max_new = 0;
+  std::uint64_t seed = 0;
+};
+
+struct GenResult {
+  std::uint64_t key = 0;
+  std::vector<std::int32_t> tokens;  // generated in this submission
+  std::vector<float> logprobs;
+  bool finished = false;  // EOS or max_new reached
+};
+
+struct EngineStats {
+  std::int64_t iterations = 0;
+  std::int64_t decoded_tok = 0;   // sampled tokens
+  std::int64_t prefill_tok = 0;   // known tokens fed
+  double busy_s = 0;              // wall time inside step()
+  double running_slot_s = 0;      // running requests x step time
+};
+
+class KvEngine {
+ public:
+  KvEngine(Transformer model, EngineOptions options);
+  void add(GenRequest request);
+  // One iteration: admit, decode one token for every running request.
+  // Returns the requests that finished, in admission order.
+  std::vector<GenResult> step();
+  // Stops everything; returns every queued or running request's progress.
+  std::vector<GenResult> abort_all();
+  [[nodiscard]] std::size_t running() const;
+  [[nodiscard]] std::size_t waiting() const { return queue_.size(); }
+  [[nodiscard]] const EngineStats& stats() const { return stats_; }
+  // The recorded iterations since the last call (empty unless record_iterations).
+  std::vector<studies::IterationPoint> take_iteration_log() { return std::exchange(log_, {}); }
+  [[nodiscard]] Transformer& model() { return model_; }
+
+  // The sampling rule, public for tests: a draw from (seed, index).
+  static std::int32_t sample(const torch::Tensor& logits_row, double temperature, double top_p, std::uint64_t seed,
+                             std::int64_t index, float* logprob);
+
+ private:
+  struct Slot {
+    bool active = false;
+    GenRequest req;
+    std::vector<std::int32_t> seq;  // context + new tokens
+    std::int64_t cached = 0;        // tokens whose K/V are in the cache
+    std::int64_t admitted = 0;      // admission order, to report finishes in it
+    bool fresh = false;             // sampled its first token at admission: no decode this iteration
+    GenResult out;
+  };
+  // Admits from the queue; describes the prefill in `point`.
+  void admit(studies::IterationPoint& point);
+  bool take_token(Slot& s, const torch::Tensor& logits_row);
+
+  Transformer model_;
+  EngineOptions opt_;
+  KvCache cache_;
+  std::vector<Slot> slots_;
+  std::deque<GenRequest> queue_;
+  std::int64_t admissions_ = 0;
+  EngineStats stats_;
+  std::vector<studies::IterationPoint> log_;
+};
+
+}  // namespace april::live

@@ -1,0 +1,94 @@
+#include "adapters/sim/sim_backend.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace april::adapters {
+
+SimBackend::SimBackend(SimBackendConfig config, std::shared_ptr<const sim::IterationModel> model)
+    : config_(std::move(config)), model_(std::move(model)) {
+  if (config_.engines < 1) throw std::invalid_argument("need at least one engine");
+  for (std::int64_t i = 0; i < config_.engines; ++i) {
+    engines_.push_back(std::make_unique<sim::Engine>(static_cast<std::size_t>(i), sim_, *model_, config_.engine, static_cast<sim::EngineListener&>(*this)));
+  }
+}
+
+void SimBackend::submit(const SampleRequest& r) {
+  // Least outstanding requests; ties go to the lowest index.
+  sim::Engine* best = engines_.front().get();
+  for (const auto& e : engines_) {
+    if (e->outstanding() < best->outstanding()) best = e.get();
+  }
+  sim::EngineRequest er;
+  er.key = r.key;
+  er.prompt_tok = r.prompt_tok;
+  er.generated_tok = r.generated_tok;
+  er.stop_at_tok = r.generated_tok + std::min(r.max_new_tok, std::max(0, r.target_response_tok - r.generated_tok));
+  if (er.stop_at_tok <= er.generated_tok) throw std::logic_error("submitted a sample that has already finished");
+  best->submit(er);
+}
+
+void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, std::int64_t running) {
+  if (!config_.record_timeline) return;
+  if (last_running_.size() <= engine) last_running_.resize(engine + 1, 0);
+  if (last_running_[engine] == running) return;  // per-iteration stepping repeats itself
+  last_running_[engine] = running;
+  timeline_.push_back({now.to_s(), static_cast<std::int64_t>(engine), running});
+}
+
+void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok) {
+  finished_.push_back({engine, SampleProgress{key, new_tok}});
+}
+
+std::vector<SampleProgress> SimBackend::wait_for_completions() {
+  while (finished_.empty()) {
+    if (!sim_.has_pending()) throw std::logic_error("wait_for_completions with nothing in flight");
+    // Run every event at the next instant, so that all engines agree on it
+    // whatever the event granularity (fast-forward or per iteration).
+    sim_.run_until(sim_.next_event_time());
+  }
+  std::stable_sort(finished_.begin(), finished_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<SampleProgress> out;
+  out.reserve(finished_.size());
+  for (const auto& f : finished_) out.push_back(f.second);
+  finished_.clear();
+  return out;
+}
+
+std::vector<SampleProgress> SimBackend::abort_all() {
+  std::vector<SampleProgress> out;
+  for (const auto& e : engines_) {
+    for (const auto& a : e->abort_all()) out.push_back({a.key, a.new_tok});
+  }
+  return out;
+}
+
+TrainReport SimBackend::train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
+  TrainBatchShape shape;
+  shape.samples = static_cast<std::int64_t>(batch.size());
+  for (const auto& s : batch) {
+    shape.tokens += s.prompt_tok + s.response_tok;
+    shape.longest_tok = std::max<std::int64_t>(shape.longest_tok, s.prompt_tok + s.response_tok);
+  }
+  const double t = config_.train_time_s ? config_.train_time_s(shape) : 0.0;
+  sim_.advance_to(sim_.now() + sim::TimeNs::from_s(t));
+  return {};
+}
+
+void SimBackend::sync_weights(std::int64_t /*new_version*/) {
+  sim_.advance_to(sim_.now() + sim::TimeNs::from_s(config_.sync_time_s));
+}
+
+BackendCounters SimBackend::counters() const {
+  BackendCounters c;
+  for (const auto& e : engines_) {
+    const auto& ec = e->counters();
+    c.busy_engine_s += static_cast<double>(ec.busy_ns) * 1e-9;
+    c.running_slot_s += static_cast<double>(ec.running_ns) * 1e-9;
+    c.preemptions += ec.preemptions;
+    c.prefill_tok += ec.prefill_tok;
+  }
+  return c;
+}
+
+}  // namespace april::adapters

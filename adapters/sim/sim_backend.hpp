@@ -1,0 +1,76 @@
+#pragma once
+// The simulator behind the Backend interface: E modeled engines on one
+// discrete-event loop, a least-outstanding-requests router, and modeled
+// train and weight-sync times (colocated: phases take turns, times add).
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "rl/backend.hpp"
+#include "sim/engine.hpp"
+#include "sim/simulator.hpp"
+
+namespace april::adapters {
+
+// The backend interface this implements (rl/backend.hpp).
+using rl::Backend;
+using rl::BackendCounters;
+using rl::SampleProgress;
+using rl::SampleRequest;
+using rl::TrainReport;
+using rl::TrainSample;
+
+// A change in one engine's running requests, for occupancy timelines.
+struct TimelinePoint {
+  double time_s = 0;
+  std::int64_t engine = 0;
+  std::int64_t running = 0;
+};
+
+// A training batch: `samples` samples, `tokens` prompt + response tokens in
+// all, the longest sample `longest_tok` tokens (padded trainers pay samples x longest).
+struct TrainBatchShape {
+  std::int64_t samples = 0, tokens = 0, longest_tok = 0;
+};
+
+struct SimBackendConfig {
+  std::int64_t engines = 1;
+  sim::EngineConfig engine;
+  // Seconds for one train step on that batch.
+  std::function<double(const TrainBatchShape&)> train_time_s;
+  double sync_time_s = 0;
+  bool record_timeline = false;
+};
+
+class SimBackend final : public Backend, private sim::EngineListener {
+ public:
+  SimBackend(SimBackendConfig config, std::shared_ptr<const sim::IterationModel> model);
+
+  [[nodiscard]] double now_s() const override { return sim_.now().to_s(); }
+  [[nodiscard]] std::int64_t engines() const override { return static_cast<std::int64_t>(engines_.size()); }
+  [[nodiscard]] std::int64_t max_running_per_engine() const override { return config_.engine.max_running; }
+  void submit(const SampleRequest& request) override;
+  std::vector<SampleProgress> wait_for_completions() override;
+  std::vector<SampleProgress> abort_all() override;
+  TrainReport train(const std::vector<TrainSample>& batch, std::int64_t version) override;
+  void sync_weights(std::int64_t new_version) override;
+  [[nodiscard]] BackendCounters counters() const override;
+
+  [[nodiscard]] std::uint64_t fingerprint() const { return sim_.fingerprint(); }
+  [[nodiscard]] std::uint64_t events_run() const { return sim_.events_run(); }
+  [[nodiscard]] const std::vector<TimelinePoint>& timeline() const { return timeline_; }
+
+ private:
+  void on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok) override;
+  void on_running_changed(std::size_t engine, sim::TimeNs now, std::int64_t running) override;
+
+  SimBackendConfig config_;
+  std::shared_ptr<const sim::IterationModel> model_;
+  sim::Simulator sim_;
+  std::vector<std::unique_ptr<sim::Engine>> engines_;
+  std::vector<std::pair<std::size_t, SampleProgress>> finished_;
+  std::vector<TimelinePoint> timeline_;
+  std::vector<std::int64_t> last_running_;  // per engine, to record changes only
+};
+
+}  // namespace april::adapters

@@ -1,0 +1,303 @@
+#include "base/config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace april::base {
+namespace {
+
+double as_number(const ConfigValue& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return std::nan("");
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0U : 1U)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// Line (1-based) of the first occurrence of "leaf": in the text, or 0.
+std::size_t line_of_key(const std::string& text, const std::string& dotted) {
+  const auto dot = dotted.rfind('.');
+  std::string leaf = dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+  for (const std::string& needle : {"\"" + dotted + "\"", "\"" + leaf + "\""}) {
+    const auto pos = text.find(needle);
+    if (pos != std::string::npos) {
+      return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+    }
+  }
+  return 0;
+}
+
+std::string where_in(const std::string& path, std::size_t line) {
+  return line == 0 ? path : fmt::format("{}:{}", path, line);
+}
+
+void flatten(const nlohmann::json& obj, const std::string& prefix, std::vector<std::pair<std::string, const nlohmann::json*>>& out) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it->is_object()) {
+      flatten(*it, key, out);
+    } else {
+      out.emplace_back(std::move(key), &*it);
+    }
+  }
+}
+
+}  // namespace
+
+std::string type_name(KnobType t) {
+  switch (t) {
+    case KnobType::Int: return "integer";
+    case KnobType::Double: return "number";
+    case KnobType::Bool: return "boolean";
+    case KnobType::String: return "string";
+  }
+  return "?";
+}
+
+std::string to_string(const ConfigValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>) return x;
+        else return fmt::format("{}", x);
+      },
+      v);
+}
+
+void ConfigSchema::add(Knob knob) {
+  const std::string name = knob.name;
+  if (!knobs_.emplace(name, std::move(knob)).second) throw std::logic_error("knob declared twice: " + name);
+}
+
+const Knob* ConfigSchema::find(const std::string& name) const {
+  auto it = knobs_.find(name);
+  return it == knobs_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> ConfigSchema::similar(const std::string& name) const {
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const auto& [k, _] : knobs_) {
+    const auto dot = k.rfind('.');
+    const std::string leaf = dot == std::string::npos ? k : k.substr(dot + 1);
+    const std::size_t d = std::min(edit_distance(name, k), edit_distance(name, leaf));
+    if (d <= std::max<std::size_t>(2, name.size() / 4)) scored.emplace_back(d, k);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < scored.size() && i < 3; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+const Knob& Config::knob_or_throw(const std::string& name, const std::string& where) const {
+  const Knob* k = schema_->find(name);
+  if (k == nullptr) {
+    std::string hint;
+    auto near = schema_->similar(name);
+    if (!near.empty()) hint = fmt::format(" (did you mean {}?)", fmt::join(near, ", "));
+    throw ConfigError(fmt::format("{}: unknown key '{}'{}; `april keys` lists every key", where, name, hint));
+  }
+  return *k;
+}
+
+void Config::set(const std::string& name, const ConfigValue& value, const std::string& where) {
+  const Knob& k = knob_or_throw(name, where);
+  ConfigValue v = value;
+  const bool is_int = std::holds_alternative<std::int64_t>(v);
+  const bool is_double = std::holds_alternative<double>(v);
+  if (k.type == KnobType::Double && is_int) v = static_cast<double>(std::get<std::int64_t>(v));
+  if (k.type == KnobType::Int && is_double) {
+    const double d = std::get<double>(v);
+    if (!(std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15)) {
+      throw ConfigError(fmt::format("{}: key '{}': expected an integer, got {}", where, name, d));
+    }
+    v = static_cast<std::int64_t>(d);
+  }
+  const bool ok = (k.type == KnobType::Int && std::holds_alternative<std::int64_t>(v)) ||
+                  (k.type == KnobType::Double && std::holds_alternative<double>(v)) ||
+                  (k.type == KnobType::Bool && std::holds_alternative<bool>(v)) ||
+                  (k.type == KnobType::String && std::holds_alternative<std::string>(v));
+  if (!ok) throw ConfigError(fmt::format("{}: key '{}': expected a {}, got '{}'", where, name, type_name(k.type), to_string(value)));
+  if (k.type == KnobType::Double && !std::isfinite(std::get<double>(v))) {
+    throw ConfigError(fmt::format("{}: key '{}': value must be finite", where, name));
+  }
+  if (k.validate) {
+    if (auto err = k.validate(v)) throw ConfigError(fmt::format("{}: key '{}': {}", where, name, *err));
+  }
+  values_[name] = std::move(v);
+}
+
+void Config::set_from_text(const std::string& name, const std::string& text, const std::string& where) {
+  const Knob& k = knob_or_throw(name, where);
+  auto bad = [&] { return ConfigError(fmt::format("{}: key '{}': expected a {}, got '{}'", where, name, type_name(k.type), text)); };
+  switch (k.type) {
+    case KnobType::Int:
+    case KnobType::Double: {
+      if (text.empty()) throw bad();
+      errno = 0;
+      char* end = nullptr;
+      const double d = std::strtod(text.c_str(), &end);
+      if (end != text.c_str() + text.size() || errno == ERANGE) throw bad();
+      if (k.type == KnobType::Int) {
+        if (!(d == std::floor(d) && std::fabs(d) < 9e15)) throw bad();
+        set(name, static_cast<std::int64_t>(d), where);
+      } else {
+        set(name, d, where);
+      }
+      return;
+    }
+    case KnobType::Bool:
+      if (text == "true" || text == "1") return set(name, true, where);
+      if (text == "false" || text == "0") return set(name, false, where);
+      throw bad();
+    case KnobType::String: set(name, text, where); return;
+  }
+}
+
+void Config::set_from_json(const std::string& name, const nlohmann::json& j, const std::string& where) {
+  const Knob& k = knob_or_throw(name, where);
+  auto bad = [&] { return ConfigError(fmt::format("{}: key '{}': expected a {}, got {}", where, name, type_name(k.type), j.dump())); };
+  switch (k.type) {
+    case KnobType::Int:
+      if (j.is_number_integer()) return set(name, j.get<std::int64_t>(), where);
+      if (j.is_number_float()) return set(name, j.get<double>(), where);
+      throw bad();
+    case KnobType::Double:
+      if (j.is_number()) return set(name, j.get<double>(), where);
+      throw bad();
+    case KnobType::Bool:
+      if (j.is_boolean()) return set(name, j.get<bool>(), where);
+      throw bad();
+    case KnobType::String:
+      if (j.is_string()) return set(name, j.get<std::string>(), where);
+      throw bad();
+  }
+}
+
+void Config::apply_assignment(const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw ConfigError(fmt::format("--set '{}': expected key=value", assignment));
+  }
+  set_from_text(assignment.substr(0, eq), assignment.substr(eq + 1), "--set");
+}
+
+const ConfigValue& Config::value(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it != values_.end()) return it->second;
+  const Knob* k = schema_->find(name);
+  if (k == nullptr) throw std::logic_error("undeclared knob read: " + name);
+  return k->default_value;
+}
+
+const Knob& Config::knob_of_type(const std::string& name, std::initializer_list<KnobType> allowed, const char* getter) const {
+  const Knob* k = schema_->find(name);
+  if (k == nullptr) throw std::logic_error("undeclared knob read: " + name);
+  if (std::find(allowed.begin(), allowed.end(), k->type) == allowed.end()) {
+    throw std::logic_error(fmt::format("{} on the {} knob '{}'", getter, type_name(k->type), name));
+  }
+  return *k;
+}
+
+std::int64_t Config::get_int(const std::string& name) const {
+  knob_of_type(name, {KnobType::Int}, "get_int");
+  return std::get<std::int64_t>(value(name));
+}
+double Config::get_double(const std::string& name) const {
+  knob_of_type(name, {KnobType::Double, KnobType::Int}, "get_double");
+  return as_number(value(name));
+}
+bool Config::get_bool(const std::string& name) const {
+  knob_of_type(name, {KnobType::Bool}, "get_bool");
+  return std::get<bool>(value(name));
+}
+const std::string& Config::get_string(const std::string& name) const {
+  knob_of_type(name, {KnobType::String}, "get_string");
+  return std::get<std::string>(value(name));
+}
+
+nlohmann::json Config::resolved() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, _] : schema_->knobs()) {
+    std::visit([&](const auto& x) { out[name] = x; }, value(name));
+  }
+  return out;
+}
+
+void load_config_text(Config& config, const std::string& text, const std::string& path) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    const auto upto = std::min<std::size_t>(e.byte, text.size());
+    const auto line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(upto), '\n'));
+    std::string what = e.what();
+    if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
+    throw ConfigError(fmt::format("{}:{}: invalid JSON: {}", path, line, what));
+  }
+  if (!doc.is_object()) throw ConfigError(fmt::format("{}:1: a scenario file must be a JSON object", path));
+  std::vector<std::pair<std::string, const nlohmann::json*>> leaves;
+  flatten(doc, "", leaves);
+  for (const auto& [key, value] : leaves) {
+    if (key == "description" || key == "base") continue;  // free text; base is applied by the scenario loader
+    config.set_from_json(key, *value, where_in(path, line_of_key(text, key)));
+  }
+}
+
+void load_config_file(Config& config, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot open scenario file", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  load_config_text(config, ss.str(), path);
+}
+
+KnobValidator at_least(double lo) {
+  return [lo](const ConfigValue& v) -> std::optional<std::string> {
+    if (as_number(v) >= lo) return std::nullopt;
+    return fmt::format("must be >= {}, got {}", lo, to_string(v));
+  };
+}
+
+KnobValidator greater_than(double lo) {
+  return [lo](const ConfigValue& v) -> std::optional<std::string> {
+    if (as_number(v) > lo) return std::nullopt;
+    return fmt::format("must be > {}, got {}", lo, to_string(v));
+  };
+}
+
+KnobValidator in_range(double lo, double hi) {
+  return [lo, hi](const ConfigValue& v) -> std::optional<std::string> {
+    const double x = as_number(v);
+    if (x >= lo && x <= hi) return std::nullopt;
+    return fmt::format("must be in [{}, {}], got {}", lo, hi, to_string(v));
+  };
+}
+
+KnobValidator one_of(std::vector<std::string> names) {
+  return [names = std::move(names)](const ConfigValue& v) -> std::optional<std::string> {
+    const auto& s = std::get<std::string>(v);
+    if (std::find(names.begin(), names.end(), s) != names.end()) return std::nullopt;
+    return fmt::format("'{}' is not one of: {}", s, fmt::join(names, ", "));
+  };
+}
+
+}  // namespace april::base

@@ -1,0 +1,99 @@
+#pragma once
+// Configuration knobs, SimGrid style: each knob is declared once, with its
+// name, unit, default, help and validator, by the module that reads it.
+// A Config holds values for one run; there is no global registry.
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace april::base {
+
+using ConfigValue = std::variant<std::int64_t, double, bool, std::string>;
+enum class KnobType { Int, Double, Bool, String };
+
+// Returns an error message, or nullopt when the value is acceptable.
+using KnobValidator = std::function<std::optional<std::string>(const ConfigValue&)>;
+
+struct Knob {
+  std::string name;
+  KnobType type = KnobType::Double;
+  ConfigValue default_value;
+  std::string unit;  // "tok", "s", "GB/s", "" for counts and ratios
+  std::string help;
+  KnobValidator validate;  // may be empty
+};
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class ConfigSchema {
+ public:
+  void add(Knob knob);  // throws std::logic_error on a repeated name
+  [[nodiscard]] const Knob* find(const std::string& name) const;
+  [[nodiscard]] const std::map<std::string, Knob>& knobs() const { return knobs_; }
+  // Names close to `name`, for "did you mean" hints.
+  [[nodiscard]] std::vector<std::string> similar(const std::string& name) const;
+
+ private:
+  std::map<std::string, Knob> knobs_;
+};
+
+class Config {
+ public:
+  explicit Config(const ConfigSchema& schema) : schema_(&schema) {}
+
+  // `where` names the source for errors: "file.json:12", "--set", "scenario handcheck".
+  void set(const std::string& name, const ConfigValue& value, const std::string& where);
+  void set_from_text(const std::string& name, const std::string& text, const std::string& where);
+  void set_from_json(const std::string& name, const nlohmann::json& value, const std::string& where);
+  // "key=value", as given to --set.
+  void apply_assignment(const std::string& assignment);
+
+  // Typed reads: each throws std::logic_error when the knob is undeclared or
+  // of another type (a programming error, not a user's), so a misread knob
+  // never turns into a silent NaN. get_double also reads Int knobs.
+  [[nodiscard]] std::int64_t get_int(const std::string& name) const;
+  [[nodiscard]] double get_double(const std::string& name) const;
+  [[nodiscard]] bool get_bool(const std::string& name) const;
+  [[nodiscard]] const std::string& get_string(const std::string& name) const;
+  [[nodiscard]] bool is_set(const std::string& name) const { return values_.count(name) != 0; }
+
+  // Every knob with its effective value, for summary.json and hashing.
+  [[nodiscard]] nlohmann::json resolved() const;
+  [[nodiscard]] const ConfigSchema& schema() const { return *schema_; }
+
+ private:
+  const Knob& knob_or_throw(const std::string& name, const std::string& where) const;
+  const ConfigValue& value(const std::string& name) const;
+  const Knob& knob_of_type(const std::string& name, std::initializer_list<KnobType> allowed, const char* getter) const;
+
+  const ConfigSchema* schema_;
+  std::map<std::string, ConfigValue> values_;
+};
+
+// Loads a scenario JSON file (nested objects or dotted keys) into `config`.
+// Errors name the file, the line and the key.
+void load_config_file(Config& config, const std::string& path);
+// Same, from text already read; `path` is used in messages only.
+void load_config_text(Config& config, const std::string& text, const std::string& path);
+
+std::string to_string(const ConfigValue& v);
+std::string type_name(KnobType t);
+
+// Common validators.
+KnobValidator at_least(double lo);
+KnobValidator greater_than(double lo);
+KnobValidator in_range(double lo, double hi);
+KnobValidator one_of(std::vector<std::string> names);
+
+}  // namespace april::base

@@ -1,0 +1,44 @@
+// april-live: the commands of `april` that run the libtorch engine. `april
+// live|profile|validate` hand over to this program; it can also be run alone.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: april-live <command> [options]   (or: april <command> [options])\n"
+    "\n"
+    "commands:\n"
+    "  live       train a transformer with GRPO on a real engine, driven by the same policies (libtorch)\n"
+    "  profile    measure the live engine, trainer and weight sync for calibration (libtorch)\n"
+    "  validate   run policies live and in the calibrated simulator and compare (libtorch)\n"
+    "\n"
+    "`april-live <command> --help` describes a command.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args.front() == "--help" || args.front() == "-h" || args.front() == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string cmd = args.front();
+  args.erase(args.begin());
+  try {
+    if (cmd == "live") return april::cli::live_command(args);
+    if (cmd == "profile") return april::cli::profile_command(args);
+    if (cmd == "validate") return april::cli::validate_command(args);
+    fmt::print(stderr, "april-live: unknown command '{}'\n\n{}", cmd, kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "april {}: error: {}\n", cmd, e.what());
+    return 1;
+  }
+}

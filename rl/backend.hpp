@@ -1,0 +1,79 @@
+#pragma once
+// What the RL loop needs from an execution backend: the simulator's modeled
+// engines (SimBackend) or a live engine and trainer. Plain C++ types only:
+// torch and the event loop stay behind implementations of this interface.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace april::rl {
+
+// (group id, sample index) packed into one integer.
+using SampleKey = std::uint64_t;
+inline SampleKey make_sample_key(std::int64_t group, std::int32_t index) {
+  return (static_cast<std::uint64_t>(group) << 20) | static_cast<std::uint32_t>(index);
+}
+inline std::int64_t key_group(SampleKey k) { return static_cast<std::int64_t>(k >> 20); }
+inline std::int32_t key_index(SampleKey k) { return static_cast<std::int32_t>(k & 0xfffffU); }
+
+struct SampleRequest {
+  SampleKey key = 0;
+  std::string prompt_id;           // a live backend looks the prompt's tokens up by it
+  std::int32_t prompt_tok = 0;
+  std::int32_t generated_tok = 0;  // tokens already held: a resumed sample re-prefills them
+  std::int32_t max_new_tok = 0;    // max_response_len - generated_tok
+  // The response length the workload assigned to this sample (its EOS).
+  // The simulator stops the sample there; a live engine ignores it.
+  std::int32_t target_response_tok = 0;
+};
+
+struct SampleProgress {
+  SampleKey key = 0;
+  std::int32_t new_tok = 0;  // generated since this submission
+};
+
+struct TrainSample {
+  SampleKey key = 0;
+  std::int32_t prompt_tok = 0;
+  std::int32_t response_tok = 0;
+  std::int32_t masked_tok = 0;  // off-policy tokens given zero weight
+  std::vector<std::pair<std::int64_t, std::int32_t>> segments;  // (policy version, tokens), in token order
+};
+
+// What a train step reports beyond its duration; a live trainer knows
+// rewards, the simulator does not.
+struct TrainReport {
+  std::optional<double> reward_mean;
+  std::optional<double> accuracy;
+  std::optional<double> loss;
+};
+
+struct BackendCounters {
+  double busy_engine_s = 0;     // summed over engines: time with an iteration in progress
+  double running_slot_s = 0;    // summed over engines: running requests x time
+  std::int64_t preemptions = 0;
+  std::int64_t prefill_tok = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  [[nodiscard]] virtual double now_s() const = 0;
+  [[nodiscard]] virtual std::int64_t engines() const = 0;
+  [[nodiscard]] virtual std::int64_t max_running_per_engine() const = 0;  // 0 = no cap
+  virtual void submit(const SampleRequest& request) = 0;
+  // Blocks until at least one sample finishes; returns every sample that
+  // finished at that moment, in a deterministic order. Requires work in flight.
+  virtual std::vector<SampleProgress> wait_for_completions() = 0;
+  // Stops everything in flight now; returns the progress of each request.
+  virtual std::vector<SampleProgress> abort_all() = 0;
+  // Trains one step on the batch (the clock advances by its duration).
+  virtual TrainReport train(const std::vector<TrainSample>& batch, std::int64_t version) = 0;
+  // Pushes the weights of `new_version` to the engines.
+  virtual void sync_weights(std::int64_t new_version) = 0;
+  [[nodiscard]] virtual BackendCounters counters() const = 0;
+};
+
+}  // namespace april::rl

@@ -1,0 +1,384 @@
+#include "rl/rl_loop.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace april::rl {
+
+using policies::GroupId;
+
+RlLoop::RlLoop(Backend& backend, policies::Policy& policy, base::WorkloadSource& workload, LoopOptions options)
+    : backend_(backend), policy_(policy), workload_(workload), opt_(options) {
+  if (opt_.batch_size < 1) throw std::invalid_argument("rollout_batch_size must be >= 1");
+  if (opt_.max_response_len < 1) throw std::invalid_argument("max_response_len must be >= 1");
+}
+
+RlLoop::Group& RlLoop::group_ref(GroupId id) {
+  auto it = groups_.find(id);
+  if (it == groups_.end()) throw std::logic_error(fmt::format("policy named unknown group {}", id));
+  return it->second;
+}
+
+const RlLoop::Group& RlLoop::group_ref(GroupId id) const {
+  auto it = groups_.find(id);
+  if (it == groups_.end()) throw std::logic_error(fmt::format("unknown group {}", id));
+  return it->second;
+}
+
+policies::GroupInfo RlLoop::group(GroupId id) const {
+  const Group& g = group_ref(id);
+  policies::GroupInfo info;
+  info.id = id;
+  info.samples = static_cast<std::int32_t>(g.samples.size());
+  info.finished_samples = g.finished;
+  info.complete = g.finished == info.samples;
+  for (const auto& s : g.samples) {
+    info.generated_tok += s.generated_tok;
+    for (const auto& seg : s.segments) {
+      if (info.oldest_version < 0 || seg.version < info.oldest_version) info.oldest_version = seg.version;
+    }
+  }
+  return info;
+}
+
+std::int64_t RlLoop::group_tokens(const Group& g) const {
+  std::int64_t n = 0;
+  for (const auto& s : g.samples) n += s.generated_tok;
+  return n;
+}
+
+std::int64_t RlLoop::buffered_tok() const {
+  std::int64_t n = 0;
+  for (GroupId id : buffer_) n += group_tokens(group_ref(id));
+  return n;
+}
+
+std::vector<std::vector<Segment>> RlLoop::group_segments(GroupId id) const {
+  std::vector<std::vector<Segment>> out;
+  for (const auto& s : group_ref(id).samples) out.push_back(s.segments);
+  return out;
+}
+
+std::vector<SampleState> RlLoop::group_samples(GroupId id) const {
+  std::vector<SampleState> out;
+  for (const auto& s : group_ref(id).samples) out.push_back({s.generated_tok, s.finished});
+  return out;
+}
+
+const std::string& RlLoop::prompt_id(GroupId id) const { return group_ref(id).prompt_id; }
+
+void RlLoop::add_tokens(Sample& s, std::int32_t new_tok) {
+  if (new_tok < 0) throw std::logic_error("backend reported negative progress");
+  if (new_tok == 0) return;
+  s.generated_tok += new_tok;
+  if (s.generated_tok > opt_.max_response_len) throw std::logic_error("a sample generated past max_response_len");
+  if (!s.segments.empty() && s.segments.back().version == version_) {
+    s.segments.back().tokens += new_tok;
+  } else {
+    s.segments.push_back({version_, new_tok});
+  }
+  total_generated_ += new_tok;
+  phase_metrics_->tokens_generated += new_tok;
+}
+
+void RlLoop::discard_tokens(Group& g) {
+  const std::int64_t n = group_tokens(g);
+  total_wasted_ += n;
+  phase_metrics_->tokens_wasted += n;
+  for (auto& s : g.samples) {
+    s.generated_tok = 0;
+    s.segments.clear();
+    s.finished = false;
+  }
+  g.finished = 0;
+}
+
+bool RlLoop::filter_rejects(const Group& g) const {
+  if (!opt_.dynamic_sampling_filter || g.correct.empty()) return false;
+  const bool all_same = std::all_of(g.correct.begin(), g.correct.end(), [&](std::uint8_t c) { return c == g.correct.front(); });
+  return all_same;  // DAPO: all right or all wrong gives zero advantage
+}
+
+void RlLoop::submit_group(Group& g) {
+  g.submit_seq = static_cast<std::int64_t>(submitted_.size());
+  submitted_.push_back(g.id);
+  ++phase_metrics_->groups_submitted;
+  if (g.finished == static_cast<std::int32_t>(g.samples.size())) {
+    completed_pending_.push_back(g.id);  // complete already (returned unbatched)
+    return;
+  }
+  g.in_flight = true;
+  ++in_flight_groups_;
+  for (std::size_t i = 0; i < g.samples.size(); ++i) {
+    Sample& s = g.samples[i];
+    if (s.finished) continue;
+    SampleRequest r;
+    r.key = make_sample_key(g.id, static_cast<std::int32_t>(i));
+    r.prompt_id = g.prompt_id;
+    r.prompt_tok = g.prompt_tok;
+    r.generated_tok = s.generated_tok;
+    r.max_new_tok = opt_.max_response_len - s.generated_tok;
+    r.target_response_tok = s.target_tok;
+    s.in_flight = true;
+    ++in_flight_samples_;
+    backend_.submit(r);
+  }
+}
+
+void RlLoop::apply(const policies::Decisions& d) {
+  if (batch_) return;  // the phase already ended
+  for (const auto& take : d.take_from_buffer) {
+    auto it = std::find(buffer_.begin(), buffer_.end(), take.group);
+    if (it == buffer_.end()) throw std::logic_error(fmt::format("policy took group {} which is not in the buffer", take.group));
+    buffer_.erase(it);
+    Group& g = group_ref(take.group);
+    if (take.restart) discard_tokens(g);
+    submit_group(g);
+  }
+  if (d.fresh_groups < 0) throw std::logic_error("policy asked for a negative number of groups");
+  for (std::int64_t i = 0; i < d.fresh_groups; ++i) {
+    base::GroupSpec spec = workload_.next_group(version_);
+    Group g;
+    g.id = next_group_id_++;
+    g.prompt_id = std::move(spec.prompt_id);
+    g.prompt_tok = spec.prompt_tok;
+    g.correct = std::move(spec.correct);
+    for (std::int32_t t : spec.response_tok) g.samples.push_back(Sample{t, 0, {}, false, false});
+    if (g.samples.empty() || g.samples.size() > 0xfffffU) throw std::invalid_argument("a group needs 1 to 1M samples");
+    auto [it, _] = groups_.emplace(g.id, std::move(g));
+    submit_group(it->second);
+  }
+  if (d.end_with_batch) {
+    std::unordered_set<GroupId> accepted(accepted_.begin(), accepted_.end());
+    std::unordered_set<GroupId> seen;
+    for (GroupId id : *d.end_with_batch) {
+      if (!accepted.count(id)) throw std::logic_error(fmt::format("policy batched group {} which is not accepted and complete", id));
+      if (!seen.insert(id).second) throw std::logic_error(fmt::format("policy batched group {} twice", id));
+    }
+    if (d.end_with_batch->empty()) throw std::logic_error("policy ended the rollout phase with an empty batch");
+    batch_ = *d.end_with_batch;
+    drop_unbatched_ = d.drop_unbatched;
+  }
+}
+
+void RlLoop::on_group_complete(GroupId id) {
+  Group& g = group_ref(id);
+  // Candidates for the batch besides this group (slime's remaining_batch_size - 1).
+  const auto others = static_cast<std::int64_t>(accepted_.size()) + in_flight_groups_ +
+                      static_cast<std::int64_t>(completed_pending_.size());
+  const bool keep_anyway = opt_.keep_rejected_when_insufficient && others < opt_.batch_size;
+  if (!keep_anyway && filter_rejects(g)) {
+    g.rejected = true;
+    ++phase_metrics_->groups_rejected;
+    const std::int64_t n = group_tokens(g);
+    total_wasted_ += n;
+    phase_metrics_->tokens_wasted += n;
+    apply(policy_.on_group_rejected(*this, id));
+  } else {
+    accepted_.push_back(id);
+    apply(policy_.on_group_accepted(*this, id));
+  }
+}
+
+StepMetrics RlLoop::run_step() {
+  StepMetrics m;
+  m.step = version_;
+  m.engines = backend_.engines();
+  m.max_running = backend_.max_running_per_engine();
+  phase_metrics_ = &m;
+  submitted_.clear();
+  accepted_.clear();
+  completed_pending_.clear();
+  batch_.reset();
+  drop_unbatched_ = false;
+  in_flight_groups_ = 0;
+  in_flight_samples_ = 0;
+  phase_counters_ = backend_.counters();
+  phase_start_s_ = backend_.now_s();
+
+  apply(policy_.on_step_start(*this));
+  while (!batch_) {
+    if (!completed_pending_.empty()) {
+      const GroupId id = completed_pending_.front();
+      completed_pending_.pop_front();
+      on_group_complete(id);
+      continue;
+    }
+    if (in_flight_samples_ == 0) {
+      throw std::logic_error(fmt::format("step {}: the policy left nothing in flight without forming a batch "
+                                         "({} accepted of {} needed)", version_, accepted_.size(), opt_.batch_size));
+    }
+    // Groups completing at one instant are counted in submission order,
+    // whichever engines their samples ran on (DESIGN.md section 3).
+    const std::size_t first_new = completed_pending_.size();
+    for (const SampleProgress& p : backend_.wait_for_completions()) {
+      Group& g = group_ref(key_group(p.key));
+      Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
+      if (!s.in_flight) throw std::logic_error("backend finished a sample that is not in flight");
+      add_tokens(s, p.new_tok);
+      s.in_flight = false;
+      s.finished = true;
+      --in_flight_samples_;
+      if (s.target_tok > opt_.max_response_len) ++m.samples_truncated;
+      if (++g.finished == static_cast<std::int32_t>(g.samples.size())) {
+        g.in_flight = false;
+        --in_flight_groups_;
+        completed_pending_.push_back(g.id);
+      }
+    }
+    std::sort(completed_pending_.begin() + static_cast<std::ptrdiff_t>(first_new), completed_pending_.end(),
+              [this](GroupId a, GroupId b) { return group_ref(a).submit_seq < group_ref(b).submit_seq; });
+  }
+  end_phase(*batch_, m);
+  phase_metrics_ = nullptr;
+  ++version_;
+  return m;
+}
+
+void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
+  // Abort what is still running; its progress is kept.
+  for (const SampleProgress& p : backend_.abort_all()) {
+    Group& g = group_ref(key_group(p.key));
+    Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
+    add_tokens(s, p.new_tok);
+    s.in_flight = false;
+    --in_flight_samples_;
+  }
+  if (in_flight_samples_ != 0) throw std::logic_error("backend lost track of in-flight samples on abort");
+  const double t_rollout_end = backend_.now_s();
+  const BackendCounters c1 = backend_.counters();
+
+  // The batch: staleness per token, masking, and what the trainer sees.
+  const bool mask = policy_.mask_offpolicy_tokens();
+  std::vector<TrainSample> train;
+  std::vector<std::pair<GroupId, std::string>> batch_ids;
+  std::unordered_set<GroupId> in_batch(batch.begin(), batch.end());
+  for (GroupId id : batch) {
+    Group& g = group_ref(id);
+    batch_ids.emplace_back(id, g.prompt_id);
+    for (std::size_t i = 0; i < g.samples.size(); ++i) {
+      const Sample& s = g.samples[i];
+      TrainSample ts{make_sample_key(id, static_cast<std::int32_t>(i)), g.prompt_tok, s.generated_tok, 0, {}};
+      for (const Segment& seg : s.segments) {
+        ts.segments.emplace_back(seg.version, seg.tokens);
+        const std::int64_t staleness = version_ - seg.version;
+        m.batch_response_tok += seg.tokens;
+        m.staleness_token_sum += static_cast<double>(staleness * seg.tokens);
+        m.staleness_max = std::max(m.staleness_max, staleness);
+        if (staleness >= 1) {
+          m.tokens_offpolicy += seg.tokens;
+          if (mask) ts.masked_tok += seg.tokens;
+        }
+      }
+      m.tokens_trained += s.generated_tok - ts.masked_tok;
+      m.tokens_wasted += ts.masked_tok;
+      train.push_back(ts);
+    }
+  }
+  total_trained_ += m.tokens_trained;
+  for (const auto& ts : train) total_wasted_ += ts.masked_tok;
+
+  // Everything else submitted this phase goes back to the buffer, in
+  // submission order, or is dropped when the policy said so.
+  for (GroupId id : submitted_) {
+    if (in_batch.count(id)) continue;
+    Group& g = group_ref(id);
+    g.in_flight = false;
+    if (g.rejected) {
+      groups_.erase(id);
+      continue;
+    }
+    ++m.groups_aborted;
+    if (drop_unbatched_) {
+      discard_tokens(g);
+      groups_.erase(id);
+      continue;
+    }
+    buffer_.push_back(id);
+  }
+  if (on_batch) on_batch(version_, batch_ids);
+  for (GroupId id : batch) groups_.erase(id);
+
+  const TrainReport report = backend_.train(train, version_);
+  m.reward_mean = report.reward_mean;
+  m.accuracy = report.accuracy;
+  const double t_train_end = backend_.now_s();
+  backend_.sync_weights(version_ + 1);
+  const double t_sync_end = backend_.now_s();
+
+  m.start_time_s = phase_start_s_;
+  m.rollout_time_s = t_rollout_end - phase_start_s_;
+  m.train_time_s = t_train_end - t_rollout_end;
+  m.sync_time_s = t_sync_end - t_train_end;
+  m.busy_engine_s = c1.busy_engine_s - phase_counters_.busy_engine_s;
+  m.running_slot_s = c1.running_slot_s - phase_counters_.running_slot_s;
+  m.preemptions = c1.preemptions - phase_counters_.preemptions;
+  m.buffer_groups = static_cast<std::int64_t>(buffer_.size());
+  m.buffer_tokens = buffered_tok();
+}
+
+nlohmann::json RlLoop::save_state() const {
+  if (phase_metrics_ != nullptr) throw std::logic_error("save_state during a rollout phase");
+  nlohmann::json j;
+  j["version"] = version_;
+  j["next_group_id"] = next_group_id_;
+  j["total_generated_tok"] = total_generated_;
+  j["total_trained_tok"] = total_trained_;
+  j["total_wasted_tok"] = total_wasted_;
+  j["buffer"] = nlohmann::json::array();
+  for (GroupId id : buffer_) {
+    const Group& g = group_ref(id);
+    nlohmann::json gj;
+    gj["id"] = g.id;
+    gj["prompt_id"] = g.prompt_id;
+    gj["prompt_tok"] = g.prompt_tok;
+    gj["correct"] = g.correct;
+    gj["samples"] = nlohmann::json::array();
+    for (const auto& smp : g.samples) {
+      nlohmann::json sj;
+      sj["target_tok"] = smp.target_tok;
+      sj["finished"] = smp.finished;
+      sj["segments"] = nlohmann::json::array();
+      for (const auto& seg : smp.segments) sj["segments"].push_back({seg.version, seg.tokens});
+      gj["samples"].push_back(sj);
+    }
+    j["buffer"].push_back(gj);
+  }
+  return j;
+}
+
+void RlLoop::load_state(const nlohmann::json& j) {
+  if (phase_metrics_ != nullptr) throw std::logic_error("load_state during a rollout phase");
+  version_ = j.at("version").get<std::int64_t>();
+  next_group_id_ = j.at("next_group_id").get<GroupId>();
+  total_generated_ = j.at("total_generated_tok").get<std::int64_t>();
+  total_trained_ = j.at("total_trained_tok").get<std::int64_t>();
+  total_wasted_ = j.at("total_wasted_tok").get<std::int64_t>();
+  groups_.clear();
+  buffer_.clear();
+  for (const auto& gj : j.at("buffer")) {
+    Group g;
+    g.id = gj.at("id").get<GroupId>();
+    g.prompt_id = gj.at("prompt_id").get<std::string>();
+    g.prompt_tok = gj.at("prompt_tok").get<std::int32_t>();
+    g.correct = gj.at("correct").get<std::vector<std::uint8_t>>();
+    for (const auto& sj : gj.at("samples")) {
+      Sample smp;
+      smp.target_tok = sj.at("target_tok").get<std::int32_t>();
+      smp.finished = sj.at("finished").get<bool>();
+      for (const auto& seg : sj.at("segments")) {
+        smp.segments.push_back({seg.at(0).get<std::int64_t>(), seg.at(1).get<std::int32_t>()});
+        smp.generated_tok += smp.segments.back().tokens;
+      }
+      if (smp.finished) ++g.finished;
+      g.samples.push_back(std::move(smp));
+    }
+    buffer_.push_back(g.id);
+    groups_.emplace(g.id, std::move(g));
+  }
+}
+
+}  // namespace april::rl

@@ -1,0 +1,139 @@
+#pragma once
+// The RL loop, written once for every backend: per step, a rollout phase
+// driven by the policy's decisions, then train, then weight sync, then the
+// version increments. It owns the rollout state (groups, samples, the partial
+// buffer, per-segment versions) and is the policy's read-only view of it.
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rl/backend.hpp"
+#include "rl/step_metrics.hpp"
+#include "policies/policy.hpp"
+#include "base/workload_source.hpp"
+
+namespace april::rl {
+
+struct LoopOptions {
+  std::int64_t batch_size = 32;          // B, rollout_batch_size
+  std::int32_t max_response_len = 16384;  // tokens per sample, counting resumed ones
+  bool dynamic_sampling_filter = false;   // reject groups whose samples are all correct or all wrong
+  // slime's keep_when_insufficient: keep a group the filter rejects when
+  // dropping it would leave fewer than B candidates (accepted, in flight, or
+  // complete and not yet counted), rather than launch another wave.
+  bool keep_rejected_when_insufficient = false;
+};
+
+// Where one sample of a group stands: tokens so far, and whether it ended.
+struct SampleState {
+  std::int32_t generated_tok = 0;
+  bool finished = false;
+};
+
+// Tokens produced by one policy version, in order.
+struct Segment {
+  std::int64_t version = 0;
+  std::int32_t tokens = 0;
+  friend bool operator==(const Segment&, const Segment&) = default;
+};
+
+class RlLoop final : public policies::RolloutView {
+ public:
+  RlLoop(Backend& backend, policies::Policy& policy, base::WorkloadSource& workload, LoopOptions options);
+
+  StepMetrics run_step();
+
+  // RolloutView
+  [[nodiscard]] std::int64_t step() const override { return version_; }
+  [[nodiscard]] std::int64_t batch_size() const override { return opt_.batch_size; }
+  [[nodiscard]] const std::deque<policies::GroupId>& buffer() const override { return buffer_; }
+  [[nodiscard]] std::int64_t in_flight_groups() const override { return in_flight_groups_; }
+  [[nodiscard]] const std::vector<policies::GroupId>& accepted_groups() const override { return accepted_; }
+  [[nodiscard]] std::int64_t pending_complete_groups() const override {
+    return static_cast<std::int64_t>(completed_pending_.size());
+  }
+  [[nodiscard]] policies::GroupInfo group(policies::GroupId id) const override;
+
+  // Accounting, for conservation checks: every decoded token is trained,
+  // held in the buffer, or wasted.
+  [[nodiscard]] std::int64_t total_generated_tok() const { return total_generated_; }
+  [[nodiscard]] std::int64_t total_trained_tok() const { return total_trained_; }
+  [[nodiscard]] std::int64_t total_wasted_tok() const { return total_wasted_; }
+  [[nodiscard]] std::int64_t buffered_tok() const;
+  // Segments of a buffered group's samples, for tests and traces.
+  [[nodiscard]] std::vector<std::vector<Segment>> group_segments(policies::GroupId id) const;
+  // Each sample of a group not yet trained (e.g. a buffered one), in index order.
+  [[nodiscard]] std::vector<SampleState> group_samples(policies::GroupId id) const;
+  [[nodiscard]] const std::string& prompt_id(policies::GroupId id) const;
+
+  // The loop's state between steps (version, buffered groups with their
+  // segments, counters), for checkpoints. Only valid between steps.
+  [[nodiscard]] nlohmann::json save_state() const;
+  void load_state(const nlohmann::json& state);
+
+  // Called with each training batch: (group id, prompt id) in batch order.
+  std::function<void(std::int64_t step, const std::vector<std::pair<policies::GroupId, std::string>>&)> on_batch;
+
+ private:
+  struct Sample {
+    std::int32_t target_tok = 0;     // from the workload, before the cap
+    std::int32_t generated_tok = 0;
+    std::vector<Segment> segments;
+    bool finished = false;
+    bool in_flight = false;
+  };
+  struct Group {
+    policies::GroupId id = -1;
+    std::string prompt_id;
+    std::int32_t prompt_tok = 0;
+    std::vector<std::uint8_t> correct;
+    std::vector<Sample> samples;
+    std::int32_t finished = 0;
+    bool in_flight = false;  // submitted this phase, not complete
+    bool rejected = false;
+    std::int64_t submit_seq = 0;  // position in this phase's submission order (ties between groups)
+  };
+
+  void apply(const policies::Decisions& d);
+  void submit_group(Group& g);
+  void on_group_complete(policies::GroupId id);
+  void end_phase(const std::vector<policies::GroupId>& batch, StepMetrics& m);
+  void add_tokens(Sample& s, std::int32_t new_tok);
+  std::int64_t group_tokens(const Group& g) const;
+  void discard_tokens(Group& g);
+  bool filter_rejects(const Group& g) const;
+  Group& group_ref(policies::GroupId id);
+  const Group& group_ref(policies::GroupId id) const;
+
+  Backend& backend_;
+  policies::Policy& policy_;
+  base::WorkloadSource& workload_;
+  LoopOptions opt_;
+
+  std::int64_t version_ = 0;
+  policies::GroupId next_group_id_ = 0;
+  std::unordered_map<policies::GroupId, Group> groups_;
+  std::deque<policies::GroupId> buffer_;
+
+  // Rollout-phase state.
+  std::vector<policies::GroupId> submitted_;  // in submission order
+  std::vector<policies::GroupId> accepted_;
+  std::deque<policies::GroupId> completed_pending_;  // complete, policy not told yet
+  std::int64_t in_flight_groups_ = 0;
+  std::int64_t in_flight_samples_ = 0;
+  std::optional<std::vector<policies::GroupId>> batch_;
+  bool drop_unbatched_ = false;
+  StepMetrics* phase_metrics_ = nullptr;
+  BackendCounters phase_counters_;
+  double phase_start_s_ = 0;
+
+  std::int64_t total_generated_ = 0, total_trained_ = 0, total_wasted_ = 0;
+};
+
+}  // namespace april::rl

@@ -1,0 +1,160 @@
+#include "rl/step_metrics.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace april::rl {
+namespace {
+
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+}  // namespace
+
+DerivedMetrics derive(const StepMetrics& m) {
+  DerivedMetrics d;
+  d.total_time_s = m.rollout_time_s + m.train_time_s + m.sync_time_s;
+  d.rollout_throughput_tok_s = ratio(static_cast<double>(m.tokens_generated), m.rollout_time_s);
+  d.effective_throughput_tok_s = ratio(static_cast<double>(m.tokens_trained), d.total_time_s);
+  d.offpolicy_token_fraction = ratio(static_cast<double>(m.tokens_offpolicy), static_cast<double>(m.batch_response_tok));
+  d.staleness_mean = ratio(m.staleness_token_sum, static_cast<double>(m.batch_response_tok));
+  const double engine_s = static_cast<double>(m.engines) * m.rollout_time_s;
+  d.engine_busy_fraction = ratio(m.busy_engine_s, engine_s);
+  if (m.max_running > 0) d.slot_occupancy = ratio(m.running_slot_s, engine_s * static_cast<double>(m.max_running));
+  return d;
+}
+
+RunSummary summarize(const std::vector<StepMetrics>& steps) {
+  RunSummary s;
+  s.steps = static_cast<std::int64_t>(steps.size());
+  StepMetrics& t = s.totals;
+  for (const auto& m : steps) {
+    t.rollout_time_s += m.rollout_time_s;
+    t.train_time_s += m.train_time_s;
+    t.sync_time_s += m.sync_time_s;
+    t.tokens_generated += m.tokens_generated;
+    t.batch_response_tok += m.batch_response_tok;
+    t.tokens_trained += m.tokens_trained;
+    t.tokens_offpolicy += m.tokens_offpolicy;
+    t.tokens_wasted += m.tokens_wasted;
+    t.staleness_token_sum += m.staleness_token_sum;
+    t.staleness_max = std::max(t.staleness_max, m.staleness_max);
+    t.busy_engine_s += m.busy_engine_s;
+    t.running_slot_s += m.running_slot_s;
+    t.engines = m.engines;
+    t.max_running = m.max_running;
+    t.groups_submitted += m.groups_submitted;
+    t.groups_aborted += m.groups_aborted;
+    t.groups_rejected += m.groups_rejected;
+    t.samples_truncated += m.samples_truncated;
+    t.preemptions += m.preemptions;
+    s.buffer_peak_groups = std::max(s.buffer_peak_groups, m.buffer_groups);
+    s.buffer_peak_tokens = std::max(s.buffer_peak_tokens, m.buffer_tokens);
+  }
+  if (!steps.empty()) s.tokens_buffered_at_end = steps.back().buffer_tokens;
+  double rsum = 0, asum = 0;
+  std::int64_t rn = 0;
+  for (const auto& m : steps) {
+    if (m.reward_mean && m.accuracy) {
+      rsum += *m.reward_mean;
+      asum += *m.accuracy;
+      ++rn;
+    }
+  }
+  if (rn > 0) {
+    t.reward_mean = rsum / static_cast<double>(rn);
+    t.accuracy = asum / static_cast<double>(rn);
+  }
+  t.buffer_groups = steps.empty() ? 0 : steps.back().buffer_groups;
+  t.buffer_tokens = s.tokens_buffered_at_end;
+  return s;
+}
+
+nlohmann::json summary_json(const RunSummary& s) {
+  const StepMetrics& t = s.totals;
+  const DerivedMetrics d = derive(t);
+  nlohmann::json j;
+  j["steps"] = s.steps;
+  j["rollout_time_s"] = t.rollout_time_s;
+  j["train_time_s"] = t.train_time_s;
+  j["sync_time_s"] = t.sync_time_s;
+  j["total_time_s"] = d.total_time_s;
+  j["tokens_generated"] = t.tokens_generated;
+  j["rollout_throughput_tok_s"] = d.rollout_throughput_tok_s;
+  j["effective_throughput_tok_s"] = d.effective_throughput_tok_s;
+  j["tokens_trained"] = t.tokens_trained;
+  j["offpolicy_token_fraction"] = d.offpolicy_token_fraction;
+  j["staleness_mean"] = d.staleness_mean;
+  j["staleness_max"] = t.staleness_max;
+  j["tokens_wasted"] = t.tokens_wasted;
+  j["tokens_buffered_at_end"] = s.tokens_buffered_at_end;
+  j["engine_busy_fraction"] = d.engine_busy_fraction;
+  j["slot_occupancy"] = d.slot_occupancy >= 0 ? nlohmann::json(d.slot_occupancy) : nlohmann::json(nullptr);
+  j["buffer_peak_groups"] = s.buffer_peak_groups;
+  j["buffer_peak_tokens"] = s.buffer_peak_tokens;
+  j["groups_submitted"] = t.groups_submitted;
+  j["groups_aborted"] = t.groups_aborted;
+  j["groups_rejected"] = t.groups_rejected;
+  j["samples_truncated"] = t.samples_truncated;
+  j["preemptions"] = t.preemptions;
+  j["event_fingerprint"] = fmt::format("{:016x}", s.fingerprint);
+  if (t.reward_mean) j["reward_mean"] = *t.reward_mean;  // mean over steps
+  if (t.accuracy) j["accuracy"] = *t.accuracy;
+  return j;
+}
+
+const std::vector<StepColumn>& step_columns() {
+  using M = StepMetrics;
+  using D = DerivedMetrics;
+  auto i = [](std::int64_t v) { return std::optional<double>(static_cast<double>(v)); };
+  static const std::vector<StepColumn> columns = {
+      {"step", true, [i](const M& m, const D&) { return i(m.step); }},
+      {"start_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.start_time_s); }},
+      {"rollout_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.rollout_time_s); }},
+      {"train_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.train_time_s); }},
+      {"sync_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.sync_time_s); }},
+      {"total_time_s", false, [](const M&, const D& d) { return std::optional<double>(d.total_time_s); }},
+      {"tokens_generated", true, [i](const M& m, const D&) { return i(m.tokens_generated); }},
+      {"rollout_throughput_tok_s", false, [](const M&, const D& d) { return std::optional<double>(d.rollout_throughput_tok_s); }},
+      {"effective_throughput_tok_s", false, [](const M&, const D& d) { return std::optional<double>(d.effective_throughput_tok_s); }},
+      {"tokens_trained", true, [i](const M& m, const D&) { return i(m.tokens_trained); }},
+      {"offpolicy_token_fraction", false, [](const M&, const D& d) { return std::optional<double>(d.offpolicy_token_fraction); }},
+      {"staleness_mean", false, [](const M&, const D& d) { return std::optional<double>(d.staleness_mean); }},
+      {"staleness_max", true, [i](const M& m, const D&) { return i(m.staleness_max); }},
+      {"tokens_wasted", true, [i](const M& m, const D&) { return i(m.tokens_wasted); }},
+      {"engine_busy_fraction", false, [](const M&, const D& d) { return std::optional<double>(d.engine_busy_fraction); }},
+      {"slot_occupancy", false,
+       [](const M&, const D& d) { return d.slot_occupancy >= 0 ? std::optional<double>(d.slot_occupancy) : std::nullopt; }},
+      {"buffer_groups", true, [i](const M& m, const D&) { return i(m.buffer_groups); }},
+      {"buffer_tokens", true, [i](const M& m, const D&) { return i(m.buffer_tokens); }},
+      {"groups_submitted", true, [i](const M& m, const D&) { return i(m.groups_submitted); }},
+      {"groups_aborted", true, [i](const M& m, const D&) { return i(m.groups_aborted); }},
+      {"groups_rejected", true, [i](const M& m, const D&) { return i(m.groups_rejected); }},
+      {"samples_truncated", true, [i](const M& m, const D&) { return i(m.samples_truncated); }},
+      {"preemptions", true, [i](const M& m, const D&) { return i(m.preemptions); }},
+      {"reward_mean", false, [](const M& m, const D&) { return m.reward_mean; }},
+      {"accuracy", false, [](const M& m, const D&) { return m.accuracy; }},
+  };
+  return columns;
+}
+
+std::string steps_csv(const std::vector<StepMetrics>& steps) {
+  const auto& cols = step_columns();
+  std::string out;
+  for (std::size_t c = 0; c < cols.size(); ++c) out += fmt::format("{}{}", c ? "," : "", cols[c].name);
+  out += '\n';
+  for (const auto& m : steps) {
+    const DerivedMetrics d = derive(m);
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      if (c) out += ',';
+      const auto v = cols[c].value(m, d);
+      if (!v) continue;
+      out += cols[c].integer ? fmt::format("{}", static_cast<std::int64_t>(*v)) : fmt::format("{:.9g}", *v);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace april::rl

@@ -1,0 +1,66 @@
+#pragma once
+// Per-step and whole-run metrics. Names follow DESIGN.md section 3; they are
+// part of the interface (summary.json keys and steps.csv columns).
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace april::rl {
+
+struct StepMetrics {
+  std::int64_t step = 0;
+  double start_time_s = 0;  // clock at the start of the rollout phase
+  double rollout_time_s = 0, train_time_s = 0, sync_time_s = 0;
+  std::int64_t tokens_generated = 0;   // decoded this rollout phase, aborted ones too
+  std::int64_t batch_response_tok = 0;  // response tokens of the training batch
+  std::int64_t tokens_trained = 0;      // batch tokens with non-zero weight
+  std::int64_t tokens_offpolicy = 0;    // batch tokens with staleness >= 1
+  std::int64_t tokens_wasted = 0;       // decoded, then dropped (restarts, filter, masking)
+  double staleness_token_sum = 0;       // sum over batch tokens of their staleness
+  std::int64_t staleness_max = 0;
+  double busy_engine_s = 0, running_slot_s = 0;
+  std::int64_t engines = 1, max_running = 0;
+  std::int64_t buffer_groups = 0, buffer_tokens = 0;  // held at the end of the step
+  std::int64_t groups_submitted = 0, groups_aborted = 0, groups_rejected = 0;
+  std::int64_t samples_truncated = 0, preemptions = 0;
+  std::optional<double> reward_mean, accuracy;  // live runs only: the batch's mean reward, exact-match share
+};
+
+// Derived values, shared by steps.csv rows and the summary.
+struct DerivedMetrics {
+  double total_time_s = 0;
+  double rollout_throughput_tok_s = 0;
+  double effective_throughput_tok_s = 0;
+  double offpolicy_token_fraction = 0;
+  double staleness_mean = 0;
+  double engine_busy_fraction = 0;
+  double slot_occupancy = -1;  // < 0 when engines have no running cap
+};
+
+DerivedMetrics derive(const StepMetrics& m);
+
+struct RunSummary {
+  StepMetrics totals;  // sums (max for staleness_max)
+  std::int64_t steps = 0;
+  std::int64_t buffer_peak_groups = 0, buffer_peak_tokens = 0;
+  std::int64_t tokens_buffered_at_end = 0;
+  double wall_time_s = 0;  // host time the run took
+  std::uint64_t fingerprint = 0;
+};
+
+RunSummary summarize(const std::vector<StepMetrics>& steps);
+nlohmann::json summary_json(const RunSummary& s);
+// One column of steps.csv and of the results database's steps table.
+struct StepColumn {
+  const char* name;
+  bool integer;
+  std::function<std::optional<double>(const StepMetrics&, const DerivedMetrics&)> value;  // nullopt: no value
+};
+const std::vector<StepColumn>& step_columns();
+std::string steps_csv(const std::vector<StepMetrics>& steps);
+
+}  // namespace april::rl

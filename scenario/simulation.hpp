@@ -1,0 +1,64 @@
+#pragma once
+// One simulation run assembled from a resolved scenario: workload, modeled
+// engines (adapters::SimBackend), policy and RL loop. Everything is owned here, so any
+// number of simulations can run in one process.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rl/rl_loop.hpp"
+#include "scenario/scenario.hpp"
+#include "adapters/sim/sim_backend.hpp"
+#include "rl/step_metrics.hpp"
+
+namespace april::scenario {
+
+struct RunOptions {
+  std::optional<std::vector<base::GroupSpec>> trace;  // replay instead of the generator
+  std::string trace_name;
+  bool record_timeline = false;  // engine occupancy changes, in RunResult::timeline
+};
+
+struct RunResult {
+  std::string policy;
+  std::vector<rl::StepMetrics> steps;
+  rl::RunSummary summary;
+  std::int64_t events = 0;
+  std::vector<adapters::TimelinePoint> timeline;
+};
+
+class Simulation {
+ public:
+  Simulation(const base::Config& config, const policies::PolicyRegistry& registry, const std::string& policy,
+             const RunOptions& options = {});
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  rl::StepMetrics step() { return loop_->run_step(); }
+  // Runs the scenario's `steps` steps.
+  RunResult run();
+
+  [[nodiscard]] rl::RlLoop& loop() { return *loop_; }
+  [[nodiscard]] adapters::SimBackend& backend() { return *backend_; }
+
+ private:
+  std::string policy_name_;
+  std::int64_t steps_ = 0;
+  std::unique_ptr<policies::Policy> policy_;
+  std::unique_ptr<base::WorkloadSource> workload_;
+  std::unique_ptr<adapters::SimBackend> backend_;
+  std::unique_ptr<rl::RlLoop> loop_;
+};
+
+// The modeled engines, train and sync costs of a scenario.
+std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, bool record_timeline = false);
+
+// The scenario's long-tail workload generator (workload.* keys, seed).
+std::unique_ptr<base::WorkloadSource> make_generator(const base::Config& config);
+
+// One full simulation of `policy` on the scenario in `config`.
+RunResult simulate(const base::Config& config, const policies::PolicyRegistry& registry, const std::string& policy,
+                   const RunOptions& options = {});
+
+}  // namespace april::scenario

@@ -1,0 +1,308 @@
+#include "studies/calibration.hpp"
+
+#include "base/stats.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+namespace april::studies {
+namespace {
+
+// Solves the normal equations over the columns in `use`; others are 0.
+std::vector<double> solve_subset(const std::vector<std::vector<double>>& a, const std::vector<double>& y, const std::vector<bool>& use) {
+  std::vector<std::size_t> cols;
+  for (std::size_t j = 0; j < use.size(); ++j) {
+    if (use[j]) cols.push_back(j);
+  }
+  const std::size_t k = cols.size();
+  std::vector<std::vector<double>> m(k, std::vector<double>(k + 1, 0.0));
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    for (std::size_t i = 0; i < k; ++i) {
+      for (std::size_t j = 0; j < k; ++j) m[i][j] += a[r][cols[i]] * a[r][cols[j]];
+      m[i][k] += a[r][cols[i]] * y[r];
+    }
+  }
+  // Gaussian elimination with partial pivoting; a tiny ridge keeps it defined
+  // when a column is constant (e.g. no KV variation in a profile).
+  for (std::size_t i = 0; i < k; ++i) m[i][i] += 1e-12 * (1.0 + m[i][i]);
+  for (std::size_t c = 0; c < k; ++c) {
+    std::size_t piv = c;
+    for (std::size_t r = c + 1; r < k; ++r) {
+      if (std::fabs(m[r][c]) > std::fabs(m[piv][c])) piv = r;
+    }
+    std::swap(m[c], m[piv]);
+    if (std::fabs(m[c][c]) < 1e-300) continue;
+    for (std::size_t r = 0; r < k; ++r) {
+      if (r == c) continue;
+      const double f = m[r][c] / m[c][c];
+      for (std::size_t j = c; j <= k; ++j) m[r][j] -= f * m[c][j];
+    }
+  }
+  std::vector<double> x(use.size(), 0.0);
+  for (std::size_t i = 0; i < k; ++i) x[cols[i]] = std::fabs(m[i][i]) < 1e-300 ? 0.0 : m[i][k] / m[i][i];
+  return x;
+}
+
+double mape(const std::vector<std::vector<double>>& a, const std::vector<double>& y, const std::vector<double>& x) {
+  double s = 0;
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    double pred = 0;
+    for (std::size_t j = 0; j < x.size(); ++j) pred += a[r][j] * x[j];
+    s += std::fabs(pred - y[r]) / std::max(1e-12, std::fabs(y[r]));
+  }
+  return a.empty() ? 0.0 : s / static_cast<double>(a.size());
+}
+
+// Iteration times grouped by shape (resident KV aside: repeats of a shape differ only in it).
+using ShapeKey = std::tuple<double, double, double, double>;
+std::map<ShapeKey, std::vector<double>> times_by_shape(const std::vector<IterationPoint>& points) {
+  std::map<ShapeKey, std::vector<double>> out;
+  for (const auto& it : points) out[{it.batch, it.prefill_requests, it.prefill_tok, it.prefill_longest_tok}].push_back(it.time_s);
+  return out;
+}
+
+nlohmann::json spread(const std::vector<double>& v) {
+  return {{"median_s", base::median(v)}, {"p25_s", base::sample_quantile(v, 0.25)}, {"p75_s", base::sample_quantile(v, 0.75)}, {"n", v.size()}};
+}
+
+}  // namespace
+
+std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& y) {
+  if (a.empty()) throw std::invalid_argument("least squares with no equations");
+  std::vector<bool> use(a.front().size(), true);
+  for (;;) {
+    auto x = solve_subset(a, y, use);
+    bool changed = false;
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      if (use[j] && x[j] < 0) {
+        use[j] = false;
+        changed = true;
+      }
+    }
+    if (!changed) return x;
+  }
+}
+
+nlohmann::json profile_to_json(const Profile& p) {
+  nlohmann::json j;
+  j["device"] = p.device;
+  j["model"] = p.model;
+  j["slots"] = p.slots;
+  j["iterations"] = nlohmann::json::array();
+  for (const auto& it : p.iterations) {
+    j["iterations"].push_back({{"batch", it.batch},
+                               {"kv_tok", it.kv_tok},
+                               {"prefill_requests", it.prefill_requests},
+                               {"prefill_tok", it.prefill_tok},
+                               {"prefill_longest_tok", it.prefill_longest_tok},
+                               {"time_s", it.time_s}});
+  }
+  j["iteration_summary"] = nlohmann::json::array();
+  for (const auto& [k, v] : times_by_shape(p.iterations)) {
+    auto s = spread(v);
+    s["batch"] = std::get<0>(k);
+    s["prefill_requests"] = std::get<1>(k);
+    s["prefill_tok"] = std::get<2>(k);
+    s["prefill_longest_tok"] = std::get<3>(k);
+    j["iteration_summary"].push_back(s);
+  }
+  j["train"] = nlohmann::json::array();
+  std::map<std::tuple<double, double, double>, std::vector<double>> by_tokens;
+  for (const auto& t : p.train) {
+    j["train"].push_back({{"samples", t.samples}, {"tokens", t.tokens}, {"longest_tok", t.longest_tok}, {"time_s", t.time_s}});
+    by_tokens[{t.samples, t.tokens, t.longest_tok}].push_back(t.time_s);
+  }
+  j["train_summary"] = nlohmann::json::array();
+  for (const auto& [k, v] : by_tokens) {
+    auto s = spread(v);
+    s["samples"] = std::get<0>(k);
+    s["tokens"] = std::get<1>(k);
+    s["longest_tok"] = std::get<2>(k);
+    j["train_summary"].push_back(s);
+  }
+  j["sync_s"] = p.sync_s;
+  j["sync_summary"] = spread(p.sync_s);
+  return j;
+}
+
+Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
+  Profile p;
+  try {
+    p.device = j.at("device").get<std::string>();
+    p.model = j.at("model").get<std::string>();
+    p.slots = j.at("slots").get<std::int64_t>();
+    for (const auto& it : j.at("iterations")) {
+      IterationPoint pt;
+      pt.batch = it.at("batch").get<double>();
+      pt.kv_tok = it.at("kv_tok").get<double>();
+      pt.prefill_requests = it.at("prefill_requests").get<double>();
+      pt.prefill_tok = it.at("prefill_tok").get<double>();
+      pt.prefill_longest_tok = it.at("prefill_longest_tok").get<double>();
+      pt.time_s = it.at("time_s").get<double>();
+      if (pt.prefill_requests > pt.batch || pt.prefill_longest_tok * pt.prefill_requests < pt.prefill_tok || pt.time_s < 0) {
+        throw std::invalid_argument(fmt::format("{}: iteration {}: inconsistent shape (prefill_requests > batch, prefill_tok > "
+                                                "requests x longest, or a negative time)", where, p.iterations.size()));
+      }
+      p.iterations.push_back(pt);
+    }
+    for (const auto& t : j.at("train")) {
+      p.train.push_back({t.at("samples").get<double>(), t.at("tokens").get<double>(), t.at("longest_tok").get<double>(),
+                         t.at("time_s").get<double>()});
+    }
+    p.sync_s = j.at("sync_s").get<std::vector<double>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(fmt::format("{}: not a profile written by `april profile`: {}", where, e.what()));
+  }
+  if (p.iterations.size() < 8 || p.train.size() < 3 || p.sync_s.empty()) {
+    throw std::invalid_argument(fmt::format("{}: too few measurements to fit (need 8 iterations, 3 train steps, 1 sync)", where));
+  }
+  return p;
+}
+
+namespace {
+
+// The linear engine model's features (sim::LinearIterationModel), in the
+// order of the coefficients below, which are seconds per unit.
+using IterationFeatures = std::array<double, 7>;
+IterationFeatures iteration_features(const IterationPoint& it) {
+  const bool decodes = it.decode_batch() > 0, prefills = it.prefill_requests > 0;
+  return {decodes ? 1.0 : 0.0,
+          it.decode_batch(),
+          decodes ? it.kv_tok : 0.0,
+          prefills ? 1.0 : 0.0,
+          it.prefill_requests,
+          it.prefill_tok,
+          it.prefill_requests * it.prefill_longest_tok};
+}
+
+}  // namespace
+
+double predicted_iteration_s(const Calibration& c, const IterationPoint& it) {
+  const IterationFeatures f = iteration_features(it);
+  const IterationFeatures x = {c.base_us * 1e-6,         c.per_request_us * 1e-6,         c.per_kv_tok_ns * 1e-9,
+                               c.prefill_base_us * 1e-6, c.per_prefill_request_us * 1e-6, c.per_prefill_tok_us * 1e-6,
+                               c.per_padded_prefill_tok_us * 1e-6};
+  return std::inner_product(f.begin(), f.end(), x.begin(), 0.0);
+}
+
+Calibration calibrate(const Profile& p) {
+  Calibration c;
+  // Least squares on relative error (each row divided by its time), so cheap
+  // and expensive iterations count alike and a slow outlier weighs less.
+  std::vector<std::vector<double>> fit_a, held_a;
+  std::vector<double> fit_y, held_y;
+  for (std::size_t i = 0; i < p.iterations.size(); ++i) {
+    const auto& it = p.iterations[i];
+    if (!(it.time_s > 0)) continue;
+    const auto features = iteration_features(it);
+    std::vector<double> row(features.begin(), features.end());
+    if (i % 4 == 3) {
+      held_a.push_back(row);
+      held_y.push_back(it.time_s);
+    } else {
+      for (auto& v : row) v /= it.time_s;
+      fit_a.push_back(row);
+      fit_y.push_back(1.0);
+    }
+  }
+  if (fit_a.empty() || held_a.empty()) throw std::invalid_argument("profile: no iteration with a positive time");
+  const auto x = nonnegative_least_squares(fit_a, fit_y);
+  c.base_us = x[0] * 1e6;
+  c.per_request_us = x[1] * 1e6;
+  c.per_kv_tok_ns = x[2] * 1e9;
+  c.prefill_base_us = x[3] * 1e6;
+  c.per_prefill_request_us = x[4] * 1e6;
+  c.per_prefill_tok_us = x[5] * 1e6;
+  c.per_padded_prefill_tok_us = x[6] * 1e6;
+  c.iteration_heldout_mape = mape(held_a, held_y, x);
+  c.iteration_points = static_cast<std::int64_t>(fit_a.size());
+  c.heldout_points = static_cast<std::int64_t>(held_a.size());
+  // Noise: each point against the median of the points of its shape (KV aside).
+  std::vector<double> deviations;
+  for (const auto& [shape, times] : times_by_shape(p.iterations)) {
+    if (times.size() < 2) continue;
+    const double m = base::median(times);
+    for (double t : times) deviations.push_back(std::fabs(t / m - 1.0));
+  }
+  c.iteration_noise = base::median(deviations);
+  std::vector<std::vector<double>> ta, tha;
+  std::vector<double> ty, thy;
+  for (std::size_t i = 0; i < p.train.size(); ++i) {
+    const auto& t = p.train[i];
+    if (!(t.time_s > 0)) continue;
+    std::vector<double> row = {1.0, t.tokens, t.samples * t.longest_tok};
+    if (i % 4 == 3) {
+      tha.push_back(row);
+      thy.push_back(t.time_s);
+    } else {
+      for (auto& v : row) v /= t.time_s;  // relative error, as for iterations
+      ta.push_back(row);
+      ty.push_back(1.0);
+    }
+  }
+  const auto tx = nonnegative_least_squares(ta, ty);
+  c.train_base_s = tx[0];
+  c.train_per_tok_us = tx[1] * 1e6;
+  c.train_per_padded_tok_us = tx[2] * 1e6;
+  c.train_heldout_mape = mape(tha, thy, tx);
+  c.sync_s = base::median(p.sync_s);
+  return c;
+}
+
+nlohmann::json calibration_scenario_json(const Calibration& c) {
+  nlohmann::json j;
+  j["description"] = fmt::format(
+      "calibrated by `april calibrate`: held-out error {:.1f}% (iterations; measurement noise {:.1f}%), {:.1f}% (train steps)",
+      100 * c.iteration_heldout_mape, 100 * c.iteration_noise, 100 * c.train_heldout_mape);
+  j["engine"] = {{"iteration_model", "linear"},
+                 {"linear_base_us", c.base_us},
+                 {"linear_per_request_us", c.per_request_us},
+                 {"linear_per_kv_tok_ns", c.per_kv_tok_ns},
+                 {"linear_prefill_base_us", c.prefill_base_us},
+                 {"linear_per_prefill_request_us", c.per_prefill_request_us},
+                 {"linear_per_prefill_tok_us", c.per_prefill_tok_us},
+                 {"linear_per_padded_prefill_tok_us", c.per_padded_prefill_tok_us}};
+  j["train"] = {{"time_model", "linear"},
+                {"linear_base_s", c.train_base_s},
+                {"linear_per_tok_us", c.train_per_tok_us},
+                {"linear_per_padded_tok_us", c.train_per_padded_tok_us}};
+  j["sync"] = {{"time_model", "fixed"}, {"latency_s", c.sync_s}};
+  return j;
+}
+
+}  // namespace april::studies
+
+namespace april::studies {
+
+Calibration calibration_from_config(const base::Config& k) {
+  Calibration c;
+  c.base_us = k.get_double("engine.linear_base_us");
+  c.per_request_us = k.get_double("engine.linear_per_request_us");
+  c.per_kv_tok_ns = k.get_double("engine.linear_per_kv_tok_ns");
+  c.prefill_base_us = k.get_double("engine.linear_prefill_base_us");
+  c.per_prefill_request_us = k.get_double("engine.linear_per_prefill_request_us");
+  c.per_prefill_tok_us = k.get_double("engine.linear_per_prefill_tok_us");
+  c.per_padded_prefill_tok_us = k.get_double("engine.linear_per_padded_prefill_tok_us");
+  c.train_base_s = k.get_double("train.linear_base_s");
+  c.train_per_tok_us = k.get_double("train.linear_per_tok_us");
+  c.train_per_padded_tok_us = k.get_double("train.linear_per_padded_tok_us");
+  c.sync_s = k.get_double("sync.latency_s");
+  return c;
+}
+
+std::string describe(const Calibration& c) {
+  return fmt::format(
+      "iteration: decode pass {:.1f} us + {:.2f} us/request + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.2f} us/request + {:.3f} us/token + "
+      "{:.3f} us/padded token (held-out error {:.1f}%, measurement noise {:.1f}%); train {:.3f} s + {:.3f} us/token + {:.3f} us/padded token; "
+      "sync {:.4f} s",
+      c.base_us, c.per_request_us, c.per_kv_tok_ns, c.prefill_base_us, c.per_prefill_request_us, c.per_prefill_tok_us,
+      c.per_padded_prefill_tok_us, 100 * c.iteration_heldout_mape, 100 * c.iteration_noise, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, c.sync_s);
+}
+
+}  // namespace april::studies

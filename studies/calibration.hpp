@@ -1,0 +1,74 @@
+#pragma once
+// Fitting the simulator to a profiled live engine. A profile holds measured
+// iterations (their shape and time), train-step times (tokens) and
+// weight-sync times; calibrate() fits, by least squares on relative error
+// with non-negative coefficients, the simulator's linear engine model
+// (sim/iteration_model.hpp: a decode pass and a prefill pass, each with a
+// fixed cost, per request, per KV token, per prefill token and per padded
+// prefill token; a decode window still sums in closed form) and
+//   train = base + per_tok * tokens + per_padded_tok * samples * longest,
+// and reports the error on held-out points (every fourth one).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/config.hpp"
+
+namespace april::studies {
+
+// One engine iteration: `batch` running requests each gain a token; of them,
+// `prefill_requests` were admitted at this boundary with `prefill_tok` context
+// tokens in all, the longest `prefill_longest_tok` (a padded batched prefill
+// pays for requests x longest).
+struct IterationPoint {
+  double batch = 0, kv_tok = 0, prefill_requests = 0, prefill_tok = 0, prefill_longest_tok = 0, time_s = 0;
+  [[nodiscard]] double decode_batch() const { return batch - prefill_requests; }
+};
+// One train step on `samples` samples, `tokens` prompt + response tokens in
+// all, the longest sample `longest_tok` (a padded batch pays samples x longest).
+struct TrainPoint {
+  double samples = 0, tokens = 0, longest_tok = 0, time_s = 0;
+};
+
+struct Profile {
+  std::string device, model;
+  std::int64_t slots = 0;
+  std::vector<IterationPoint> iterations;
+  std::vector<TrainPoint> train;
+  std::vector<double> sync_s;
+};
+
+nlohmann::json profile_to_json(const Profile& p);  // raw points plus medians and spread per configuration
+Profile profile_from_json(const nlohmann::json& j, const std::string& where);
+
+struct Calibration {
+  double base_us = 0, per_request_us = 0, per_kv_tok_ns = 0;                         // decode pass
+  double prefill_base_us = 0, per_prefill_request_us = 0, per_prefill_tok_us = 0, per_padded_prefill_tok_us = 0;  // prefill pass
+  double train_base_s = 0, train_per_tok_us = 0, train_per_padded_tok_us = 0;
+  double sync_s = 0;
+  double iteration_heldout_mape = 0, train_heldout_mape = 0;  // mean absolute percentage error
+  // Median |time / median of its shape's repeats - 1| over the profile: the
+  // measurement noise, a floor for the held-out error.
+  double iteration_noise = 0;
+  std::int64_t iteration_points = 0, heldout_points = 0;
+};
+
+// Least squares min |A x - y|^2 subject to x >= 0 (active set: drop negative
+// coefficients and refit). Rows of A are equations.
+std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& y);
+
+Calibration calibrate(const Profile& profile);
+// The linear model's predicted time for one iteration, seconds.
+double predicted_iteration_s(const Calibration& c, const IterationPoint& it);
+// One line with every coefficient (for `april calibrate` and `april validate`).
+std::string describe(const Calibration& c);
+
+// A scenario fragment: engine.iteration_model = linear and its coefficients,
+// train.time_model = linear, sync.time_model = fixed; plus the fit's errors.
+nlohmann::json calibration_scenario_json(const Calibration& c);
+// Reads the coefficients back from a scenario holding such a fragment (engine.linear_*, train.linear_*, sync.latency_s).
+Calibration calibration_from_config(const base::Config& c);
+
+}  // namespace april::studies

@@ -1,0 +1,102 @@
+#pragma once
+// The SQLite results store. Every run is written in one transaction (all its
+// metrics and steps, or nothing), in WAL mode with a busy timeout, so a killed
+// sweep loses no finished run and leaves no half-written one, and several
+// processes can write one database at once.
+//
+// Schema (version kSchemaVersion):
+//   meta(key, value)                      schema_version lives here
+//   sweeps(id, spec_hash, kind, scenario, spec, program_version, created_at)
+//   runs(id, run_key UNIQUE, scenario_hash, scenario_json, policy, seed, program_version,
+//        started_at, finished_at, wall_time_s, status, error)
+//   sweep_runs(sweep_id, run_id, params)  params: JSON of the swept values
+//   metrics(run_id, name, value)          summary metrics (summary.json names)
+//   steps(run_id, step, <steps.csv columns>)
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rl/step_metrics.hpp"
+
+struct sqlite3;
+
+namespace april::studies {
+
+inline constexpr int kSchemaVersion = 1;
+
+class DbError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RunRecord {
+  std::string run_key;
+  std::string scenario_hash;
+  nlohmann::json scenario;  // resolved keys
+  std::string policy;
+  std::int64_t seed = 0;
+  std::string started_at, finished_at;  // ISO 8601, UTC
+  double wall_time_s = 0;
+  std::string status = "done";  // done | failed
+  std::string error;
+  nlohmann::json summary;  // summary_json(): numbers become metrics rows
+  std::vector<rl::StepMetrics> steps;
+};
+
+struct SweepInfo {
+  std::int64_t id = 0;
+  std::string kind, scenario, spec, created_at;
+  std::int64_t runs = 0, done = 0;
+};
+
+class ResultsDb {
+ public:
+  // Creates the file and schema if needed; refuses a database written by a
+  // newer schema version, or a file that is not an april database.
+  explicit ResultsDb(const std::string& path);
+  ~ResultsDb();
+  ResultsDb(const ResultsDb&) = delete;
+  ResultsDb& operator=(const ResultsDb&) = delete;
+
+  // The sweep with this spec (created on first use): re-running a sweep finds it again.
+  std::int64_t sweep_id(const std::string& kind, const std::string& scenario, const std::string& spec);
+  // Id of a finished run with this key, if any.
+  std::optional<std::int64_t> finished_run(const std::string& run_key);
+  void link(std::int64_t sweep, std::int64_t run, const nlohmann::json& params);
+  // Stores a run and links it to the sweep, in one transaction. If another
+  // process stored the same run first, that one is kept and linked.
+  std::int64_t store_run(std::int64_t sweep, const RunRecord& run, const nlohmann::json& params);
+
+  // Summary metrics of a run, by name.
+  std::map<std::string, double> run_metrics(std::int64_t run);
+  std::vector<SweepInfo> sweeps();
+  // Rows of one sweep: params, run columns and every metric, for export.
+  std::string export_sweep_csv(std::int64_t sweep);
+  nlohmann::json run_json(std::int64_t run);
+  // A metric of each done run of a sweep: (params, seed, value).
+  struct MetricRow {
+    nlohmann::json params;
+    std::int64_t seed;
+    std::map<std::string, double> metrics;
+  };
+  std::vector<MetricRow> sweep_metrics(std::int64_t sweep);
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::int64_t sweep_id_once(const std::string& kind, const std::string& scenario, const std::string& spec);
+  std::int64_t store_run_once(std::int64_t sweep, const RunRecord& run, const nlohmann::json& params);
+  void exec(const std::string& sql);
+  void init_schema();
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+std::string utc_now_iso8601();
+
+}  // namespace april::studies
