@@ -1,6 +1,7 @@
 #include "studies/calibration.hpp"
 
 #include "base/stats.hpp"
+#include "studies/nnls.hpp"
 
 #include <fmt/format.h>
 
@@ -13,41 +14,6 @@
 
 namespace april::studies {
 namespace {
-
-// Solves the normal equations over the columns in `use`; others are 0.
-std::vector<double> solve_subset(const std::vector<std::vector<double>>& a, const std::vector<double>& y, const std::vector<bool>& use) {
-  std::vector<std::size_t> cols;
-  for (std::size_t j = 0; j < use.size(); ++j) {
-    if (use[j]) cols.push_back(j);
-  }
-  const std::size_t k = cols.size();
-  std::vector<std::vector<double>> m(k, std::vector<double>(k + 1, 0.0));
-  for (std::size_t r = 0; r < a.size(); ++r) {
-    for (std::size_t i = 0; i < k; ++i) {
-      for (std::size_t j = 0; j < k; ++j) m[i][j] += a[r][cols[i]] * a[r][cols[j]];
-      m[i][k] += a[r][cols[i]] * y[r];
-    }
-  }
-  // Gaussian elimination with partial pivoting; a tiny ridge keeps it defined
-  // when a column is constant (e.g. no KV variation in a profile).
-  for (std::size_t i = 0; i < k; ++i) m[i][i] += 1e-12 * (1.0 + m[i][i]);
-  for (std::size_t c = 0; c < k; ++c) {
-    std::size_t piv = c;
-    for (std::size_t r = c + 1; r < k; ++r) {
-      if (std::fabs(m[r][c]) > std::fabs(m[piv][c])) piv = r;
-    }
-    std::swap(m[c], m[piv]);
-    if (std::fabs(m[c][c]) < 1e-300) continue;
-    for (std::size_t r = 0; r < k; ++r) {
-      if (r == c) continue;
-      const double f = m[r][c] / m[c][c];
-      for (std::size_t j = c; j <= k; ++j) m[r][j] -= f * m[c][j];
-    }
-  }
-  std::vector<double> x(use.size(), 0.0);
-  for (std::size_t i = 0; i < k; ++i) x[cols[i]] = std::fabs(m[i][i]) < 1e-300 ? 0.0 : m[i][k] / m[i][i];
-  return x;
-}
 
 double mape(const std::vector<std::vector<double>>& a, const std::vector<double>& y, const std::vector<double>& x) {
   double s = 0;
@@ -72,22 +38,6 @@ nlohmann::json spread(const std::vector<double>& v) {
 }
 
 }  // namespace
-
-std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& y) {
-  if (a.empty()) throw std::invalid_argument("least squares with no equations");
-  std::vector<bool> use(a.front().size(), true);
-  for (;;) {
-    auto x = solve_subset(a, y, use);
-    bool changed = false;
-    for (std::size_t j = 0; j < x.size(); ++j) {
-      if (use[j] && x[j] < 0) {
-        use[j] = false;
-        changed = true;
-      }
-    }
-    if (!changed) return x;
-  }
-}
 
 nlohmann::json profile_to_json(const Profile& p) {
   nlohmann::json j;

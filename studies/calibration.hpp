@@ -55,9 +55,6 @@ struct Calibration {
   std::int64_t iteration_points = 0, heldout_points = 0;
 };
 
-// Least squares min |A x - y|^2 subject to x >= 0 (active set: drop negative
-// coefficients and refit). Rows of A are equations.
-std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& y);
 
 Calibration calibrate(const Profile& profile);
 // The linear model's predicted time for one iteration, seconds.
