@@ -60,6 +60,9 @@ int live_command(const std::vector<std::string>& args) {
   std::int64_t first_index = 0;
   nlohmann::json loop_state;
   if (!resume.empty()) {
+    if (base::recover_directory(resume)) {
+      fmt::print("{}: restored the previous checkpoint, which a write interrupted by a kill had moved aside\n", resume);
+    }
     backend.load(resume);
     std::ifstream in(std::filesystem::path(resume) / "loop.json");
     if (!in) throw std::invalid_argument(fmt::format("{}: checkpoint has no loop.json", resume));
@@ -120,11 +123,23 @@ int live_command(const std::vector<std::string>& args) {
     fmt::print("wrote {0}/summary.json and {0}/{1}/steps.csv\n", out_dir, policy_name);
   }
   if (!checkpoint.empty()) {
-    backend.save(checkpoint);
-    nlohmann::json j;
-    j["loop"] = loop.save_state();
-    j["next_prompt_index"] = workload.next_index();
-    base::write_file_atomically((std::filesystem::path(checkpoint) / "loop.json").string(), j.dump() + "\n");
+    // Assembled in a folder beside the checkpoint, then swapped in whole: a
+    // kill mid-write leaves the previous checkpoint usable.
+    const auto parent = std::filesystem::path(checkpoint).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    const std::string staging = base::staging_directory_for(checkpoint);
+    try {
+      backend.save(staging);
+      nlohmann::json j;
+      j["loop"] = loop.save_state();
+      j["next_prompt_index"] = workload.next_index();
+      base::write_file_atomically((std::filesystem::path(staging) / "loop.json").string(), j.dump() + "\n");
+      base::replace_directory_atomically(staging, checkpoint);
+    } catch (...) {
+      std::error_code ec;
+      std::filesystem::remove_all(staging, ec);
+      throw;
+    }
     fmt::print("checkpoint written to {}\n", checkpoint);
   }
   return 0;

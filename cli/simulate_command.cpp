@@ -10,7 +10,7 @@
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_table.hpp"
-#include "traces/jsonl_trace.hpp"
+#include "traces/trace_import.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -22,13 +22,14 @@ int simulate_command(const std::vector<std::string>& args) {
       "With no options: the built-in default scenario, policies sync, april and sorted.\n\noptions");
   std::string scenario = "default";
   std::vector<std::string> policy_args, sets;
-  std::string trace, out_dir;
+  std::string trace, trace_format = "ours", out_dir;
   opts.add_options()
       ("help,h", "show this help")
       ("scenario", po::value(&scenario), "built-in scenario name (default, handcheck) or a JSON scenario file")
       ("policy", po::value(&policy_args), "policy to run (repeat, or a comma list); default: sync,april,sorted")
       ("set", po::value(&sets), "override a scenario key: --set key=value (repeatable); `april keys` lists them")
-      ("trace", po::value(&trace), "replay prompt groups from a JSONL trace instead of the generator")
+      ("trace", po::value(&trace), "replay prompt groups from a trace instead of the generator (mode: --set trace.mode=replay|resample)")
+      ("trace-format", po::value(&trace_format), "format of --trace: ours (our JSONL, the default) or azure")
       ("steps", po::value<std::int64_t>(), "training steps (overrides the scenario's `steps`)")
       ("seed", po::value<std::int64_t>(), "seed (overrides the scenario's `seed`)")
       ("out", po::value(&out_dir), "write DIR/summary.json, DIR/<policy>/steps.csv and DIR/<policy>/timeline.csv");
@@ -39,18 +40,20 @@ int simulate_command(const std::vector<std::string>& args) {
   const auto schema = scenario::make_schema(registry);
   base::Config config(schema);
   apply_cli_scenario(config, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-  scenario::validate_scenario(config);
+  scenario::RunOptions ro;
+  ro.record_timeline = !out_dir.empty();
+  if (!trace.empty()) {
+    traces::ImportOptions io;
+    io.format = trace_format;
+    ro.trace = traces::load_trace(trace, io);
+    ro.trace_name = trace;
+  }
+  scenario::validate_scenario(config, ro.trace ? &*ro.trace : nullptr, trace);
 
   std::vector<std::string> policy_names = split_commas(policy_args);
   if (policy_names.empty()) policy_names = {"sync", "april", "sorted"};
   for (const auto& p : policy_names) (void)registry.get(p);  // fail early on a bad name
 
-  scenario::RunOptions ro;
-  ro.record_timeline = !out_dir.empty();
-  if (!trace.empty()) {
-    ro.trace = traces::read_jsonl_trace(trace);
-    ro.trace_name = trace;
-  }
 
   print_scenario_header(config, scenario, trace);
   std::vector<scenario::RunResult> results;

@@ -39,6 +39,14 @@ int sweep_command(const std::vector<std::string>& args) {
 
   const auto registry = policies::builtin_policies();
   const auto schema = scenario::make_schema(registry);
+  studies::BatchOptions bo;
+  bo.jobs = jobs;
+  if (!trace.empty()) {
+    traces::ImportOptions io;
+    io.format = trace_format;
+    bo.trace = traces::load_trace(trace, io);
+    bo.trace_name = trace;
+  }
   const auto axes = studies::parse_grid(grid_text);
   std::vector<studies::RunSpec> specs;
   for (const auto& combo : studies::cartesian(axes)) {
@@ -54,19 +62,11 @@ int sweep_command(const std::vector<std::string>& args) {
         else c.set_from_text(axes[i].key, combo[i], "--grid");
       }
       (void)registry.get(policy);
-      scenario::validate_scenario(c);
+      scenario::validate_scenario(c, bo.trace ? &*bo.trace : nullptr, bo.trace_name);
       specs.push_back({params, policy, std::move(c)});
     }
   }
 
-  studies::BatchOptions bo;
-  bo.jobs = jobs;
-  if (!trace.empty()) {
-    traces::ImportOptions io;
-    io.format = trace_format;
-    bo.trace = traces::load_trace(trace, io);
-    bo.trace_name = trace;
-  }
   ProgressPrinter progress;
   bo.on_progress = [&](const studies::BatchProgress& p) { progress(p); };
   studies::ResultsDb db(db_path);

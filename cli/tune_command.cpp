@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
+#include <cmath>
+#include <map>
 
+#include "rl/step_metrics.hpp"
 #include "studies/results_db.hpp"
 #include "studies/run_batch.hpp"
 #include "scenario/scenario.hpp"
@@ -66,16 +69,41 @@ int tune_command(const std::vector<std::string>& args) {
   spec.maximize = direction == "max";
   for (const auto& c : constraints) spec.constraints.push_back(studies::parse_constraint(c));
 
+  // Everything checked before the first run: the key and its type, every
+  // value of the first round and both ends of the range (later rounds only
+  // refine between them), and the metric names.
+  const base::Knob* knob = schema.find(param);
+  if (knob == nullptr) {
+    base::Config probe(schema);
+    probe.set_from_text(param, "0", "--param");  // throws, with did-you-mean
+  } else if (knob->type != base::KnobType::Int && knob->type != base::KnobType::Double) {
+    throw std::invalid_argument(fmt::format("--param {}: a {} key cannot be tuned; tune takes a numeric key",
+                                            param, base::type_name(knob->type)));
+  }
+  spec.integer = knob != nullptr && knob->type == base::KnobType::Int;
+  const auto known_metrics = rl::summary_json(rl::RunSummary{});
+  std::map<std::string, double> metric_names;
+  for (auto it = known_metrics.begin(); it != known_metrics.end(); ++it) {
+    if (it->is_number() || it->is_null()) metric_names[it.key()] = 0;
+  }
+  (void)studies::resolve_metric(objective, metric_names);
+  for (const auto& c : spec.constraints) (void)studies::resolve_metric(c.metric, metric_names);
+  auto value_text = [&](double x) { return spec.integer ? fmt::format("{}", std::llround(x)) : fmt::format("{:.6g}", x); };
+
   auto make = [&](double x, std::int64_t r) {
     base::Config c(schema);
     apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
     c.set("seed", c.get_int("seed") + r, "--repeats");
-    c.set_from_text(param, fmt::format("{:.6g}", x), "--param");
+    c.set_from_text(param, value_text(x), "--param");
     scenario::validate_scenario(c);
     return c;
   };
-  (void)make(spec.lo, 0);  // fail before any run on a bad key or value
+  if (spec.integer && (spec.lo != std::round(spec.lo) || spec.hi != std::round(spec.hi))) {
+    throw std::invalid_argument(fmt::format("--range {}: {} is an integer key; give integer ends", range, param));
+  }
+  (void)make(spec.lo, 0);
   (void)make(spec.hi, 0);
+  for (double x : studies::first_round_values(spec)) (void)make(x, 0);
 
   studies::ResultsDb db(db_path);
   const std::string spec_text = fmt::format("param={};range={};objective={};direction={};constraints={};repeats={};rounds={};points={};"
@@ -91,7 +119,7 @@ int tune_command(const std::vector<std::string>& args) {
     std::vector<studies::RunSpec> specs;
     for (double x : xs) {
       for (std::int64_t r = 0; r < repeats; ++r) {
-        nlohmann::json params = {{param, fmt::format("{:.6g}", x)}};
+        nlohmann::json params = {{param, value_text(x)}};
         specs.push_back({params, policy, make(x, r)});
       }
     }

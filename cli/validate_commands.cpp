@@ -10,6 +10,7 @@
 #include "adapters/live/profiler.hpp"
 #include "adapters/live/validation.hpp"
 #include "studies/results_db.hpp"
+#include "scenario/model_version.hpp"
 #include "scenario/scenario.hpp"
 #include "base/atomic_file.hpp"
 #include "base/hash.hpp"
@@ -156,6 +157,7 @@ int validate_command(const std::vector<std::string>& args) {
         r.run_key = base::hash_hex(fmt::format("validate {} {} {} {}", sweep, side, p.policy, now));
         r.policy = p.policy;
         r.seed = c.get_int("seed");
+        r.model_version = scenario::kModelVersion;
         r.started_at = r.finished_at = now;
         r.summary = rl::summary_json(rl::summarize(steps));
         r.steps = steps;

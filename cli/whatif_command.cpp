@@ -65,7 +65,7 @@ int whatif_command(const std::vector<std::string>& args) {
     base::Config c(schema);
     apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
     for (std::size_t i = 0; i < axes.size(); ++i) c.set_from_text(axes[i].key, combo[i], "--vary");
-    scenario::validate_scenario(c);
+    scenario::validate_scenario(c, ro.trace ? &*ro.trace : nullptr, ro.trace_name);
     return c;
   };
   for (const auto& combo : combos) (void)make_config(combo);

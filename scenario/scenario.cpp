@@ -303,7 +303,7 @@ WeightSync weight_sync(const base::Config& c) {
   return w;
 }
 
-void validate_scenario(const base::Config& c) {
+void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>* trace, const std::string& trace_name) {
   (void)weight_sync(c);
   const auto engines = c.get_int("cluster.engines");
   const auto tp = c.get_int("cluster.tensor_parallel");
@@ -313,10 +313,32 @@ void validate_scenario(const base::Config& c) {
                                        engines, tp, engines * tp, gpus));
   }
   const std::int64_t kv = kv_capacity_tok(c);
-  const double longest = c.get_double("workload.prompt_median_tok") * 4 + static_cast<double>(c.get_int("max_response_len"));
+  const std::int64_t cap = c.get_int("max_response_len");
+  if (trace != nullptr) {
+    // Every request must fit one engine on its own at its longest.
+    const base::GroupSpec* worst = nullptr;
+    std::int64_t longest = 0;
+    for (const auto& g : *trace) {
+      std::int64_t response = 0;
+      for (auto t : g.response_tok) response = std::max<std::int64_t>(response, std::min<std::int64_t>(t, cap));
+      if (g.prompt_tok + response > longest) {
+        longest = g.prompt_tok + response;
+        worst = &g;
+      }
+    }
+    if (worst != nullptr && longest > kv) {
+      throw base::ConfigError(fmt::format(
+          "{}: prompt '{}' needs {} KV tokens ({} prompt + {} response, capped by max_response_len), more than the engine "
+          "KV capacity of {} tokens; raise engine.kv_capacity_tok or lower max_response_len",
+          trace_name.empty() ? "trace" : trace_name, worst->prompt_id, longest, worst->prompt_tok, longest - worst->prompt_tok, kv));
+    }
+    return;
+  }
+  const double longest = c.get_double("workload.prompt_median_tok") * 4 + static_cast<double>(cap);
   if (static_cast<double>(kv) < longest) {
-    throw base::ConfigError(fmt::format("engine KV capacity of {} tokens cannot hold one long request (~{:.0f} tokens); "
-                                       "raise engine.kv_capacity_tok or lower max_response_len", kv, longest));
+    throw base::ConfigError(fmt::format("engine KV capacity of {} tokens cannot hold one long request (~{:.0f} tokens: 4x "
+                                       "workload.prompt_median_tok + max_response_len); raise engine.kv_capacity_tok or lower "
+                                       "max_response_len", kv, longest));
   }
 }
 

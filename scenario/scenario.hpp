@@ -27,8 +27,12 @@ std::vector<BuiltinScenario> builtin_scenarios();
 // from a built-in with "base": "<name>".
 void apply_scenario(base::Config& config, const std::string& name_or_path);
 
-// Checks relations between knobs that single validators cannot see.
-void validate_scenario(const base::Config& config);
+// Checks relations between knobs that single validators cannot see. With a
+// trace, the engines' KV capacity is checked against its actual longest
+// request (prompt + response up to max_response_len), naming that prompt;
+// without one, against the generator's prompts (4x their median) + the cap.
+void validate_scenario(const base::Config& config, const std::vector<base::GroupSpec>* trace = nullptr,
+                       const std::string& trace_name = "");
 
 // Weight-sync time per step: from the topology when one is given (preset or
 // file), else weight bytes over sync.bandwidth_GB_s; plus sync.latency_s.

@@ -54,7 +54,7 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bo
 Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
                        const RunOptions& options)
     : policy_name_(policy_name), steps_(c.get_int("steps")) {
-  validate_scenario(c);
+  validate_scenario(c, options.trace ? &*options.trace : nullptr, options.trace_name);
   policy_ = registry.get(policy_name).make(c);
 
   if (options.trace) {

@@ -87,20 +87,29 @@ std::vector<double> dual(const Matrix& a, const std::vector<double>& y, const st
 
 }  // namespace
 
-std::vector<double> nonnegative_least_squares(const Matrix& a, const std::vector<double>& y) {
-  if (a.empty() || a.front().empty()) throw std::invalid_argument("least squares with no equations or no unknowns");
-  if (a.size() != y.size()) throw std::invalid_argument("least squares: as many right-hand sides as equations needed");
-  const std::size_t n = a.front().size();
-  for (const auto& row : a) {
+std::vector<double> nonnegative_least_squares(const Matrix& a_in, const std::vector<double>& y) {
+  if (a_in.empty() || a_in.front().empty()) throw std::invalid_argument("least squares with no equations or no unknowns");
+  if (a_in.size() != y.size()) throw std::invalid_argument("least squares: as many right-hand sides as equations needed");
+  const std::size_t n = a_in.front().size();
+  for (const auto& row : a_in) {
     if (row.size() != n) throw std::invalid_argument("least squares: rows of different lengths");
   }
-  double scale = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    for (double v : a[i]) scale = std::max(scale, std::fabs(v));
-    scale = std::max(scale, std::fabs(y[i]));
+  // Columns scaled to unit norm: the solution is the same up to that positive
+  // scale (so non-negativity is unchanged), and one tolerance then suits
+  // features as different as a request count and a KV-token count.
+  std::vector<double> col_norm(n, 0.0);
+  for (const auto& row : a_in) {
+    for (std::size_t j = 0; j < n; ++j) col_norm[j] += row[j] * row[j];
   }
-  const double tol = 10 * std::numeric_limits<double>::epsilon() * std::max(scale, 1.0) * std::max(scale, 1.0) *
-                     static_cast<double>(a.size());
+  for (auto& c : col_norm) c = std::sqrt(c);
+  Matrix a = a_in;
+  for (auto& row : a) {
+    for (std::size_t j = 0; j < n; ++j) row[j] = col_norm[j] > 0 ? row[j] / col_norm[j] : 0.0;
+  }
+  double y_norm = 0;
+  for (double v : y) y_norm += v * v;
+  y_norm = std::sqrt(y_norm);
+  const double tol = 10 * std::numeric_limits<double>::epsilon() * static_cast<double>(std::max(a.size(), n)) * std::max(y_norm, 1e-300);
 
   std::vector<bool> passive(n, false);
   std::vector<double> x(n, 0.0);
@@ -140,6 +149,7 @@ std::vector<double> nonnegative_least_squares(const Matrix& a, const std::vector
     }
     w = dual(a, y, x);
   }
+  for (std::size_t j = 0; j < n; ++j) x[j] = col_norm[j] > 0 ? x[j] / col_norm[j] : 0.0;
   return x;
 }
 

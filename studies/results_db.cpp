@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <cstdio>
 #include <ctime>
 
 namespace april::studies {
@@ -90,8 +91,15 @@ class Stmt {
 class Transaction {
  public:
   Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) { run("BEGIN IMMEDIATE"); }
+  // Rolls back an unfinished transaction. A destructor cannot throw, so a
+  // failed ROLLBACK is reported on stderr: the connection may then be unusable.
   ~Transaction() {
-    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (done_) return;
+    char* err = nullptr;
+    if (sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, &err) != SQLITE_OK && sqlite3_get_autocommit(db_) == 0) {
+      std::fprintf(stderr, "%s: ROLLBACK failed: %s\n", path_.c_str(), err ? err : sqlite3_errmsg(db_));
+    }
+    sqlite3_free(err);
   }
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
@@ -188,6 +196,7 @@ void ResultsDb::init_schema() {
     if (any && !has_meta) throw DbError(fmt::format("{}: not an april results database (no meta table)", path_));
   }
   exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+  int from_version = kSchemaVersion;
   {
     Stmt v(db_, "SELECT value FROM meta WHERE key='schema_version'", path_);
     if (v.step()) {
@@ -203,6 +212,7 @@ void ResultsDb::init_schema() {
                                   path_, version, kSchemaVersion));
       }
       if (version < 1) throw DbError(fmt::format("{}: unknown schema version {}", path_, version));
+      from_version = version;
     } else {
       Stmt ins(db_, "INSERT INTO meta(key, value) VALUES('schema_version', ?)", path_);
       ins.bind(1, std::to_string(kSchemaVersion));
@@ -213,13 +223,28 @@ void ResultsDb::init_schema() {
        "scenario TEXT NOT NULL, spec TEXT NOT NULL, program_version TEXT NOT NULL, created_at TEXT NOT NULL)");
   exec("CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, run_key TEXT UNIQUE NOT NULL, scenario_hash TEXT NOT NULL, "
        "scenario_json TEXT NOT NULL, policy TEXT NOT NULL, seed INTEGER NOT NULL, program_version TEXT NOT NULL, "
-       "started_at TEXT NOT NULL, finished_at TEXT NOT NULL, wall_time_s REAL, status TEXT NOT NULL, error TEXT)");
+       "started_at TEXT NOT NULL, finished_at TEXT NOT NULL, wall_time_s REAL, status TEXT NOT NULL, error TEXT, "
+       "model_version INTEGER NOT NULL DEFAULT 0)");
   exec("CREATE TABLE IF NOT EXISTS sweep_runs(sweep_id INTEGER NOT NULL REFERENCES sweeps(id), "
        "run_id INTEGER NOT NULL REFERENCES runs(id), params TEXT NOT NULL, PRIMARY KEY(sweep_id, run_id))");
   exec("CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, value REAL, "
        "PRIMARY KEY(run_id, name))");
   exec(steps_table_sql());
+  if (from_version < kSchemaVersion) migrate(from_version);
   tx.commit();
+}
+
+// Brings an older database to kSchemaVersion, inside init_schema's transaction
+// (a failure leaves it as it was).
+void ResultsDb::migrate(int from_version) {
+  if (from_version < 2) {
+    // Schema 1 had no model version: its runs count as version 0, so they are
+    // never reused by a newer model and are re-run instead.
+    exec("ALTER TABLE runs ADD COLUMN model_version INTEGER NOT NULL DEFAULT 0");
+  }
+  Stmt up(db_, "UPDATE meta SET value=? WHERE key='schema_version'", path_);
+  up.bind(1, std::to_string(kSchemaVersion));
+  up.step();
 }
 
 std::int64_t ResultsDb::sweep_id(const std::string& kind, const std::string& scenario, const std::string& spec) {
@@ -253,10 +278,25 @@ std::optional<std::int64_t> ResultsDb::finished_run(const std::string& run_key) 
 
 void ResultsDb::link(std::int64_t sweep, std::int64_t run, const nlohmann::json& params) {
   retry_busy([&] {
-    Stmt ins(db_, "INSERT OR IGNORE INTO sweep_runs(sweep_id, run_id, params) VALUES(?,?,?)", path_);
-    ins.bind(1, sweep).bind(2, run).bind(3, params.dump());
-    ins.step();
+    Transaction tx(db_, path_);
+    link_in_transaction(sweep, run, params);
+    tx.commit();
   });
+}
+
+void ResultsDb::link_in_transaction(std::int64_t sweep, std::int64_t run, const nlohmann::json& params) {
+  // This sweep's link to the same run (params, policy, seed) from another
+  // model version is stale: the run linked now replaces it.
+  Stmt stale(db_,
+             "DELETE FROM sweep_runs WHERE sweep_id=?1 AND params=?2 AND run_id<>?3 AND run_id IN "
+             "(SELECT o.id FROM runs o JOIN runs n ON n.id=?3 "
+             "WHERE o.policy=n.policy AND o.seed=n.seed AND o.model_version<>n.model_version)",
+             path_);
+  stale.bind(1, sweep).bind(2, params.dump()).bind(3, run);
+  stale.step();
+  Stmt ins(db_, "INSERT OR IGNORE INTO sweep_runs(sweep_id, run_id, params) VALUES(?,?,?)", path_);
+  ins.bind(1, sweep).bind(2, run).bind(3, params.dump());
+  ins.step();
 }
 
 std::int64_t ResultsDb::store_run(std::int64_t sweep, const RunRecord& r, const nlohmann::json& params) {
@@ -266,34 +306,45 @@ std::int64_t ResultsDb::store_run(std::int64_t sweep, const RunRecord& r, const 
 std::int64_t ResultsDb::store_run_once(std::int64_t sweep, const RunRecord& r, const nlohmann::json& params) {
   Transaction tx(db_, path_);
   std::int64_t run_id = 0;
+  bool write = true;
   {
-    // A failed attempt is replaced; a done run (from another writer) is kept.
+    // A done run (from another writer) is kept; a failed attempt is replaced
+    // in place, keeping its id and so every sweep's link to it.
     Stmt old(db_, "SELECT id, status FROM runs WHERE run_key=?", path_);
     old.bind(1, r.run_key);
     if (old.step()) {
-      if (old.text_col(1) == "done") {
-        run_id = old.int_col(0);
-      } else {
-        const auto id = old.int_col(0);
-        for (const char* t : {"DELETE FROM steps WHERE run_id=?", "DELETE FROM metrics WHERE run_id=?",
-                              "DELETE FROM sweep_runs WHERE run_id=?", "DELETE FROM runs WHERE id=?"}) {
-          Stmt del(db_, t, path_);
-          del.bind(1, id);
-          del.step();
-        }
-      }
+      run_id = old.int_col(0);
+      write = old.text_col(1) != "done";
     }
   }
-  if (run_id == 0) {
+  if (write && run_id != 0) {
+    for (const char* t : {"DELETE FROM steps WHERE run_id=?", "DELETE FROM metrics WHERE run_id=?"}) {
+      Stmt del(db_, t, path_);
+      del.bind(1, run_id);
+      del.step();
+    }
+    Stmt up(db_,
+            "UPDATE runs SET scenario_hash=?, scenario_json=?, policy=?, seed=?, program_version=?, started_at=?, "
+            "finished_at=?, wall_time_s=?, status=?, error=?, model_version=? WHERE id=?",
+            path_);
+    up.bind(1, r.scenario_hash).bind(2, r.scenario.dump()).bind(3, r.policy).bind(4, r.seed);
+    up.bind(5, std::string(APRIL_VERSION)).bind(6, r.started_at).bind(7, r.finished_at).bind(8, r.wall_time_s).bind(9, r.status);
+    if (r.error.empty()) up.bind_null(10); else up.bind(10, r.error);
+    up.bind(11, r.model_version).bind(12, run_id);
+    up.step();
+  } else if (write) {
     Stmt ins(db_,
              "INSERT INTO runs(run_key, scenario_hash, scenario_json, policy, seed, program_version, started_at, finished_at, "
-             "wall_time_s, status, error) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+             "wall_time_s, status, error, model_version) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
              path_);
     ins.bind(1, r.run_key).bind(2, r.scenario_hash).bind(3, r.scenario.dump()).bind(4, r.policy).bind(5, r.seed);
     ins.bind(6, std::string(APRIL_VERSION)).bind(7, r.started_at).bind(8, r.finished_at).bind(9, r.wall_time_s).bind(10, r.status);
     if (r.error.empty()) ins.bind_null(11); else ins.bind(11, r.error);
+    ins.bind(12, r.model_version);
     ins.step();
     run_id = sqlite3_last_insert_rowid(db_);
+  }
+  if (write) {
     Stmt met(db_, "INSERT INTO metrics(run_id, name, value) VALUES(?,?,?)", path_);
     for (auto it = r.summary.begin(); it != r.summary.end(); ++it) {
       if (!it->is_number()) continue;
@@ -322,7 +373,7 @@ std::int64_t ResultsDb::store_run_once(std::int64_t sweep, const RunRecord& r, c
       st.step();
     }
   }
-  link(sweep, run_id, params);
+  link_in_transaction(sweep, run_id, params);
   tx.commit();
   return run_id;
 }

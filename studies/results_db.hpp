@@ -4,11 +4,11 @@
 // sweep loses no finished run and leaves no half-written one, and several
 // processes can write one database at once.
 //
-// Schema (version kSchemaVersion):
+// Schema (version kSchemaVersion; tests/results_db_test.cpp pins it):
 //   meta(key, value)                      schema_version lives here
 //   sweeps(id, spec_hash, kind, scenario, spec, program_version, created_at)
 //   runs(id, run_key UNIQUE, scenario_hash, scenario_json, policy, seed, program_version,
-//        started_at, finished_at, wall_time_s, status, error)
+//        started_at, finished_at, wall_time_s, status, error, model_version)
 //   sweep_runs(sweep_id, run_id, params)  params: JSON of the swept values
 //   metrics(run_id, name, value)          summary metrics (summary.json names)
 //   steps(run_id, step, <steps.csv columns>)
@@ -27,7 +27,9 @@ struct sqlite3;
 
 namespace april::studies {
 
-inline constexpr int kSchemaVersion = 1;
+// 2: runs.model_version (schema 1 databases are migrated in place on open;
+//    their runs count as model version 0 and are re-run, not reused).
+inline constexpr int kSchemaVersion = 2;
 
 class DbError : public std::runtime_error {
  public:
@@ -42,6 +44,7 @@ struct RunRecord {
   std::int64_t seed = 0;
   std::string started_at, finished_at;  // ISO 8601, UTC
   double wall_time_s = 0;
+  std::int64_t model_version = 0;  // scenario::kModelVersion of the code that ran it
   std::string status = "done";  // done | failed
   std::string error;
   nlohmann::json summary;  // summary_json(): numbers become metrics rows
@@ -67,9 +70,15 @@ class ResultsDb {
   std::int64_t sweep_id(const std::string& kind, const std::string& scenario, const std::string& spec);
   // Id of a finished run with this key, if any.
   std::optional<std::int64_t> finished_run(const std::string& run_key);
+  // Links a run to a sweep, dropping the sweep's stale link to the same run
+  // (params, policy, seed) from another model version.
   void link(std::int64_t sweep, std::int64_t run, const nlohmann::json& params);
   // Stores a run and links it to the sweep, in one transaction. If another
-  // process stored the same run first, that one is kept and linked.
+  // process stored the same run first, that one is kept and linked. A failed
+  // run with the same key is replaced in place (its id, and so every sweep's
+  // link to it, is kept). In this sweep, links with the same params, policy
+  // and seed to a run of another model version are dropped: the new run
+  // replaces the stale one in the sweep's results.
   std::int64_t store_run(std::int64_t sweep, const RunRecord& run, const nlohmann::json& params);
 
   // Summary metrics of a run, by name.
@@ -93,6 +102,8 @@ class ResultsDb {
   std::int64_t store_run_once(std::int64_t sweep, const RunRecord& run, const nlohmann::json& params);
   void exec(const std::string& sql);
   void init_schema();
+  void migrate(int from_version);
+  void link_in_transaction(std::int64_t sweep, std::int64_t run, const nlohmann::json& params);
   std::string path_;
   sqlite3* db_ = nullptr;
 };

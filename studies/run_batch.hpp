@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scenario/model_version.hpp"
 #include "studies/results_db.hpp"
 #include "policies/registry.hpp"
 #include "base/config.hpp"
@@ -46,8 +47,11 @@ struct BatchOptions {
   std::function<void(const BatchProgress&)> on_progress;  // called under a lock, in the finishing thread
 };
 
-// Identity of a run: resolved scenario, policy and trace contents.
-std::string run_key(const base::Config& config, const std::string& policy, const std::string& trace_hash);
+// Identity of a run: the model version, resolved scenario, policy and trace
+// contents. A run stored by another model version has another key, so it is
+// re-run rather than reused.
+std::string run_key(const base::Config& config, const std::string& policy, const std::string& trace_hash,
+                    std::int64_t model_version = scenario::kModelVersion);
 std::string trace_hash(const std::optional<std::vector<base::GroupSpec>>& trace);
 
 std::vector<RunOutcome> run_batch(ResultsDb& db, std::int64_t sweep, const policies::PolicyRegistry& registry,

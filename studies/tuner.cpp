@@ -78,11 +78,25 @@ void summarise(TunePoint& p, const TuneSpec& spec, const std::string& objective)
 
 }  // namespace
 
+std::vector<double> first_round_values(const TuneSpec& spec) {
+  std::vector<double> xs;
+  const double step0 = (spec.hi - spec.lo) / static_cast<double>(std::max<std::int64_t>(1, spec.points - 1));
+  for (std::int64_t i = 0; i < spec.points; ++i) {
+    double x = spec.lo + step0 * static_cast<double>(i);
+    if (spec.integer) x = std::round(x);
+    if (xs.empty() || x != xs.back()) xs.push_back(x);
+  }
+  return xs;
+}
+
 TuneResult tune(const TuneSpec& spec_in, const TuneEvaluate& evaluate) {
   TuneSpec spec = spec_in;
   if (!(spec.hi > spec.lo)) throw std::invalid_argument("tune: the range needs lo < hi");
   if (spec.points < 3) throw std::invalid_argument("tune: need at least 3 points in the first round");
   if (spec.rounds < 1 || spec.repeats < 1) throw std::invalid_argument("tune: rounds and repeats must be >= 1");
+  if (spec.integer && (spec.lo != std::round(spec.lo) || spec.hi != std::round(spec.hi))) {
+    throw std::invalid_argument(fmt::format("tune: an integer key needs an integer range, got {}:{}", spec.lo, spec.hi));
+  }
   TuneResult res;
   std::string objective;
   const double step0 = (spec.hi - spec.lo) / static_cast<double>(spec.points - 1);
@@ -115,15 +129,14 @@ TuneResult tune(const TuneSpec& spec_in, const TuneEvaluate& evaluate) {
     }
   };
 
-  std::vector<double> first;
-  for (std::int64_t i = 0; i < spec.points; ++i) first.push_back(spec.lo + step0 * static_cast<double>(i));
-  run_round(first);
+  run_round(first_round_values(spec));
   double step = step0;
   for (std::int64_t r = 1; r < spec.rounds && res.best; ++r) {
     step /= 2;
     const double b = res.curve[*res.best].x;
     std::vector<double> xs;
     for (double x : {b - step, b + step}) {
+      if (spec.integer) x = b + (x < b ? -1.0 : 1.0) * std::max(1.0, std::round(std::fabs(x - b)));
       if (x >= spec.lo - eps && x <= spec.hi + eps && !known(x)) xs.push_back(std::clamp(x, spec.lo, spec.hi));
     }
     run_round(xs);

@@ -37,6 +37,9 @@ struct TuneSpec {
   std::string objective;     // a summary metric
   bool maximize = true;
   std::vector<Constraint> constraints;
+  // An integer key: every value tried is rounded to an integer (lo and hi
+  // must be integers), and refinement stops once no new integer is left.
+  bool integer = false;
 };
 
 struct TunePoint {
@@ -55,6 +58,10 @@ struct TuneResult {
   double indistinguishable_lo = 0, indistinguishable_hi = 0;  // values whose CI overlaps the best's
   std::int64_t runs = 0;
 };
+
+// The values of the first round (rounded and deduplicated for an integer key).
+// Every later value lies between lo and hi, on the same grid refined.
+std::vector<double> first_round_values(const TuneSpec& spec);
 
 // Evaluates each x with every seed; returns metrics per (x, seed), x-major.
 using TuneEvaluate = std::function<std::vector<std::map<std::string, double>>(const std::vector<double>& xs)>;

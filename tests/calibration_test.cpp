@@ -145,6 +145,18 @@ TEST(Nnls, FindsTheOptimumADropAllNegativesHeuristicMisses) {
   EXPECT_NEAR(residual(a, y, x), 9.802325581395349, 1e-9);
 }
 
+// Features of very different scales (seconds per request against per KV
+// token): the same problem with columns scaled by 1e-6 and 1e5 has the same
+// solution, scaled back.
+TEST(Nnls, ColumnScaleDoesNotChangeTheSolution) {
+  const std::vector<std::vector<double>> a = {{1e-6, 3, 3e5}, {2e-6, 0, 2e5}, {0, 3, 3e5}, {1e-6, 3, 3e5}};
+  const std::vector<double> y = {1e-4, 5e-4, 2e-4, 0};
+  const auto x = nonnegative_least_squares(a, y);
+  EXPECT_NEAR(x[0] * 1e-6 / 1e-4, 151.0 / 86.0, 1e-7);
+  EXPECT_NEAR(x[1], 0.0, 1e-15);
+  EXPECT_NEAR(x[2] * 1e5 / 1e-4, 2.0 / 43.0, 1e-7);
+}
+
 // Unconstrained least squares on a few columns by the normal equations and
 // Gaussian elimination: independent of the solver under test.
 std::optional<std::vector<double>> plain_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& y) {

@@ -31,6 +31,15 @@ if(NOT n EQUAL 20)
   message(FATAL_ERROR "trace synth: expected 20 lines, got ${n}")
 endif()
 run(${APRIL} simulate --scenario handcheck --trace ${OUT}/t.jsonl --set max_response_len=500 --steps 3)
+# Every command that takes --trace takes --trace-format.
+run(${APRIL} simulate --scenario handcheck --trace ${OUT}/azure.csv --trace-format azure --set max_response_len=500 --steps 3)
+# The KV check reads the trace's own requests: the longest here is 100 + 403 tokens.
+run(${APRIL} simulate --scenario handcheck --trace ${OUT}/t.jsonl --set max_response_len=500 --set engine.kv_capacity_tok=503 --steps 1)
+execute_process(COMMAND ${APRIL} simulate --scenario handcheck --trace ${OUT}/t.jsonl --set max_response_len=500
+                --set engine.kv_capacity_tok=502 --steps 1 RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "t.jsonl: prompt '[^']+' needs 503 KV tokens")
+  message(FATAL_ERROR "KV check: expected an error naming the trace, the prompt and 503 tokens, got rc=${rc}: ${err}")
+endif()
 run(${APRIL} whatif --scenario handcheck --trace ${OUT}/azure.csv --trace-format azure --set max_response_len=500
     --vary rollout_batch_size=2,3 --vary april.alpha=1.5,2 --steps 3 --csv ${OUT}/w.csv --json ${OUT}/w.json)
 file(STRINGS ${OUT}/w.csv rows)

@@ -102,6 +102,45 @@ TEST(Knobs, ReadingAKnobAsAnotherTypeThrows) {
   }
 }
 
+// The KV check reads a trace's own requests (it used to guess from the
+// generator's median prompt: a trace of 16-token requests was refused at 111).
+TEST(Scenario, KvCapacityIsCheckedAgainstTheTracesLongestRequest) {
+  testing::Fixture f("default", {"engine.kv_capacity_tok=111"});
+  const std::vector<base::GroupSpec> trace = {testing::group("a", {10, 8}, 6), testing::group("b", {3, 12}, 4)};
+  EXPECT_NO_THROW(scenario::validate_scenario(f.config, &trace, "short.jsonl"));
+  EXPECT_THROW(scenario::validate_scenario(f.config), base::ConfigError);  // the generator's prompts are longer
+  f.config.apply_assignment("engine.kv_capacity_tok=15");
+  try {
+    scenario::validate_scenario(f.config, &trace, "short.jsonl");
+    FAIL() << "a 16-token request fit in 15";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("short.jsonl: prompt 'a' needs 16 KV tokens (6 prompt + 10 response"), std::string::npos)
+        << e.what();
+  }
+  // max_response_len caps what a request can need.
+  f.config.apply_assignment("max_response_len=9");
+  EXPECT_NO_THROW(scenario::validate_scenario(f.config, &trace, "short.jsonl"));
+}
+
+// A request that does not fit is an error naming its prompt, not a bare
+// engine failure in the middle of a run.
+TEST(Scenario, ARequestTooLongForTheEngineNamesItsPrompt) {
+  testing::Fixture f("handcheck", {"engine.kv_capacity_tok=50"});
+  auto backend = scenario::make_sim_backend(f.config);
+  rl::SampleRequest r;
+  r.key = rl::make_sample_key(3, 1);
+  r.prompt_id = "long-one";
+  r.prompt_tok = 40;
+  r.max_new_tok = 20;
+  r.target_response_tok = 20;
+  try {
+    backend->submit(r);
+    FAIL() << "a 60-token request fit in 50";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("prompt 'long-one' (sample 1) needs 60 KV tokens"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Scenario, InconsistentClusterIsAnError) {
   testing::Fixture f("default", {"cluster.engines=8"});  // 8 x TP 2 > 8 GPUs
   EXPECT_THROW(scenario::validate_scenario(f.config), base::ConfigError);

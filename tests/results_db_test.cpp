@@ -3,8 +3,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "studies/results_db.hpp"
+#include "base/hash.hpp"
+#include "scenario/model_version.hpp"
 #include "studies/run_batch.hpp"
 #include "test_support.hpp"
 
@@ -91,7 +94,7 @@ TEST(ResultsDb, RefusesADatabaseFromAFutureSchemaVersion) {
     ResultsDb db(path);
     FAIL() << "opened a future database";
   } catch (const DbError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 99 is newer than this april's (1)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("schema version 99 is newer than this april's (2)"), std::string::npos) << e.what();
   }
 }
 
@@ -130,8 +133,177 @@ TEST(ResultsDb, FailedRunsAreRecordedAndRetried) {
   const auto id2 = db.store_run(sweep, r, {{"a", 1}});
   EXPECT_EQ(db.finished_run("k1"), id2);
   EXPECT_EQ(db.run_json(id2)["status"], "done");
-  EXPECT_EQ(db.sweeps().at(0).runs, 1);  // the failed attempt was replaced, not kept beside
+  EXPECT_EQ(db.sweeps().at(0).runs, 1);  // the failed attempt was replaced in place
+  EXPECT_EQ(id2, id1);
   EXPECT_EQ(db.run_metrics(id2).at("tokens_generated"), 5);
+}
+
+// The schema is an interface (notebooks and users' SQL read it): a change
+// must bump kSchemaVersion and add a migration, and this pin says so.
+TEST(ResultsDb, SchemaIsPinned) {
+  const auto path = temp_db("schema.db");
+  { ResultsDb db(path); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  std::map<std::string, std::string> tables;
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name", -1, &st, nullptr), SQLITE_OK);
+  while (sqlite3_step(st) == SQLITE_ROW) tables[reinterpret_cast<const char*>(sqlite3_column_text(st, 0))] = "";
+  sqlite3_finalize(st);
+  for (auto& [name, cols] : tables) {
+    ASSERT_EQ(sqlite3_prepare_v2(raw, ("PRAGMA table_info(" + name + ")").c_str(), -1, &st, nullptr), SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      cols += std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 1))) + " " +
+              reinterpret_cast<const char*>(sqlite3_column_text(st, 2)) + ",";
+    }
+    sqlite3_finalize(st);
+  }
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "2");
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+  const std::map<std::string, std::string> want = {
+      {"meta", "key TEXT,value TEXT,"},
+      {"metrics", "run_id INTEGER,name TEXT,value REAL,"},
+      {"runs",
+       "id INTEGER,run_key TEXT,scenario_hash TEXT,scenario_json TEXT,policy TEXT,seed INTEGER,program_version TEXT,"
+       "started_at TEXT,finished_at TEXT,wall_time_s REAL,status TEXT,error TEXT,model_version INTEGER,"},
+      {"steps",
+       "run_id INTEGER,step INTEGER,start_time_s REAL,rollout_time_s REAL,train_time_s REAL,sync_time_s REAL,"
+       "total_time_s REAL,tokens_generated INTEGER,rollout_throughput_tok_s REAL,effective_throughput_tok_s REAL,"
+       "tokens_trained INTEGER,offpolicy_token_fraction REAL,staleness_mean REAL,staleness_max INTEGER,tokens_wasted INTEGER,"
+       "engine_busy_fraction REAL,slot_occupancy REAL,buffer_groups INTEGER,buffer_tokens INTEGER,groups_submitted INTEGER,"
+       "groups_aborted INTEGER,groups_rejected INTEGER,samples_truncated INTEGER,preemptions INTEGER,reward_mean REAL,"
+       "accuracy REAL,"},
+      {"sweep_runs", "sweep_id INTEGER,run_id INTEGER,params TEXT,"},
+      {"sweeps", "id INTEGER,spec_hash TEXT,kind TEXT,scenario TEXT,spec TEXT,program_version TEXT,created_at TEXT,"},
+  };
+  EXPECT_EQ(tables, want);
+}
+
+// A database written by schema 1 (no model version) is migrated in place; its
+// runs count as model version 0, so the same sweep re-runs them and the
+// sweep's results then hold the new run only.
+TEST(ResultsDb, MigratesSchemaOneAndReRunsItsRuns) {
+  const auto path = temp_db("v1.db");
+  raw_exec(path,
+           "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+           "INSERT INTO meta VALUES('schema_version','1');"
+           "CREATE TABLE sweeps(id INTEGER PRIMARY KEY, spec_hash TEXT UNIQUE NOT NULL, kind TEXT NOT NULL, scenario TEXT NOT NULL, "
+           "spec TEXT NOT NULL, program_version TEXT NOT NULL, created_at TEXT NOT NULL);"
+           "CREATE TABLE runs(id INTEGER PRIMARY KEY, run_key TEXT UNIQUE NOT NULL, scenario_hash TEXT NOT NULL, "
+           "scenario_json TEXT NOT NULL, policy TEXT NOT NULL, seed INTEGER NOT NULL, program_version TEXT NOT NULL, "
+           "started_at TEXT NOT NULL, finished_at TEXT NOT NULL, wall_time_s REAL, status TEXT NOT NULL, error TEXT);"
+           "CREATE TABLE sweep_runs(sweep_id INTEGER NOT NULL REFERENCES sweeps(id), run_id INTEGER NOT NULL REFERENCES runs(id), "
+           "params TEXT NOT NULL, PRIMARY KEY(sweep_id, run_id));"
+           "CREATE TABLE metrics(run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, value REAL, PRIMARY KEY(run_id, name));");
+  april::testing::Fixture f("handcheck", {"steps=3"});
+  const auto specs = specs_for(f, {"sync"}, 1);
+  {
+    // What schema 1 stored for that run, keyed as it was then.
+    const auto key = base::hash_hex(f.config.resolved().dump() + "\nsync\ngenerator");
+    raw_exec(path,
+             "INSERT INTO sweeps VALUES(1, 'h', 'sweep', 'handcheck', 'spec', '0.1.0', 'then');"
+             "INSERT INTO runs VALUES(1, '" + key + "', 'h', '{}', 'sync', 1, '0.1.0', 'then', 'then', 0.1, 'done', NULL);"
+             "INSERT INTO sweep_runs VALUES(1, 1, '{\"policy\":\"sync\"}');"
+             "INSERT INTO metrics VALUES(1, 'tokens_generated', 12345);");
+  }
+  ResultsDb db(path);
+  EXPECT_EQ(db.run_json(1)["model_version"], "0");
+  const auto out = run_batch(db, 1, f.registry, specs, {1, std::nullopt, "", {}});
+  ASSERT_EQ(out.size(), 1U);
+  EXPECT_FALSE(out[0].skipped);
+  EXPECT_NE(out[0].run_id, 1);
+  const auto rows = db.sweep_metrics(1);
+  ASSERT_EQ(rows.size(), 1U);  // the stale run is no longer linked
+  EXPECT_NE(rows[0].metrics.at("tokens_generated"), 12345);
+  EXPECT_EQ(db.run_json(out[0].run_id)["model_version"], std::to_string(scenario::kModelVersion));
+}
+
+// A run stored by an older model version is re-run, not reused, and replaces
+// the old one in the sweep; the same model version is reused.
+TEST(ResultsDb, RunsFromAnOlderModelVersionAreReRun) {
+  const auto path = temp_db("model.db");
+  april::testing::Fixture f("handcheck", {"steps=3"});
+  const auto specs = specs_for(f, {"april"}, 1);
+  ResultsDb db(path);
+  const auto sweep = db.sweep_id("sweep", "handcheck", "spec");
+  RunRecord old;
+  old.run_key = run_key(specs[0].config, "april", "generator", scenario::kModelVersion - 1);
+  old.model_version = scenario::kModelVersion - 1;
+  old.scenario = nlohmann::json::object();
+  old.policy = "april";
+  old.seed = 1;
+  old.started_at = old.finished_at = utc_now_iso8601();
+  old.summary = {{"tokens_generated", 7}};
+  const auto old_id = db.store_run(sweep, old, specs[0].params);
+  const auto first = run_batch(db, sweep, f.registry, specs, {1, std::nullopt, "", {}});
+  EXPECT_FALSE(first[0].skipped);
+  EXPECT_NE(first[0].run_id, old_id);
+  const auto rows = db.sweep_metrics(sweep);
+  ASSERT_EQ(rows.size(), 1U);
+  EXPECT_NE(rows[0].metrics.at("tokens_generated"), 7);
+  const auto again = run_batch(db, sweep, f.registry, specs, {1, std::nullopt, "", {}});
+  EXPECT_TRUE(again[0].skipped);
+  EXPECT_EQ(again[0].run_id, first[0].run_id);
+}
+
+// A store that throws (here a real SQLite trigger aborting every insert of an
+// april run's metrics) ends with the run recorded as failed and the process
+// alive; the other runs are stored, worker threads joined.
+TEST(ResultsDb, AStoreThatThrowsRecordsTheRunAsFailed) {
+  const auto path = temp_db("throw.db");
+  { ResultsDb db(path); }
+  raw_exec(path,
+           "CREATE TRIGGER refuse_april BEFORE INSERT ON metrics "
+           "WHEN (SELECT policy FROM runs WHERE id=NEW.run_id)='april' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;");
+  april::testing::Fixture f("handcheck", {"steps=3"});
+  const auto specs = specs_for(f, {"sync", "april"}, 2);
+  ResultsDb db(path);
+  const auto sweep = db.sweep_id("sweep", "handcheck", "spec");
+  const auto out = run_batch(db, sweep, f.registry, specs, {2, std::nullopt, "", {}});
+  ASSERT_EQ(out.size(), 4U);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (specs[i].policy == "sync") {
+      EXPECT_FALSE(out[i].failed) << out[i].error;
+      continue;
+    }
+    EXPECT_TRUE(out[i].failed);
+    EXPECT_NE(out[i].error.find("storing the results failed"), std::string::npos) << out[i].error;
+    EXPECT_NE(out[i].error.find("disk on fire"), std::string::npos) << out[i].error;
+    ASSERT_GT(out[i].run_id, 0);
+    const auto j = db.run_json(out[i].run_id);
+    EXPECT_EQ(j["status"], "failed");
+    EXPECT_EQ(j["steps_stored"], 0);
+  }
+  EXPECT_EQ(db.sweeps().at(0).done, 2);
+}
+
+// Replacing a failed run keeps its id, so other sweeps' links to it survive.
+TEST(ResultsDb, ReplacingAFailedRunKeepsOtherSweepsLinks) {
+  const auto path = temp_db("links.db");
+  ResultsDb db(path);
+  const auto a = db.sweep_id("sweep", "x", "a");
+  const auto b = db.sweep_id("sweep", "x", "b");
+  RunRecord r;
+  r.run_key = "k";
+  r.scenario = nlohmann::json::object();
+  r.policy = "sync";
+  r.status = "failed";
+  r.error = "boom";
+  r.started_at = r.finished_at = utc_now_iso8601();
+  const auto id = db.store_run(a, r, {{"p", 1}});
+  db.link(b, id, {{"p", 1}});
+  r.status = "done";
+  r.error.clear();
+  r.summary = {{"tokens_generated", 3}};
+  EXPECT_EQ(db.store_run(a, r, {{"p", 1}}), id);
+  const auto sweeps = db.sweeps();
+  ASSERT_EQ(sweeps.size(), 2U);
+  EXPECT_EQ(sweeps[0].runs, 1);
+  EXPECT_EQ(sweeps[1].runs, 1);
+  EXPECT_EQ(sweeps[1].done, 1);
 }
 
 }  // namespace

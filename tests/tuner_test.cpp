@@ -62,6 +62,41 @@ TEST(Tuner, RespectsConstraintsAndSaysWhichBinds) {
   EXPECT_EQ(r.binding, (std::vector<std::string>{"staleness_max<=1.8"}));
 }
 
+// An integer key is tuned on integers only: rounded, never repeated, and the
+// refinement stops when no new integer is left (it used to try 1.5 in round 2,
+// which an integer key refuses).
+TEST(Tuner, IntegerKeysTryIntegersOnly) {
+  TuneSpec spec;
+  spec.lo = 1;
+  spec.hi = 5;
+  spec.points = 4;
+  spec.repeats = 2;
+  spec.rounds = 6;
+  spec.integer = true;
+  spec.objective = "rollout_throughput";
+  EXPECT_EQ(first_round_values(spec), (std::vector<double>{1, 2, 4, 5}));  // 1, 2.33, 3.67, 5 rounded
+  std::int64_t calls = 0;
+  const auto r = tune(spec, synthetic(spec.repeats, &calls));
+  std::vector<double> xs;
+  for (const auto& p : r.curve) {
+    EXPECT_EQ(p.x, std::round(p.x));
+    xs.push_back(p.x);
+  }
+  EXPECT_EQ(xs, (std::vector<double>{1, 2, 3, 4, 5}));  // 3 added by refinement, nothing twice
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(r.curve[*r.best].x, 2);  // the synthetic optimum is 2.3
+  spec.lo = 1.5;
+  EXPECT_THROW(tune(spec, synthetic(spec.repeats, &calls)), std::invalid_argument);
+}
+
+TEST(Tuner, StudentTQuantilesComeFromBoostMath) {
+  EXPECT_NEAR(t975(1), 12.706, 1e-3);
+  EXPECT_NEAR(t975(4), 2.776, 1e-3);
+  EXPECT_NEAR(t975(30), 2.042, 1e-3);
+  EXPECT_NEAR(t975(60), 2.000, 1e-3);  // the old table returned 1.96 past 30
+  EXPECT_TRUE(std::isnan(t975(0)));
+}
+
 TEST(Tuner, ParsesConstraintsAndRejectsBadOnes) {
   const auto c = parse_constraint("buffer_peak_tokens<=2e6");
   EXPECT_EQ(c.metric, "buffer_peak_tokens");

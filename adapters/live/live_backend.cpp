@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "adapters/live/cpu_runtime.hpp"
+#include "base/atomic_file.hpp"
 #include "base/hash.hpp"
 #include "adapters/live/detail/device.hpp"
 #include "adapters/live/detail/grpo.hpp"
@@ -239,7 +240,7 @@ void LiveBackend::save(const std::string& dir) const {
   for (const auto& [key, st] : impl_->store) {
     j.push_back({{"key", key}, {"prompt_id", st.prompt_id}, {"tokens", st.tokens}, {"logprobs", st.logprobs}});
   }
-  std::ofstream(std::filesystem::path(dir) / "samples.json") << j.dump();
+  base::write_file_atomically((std::filesystem::path(dir) / "samples.json").string(), j.dump());
 }
 
 void LiveBackend::load(const std::string& dir) {

@@ -1,5 +1,7 @@
 #include "adapters/sim/sim_backend.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -25,6 +27,13 @@ void SimBackend::submit(const SampleRequest& r) {
   er.generated_tok = r.generated_tok;
   er.stop_at_tok = r.generated_tok + std::min(r.max_new_tok, std::max(0, r.target_response_tok - r.generated_tok));
   if (er.stop_at_tok <= er.generated_tok) throw std::logic_error("submitted a sample that has already finished");
+  if (static_cast<std::int64_t>(er.prompt_tok) + er.stop_at_tok > config_.engine.kv_capacity_tok) {
+    throw std::invalid_argument(fmt::format(
+        "prompt '{}' (sample {}) needs {} KV tokens ({} prompt + {} response), more than the engine KV capacity of {} tokens; "
+        "raise engine.kv_capacity_tok or lower max_response_len",
+        r.prompt_id, rl::key_index(r.key), static_cast<std::int64_t>(er.prompt_tok) + er.stop_at_tok, er.prompt_tok, er.stop_at_tok,
+        config_.engine.kv_capacity_tok));
+  }
   best->submit(er);
 }
 

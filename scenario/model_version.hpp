@@ -1,0 +1,16 @@
+#pragma once
+// The version of the simulation model: what a stored run's results depend on
+// besides its inputs. Bump it in the same commit as any change that alters
+// simulated results (event sequence, token counts, times), and re-pin the
+// digest in tests/model_version_test.cpp; that test fails when results change
+// and this number does not. Runs stored under another model version are
+// re-run, never reused (studies/run_batch, studies/results_db).
+#include <cstdint>
+
+namespace april::scenario {
+
+// 1: the first versioned model (slime's same-instant ties and refill rule,
+//    sync's whole-wave refill under the filter).
+inline constexpr std::int64_t kModelVersion = 1;
+
+}  // namespace april::scenario

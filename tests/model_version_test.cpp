@@ -1,0 +1,69 @@
+// Guards scenario::kModelVersion: stored runs are reused only under the same
+// model version, so any change to simulated results must bump it. This test
+// digests the integer results (event fingerprint, token counts, times in ns)
+// of pinned runs and compares them with the digest pinned for the current
+// version; it fails when results change and the version does not.
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/hash.hpp"
+#include "scenario/model_version.hpp"
+#include "test_support.hpp"
+
+namespace april {
+namespace {
+
+std::string results_digest() {
+  struct Pinned {
+    std::string scenario;
+    std::vector<std::string> sets;
+  };
+  const std::vector<Pinned> runs = {
+      {"handcheck", {"steps=6"}},
+      {"handcheck", {"steps=6", "filter.dynamic_sampling=true", "rollout_batch_size=3"}},
+      {"handcheck", {"steps=6", "cluster.gpus=2", "cluster.engines=2", "engine.max_running=3"}},
+      {"default", {"steps=4"}},
+      {"default", {"steps=3", "engine.kv_capacity_tok=60000", "max_response_len=8000", "filter.dynamic_sampling=true"}},
+  };
+  base::Fnv1a h;
+  for (const auto& r : runs) {
+    for (const std::string policy : {"sync", "april", "sorted"}) {
+      testing::Fixture f(r.scenario, r.sets);
+      const auto result = scenario::simulate(f.config, f.registry, policy);
+      h.add_u64(result.summary.fingerprint);
+      for (const auto& m : result.steps) {
+        for (double t : {m.rollout_time_s, m.train_time_s, m.sync_time_s}) h.add_u64(static_cast<std::uint64_t>(std::llround(t * 1e9)));
+        for (std::int64_t v : {m.tokens_generated, m.tokens_trained, m.tokens_offpolicy, m.tokens_wasted, m.staleness_max,
+                               m.buffer_groups, m.buffer_tokens, m.groups_submitted, m.groups_aborted, m.groups_rejected,
+                               m.samples_truncated, m.preemptions}) {
+          h.add_u64(static_cast<std::uint64_t>(v));
+        }
+      }
+    }
+  }
+  return fmt::format("{:016x}", h.value());
+}
+
+// Model version -> digest of the pinned runs' results under it.
+const std::map<std::int64_t, std::string> kPinnedDigests = {
+    {1, "c4da17bea86271e0"},
+};
+
+TEST(ModelVersion, ChangesWheneverSimulatedResultsChange) {
+  const std::string digest = results_digest();
+  const auto it = kPinnedDigests.find(scenario::kModelVersion);
+  ASSERT_NE(it, kPinnedDigests.end()) << "no digest pinned for model version " << scenario::kModelVersion
+                                      << "; pin this one in tests/model_version_test.cpp: " << digest;
+  EXPECT_EQ(digest, it->second) << "simulated results changed but scenario::kModelVersion did not: bump it in "
+                                   "scenario/model_version.hpp (stored runs would otherwise be reused with stale results) "
+                                   "and pin the new digest "
+                                << digest;
+}
+
+}  // namespace
+}  // namespace april
