@@ -1,5 +1,8 @@
 #include "cli/report_table.hpp"
 
+#include "sim/engine_knobs.hpp"
+#include "sim/train_sync_knobs.hpp"
+
 #include <fmt/format.h>
 
 namespace april::cli {
@@ -9,9 +12,9 @@ void print_scenario_header(const base::Config& c, const std::string& scenario, c
              scenario, c.get_string("model"), c.get_string("hardware"), c.get_int("cluster.gpus"), c.get_int("cluster.engines"),
              c.get_int("cluster.tensor_parallel"), c.get_int("rollout_batch_size"), c.get_int("n_samples_per_prompt"),
              c.get_int("max_response_len"), c.get_int("steps"), c.get_int("seed"));
-  fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", scenario::make_iteration_model(c)->describe(),
-             scenario::kv_capacity_tok(c), c.get_int("engine.max_running") == 0 ? std::string("none") : std::to_string(c.get_int("engine.max_running")));
-  fmt::print("weight sync: {}\n", scenario::weight_sync(c).how);
+  fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", sim::make_iteration_model(c)->describe(),
+             sim::kv_capacity_tok(c), c.get_int("engine.max_running") == 0 ? std::string("none") : std::to_string(c.get_int("engine.max_running")));
+  fmt::print("weight sync: {}\n", sim::weight_sync(c).how);
   fmt::print("workload: {}\n\n", trace.empty() ? "long-tail generator (see `april keys`, workload.*)" : "trace " + trace);
 }
 

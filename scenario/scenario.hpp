@@ -1,6 +1,7 @@
 #pragma once
-// Scenarios: the full knob schema (every module's knobs), the built-in
-// scenarios, and the assembly of one simulation run from a resolved Config.
+// Scenarios: the full knob schema (each module declares its own keys beside
+// the code that reads them; this gathers them), the built-in scenarios, and
+// checks across keys.
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,7 +14,7 @@
 
 namespace april::scenario {
 
-// Declares every knob: run, workload, cluster, engine, train, sync, policies.
+// Every key: run, loop, workload, cluster and engine, train and sync, live, policies.
 base::ConfigSchema make_schema(const policies::PolicyRegistry& registry);
 
 struct BuiltinScenario {
@@ -34,16 +35,5 @@ void apply_scenario(base::Config& config, const std::string& name_or_path);
 void validate_scenario(const base::Config& config, const std::vector<base::GroupSpec>* trace = nullptr,
                        const std::string& trace_name = "");
 
-// Weight-sync time per step: from the topology when one is given (preset or
-// file), else weight bytes over sync.bandwidth_GB_s; plus sync.latency_s.
-struct WeightSync {
-  double time_s = 0;
-  std::string how;
-};
-WeightSync weight_sync(const base::Config& config);
-
-// The engines' KV capacity in tokens, derived from GPU memory when not set.
-std::int64_t kv_capacity_tok(const base::Config& config);
-std::shared_ptr<const sim::IterationModel> make_iteration_model(const base::Config& config);
 
 }  // namespace april::scenario

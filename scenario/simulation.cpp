@@ -2,7 +2,10 @@
 
 #include <chrono>
 
-#include "sim/cost_model.hpp"
+#include "rl/loop_knobs.hpp"
+#include "sim/engine_knobs.hpp"
+#include "sim/train_sync_knobs.hpp"
+#include "sim/workload.hpp"
 #include "sim/profiles.hpp"
 #include "traces/trace_resample.hpp"
 #include "traces/trace_workload.hpp"
@@ -10,45 +13,17 @@
 namespace april::scenario {
 
 std::unique_ptr<base::WorkloadSource> make_generator(const base::Config& c) {
-  sim::LongTailParams p;
-  p.samples_per_group = c.get_int("n_samples_per_prompt");
-  p.prompt_median_tok = c.get_double("workload.prompt_median_tok");
-  p.prompt_sigma = c.get_double("workload.prompt_sigma");
-  p.response_median_tok = c.get_double("workload.response_median_tok");
-  p.sigma_between = c.get_double("workload.sigma_between");
-  p.sigma_within = c.get_double("workload.sigma_within");
-  p.incorrect_len_factor = c.get_double("workload.incorrect_len_factor");
-  p.drift_dip = c.get_double("workload.drift_dip");
-  p.drift_dip_step = c.get_int("workload.drift_dip_step");
-  p.drift_rise_per_step = c.get_double("workload.drift_rise_per_step");
-  return std::make_unique<sim::LongTailGenerator>(p, static_cast<std::uint64_t>(c.get_int("seed")));
+  return std::make_unique<sim::LongTailGenerator>(sim::long_tail_params(c), static_cast<std::uint64_t>(c.get_int("seed")));
 }
 
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bool record_timeline) {
-  const auto hw_all = sim::builtin_hardware();
-  const auto model_all = sim::builtin_models();
-  const auto hw = sim::find_hardware(hw_all, c.get_string("hardware"));
-  const auto model = sim::find_model(model_all, c.get_string("model"));
-
   adapters::SimBackendConfig bc;
   bc.engines = c.get_int("cluster.engines");
-  bc.engine.max_running = c.get_int("engine.max_running");
-  bc.engine.kv_capacity_tok = kv_capacity_tok(c);
-  bc.engine.fast_forward = c.get_bool("engine.fast_forward");
-  bc.engine.per_token_prefill = c.get_string("engine.prefill") == "per_token";
-  if (c.get_string("train.time_model") == "linear") {
-    const double base = c.get_double("train.linear_base_s"), per = c.get_double("train.linear_per_tok_us") * 1e-6;
-    const double padded = c.get_double("train.linear_per_padded_tok_us") * 1e-6;
-    bc.train_time_s = [base, per, padded](const adapters::TrainBatchShape& b) {
-      return base + per * static_cast<double>(b.tokens) + padded * static_cast<double>(b.samples * b.longest_tok);
-    };
-  } else if (c.get_string("train.time_model") == "flops") {
-    sim::TrainCostParams tp{c.get_double("train.mfu"), c.get_int("cluster.gpus"), c.get_double("train.fixed_s")};
-    bc.train_time_s = [model, hw, tp](const adapters::TrainBatchShape& b) { return sim::train_time_s(model, hw, tp, b.tokens); };
-  }
-  bc.sync_time_s = weight_sync(c).time_s;
+  bc.engine = sim::engine_config(c);
+  bc.train_time_s = sim::train_time_model(c);
+  bc.sync_time_s = sim::weight_sync(c).time_s;
   bc.record_timeline = record_timeline;
-  return std::make_unique<adapters::SimBackend>(std::move(bc), make_iteration_model(c));
+  return std::make_unique<adapters::SimBackend>(std::move(bc), sim::make_iteration_model(c));
 }
 
 Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
@@ -70,12 +45,7 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
 
   backend_ = make_sim_backend(c, options.record_timeline);
 
-  rl::LoopOptions lo;
-  lo.batch_size = c.get_int("rollout_batch_size");
-  lo.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
-  lo.dynamic_sampling_filter = c.get_bool("filter.dynamic_sampling");
-  lo.keep_rejected_when_insufficient = c.get_bool("filter.keep_when_insufficient");
-  loop_ = std::make_unique<rl::RlLoop>(*backend_, *policy_, *workload_, lo);
+  loop_ = std::make_unique<rl::RlLoop>(*backend_, *policy_, *workload_, rl::loop_options(c));
 }
 
 RunResult Simulation::run() {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/config.hpp"
 #include "base/rng.hpp"
 #include "base/workload_source.hpp"
 
@@ -44,5 +45,10 @@ class LongTailGenerator final : public WorkloadSource {
   base::Rng rng_;
   std::int64_t drawn_ = 0;
 };
+
+// The generator's scenario keys (n_samples_per_prompt, workload.*), declared
+// beside the one place that reads them.
+void declare_workload_knobs(base::ConfigSchema& schema);
+LongTailParams long_tail_params(const base::Config& config);
 
 }  // namespace april::sim

@@ -6,6 +6,7 @@
 
 #include "studies/calibration.hpp"
 #include "studies/nnls.hpp"
+#include "sim/engine_knobs.hpp"
 #include "base/rng.hpp"
 #include "test_support.hpp"
 
@@ -100,7 +101,7 @@ TEST(Calibration, ThePaddedPrefillTermRoundTripsThroughTheSimulator) {
   EXPECT_NEAR(back.per_padded_prefill_tok_us, c.per_padded_prefill_tok_us, 1e-9);
   EXPECT_NEAR(back.prefill_base_us, c.prefill_base_us, 1e-9);
   EXPECT_NEAR(back.per_prefill_request_us, c.per_prefill_request_us, 1e-9);
-  const auto model = scenario::make_iteration_model(f.config);
+  const auto model = sim::make_iteration_model(f.config);
   // 4 admitted (60 tokens, longest 30) among 20 running: the engine model charges what the fit predicts.
   const sim::IterationShape shape{20, 400, 4, 60, 30};
   IterationPoint it;
@@ -232,7 +233,7 @@ TEST(Calibration, TheFragmentDrivesTheSimulatorsLinearModel) {
   april::testing::Fixture f("handcheck");
   base::load_config_text(f.config, calibration_scenario_json(c).dump(), "model.json");
   EXPECT_EQ(f.config.get_string("engine.iteration_model"), "linear");
-  const auto model = scenario::make_iteration_model(f.config);
+  const auto model = sim::make_iteration_model(f.config);
   // 8 running, 1000 KV tokens, no prefill: 2 ms + 8 * 30 us + 1000 * 20 ns, within the fit's error.
   EXPECT_NEAR(static_cast<double>(model->iteration_ns(sim::decode_shape(8, 1000))), 2.26e6, 0.2e6);
   // The closed-form window equals the sum of single iterations.

@@ -4,6 +4,7 @@
 
 #include "base/config.hpp"
 #include "sim/topology.hpp"
+#include "sim/train_sync_knobs.hpp"
 #include "test_support.hpp"
 
 namespace april::sim {
@@ -89,8 +90,8 @@ TEST(Topology, PresetsSeparateRacksIsBoundByTheRackLink) {
 TEST(Topology, ReplacesTheBandwidthFigureInTheScenario) {
   april::testing::Fixture flat("default", {"sync.latency_s=0"});
   april::testing::Fixture racks("default", {"sync.latency_s=0", "topology.preset=separate-racks"});
-  EXPECT_NEAR(scenario::weight_sync(flat.config).time_s, 8.04 / 100, 1e-9);
-  EXPECT_NEAR(scenario::weight_sync(racks.config).time_s, 8.04 / 12.5, 1e-9);
+  EXPECT_NEAR(sim::weight_sync(flat.config).time_s, 8.04 / 100, 1e-9);
+  EXPECT_NEAR(sim::weight_sync(racks.config).time_s, 8.04 / 12.5, 1e-9);
   april::testing::Fixture bad("default", {"topology.file=/nonexistent/topo.json"});
   EXPECT_THROW(scenario::validate_scenario(bad.config), base::ConfigError);
 }

@@ -1,10 +1,14 @@
 #pragma once
-// The live.* scenario keys read into the live backend's options (plain C++).
+// The live.* scenario keys, declared beside the code that reads them into the
+// live backend's options. Plain C++ (no torch): `april` declares these keys
+// without loading the live backend.
 #include "adapters/live/countdown_task.hpp"
-#include "adapters/live/live_backend.hpp"
+#include "adapters/live/live_options.hpp"
 #include "base/config.hpp"
 
 namespace april::live {
+
+void declare_live_knobs(base::ConfigSchema& schema);
 
 // mask_offpolicy comes from the policy; device from the command line.
 LiveOptions live_options(const base::Config& config, const std::string& device, bool mask_offpolicy);

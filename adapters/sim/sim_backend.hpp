@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rl/backend.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/engine.hpp"
 #include "sim/simulator.hpp"
 
@@ -27,11 +28,7 @@ struct TimelinePoint {
   std::int64_t running = 0;
 };
 
-// A training batch: `samples` samples, `tokens` prompt + response tokens in
-// all, the longest sample `longest_tok` tokens (padded trainers pay samples x longest).
-struct TrainBatchShape {
-  std::int64_t samples = 0, tokens = 0, longest_tok = 0;
-};
+using sim::TrainBatchShape;
 
 struct SimBackendConfig {
   std::int64_t engines = 1;

@@ -1,0 +1,25 @@
+#pragma once
+// What the live backend is built with: plain values, read from the live.*
+// keys by live_config.
+#include <cstdint>
+#include <string>
+
+namespace april::live {
+
+struct LiveOptions {
+  std::string model_size = "small";
+  std::string device = "cpu";  // cpu or cuda
+  std::int64_t slots = 64;
+  double temperature = 1.0, top_p = 1.0;
+  bool exact_prefill = true;
+  double lr = 5e-4, weight_decay = 0.01, grad_clip = 1.0;
+  double clip_low = 0.2, clip_high = 0.28, kl_coef = 0.0, tis_cap = 0.0;
+  bool mask_offpolicy = false;
+  std::int64_t sft_steps = 0, sft_batch = 32;
+  std::int64_t threads = 2;
+  std::int32_t max_response_len = 48;
+  std::uint64_t seed = 1;
+  bool record_iterations = false;  // keep the engine's per-iteration log (take_iteration_log)
+};
+
+}  // namespace april::live

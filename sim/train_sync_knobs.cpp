@@ -1,0 +1,106 @@
+#include "sim/train_sync_knobs.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "sim/profiles.hpp"
+
+namespace april::sim {
+
+void declare_train_sync_knobs(base::ConfigSchema& s) {
+  using base::KnobType;
+  s.add({"train.time_model", KnobType::String, std::string("flops"), "",
+         "flops (6 * params * tokens), linear (calibrated: train.linear_*) or zero", base::one_of({"flops", "linear", "zero"})});
+  s.add({"train.linear_base_s", KnobType::Double, 0.0, "s", "linear train model: fixed cost per step", base::at_least(0)});
+  s.add({"train.linear_per_tok_us", KnobType::Double, 0.0, "us", "linear train model: cost per trained token (prompt + response)",
+         base::at_least(0)});
+  s.add({"train.linear_per_padded_tok_us", KnobType::Double, 0.0, "us",
+         "linear train model: cost per token of the batch padded to its longest sample (samples x longest)", base::at_least(0)});
+  s.add({"train.mfu", KnobType::Double, 0.35, "", "trainer model FLOPs utilisation", base::in_range(0.01, 1)});
+  s.add({"train.fixed_s", KnobType::Double, 2.0, "s", "fixed cost per train step (optimizer, offload and onload)",
+         base::at_least(0)});
+  s.add({"sync.time_model", KnobType::String, std::string("bandwidth"), "",
+         "bandwidth (bytes / bandwidth + latency), fixed (sync.latency_s only, e.g. calibrated) or zero",
+         base::one_of({"bandwidth", "fixed", "zero"})});
+  s.add({"sync.bandwidth_GB_s", KnobType::Double, 100.0, "GB/s", "effective trainer-to-engine weight bandwidth",
+         base::greater_than(0)});
+  s.add({"topology.preset", KnobType::String, std::string("none"), "",
+         "weight-sync topology: none (use sync.bandwidth_GB_s), single-node, two-nodes-ib, separate-racks",
+         base::one_of(topology_presets())});
+  s.add({"topology.file", KnobType::String, std::string(""), "",
+         "a topology JSON file (nodes, links, trainer, engines); overrides topology.preset", {}});
+  s.add({"topology.nvlink_GB_s", KnobType::Double, 450.0, "GB/s", "presets: GPU-to-NVSwitch bandwidth, one direction",
+         base::greater_than(0)});
+  s.add({"topology.node_network_GB_s", KnobType::Double, 400.0, "GB/s",
+         "presets: a node's network bandwidth (8 x 400 Gb/s InfiniBand NICs)", base::greater_than(0)});
+  s.add({"topology.rack_link_GB_s", KnobType::Double, 12.5, "GB/s", "separate-racks: the inter-rack link (100 Gb/s)",
+         base::greater_than(0)});
+  s.add({"sync.latency_s", KnobType::Double, 1.0, "s", "fixed cost per weight sync (pause, update, resume)", base::at_least(0)});
+}
+
+std::function<double(const TrainBatchShape&)> train_time_model(const base::Config& c) {
+  if (c.get_string("train.time_model") == "linear") {
+    const double base = c.get_double("train.linear_base_s"), per = c.get_double("train.linear_per_tok_us") * 1e-6;
+    const double padded = c.get_double("train.linear_per_padded_tok_us") * 1e-6;
+    return [base, per, padded](const TrainBatchShape& b) {
+      return base + per * static_cast<double>(b.tokens) + padded * static_cast<double>(b.samples * b.longest_tok);
+    };
+  }
+  if (c.get_string("train.time_model") == "flops") {
+    const auto hw_all = builtin_hardware();
+    const auto model_all = builtin_models();
+    const auto hw = find_hardware(hw_all, c.get_string("hardware"));
+    const auto model = find_model(model_all, c.get_string("model"));
+    TrainCostParams tp{c.get_double("train.mfu"), c.get_int("cluster.gpus"), c.get_double("train.fixed_s")};
+    return [model, hw, tp](const TrainBatchShape& b) { return train_time_s(model, hw, tp, b.tokens); };
+  }
+  return {};
+}
+
+std::optional<Topology> scenario_topology(const base::Config& c) {
+  if (!c.get_string("topology.file").empty()) return read_topology_file(c.get_string("topology.file"));
+  const auto& preset = c.get_string("topology.preset");
+  if (preset == "none") return std::nullopt;
+  return preset_topology(preset, c.get_int("cluster.engines"), c.get_int("cluster.tensor_parallel"),
+                              c.get_double("topology.nvlink_GB_s") * 1e9, c.get_double("topology.node_network_GB_s") * 1e9,
+                              c.get_double("topology.rack_link_GB_s") * 1e9);
+}
+
+WeightSync weight_sync(const base::Config& c) {
+  WeightSync w;
+  if (c.get_string("sync.time_model") == "zero") {
+    w.how = "zero";
+    return w;
+  }
+  if (c.get_string("sync.time_model") == "fixed") {
+    w.time_s = c.get_double("sync.latency_s");
+    w.how = fmt::format("fixed {} s", w.time_s);
+    return w;
+  }
+  const auto model_all = builtin_models();
+  const auto& model = find_model(model_all, c.get_string("model"));
+  const auto topo = scenario_topology(c);
+  if (!topo) {
+    w.time_s = sync_time_s(model, {c.get_double("sync.bandwidth_GB_s") * 1e9, c.get_double("sync.latency_s")});
+    w.how = fmt::format("{:.2f} GB at {} GB/s + {} s", model.weight_bytes() / 1e9, c.get_double("sync.bandwidth_GB_s"),
+                        c.get_double("sync.latency_s"));
+    return w;
+  }
+  if (static_cast<std::int64_t>(topo->engines.size()) != c.get_int("cluster.engines")) {
+    throw base::ConfigError(fmt::format("topology: {} engines, but cluster.engines is {}", topo->engines.size(),
+                                       c.get_int("cluster.engines")));
+  }
+  SyncPlan plan;
+  try {
+    plan = plan_weight_sync(*topo, model.weight_bytes());
+  } catch (const std::invalid_argument& e) {
+    throw base::ConfigError(e.what());
+  }
+  w.time_s = c.get_double("sync.latency_s") + plan.time_s;
+  w.how = fmt::format("tree broadcast over the topology: {:.3f} s on the busiest link ({}) + {} s", plan.time_s,
+                      plan.bottleneck.empty() ? "none" : plan.bottleneck, c.get_double("sync.latency_s"));
+  return w;
+}
+
+}  // namespace april::sim
