@@ -4,8 +4,16 @@
 #include <sstream>
 
 #include "scenario/scenario.hpp"
+#include "traces/trace_import.hpp"
 
 namespace april::cli {
+
+std::optional<std::vector<base::GroupSpec>> load_cli_trace(const std::string& path, const std::string& format) {
+  if (path.empty()) return std::nullopt;
+  traces::ImportOptions io;
+  io.format = format;
+  return traces::load_trace(path, io);
+}
 
 bool parse_command_line(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
                         boost::program_options::variables_map& vm,

@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 
 #include "base/config.hpp"
+#include "base/workload_source.hpp"
 
 namespace april::cli {
 
@@ -26,6 +27,10 @@ std::optional<std::int64_t> opt_int(const VariablesMap& vm, const char* name) {
   if (!vm.count(name)) return std::nullopt;
   return vm[name].template as<std::int64_t>();
 }
+
+// The groups of --trace in --trace-format ("ours" or azure), or none when no
+// trace was given.
+std::optional<std::vector<base::GroupSpec>> load_cli_trace(const std::string& path, const std::string& format);
 
 // A scenario (built-in name or file), then --set overrides, then --steps / --seed.
 void apply_cli_scenario(base::Config& config, const std::string& scenario, const std::vector<std::string>& sets,

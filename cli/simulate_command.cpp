@@ -10,7 +10,6 @@
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_table.hpp"
-#include "traces/trace_import.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -42,12 +41,8 @@ int simulate_command(const std::vector<std::string>& args) {
   apply_cli_scenario(config, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   scenario::RunOptions ro;
   ro.record_timeline = !out_dir.empty();
-  if (!trace.empty()) {
-    traces::ImportOptions io;
-    io.format = trace_format;
-    ro.trace = traces::load_trace(trace, io);
-    ro.trace_name = trace;
-  }
+  ro.trace = load_cli_trace(trace, trace_format);
+  ro.trace_name = trace;
   scenario::validate_scenario(config, ro.trace ? &*ro.trace : nullptr, trace);
 
   std::vector<std::string> policy_names = split_commas(policy_args);

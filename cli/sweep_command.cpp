@@ -11,7 +11,6 @@
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
-#include "traces/trace_import.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -41,12 +40,8 @@ int sweep_command(const std::vector<std::string>& args) {
   const auto schema = scenario::make_schema(registry);
   studies::BatchOptions bo;
   bo.jobs = jobs;
-  if (!trace.empty()) {
-    traces::ImportOptions io;
-    io.format = trace_format;
-    bo.trace = traces::load_trace(trace, io);
-    bo.trace_name = trace;
-  }
+  bo.trace = load_cli_trace(trace, trace_format);
+  bo.trace_name = trace;
   const auto axes = studies::parse_grid(grid_text);
   std::vector<studies::RunSpec> specs;
   for (const auto& combo : studies::cartesian(axes)) {

@@ -10,7 +10,6 @@
 #include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
-#include "traces/trace_import.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -52,12 +51,8 @@ int whatif_command(const std::vector<std::string>& args) {
   for (const auto& p : policy_names) (void)registry.get(p);
 
   scenario::RunOptions ro;
-  if (!trace.empty()) {
-    traces::ImportOptions io;
-    io.format = trace_format;
-    ro.trace = traces::load_trace(trace, io);
-    ro.trace_name = trace;
-  }
+  ro.trace = load_cli_trace(trace, trace_format);
+  ro.trace_name = trace;
 
   // Every configuration, validated before any run starts.
   const auto combos = studies::cartesian(axes);
