@@ -8,6 +8,7 @@
 #include "studies/calibration.hpp"
 #include "base/atomic_file.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_paths.hpp"
 
 namespace april::cli {
 int calibrate_command(const std::vector<std::string>& args) {
@@ -33,6 +34,7 @@ int calibrate_command(const std::vector<std::string>& args) {
     }
   }
   if (in.empty() || out.empty()) throw std::invalid_argument(fmt::format("PROFILE and --out are required\n{}", kUsage));
+  check_output_file(out, "--out");
   std::ifstream f(in);
   if (!f) throw std::invalid_argument(fmt::format("{}: cannot open", in));
   nlohmann::json j;

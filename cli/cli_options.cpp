@@ -1,5 +1,9 @@
 #include "cli/cli_options.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -19,9 +23,19 @@ bool parse_command_line(const std::vector<std::string>& args, const boost::progr
                         boost::program_options::variables_map& vm,
                         const boost::program_options::positional_options_description* positional) {
   namespace po = boost::program_options;
-  auto parser = po::command_line_parser(args).options(opts);
-  if (positional != nullptr) parser.positional(*positional);
-  po::store(parser.run(), vm);
+  // Without a positional description, a stray word (`april simulate
+  // handcheck`) would be dropped silently; with an empty one it is an error.
+  const po::positional_options_description none;
+  auto parser = po::command_line_parser(args).options(opts).positional(positional != nullptr ? *positional : none);
+  try {
+    po::store(parser.run(), vm);
+  } catch (const po::too_many_positional_options_error&) {
+    std::string stray;
+    for (const auto& a : args) {
+      if (!a.empty() && a[0] != '-') stray = stray.empty() ? a : stray;
+    }
+    throw std::invalid_argument(fmt::format("unexpected argument '{}': options start with -- (see --help)", stray));
+  }
   if (vm.count("help")) {
     std::cout << opts << "\n";
     return false;
@@ -30,16 +44,37 @@ bool parse_command_line(const std::vector<std::string>& args, const boost::progr
   return true;
 }
 
-std::vector<std::string> split_commas(const std::vector<std::string>& items) {
+std::vector<std::string> policy_list(const std::vector<std::string>& items, const policies::PolicyRegistry& registry,
+                                     const std::vector<std::string>& defaults) {
+  if (items.empty()) return defaults;
   std::vector<std::string> out;
   for (const auto& item : items) {
     std::stringstream ss(item);
     std::string part;
+    bool any = false;
     while (std::getline(ss, part, ',')) {
-      if (!part.empty()) out.push_back(part);
+      any = true;
+      if (part.empty()) throw std::invalid_argument(fmt::format("--policy '{}': an empty policy name", item));
+      (void)registry.get(part);  // unknown names list the known ones
+      if (std::find(out.begin(), out.end(), part) != out.end()) {
+        throw std::invalid_argument(fmt::format("--policy: '{}' is named twice", part));
+      }
+      out.push_back(part);
     }
+    if (!any || item.back() == ',') throw std::invalid_argument(fmt::format("--policy '{}': an empty policy name", item));
   }
   return out;
+}
+
+std::string scenario_help() {
+  std::vector<std::string> names;
+  for (const auto& b : scenario::builtin_scenarios()) names.push_back(b.name);
+  return fmt::format("a built-in scenario ({}) or a JSON scenario file", fmt::join(names, ", "));
+}
+
+std::string trace_format_help() {
+  return "format of --trace: ours (our group-per-line JSONL, the default) or azure (the Azure LLM inference trace CSV); "
+         "convert other CSV or JSONL files with `april trace import --map`";
 }
 
 void apply_cli_scenario(base::Config& config, const std::string& scenario, const std::vector<std::string>& sets,

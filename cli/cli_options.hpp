@@ -9,6 +9,7 @@
 
 #include "base/config.hpp"
 #include "base/workload_source.hpp"
+#include "policies/registry.hpp"
 
 namespace april::cli {
 
@@ -18,8 +19,14 @@ bool parse_command_line(const std::vector<std::string>& args, const boost::progr
                         boost::program_options::variables_map& vm,
                         const boost::program_options::positional_options_description* positional = nullptr);
 
-// "a,b" "c" -> a, b, c (empty parts dropped).
-std::vector<std::string> split_commas(const std::vector<std::string>& items);
+// --policy values (repeated, or comma lists) as policy names: an empty name,
+// a name given twice or an unknown one is an error; none given: `defaults`.
+std::vector<std::string> policy_list(const std::vector<std::string>& items, const policies::PolicyRegistry& registry,
+                                     const std::vector<std::string>& defaults);
+
+// Help texts that list what is accepted, generated so that they stay true.
+std::string scenario_help();      // the built-in scenarios
+std::string trace_format_help();  // the trace formats
 
 // The value of an optional integer option, if given.
 template <typename VariablesMap>

@@ -1,11 +1,14 @@
 // `april db`: read the results database.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "studies/results_db.hpp"
 #include "base/atomic_file.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_paths.hpp"
+#include "cli/program_exit.hpp"
 
 namespace april::cli {
 namespace {
@@ -29,13 +32,15 @@ std::int64_t parse_id(const std::string& s, const char* what) {
 }  // namespace
 
 int db_command(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    fmt::print("{}", kDbUsage);
+  const bool help = std::any_of(args.begin(), args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; });
+  if (args.empty() || help) {
+    fmt::print(args.empty() ? stderr : stdout, "{}", kDbUsage);
     return args.empty() ? 2 : 0;
   }
   const std::string& sub = args[0];
   if (args.size() < 2) throw std::invalid_argument(fmt::format("db {}: missing FILE\n{}", sub, kDbUsage));
   if (!std::ifstream(args[1])) throw std::invalid_argument(fmt::format("{}: no such database", args[1]));
+  if (sub == "export" && args.size() == 5 && args[3] == "--csv") check_output_file(args[4], "--csv");
   studies::ResultsDb db(args[1]);
   if (sub == "list" && args.size() == 2) {
     fmt::print("{:>4} {:<6} {:<20} {:>6} {:>6}  {:<20}  {}\n", "id", "kind", "scenario", "runs", "done", "created", "spec");
@@ -54,7 +59,7 @@ int db_command(const std::vector<std::string>& args) {
     else fmt::print("{}", csv);
     return 0;
   }
-  fmt::print(stderr, "april db: bad arguments\n{}", kDbUsage);
+  print_error(fmt::format("april db: bad arguments\n{}", kDbUsage));
   return 2;
 }
 

@@ -15,6 +15,7 @@
 #include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_paths.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -38,6 +39,8 @@ int live_command(const std::vector<std::string>& args) {
       "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
+  std::optional<OutputFolder> out;
+  if (!out_dir.empty()) out.emplace(out_dir, "--out");
 
   const auto registry = policies::builtin_policies();
   const auto schema = scenario::make_schema(registry);
@@ -107,8 +110,9 @@ int live_command(const std::vector<std::string>& args) {
              st.engine_busy_s > 0 ? static_cast<double>(st.decoded_tok) / st.engine_busy_s : 0.0);
   if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts: {:.3f} before RL, {:.3f} after\n", eval_n, acc_before, acc_after);
 
-  if (!out_dir.empty()) {
-    std::filesystem::create_directories(std::filesystem::path(out_dir) / policy_name);
+  if (out) {
+    const std::filesystem::path dir = out->path();
+    std::filesystem::create_directories(dir / policy_name);
     nlohmann::json j;
     j["scenario"] = c.resolved();
     j["device"] = st.device;
@@ -118,8 +122,9 @@ int live_command(const std::vector<std::string>& args) {
     j["policies"][policy_name]["eval_accuracy_after"] = acc_after;
     j["policies"][policy_name]["engine_decoded_tok"] = st.decoded_tok;
     j["policies"][policy_name]["engine_busy_s"] = st.engine_busy_s;
-    base::write_file_atomically((std::filesystem::path(out_dir) / "summary.json").string(), j.dump(2) + "\n");
-    base::write_file_atomically((std::filesystem::path(out_dir) / policy_name / "steps.csv").string(), rl::steps_csv(steps));
+    base::write_file_atomically((dir / "summary.json").string(), j.dump(2) + "\n");
+    base::write_file_atomically((dir / policy_name / "steps.csv").string(), rl::steps_csv(steps));
+    out->commit();
     fmt::print("wrote {0}/summary.json and {0}/{1}/steps.csv\n", out_dir, policy_name);
   }
   if (!checkpoint.empty()) {

@@ -1,5 +1,7 @@
 #include "cli/live_delegate.hpp"
 
+#include "cli/program_exit.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -14,10 +16,9 @@ int run_live_program(const std::string& command, const std::vector<std::string>&
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const auto live = self.parent_path() / "april-live";
   if (ec || !std::filesystem::exists(live)) {
-    fmt::print(stderr,
-               "april {}: this build has no live backend: {} is missing (libtorch was not found when building; "
-               "see APRIL_WITH_TORCH in the README)\n",
-               command, ec ? std::string("april-live") : live.string());
+    print_error(fmt::format("april {}: this build has no live backend: {} is missing (libtorch was not found when building; "
+                            "see APRIL_WITH_TORCH in the README)",
+                            command, ec ? std::string("april-live") : live.string()));
     return 2;
   }
   std::vector<std::string> words = {live.string(), command};
@@ -26,7 +27,7 @@ int run_live_program(const std::string& command, const std::vector<std::string>&
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
   ::execv(live.c_str(), argv.data());
-  fmt::print(stderr, "april {}: cannot run {}: {}\n", command, live.string(), std::strerror(errno));
+  print_error(fmt::format("april {}: cannot run {}: {}", command, live.string(), std::strerror(errno)));
   return 2;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/program_exit.hpp"
 
 namespace {
 
@@ -27,18 +28,22 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args.front() == "--help" || args.front() == "-h" || args.front() == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
+    return april::cli::finish_output("april-live", args.empty() ? 2 : 0);
   }
   const std::string cmd = args.front();
   args.erase(args.begin());
+  int rc = 1;
   try {
-    if (cmd == "live") return april::cli::live_command(args);
-    if (cmd == "profile") return april::cli::profile_command(args);
-    if (cmd == "validate") return april::cli::validate_command(args);
-    fmt::print(stderr, "april-live: unknown command '{}'\n\n{}", cmd, kUsage);
-    return 2;
+    if (cmd == "live") rc = april::cli::live_command(args);
+    else if (cmd == "profile") rc = april::cli::profile_command(args);
+    else if (cmd == "validate") rc = april::cli::validate_command(args);
+    else {
+      april::cli::print_error(fmt::format("april-live: unknown command '{}'\n\n{}", cmd, kUsage));
+      rc = 2;
+    }
   } catch (const std::exception& e) {
-    fmt::print(stderr, "april {}: error: {}\n", cmd, e.what());
-    return 1;
+    april::cli::print_error(fmt::format("april {}: error: {}", cmd, e.what()));
+    rc = 1;
   }
+  return april::cli::finish_output("april " + cmd, rc);
 }

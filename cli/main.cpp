@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/live_delegate.hpp"
+#include "cli/program_exit.hpp"
 
 namespace {
 
@@ -32,6 +33,30 @@ constexpr const char* kUsage =
 
 }  // namespace
 
+namespace {
+
+int run_command(const std::string& cmd, const std::vector<std::string>& args) {
+  using namespace april::cli;
+  if (cmd == "simulate") return simulate_command(args);
+  if (cmd == "policies") return policies_command(args);
+  if (cmd == "keys") return keys_command(args);
+  if (cmd == "trace") return trace_command(args);
+  if (cmd == "whatif") return whatif_command(args);
+  if (cmd == "sweep") return sweep_command(args);
+  if (cmd == "tune") return tune_command(args);
+  if (cmd == "db") return db_command(args);
+  if (cmd == "calibrate") return calibrate_command(args);
+  if (cmd == "live" || cmd == "profile" || cmd == "validate") return run_live_program(cmd, args);
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  print_error(fmt::format("april: unknown command '{}'\n\n{}", cmd, kUsage));
+  return 2;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
@@ -40,25 +65,12 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = args.front();
   args.erase(args.begin());
+  int rc = 1;
   try {
-    if (cmd == "simulate") return april::cli::simulate_command(args);
-    if (cmd == "policies") return april::cli::policies_command(args);
-    if (cmd == "keys") return april::cli::keys_command(args);
-    if (cmd == "trace") return april::cli::trace_command(args);
-    if (cmd == "whatif") return april::cli::whatif_command(args);
-    if (cmd == "sweep") return april::cli::sweep_command(args);
-    if (cmd == "tune") return april::cli::tune_command(args);
-    if (cmd == "db") return april::cli::db_command(args);
-    if (cmd == "calibrate") return april::cli::calibrate_command(args);
-    if (cmd == "live" || cmd == "profile" || cmd == "validate") return april::cli::run_live_program(cmd, args);
-    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    fmt::print(stderr, "april: unknown command '{}'\n\n{}", cmd, kUsage);
-    return 2;
+    rc = run_command(cmd, args);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "april {}: error: {}\n", cmd, e.what());
-    return 1;
+    april::cli::print_error(fmt::format("april {}: error: {}", cmd, e.what()));
+    rc = 1;
   }
+  return april::cli::finish_output("april " + cmd, rc);
 }

@@ -10,6 +10,8 @@ namespace april::cli {
 
 ProgressPrinter::ProgressPrinter() : tty_(isatty(fileno(stderr)) != 0) {}
 
+// Progress goes to stderr with stdio calls that report failure by return
+// value: an unwritable stderr must not end a sweep.
 void ProgressPrinter::operator()(const studies::BatchProgress& p) {
   const double done = p.total > 0 ? static_cast<double>(p.finished) / static_cast<double>(p.total) : 1.0;
   const auto ran = p.finished - p.skipped;
@@ -17,17 +19,19 @@ void ProgressPrinter::operator()(const studies::BatchProgress& p) {
   if (tty_) {
     const int width = 30;
     const int fill = static_cast<int>(done * width);
-    fmt::print(stderr, "\r[{}{}] {}/{} runs, {} skipped, {} failed, ETA {:.0f} s   ", std::string(static_cast<std::size_t>(fill), '#'),
-               std::string(static_cast<std::size_t>(width - fill), '.'), p.finished, p.total, p.skipped, p.failed, eta);
+    std::fputs(fmt::format("\r[{}{}] {}/{} runs, {} skipped, {} failed, ETA {:.0f} s   ", std::string(static_cast<std::size_t>(fill), '#'),
+                           std::string(static_cast<std::size_t>(width - fill), '.'), p.finished, p.total, p.skipped, p.failed, eta)
+                   .c_str(),
+               stderr);
     drawn_ = true;
   } else {
-    fmt::print(stderr, "[{}/{}] {} (ETA {:.0f} s)\n", p.finished, p.total, p.last, eta);
+    std::fputs(fmt::format("[{}/{}] {} (ETA {:.0f} s)\n", p.finished, p.total, p.last, eta).c_str(), stderr);
   }
   std::fflush(stderr);
 }
 
 void ProgressPrinter::finish() {
-  if (tty_ && drawn_) fmt::print(stderr, "\n");
+  if (tty_ && drawn_) std::fputc('\n', stderr);
 }
 
 }  // namespace april::cli

@@ -4,11 +4,13 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "scenario/simulation.hpp"
 #include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/report_table.hpp"
 
 namespace april::cli {
@@ -24,14 +26,15 @@ int simulate_command(const std::vector<std::string>& args) {
   std::string trace, trace_format = "ours", out_dir;
   opts.add_options()
       ("help,h", "show this help")
-      ("scenario", po::value(&scenario), "built-in scenario name (default, handcheck) or a JSON scenario file")
+      ("scenario", po::value(&scenario), scenario_help().c_str())
       ("policy", po::value(&policy_args), "policy to run (repeat, or a comma list); default: sync,april,sorted")
       ("set", po::value(&sets), "override a scenario key: --set key=value (repeatable); `april keys` lists them")
       ("trace", po::value(&trace), "replay prompt groups from a trace instead of the generator (mode: --set trace.mode=replay|resample)")
-      ("trace-format", po::value(&trace_format), "format of --trace: ours (our JSONL, the default) or azure")
+      ("trace-format", po::value(&trace_format), trace_format_help().c_str())
       ("steps", po::value<std::int64_t>(), "training steps (overrides the scenario's `steps`)")
       ("seed", po::value<std::int64_t>(), "seed (overrides the scenario's `seed`)")
-      ("out", po::value(&out_dir), "write DIR/summary.json, DIR/<policy>/steps.csv and DIR/<policy>/timeline.csv");
+      ("out", po::value(&out_dir), "write DIR/summary.json, DIR/<policy>/steps.csv and DIR/<policy>/timeline.csv; DIR is assembled aside and "
+       "replaces any earlier DIR whole");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
 
@@ -45,9 +48,9 @@ int simulate_command(const std::vector<std::string>& args) {
   ro.trace_name = trace;
   scenario::validate_scenario(config, ro.trace ? &*ro.trace : nullptr, trace);
 
-  std::vector<std::string> policy_names = split_commas(policy_args);
-  if (policy_names.empty()) policy_names = {"sync", "april", "sorted"};
-  for (const auto& p : policy_names) (void)registry.get(p);  // fail early on a bad name
+  const std::vector<std::string> policy_names = policy_list(policy_args, registry, {"sync", "april", "sorted"});
+  std::optional<OutputFolder> out;
+  if (!out_dir.empty()) out.emplace(out_dir, "--out");
 
 
   print_scenario_header(config, scenario, trace);
@@ -55,8 +58,8 @@ int simulate_command(const std::vector<std::string>& args) {
   for (const auto& p : policy_names) results.push_back(scenario::simulate(config, registry, p, ro));
   print_report_table(results);
 
-  if (!out_dir.empty()) {
-    std::filesystem::create_directories(out_dir);
+  if (out) {
+    const std::filesystem::path dir = out->path();
     nlohmann::json summary;
     summary["scenario"] = config.resolved();
     summary["scenario_source"] = scenario;
@@ -64,13 +67,14 @@ int simulate_command(const std::vector<std::string>& args) {
     summary["policies"] = nlohmann::json::object();
     for (const auto& r : results) {
       summary["policies"][r.policy] = rl::summary_json(r.summary);
-      std::filesystem::create_directories(std::filesystem::path(out_dir) / r.policy);
-      base::write_file_atomically((std::filesystem::path(out_dir) / r.policy / "steps.csv").string(), rl::steps_csv(r.steps));
+      std::filesystem::create_directories(dir / r.policy);
+      base::write_file_atomically((dir / r.policy / "steps.csv").string(), rl::steps_csv(r.steps));
       std::string timeline = "time_s,engine,running\n";
       for (const auto& p : r.timeline) timeline += fmt::format("{:.9f},{},{}\n", p.time_s, p.engine, p.running);
-      base::write_file_atomically((std::filesystem::path(out_dir) / r.policy / "timeline.csv").string(), timeline);
+      base::write_file_atomically((dir / r.policy / "timeline.csv").string(), timeline);
     }
-    base::write_file_atomically((std::filesystem::path(out_dir) / "summary.json").string(), summary.dump(2) + "\n");
+    base::write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n");
+    out->commit();
     fmt::print("wrote {0}/summary.json, {0}/<policy>/steps.csv and {0}/<policy>/timeline.csv\n", out_dir);
   }
   return 0;

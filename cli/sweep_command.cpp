@@ -25,13 +25,13 @@ int sweep_command(const std::vector<std::string>& args) {
   std::string scenario = "default", grid_text, db_path, trace, trace_format = "ours";
   std::vector<std::string> sets;
   std::int64_t repeats = 1, jobs = 1;
-  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), "built-in scenario or JSON file")(
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "grid", po::value(&grid_text)->required(), "axes KEY=V1,V2 separated by ';' (KEY: a scenario key or policy)")(
       "repeats", po::value(&repeats), "seeds per configuration")("jobs", po::value(&jobs), "worker threads")(
       "db", po::value(&db_path)->required(), "SQLite results database (created if missing)")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
       "seed", po::value<std::int64_t>(), "first seed")("trace", po::value(&trace), "drive runs from a trace")(
-      "trace-format", po::value(&trace_format), "format of --trace: ours or azure");
+      "trace-format", po::value(&trace_format), trace_format_help().c_str());
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   if (repeats < 1 || jobs < 1) throw std::invalid_argument("--repeats and --jobs must be >= 1");

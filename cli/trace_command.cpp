@@ -8,6 +8,8 @@
 #include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_paths.hpp"
+#include "cli/program_exit.hpp"
 #include "traces/jsonl_trace.hpp"
 #include "traces/trace_fit.hpp"
 #include "traces/trace_import.hpp"
@@ -50,6 +52,7 @@ int import_cmd(const std::vector<std::string>& args) {
   pos.add("in", 1).add("out", 1);
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm, &pos)) return 0;
+  check_output_file(vm["out"].as<std::string>(), "OUT");
   const auto groups = traces::import_trace(vm["in"].as<std::string>(), import_options(vm));
   traces::write_jsonl_trace(vm["out"].as<std::string>(), groups);
   std::size_t samples = 0;
@@ -138,7 +141,7 @@ int trace_command(const std::vector<std::string>& args) {
   if (sub == "stats") return stats_cmd(rest);
   if (sub == "fit") return fit_cmd(rest);
   if (sub == "synth") return synth_cmd(rest);
-  fmt::print(stderr, "april trace: unknown subcommand '{}'\n{}", sub, kTraceUsage);
+  print_error(fmt::format("april trace: unknown subcommand '{}'\n{}", sub, kTraceUsage));
   return 2;
 }
 

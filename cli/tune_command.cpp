@@ -42,7 +42,7 @@ int tune_command(const std::vector<std::string>& args) {
   std::string scenario = "default", param, range = "1:4", objective = "rollout_throughput", db_path, policy = "april", direction = "max";
   std::vector<std::string> constraints, sets;
   std::int64_t repeats = 3, jobs = 1, rounds = 5, points = 5;
-  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), "built-in scenario or JSON file")(
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "param", po::value(&param)->required(), "the scenario key to tune, e.g. april.alpha")(
       "range", po::value(&range), "LO:HI (default 1:4)")("objective", po::value(&objective),
                                                           "summary metric to optimise (default rollout_throughput)")(

@@ -16,6 +16,7 @@
 #include "base/hash.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_paths.hpp"
 #include "traces/jsonl_trace.hpp"
 
 namespace april::cli {
@@ -60,6 +61,7 @@ int profile_command(const std::vector<std::string>& args) {
   apply_cli_scenario(c, scenario, sets, std::nullopt, std::nullopt);
   if (!model.empty()) c.set("live.model", model, "--model");
   if (repeats < 1) throw std::invalid_argument(fmt::format("--repeats must be at least 1 (got {})", repeats));
+  check_output_file(out, "--out");
   const auto p = live::profile_live(profile_options(c, device, repeats));
   base::write_file_atomically(out, studies::profile_to_json(p).dump(2) + "\n");
   fmt::print("profiled {} on {}: {} iteration, {} train, {} sync measurements; wrote {}\n", p.model, p.device, p.iterations.size(),
@@ -89,9 +91,7 @@ int validate_command(const std::vector<std::string>& args) {
   const auto schema = scenario::make_schema(registry);
   base::Config c(schema);
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-  auto policies = split_commas(policy_args);
-  if (policies.empty()) policies = {"sync", "april"};
-  for (const auto& p : policies) (void)registry.get(p);
+  const auto policies = policy_list(policy_args, registry, {"sync", "april"});
 
   std::optional<studies::Calibration> given;
   if (!calibration.empty()) {
@@ -103,6 +103,10 @@ int validate_command(const std::vector<std::string>& args) {
     fmt::print("profiling the live engine in slices between the live steps\n");
   }
   std::fflush(stdout);
+  std::optional<OutputFolder> out;
+  if (!out_dir.empty()) out.emplace(out_dir, "--out");
+  std::optional<studies::ResultsDb> db;
+  if (!db_path.empty()) db.emplace(db_path);
   const auto report = live::validate(c, registry, policies, given, profile_options(c, device, live::ProfileOptions{}.repeats), device, [](const std::string& line) {
     fmt::print("  {}\n", line);
     std::fflush(stdout);
@@ -123,14 +127,14 @@ int validate_command(const std::vector<std::string>& args) {
     fmt::print("gain over sync (rollout throughput): measured {:+.1f}%, predicted {:+.1f}% ({:+.1f} pp)\n", 100 * *report.gain_measured,
                100 * *report.gain_predicted, 100 * (*report.gain_predicted - *report.gain_measured));
   }
-  if (!out_dir.empty()) {
-    std::filesystem::create_directories(out_dir);
+  if (out) {
+    const std::filesystem::path dir = out->path();
     auto j = report.to_json();
     j["scenario"] = c.resolved();
     j["calibration"] = studies::calibration_scenario_json(cal);
-    base::write_file_atomically((std::filesystem::path(out_dir) / "report.json").string(), j.dump(2) + "\n");
+    base::write_file_atomically((dir / "report.json").string(), j.dump(2) + "\n");
     for (const auto& p : report.policies) {
-      traces::write_jsonl_trace((std::filesystem::path(out_dir) / (p.policy + "_trace.jsonl")).string(), p.trace);
+      traces::write_jsonl_trace((dir / (p.policy + "_trace.jsonl")).string(), p.trace);
       std::string csv = "step,batch,kv_tok,prefill_requests,prefill_tok,prefill_longest_tok,time_s,predicted_s\n";
       for (std::size_t step = 0; step < p.live_iterations.size(); ++step) {
         for (const auto& it : p.live_iterations[step]) {
@@ -138,14 +142,14 @@ int validate_command(const std::vector<std::string>& args) {
                              it.prefill_longest_tok, it.time_s, studies::predicted_iteration_s(cal, it));
         }
       }
-      base::write_file_atomically((std::filesystem::path(out_dir) / (p.policy + "_live_iterations.csv")).string(), csv);
+      base::write_file_atomically((dir / (p.policy + "_live_iterations.csv")).string(), csv);
     }
+    out->commit();
     fmt::print("wrote {0}/report.json and {0}/<policy>_trace.jsonl\n", out_dir);
   }
-  if (!db_path.empty()) {
-    studies::ResultsDb db(db_path);
+  if (db) {
     const auto now = studies::utc_now_iso8601();
-    const auto sweep = db.sweep_id("validate", scenario, fmt::format("policies={};steps={};at={}", fmt::join(policies, ","),
+    const auto sweep = db->sweep_id("validate", scenario, fmt::format("policies={};steps={};at={}", fmt::join(policies, ","),
                                                                     c.get_int("steps"), now));
     const base::Config twin = live::simulator_twin(c, cal);
     for (const auto& p : report.policies) {
@@ -161,7 +165,7 @@ int validate_command(const std::vector<std::string>& args) {
         r.started_at = r.finished_at = now;
         r.summary = rl::summary_json(rl::summarize(steps));
         r.steps = steps;
-        db.store_run(sweep, r, {{"side", side}, {"policy", p.policy}});
+        db->store_run(sweep, r, {{"side", side}, {"policy", p.policy}});
       }
     }
     fmt::print("stored both sides as sweep {} in {}\n", sweep, db_path);

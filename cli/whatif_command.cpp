@@ -10,6 +10,7 @@
 #include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_paths.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -31,9 +32,9 @@ int whatif_command(const std::vector<std::string>& args) {
       "GPU-hours per 1000 steps = step time x cluster.gpus x 1000 / 3600.\n\noptions");
   std::string scenario = "default", trace, trace_format = "ours", csv_out, json_out;
   std::vector<std::string> vary, policies_arg, sets;
-  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), "built-in scenario or JSON file")(
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "trace", po::value(&trace), "trace to drive the runs (mode: --set trace.mode=replay|resample)")(
-      "trace-format", po::value(&trace_format), "format of --trace: ours (JSONL) or azure")(
+      "trace-format", po::value(&trace_format), trace_format_help().c_str())(
       "vary", po::value(&vary), "KEY=V1,V2,... (repeatable; the runs are the cartesian product)")(
       "policy", po::value(&policies_arg), "policies (repeat or comma list); default: sync,april")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
@@ -41,14 +42,19 @@ int whatif_command(const std::vector<std::string>& args) {
       "json", po::value(&json_out), "also write the rows as JSON");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
+  if (!csv_out.empty()) check_output_file(csv_out, "--csv");
+  if (!json_out.empty()) check_output_file(json_out, "--json");
 
   const auto registry = policies::builtin_policies();
   const auto schema = scenario::make_schema(registry);
   std::vector<studies::GridAxis> axes;
-  for (const auto& v : vary) axes.push_back(studies::parse_axis(v));
-  std::vector<std::string> policy_names = split_commas(policies_arg);
-  if (policy_names.empty()) policy_names = {"sync", "april"};
-  for (const auto& p : policy_names) (void)registry.get(p);
+  for (const auto& v : vary) {
+    axes.push_back(studies::parse_axis(v));
+    for (std::size_t i = 0; i + 1 < axes.size(); ++i) {
+      if (axes[i].key == axes.back().key) throw std::invalid_argument(fmt::format("--vary: key '{}' is varied twice", axes.back().key));
+    }
+  }
+  const std::vector<std::string> policy_names = policy_list(policies_arg, registry, {"sync", "april"});
 
   scenario::RunOptions ro;
   ro.trace = load_cli_trace(trace, trace_format);

@@ -1,0 +1,33 @@
+#pragma once
+// Output destinations, checked before the first run rather than after the
+// last: a sweep of an hour must not end in "cannot write". A folder output
+// (--out DIR) is assembled beside DIR and put in place whole, so a kill never
+// leaves new files beside an old summary.json.
+#include <string>
+
+namespace april::cli {
+
+// Throws std::invalid_argument naming `option` and `path` unless a file can be
+// written there: its folder exists and is writable, and it is not a folder.
+void check_output_file(const std::string& path, const std::string& option);
+
+class OutputFolder {
+ public:
+  // Creates the folder the outputs are assembled in (beside `dest`, whose
+  // parent is created if missing); throws naming `option` if it cannot.
+  OutputFolder(std::string dest, const std::string& option);
+  ~OutputFolder();  // removes the staging folder unless committed
+  OutputFolder(const OutputFolder&) = delete;
+  OutputFolder& operator=(const OutputFolder&) = delete;
+
+  // Where to write the files now (the staging folder).
+  [[nodiscard]] const std::string& path() const { return staging_; }
+  // Puts the assembled folder in place of the destination.
+  void commit();
+
+ private:
+  std::string dest_, staging_;
+  bool committed_ = false;
+};
+
+}  // namespace april::cli

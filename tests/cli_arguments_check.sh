@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Failures a script relies on: every one is a non-zero exit with a message
+# that says what is wrong; output that cannot be written is a failure too.
+# usage: cli_arguments_check.sh APRIL WORKDIR
+set -uo pipefail
+april=$1
+dir=$2
+rm -rf "$dir" && mkdir -p "$dir"
+fails=0
+# expect_error WHAT PATTERN CMD...: CMD exits non-zero (not by a signal) and stderr matches PATTERN.
+expect_error() {
+  local what=$1 pattern=$2
+  shift 2
+  "$@" >"$dir/out" 2>"$dir/err"
+  local rc=$?
+  if [ $rc -eq 0 ] || [ $rc -ge 128 ] || ! grep -q -- "$pattern" "$dir/err"; then
+    echo "FAIL: $what: rc=$rc, stderr: $(head -c 300 "$dir/err")"
+    fails=$((fails + 1))
+  fi
+}
+expect_error "a stray positional argument" "unexpected argument 'handcheck'" "$april" simulate handcheck
+expect_error "an empty --policy" "an empty policy name" "$april" simulate --policy '' --steps 1
+expect_error "a trailing comma in --policy" "an empty policy name" "$april" simulate --policy sync, --steps 1
+expect_error "a policy named twice" "'sync' is named twice" "$april" simulate --policy sync --policy april,sync --steps 1
+expect_error "an axis varied twice" "key 'april.alpha' is varied twice" \
+  "$april" whatif --scenario handcheck --vary april.alpha=1,2 --vary april.alpha=3 --steps 1
+expect_error "stdout on a full disk" "cannot write to standard output" sh -c "\"$april\" policies > /dev/full"
+"$april" sweep --scenario handcheck --grid 'april.alpha=1.5,2' --steps 2 --db "$dir/r.db" >/dev/null 2>&1 || { echo "FAIL: sweep"; fails=$((fails + 1)); }
+expect_error "db export to a full disk" "cannot write to standard output" sh -c "\"$april\" db export \"$dir/r.db\" 1 > /dev/full"
+# Output destinations are checked before the first run.
+expect_error "--csv into a missing folder" "folder $dir/missing does not exist" \
+  "$april" whatif --scenario handcheck --vary april.alpha=1.5 --steps 1 --csv "$dir/missing/w.csv"
+expect_error "--out where a file stands" "exists and is not a folder" "$april" simulate --steps 1 --out "$dir/r.db"
+# --out DIR is replaced whole: nothing of an earlier run stays beside the new files.
+mkdir -p "$dir/run" && echo stale > "$dir/run/old.csv"
+"$april" simulate --scenario handcheck --steps 2 --policy sync --out "$dir/run" >/dev/null 2>&1 || { echo "FAIL: simulate --out"; fails=$((fails + 1)); }
+[ -s "$dir/run/summary.json" ] && [ -s "$dir/run/sync/steps.csv" ] && [ ! -e "$dir/run/old.csv" ] ||
+  { echo "FAIL: --out DIR is not the new run's alone"; fails=$((fails + 1)); }
+ls "$dir" | grep -q '\.tmp$' && { echo "FAIL: a temporary was left behind: $(ls "$dir")"; fails=$((fails + 1)); }
+# --help tells the truth, and db's subcommands have one.
+"$april" db list --help | grep -q "usage: april db" || { echo "FAIL: db list --help"; fails=$((fails + 1)); }
+"$april" simulate --help | grep -q "default, handcheck, live-cpu" || { echo "FAIL: simulate --help lists the built-in scenarios"; fails=$((fails + 1)); }
+"$april" whatif --help | grep -q "azure" || { echo "FAIL: whatif --help lists the trace formats"; fails=$((fails + 1)); }
+# An unwritable (closed) stderr does not abort the process: the exit code stays 1.
+sh -c "\"$april\" simulate --policy nope --steps 1 2>&-"
+rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: a closed stderr changed the exit code to $rc"; fails=$((fails + 1)); }
+[ $fails -eq 0 ] && echo "every failure was a clear error with a non-zero exit"
+[ $fails -eq 0 ]
