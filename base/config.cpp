@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 namespace april::base {
@@ -57,6 +58,74 @@ void flatten(const nlohmann::json& obj, const std::string& prefix, std::vector<s
     } else {
       out.emplace_back(std::move(key), &*it);
     }
+  }
+}
+
+// A first pass over the text, as SAX events: bounds the nesting (a deep file
+// must not exhaust the stack of the recursive steps that follow) and finds a
+// key repeated within one object (the JSON parser would keep the last one
+// silently).
+class StructureCheck final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  static constexpr std::size_t kMaxDepth = 32;
+  std::string problem;  // set when the walk stopped on purpose
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    keys_.emplace_back();
+    return deeper();
+  }
+  bool key(string_t& k) override {
+    if (!keys_.back().insert(k).second) {
+      problem = k;
+      duplicate_ = true;
+      return false;
+    }
+    return true;
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    keys_.emplace_back();
+    return deeper();
+  }
+  bool end_array() override {
+    keys_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+  [[nodiscard]] bool duplicate() const { return duplicate_; }
+
+ private:
+  bool deeper() {
+    if (++depth_ <= kMaxDepth) return true;
+    problem = "depth";
+    return false;
+  }
+  std::size_t depth_ = 0;
+  bool duplicate_ = false;
+  std::vector<std::set<std::string>> keys_;
+};
+
+void check_structure(const std::string& text, const std::string& path) {
+  StructureCheck check;
+  // Syntax errors are left to the parse that follows, which reports their line.
+  nlohmann::json::sax_parse(text, &check, nlohmann::json::input_format_t::json, false);
+  if (check.duplicate()) {
+    throw ConfigError(fmt::format("{}: key '{}' is given twice", where_in(path, line_of_key(text, check.problem)), check.problem));
+  }
+  if (check.problem == "depth") {
+    throw ConfigError(fmt::format("{}: objects or arrays nested deeper than {} levels", path, StructureCheck::kMaxDepth));
   }
 }
 
@@ -152,6 +221,17 @@ void Config::set_from_text(const std::string& name, const std::string& text, con
     case KnobType::Int:
     case KnobType::Double: {
       if (text.empty()) throw bad();
+      if (k.type == KnobType::Int) {
+        // Whole integers exactly, as a JSON file reads them (a double would
+        // round those above 2^53); "1e3" and "2.0" go on below.
+        errno = 0;
+        char* end = nullptr;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        if (end == text.c_str() + text.size()) {
+          if (errno == ERANGE) throw ConfigError(fmt::format("{}: key '{}': {} is out of the 64-bit integer range", where, name, text));
+          return set(name, static_cast<std::int64_t>(v), where);
+        }
+      }
       errno = 0;
       char* end = nullptr;
       const double d = std::strtod(text.c_str(), &end);
@@ -243,6 +323,7 @@ nlohmann::json Config::resolved() const {
 }
 
 void load_config_text(Config& config, const std::string& text, const std::string& path) {
+  check_structure(text, path);
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
@@ -252,10 +333,29 @@ void load_config_text(Config& config, const std::string& text, const std::string
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
     throw ConfigError(fmt::format("{}:{}: invalid JSON: {}", path, line, what));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number too large for a double ("number overflow parsing '1e400'"):
+    // the message quotes the token, whose first appearance gives the line.
+    std::string what = e.what();
+    if (auto p = what.find("number overflow"); p != std::string::npos) what = what.substr(p);
+    std::size_t line = 0;
+    const auto q1 = what.find('\''), q2 = what.rfind('\'');
+    if (q1 != std::string::npos && q2 > q1) {
+      const auto at = text.find(what.substr(q1 + 1, q2 - q1 - 1));
+      if (at != std::string::npos) line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    }
+    throw ConfigError(fmt::format("{}: invalid JSON: {}", where_in(path, line), what));
   }
   if (!doc.is_object()) throw ConfigError(fmt::format("{}:1: a scenario file must be a JSON object", path));
   std::vector<std::pair<std::string, const nlohmann::json*>> leaves;
   flatten(doc, "", leaves);
+  std::set<std::string> seen;
+  for (const auto& [key, value] : leaves) {
+    // Dotted and nested spellings of one key ("a.b" and {"a": {"b"}}).
+    if (!seen.insert(key).second) {
+      throw ConfigError(fmt::format("{}: key '{}' is given twice (dotted and nested)", where_in(path, line_of_key(text, key)), key));
+    }
+  }
   for (const auto& [key, value] : leaves) {
     if (key == "description" || key == "base") continue;  // free text; base is applied by the scenario loader
     config.set_from_json(key, *value, where_in(path, line_of_key(text, key)));

@@ -22,13 +22,18 @@ Decisions AprilPolicy::on_group_rejected(const RolloutView& view, GroupId /*grou
   return {};
 }
 
+namespace {
+// B' at most 2^30 groups: far past any cluster, and far from overflowing.
+constexpr std::int64_t kMaxOverSampling = std::int64_t{1} << 30;
+}  // namespace
+
 PolicyEntry april_policy_entry() {
   using base::Knob;
   using base::KnobType;
   std::vector<Knob> knobs = {
       {"april.alpha", KnobType::Double, 2.0, "", "over-provisioning factor: B' = ceil(alpha * B)", base::at_least(1.0)},
       {"april.over_sampling_batch_size", KnobType::Int, std::int64_t{0}, "groups",
-       "B' directly (slime's over_sampling_batch_size); 0 = from april.alpha", base::at_least(0)},
+       "B' directly (slime's over_sampling_batch_size); 0 = from april.alpha", base::in_range(0, kMaxOverSampling)},
       {"april.max_staleness", KnobType::Int, std::int64_t{-1}, "versions",
        "a buffered group older than this restarts from scratch; -1 = no cap (the paper)", base::at_least(-1)},
       {"april.mask_offpolicy", KnobType::Bool, false, "", "give off-policy tokens zero weight in the loss (counted as wasted)", {}},
@@ -39,7 +44,14 @@ PolicyEntry april_policy_entry() {
             const std::int64_t b = c.get_int("rollout_batch_size");
             p.over_sampling_batch_size = c.get_int("april.over_sampling_batch_size");
             if (p.over_sampling_batch_size == 0) {
-              p.over_sampling_batch_size = static_cast<std::int64_t>(std::ceil(c.get_double("april.alpha") * static_cast<double>(b) - 1e-9));
+              // In double first: a huge alpha must be an error naming it, not an overflowed B'.
+              const double alpha = c.get_double("april.alpha");
+              const double b_prime = std::ceil(alpha * static_cast<double>(b) - 1e-9);
+              if (!(b_prime <= static_cast<double>(kMaxOverSampling))) {
+                throw base::ConfigError(fmt::format("key 'april.alpha': {} x rollout_batch_size {} asks for {:.3g} groups per step, more "
+                                                    "than {}", alpha, b, b_prime, kMaxOverSampling));
+              }
+              p.over_sampling_batch_size = static_cast<std::int64_t>(b_prime);
             }
             if (p.over_sampling_batch_size < b) {
               throw base::ConfigError(fmt::format("key 'april.over_sampling_batch_size': B' = {} is smaller than rollout_batch_size = {}",

@@ -22,7 +22,7 @@ PolicyEntry sorted_policy_entry() {
   using base::KnobType;
   std::vector<Knob> knobs = {
       {"sorted.updates_per_rollout", KnobType::Int, std::int64_t{4}, "",
-       "k: one rollout round of k * B groups feeds k updates, shortest first", base::at_least(1)},
+       "k: one rollout round of k * B groups feeds k updates, shortest first", base::in_range(1, 4096)},
       {"sorted.max_staleness", KnobType::Int, std::int64_t{-1}, "versions",
        "a buffered group older than this restarts from scratch; -1 = only the round's own bound (k - 1)", base::at_least(-1)},
   };

@@ -4,7 +4,7 @@ namespace april::rl {
 
 void declare_loop_knobs(base::ConfigSchema& s) {
   using base::KnobType;
-  s.add({"rollout_batch_size", KnobType::Int, std::int64_t{32}, "groups", "B: complete groups per training batch", base::at_least(1)});
+  s.add({"rollout_batch_size", KnobType::Int, std::int64_t{32}, "groups", "B: complete groups per training batch", base::in_range(1, 1 << 20)});
   s.add({"max_response_len", KnobType::Int, std::int64_t{16384}, "tok", "cap on a sample's response; longer ones are truncated",
          base::in_range(1, 1 << 24)});
   s.add({"filter.dynamic_sampling", KnobType::Bool, false, "",

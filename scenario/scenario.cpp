@@ -23,7 +23,7 @@ base::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   // Each module declares the keys it reads, beside the code that reads them.
   base::ConfigSchema s;
   s.add({"seed", KnobType::Int, std::int64_t{1}, "", "seed of every random stream (workload)", base::at_least(0)});
-  s.add({"steps", KnobType::Int, std::int64_t{50}, "steps", "training steps to simulate", base::at_least(1)});
+  s.add({"steps", KnobType::Int, std::int64_t{50}, "steps", "training steps to simulate", base::in_range(1, 10'000'000)});
   s.add({"trace.mode", KnobType::String, std::string("replay"), "",
          "with --trace: replay groups in file order (wrapping), or resample whole groups with the seed",
          base::one_of({"replay", "resample"})});

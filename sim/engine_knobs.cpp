@@ -12,11 +12,11 @@ void declare_engine_knobs(base::ConfigSchema& s) {
   using base::KnobType;
   s.add({"model", KnobType::String, std::string("qwen3-4b"), "", "model profile", base::one_of(model_names())});
   s.add({"hardware", KnobType::String, std::string("h100"), "", "GPU profile", base::one_of(hardware_names())});
-  s.add({"cluster.gpus", KnobType::Int, std::int64_t{8}, "GPUs", "GPUs shared by rollout and training (colocated)", base::at_least(1)});
-  s.add({"cluster.engines", KnobType::Int, std::int64_t{4}, "engines", "rollout engines", base::at_least(1)});
-  s.add({"cluster.tensor_parallel", KnobType::Int, std::int64_t{2}, "GPUs", "GPUs per engine (tensor parallel)", base::at_least(1)});
+  s.add({"cluster.gpus", KnobType::Int, std::int64_t{8}, "GPUs", "GPUs shared by rollout and training (colocated)", base::in_range(1, 1 << 20)});
+  s.add({"cluster.engines", KnobType::Int, std::int64_t{4}, "engines", "rollout engines", base::in_range(1, 1 << 16)});
+  s.add({"cluster.tensor_parallel", KnobType::Int, std::int64_t{2}, "GPUs", "GPUs per engine (tensor parallel)", base::in_range(1, 1024)});
   s.add({"engine.max_running", KnobType::Int, std::int64_t{256}, "requests", "cap on running requests per engine; 0 = no cap",
-         base::at_least(0)});
+         base::in_range(0, 1 << 20)});
   s.add({"engine.kv_capacity_tok", KnobType::Int, std::int64_t{0}, "tok",
          "KV-cache capacity per engine; 0 = from GPU memory, memory fraction and model", base::at_least(0)});
   s.add({"engine.gpu_memory_fraction", KnobType::Double, 0.85, "", "share of GPU memory for weights + KV cache",

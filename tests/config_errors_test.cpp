@@ -46,7 +46,7 @@ TEST(ScenarioFile, UnknownKeyNamesFileLineAndKey) {
 }
 
 TEST(ScenarioFile, BadValuesNameTheKey) {
-  EXPECT_NE(error_of(R"({"rollout_batch_size": 0})").find("key 'rollout_batch_size': must be >= 1"), std::string::npos);
+  EXPECT_NE(error_of(R"({"rollout_batch_size": 0})").find("key 'rollout_batch_size': must be in [1, 1048576]"), std::string::npos);
   EXPECT_NE(error_of(R"({"rollout_batch_size": 2.5})").find("expected an integer"), std::string::npos);
   EXPECT_NE(error_of(R"({"april": {"alpha": "two"}})").find("key 'april.alpha': expected a number"), std::string::npos);
   EXPECT_NE(error_of(R"({"model": "gpt-9"})").find("'gpt-9' is not one of: qwen3-4b"), std::string::npos);
@@ -79,6 +79,55 @@ TEST(SetOption, ParsesAndValidates) {
   EXPECT_THROW(f.config.apply_assignment("steps=ten"), base::ConfigError);
   EXPECT_THROW(f.config.apply_assignment("nope=1"), base::ConfigError);
   EXPECT_THROW(f.config.apply_assignment("engine.fast_forward=maybe"), base::ConfigError);
+}
+
+TEST(ScenarioFile, AKeyGivenTwiceIsAnError) {
+  EXPECT_NE(error_of("{\n  \"steps\": 3,\n  \"steps\": 4\n}").find(":2: key 'steps' is given twice"), std::string::npos);
+  const auto both = error_of("{\"april.alpha\": 2,\n \"april\": {\"alpha\": 3}}");
+  EXPECT_NE(both.find("key 'april.alpha' is given twice (dotted and nested)"), std::string::npos) << both;
+}
+
+TEST(ScenarioFile, DeepNestingIsAnErrorNotACrash) {
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "{\"a\":";
+  deep += "1";
+  for (int i = 0; i < 100000; ++i) deep += "}";
+  EXPECT_NE(error_of(deep).find("nested deeper than 32 levels"), std::string::npos);
+}
+
+TEST(ScenarioFile, ANumberTooLargeForJsonNamesTheLine) {
+  const auto e = error_of("{\n  \"steps\": 1e400\n}");
+  EXPECT_NE(e.find(":2:"), std::string::npos) << e;
+}
+
+// Sizes have upper bounds, and an overflow names the key the user set.
+TEST(SetOption, SizesAreBoundedAndOverflowsNameTheKeyTheUserSet) {
+  testing::Fixture f;
+  try {
+    f.config.apply_assignment("rollout_batch_size=4294967296");
+    FAIL() << "accepted 2^32 groups";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("key 'rollout_batch_size': must be in [1, 1048576]"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(f.config.apply_assignment("cluster.tensor_parallel=4297015"), base::ConfigError);
+  f.config.apply_assignment("april.alpha=1e300");
+  try {
+    (void)f.registry.get("april").make(f.config);
+    FAIL() << "alpha 1e300 made a policy";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("key 'april.alpha': 1e+300 x rollout_batch_size 32"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(f.config.apply_assignment("seed=99999999999999999999"), base::ConfigError);
+}
+
+// Integers read the same from --set as from a JSON file: exactly, past 2^53.
+TEST(SetOption, IntegersParseExactly) {
+  testing::Fixture f;
+  f.config.apply_assignment("seed=9007199254740993");
+  EXPECT_EQ(f.config.get_int("seed"), 9007199254740993LL);
+  f.config.apply_assignment("steps=1e3");
+  EXPECT_EQ(f.config.get_int("steps"), 1000);
+  EXPECT_THROW(f.config.apply_assignment("steps=2.5"), base::ConfigError);
 }
 
 // Reading a knob as another type is a programming error that must not pass
