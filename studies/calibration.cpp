@@ -95,17 +95,38 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
       pt.prefill_tok = it.at("prefill_tok").get<double>();
       pt.prefill_longest_tok = it.at("prefill_longest_tok").get<double>();
       pt.time_s = it.at("time_s").get<double>();
-      if (pt.prefill_requests > pt.batch || pt.prefill_longest_tok * pt.prefill_requests < pt.prefill_tok || pt.time_s < 0) {
-        throw std::invalid_argument(fmt::format("{}: iteration {}: inconsistent shape (prefill_requests > batch, prefill_tok > "
-                                                "requests x longest, or a negative time)", where, p.iterations.size()));
+      for (double v : {pt.batch, pt.kv_tok, pt.prefill_requests, pt.prefill_tok, pt.prefill_longest_tok, pt.time_s}) {
+        if (!std::isfinite(v) || v < 0) {
+          throw std::invalid_argument(fmt::format("{}: iteration {}: every field must be a finite number >= 0", where, p.iterations.size()));
+        }
+      }
+      if (pt.prefill_requests > pt.batch || pt.prefill_longest_tok * pt.prefill_requests < pt.prefill_tok) {
+        throw std::invalid_argument(fmt::format("{}: iteration {}: inconsistent shape (prefill_requests > batch, or prefill_tok > "
+                                                "requests x longest)", where, p.iterations.size()));
+      }
+      if (pt.batch < 1 || pt.time_s <= 0) {
+        // A zero-length or empty iteration would teach the model free work (0 s, infinite tok/s).
+        throw std::invalid_argument(fmt::format("{}: iteration {}: an iteration runs at least one request and takes time > 0 "
+                                                "(batch {}, time_s {})", where, p.iterations.size(), pt.batch, pt.time_s));
       }
       p.iterations.push_back(pt);
     }
     for (const auto& t : j.at("train")) {
       p.train.push_back({t.at("samples").get<double>(), t.at("tokens").get<double>(), t.at("longest_tok").get<double>(),
                          t.at("time_s").get<double>()});
+      const auto& tp = p.train.back();
+      if (!(std::isfinite(tp.time_s) && tp.time_s > 0 && tp.samples >= 1 && std::isfinite(tp.tokens) && tp.tokens >= 0 &&
+            std::isfinite(tp.longest_tok) && tp.longest_tok >= 0)) {
+        throw std::invalid_argument(fmt::format("{}: train step {}: needs samples >= 1, finite tokens >= 0 and time_s > 0", where,
+                                                p.train.size() - 1));
+      }
     }
     p.sync_s = j.at("sync_s").get<std::vector<double>>();
+    for (std::size_t i = 0; i < p.sync_s.size(); ++i) {
+      if (!(std::isfinite(p.sync_s[i]) && p.sync_s[i] >= 0)) {
+        throw std::invalid_argument(fmt::format("{}: sync_s[{}]: a sync time must be a finite number >= 0", where, i));
+      }
+    }
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(fmt::format("{}: not a profile written by `april profile`: {}", where, e.what()));
   }
@@ -202,6 +223,24 @@ Calibration calibrate(const Profile& p) {
   c.train_per_padded_tok_us = tx[2] * 1e6;
   c.train_heldout_mape = mape(tha, thy, tx);
   c.sync_s = base::median(p.sync_s);
+  // A model that predicts no time for an iteration or a train step that was
+  // measured would simulate free work: refuse it, naming the point, rather
+  // than write a model that `simulate` runs at infinite speed.
+  for (std::size_t i = 0; i < p.iterations.size(); ++i) {
+    const double t = predicted_iteration_s(c, p.iterations[i]);
+    if (!(std::isfinite(t) && t > 0)) {
+      throw std::invalid_argument(fmt::format("the fit predicts {} s for iteration {} (measured {} s): the profile cannot determine "
+                                              "the model; profile more shapes", t, i, p.iterations[i].time_s));
+    }
+  }
+  for (std::size_t i = 0; i < p.train.size(); ++i) {
+    const auto& t = p.train[i];
+    const double pred = c.train_base_s + c.train_per_tok_us * 1e-6 * t.tokens + c.train_per_padded_tok_us * 1e-6 * t.samples * t.longest_tok;
+    if (!(std::isfinite(pred) && pred > 0)) {
+      throw std::invalid_argument(fmt::format("the fit predicts {} s for train step {} (measured {} s): profile more train steps", pred,
+                                              i, t.time_s));
+    }
+  }
   return c;
 }
 

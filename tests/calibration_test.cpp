@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "studies/calibration.hpp"
@@ -254,6 +255,31 @@ TEST(Calibration, BadProfilesAreClearErrors) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("p.json: too few measurements"), std::string::npos);
   }
+}
+
+// A zero-length iteration or train step would teach the model free work: the
+// profile is refused, naming the point, instead of a model written for
+// `simulate` to run at infinite speed.
+TEST(Calibration, ZeroLengthPointsAreRefusedNamingThem) {
+  auto j = profile_to_json(synthetic_profile());
+  j["iterations"][5]["time_s"] = 0.0;
+  try {
+    profile_from_json(j, "p.json");
+    FAIL() << "accepted a zero-length iteration";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("p.json: iteration 5: an iteration runs at least one request and takes time > 0"),
+              std::string::npos)
+        << e.what();
+  }
+  j = profile_to_json(synthetic_profile());
+  j["train"][2]["time_s"] = 0.0;
+  EXPECT_THROW(profile_from_json(j, "p.json"), std::invalid_argument);
+  j = profile_to_json(synthetic_profile());
+  j["sync_s"][0] = -1.0;
+  EXPECT_THROW(profile_from_json(j, "p.json"), std::invalid_argument);
+  j = profile_to_json(synthetic_profile());
+  j["iterations"][1]["kv_tok"] = std::numeric_limits<double>::infinity();  // a json value built in code may hold one
+  EXPECT_THROW(profile_from_json(j, "p.json"), std::invalid_argument);
 }
 
 }  // namespace
