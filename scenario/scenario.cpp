@@ -109,7 +109,7 @@ void apply_scenario(base::Config& config, const std::string& name_or_path) {
 
 
 void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>* trace, const std::string& trace_name) {
-  (void)sim::weight_sync(c);
+  // The GPU count first: the topology presets build a node per GPU.
   const auto engines = c.get_int("cluster.engines");
   const auto tp = c.get_int("cluster.tensor_parallel");
   const auto gpus = c.get_int("cluster.gpus");
@@ -117,6 +117,7 @@ void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>
     throw base::ConfigError(fmt::format("cluster.engines ({}) x cluster.tensor_parallel ({}) needs {} GPUs, but cluster.gpus is {}",
                                        engines, tp, engines * tp, gpus));
   }
+  (void)sim::weight_sync(c);
   const std::int64_t kv = sim::kv_capacity_tok(c);
   const std::int64_t cap = c.get_int("max_response_len");
   if (trace != nullptr) {

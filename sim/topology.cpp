@@ -156,6 +156,11 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
   for (const char* f : {"nodes", "links", "trainer", "engines"}) {
     if (!j.contains(f)) throw bad(f, "missing");
   }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() != "nodes" && it.key() != "links" && it.key() != "trainer" && it.key() != "engines" && it.key() != "description") {
+      throw bad(it.key(), "unknown field (expected nodes, links, trainer, engines, description)");
+    }
+  }
   if (!j["nodes"].is_array()) throw bad("nodes", "expected an array of names");
   for (std::size_t i = 0; i < j["nodes"].size(); ++i) {
     const auto& n = j["nodes"][i];
@@ -167,6 +172,9 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
     const auto& l = j["links"][i];
     const std::string f = fmt::format("links[{}]", i);
     if (!l.is_object() || !l.contains("a") || !l.contains("b") || !l.contains("GB_s")) throw bad(f, "expected {\"a\", \"b\", \"GB_s\"}");
+    for (auto it = l.begin(); it != l.end(); ++it) {
+      if (it.key() != "a" && it.key() != "b" && it.key() != "GB_s") throw bad(f + "." + it.key(), "unknown field (expected a, b, GB_s)");
+    }
     if (!l["a"].is_string() || !l["b"].is_string()) throw bad(f, "a and b must be node names");
     if (!l["GB_s"].is_number() || !(l["GB_s"].get<double>() > 0)) throw bad(f + ".GB_s", "expected a positive number");
     t.links.push_back({l["a"].get<std::string>(), l["b"].get<std::string>(), l["GB_s"].get<double>() * 1e9});
@@ -183,6 +191,17 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
       gpus.push_back(x.get<std::string>());
     }
     t.engines.push_back(gpus);
+  }
+  // A GPU holds one engine's shard: one listed twice is a mistake in the file.
+  std::map<std::string, std::size_t> owner;
+  for (std::size_t i = 0; i < t.engines.size(); ++i) {
+    for (const auto& g : t.engines[i]) {
+      const auto [it, fresh] = owner.emplace(g, i);
+      if (!fresh) {
+        throw bad(fmt::format("engines[{}]", i), it->second == i ? fmt::format("GPU '{}' is listed twice", g)
+                                                                 : fmt::format("GPU '{}' is already engine {}'s", g, it->second));
+      }
+    }
   }
   return t;
 }

@@ -78,6 +78,44 @@ TEST(Topology, JsonErrorsNameTheField) {
   EXPECT_DOUBLE_EQ(plan_weight_sync(ok, 4 * GB).time_s, 2.0);
 }
 
+std::string topology_error(const std::string& text) {
+  try {
+    (void)topology_from_json(nlohmann::json::parse(text), "topo.json");
+  } catch (const base::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Topology, UnknownFieldsAndSharedGpusAreErrorsNamingThem) {
+  EXPECT_NE(topology_error(R"({"nodes": ["t", "g"], "links": [], "trainer": "t", "engines": [["g"]], "engine": 1})")
+                .find("topo.json: field 'engine': unknown field"),
+            std::string::npos);
+  EXPECT_NE(topology_error(R"({"nodes": ["t", "g"], "links": [{"a": "t", "b": "g", "GB_s": 2, "gbps": 3}], "trainer": "t",
+                               "engines": [["g"]]})")
+                .find("field 'links[0].gbps': unknown field"),
+            std::string::npos);
+  EXPECT_NE(topology_error(R"({"nodes": ["t", "g0", "g1"], "links": [], "trainer": "t", "engines": [["g0", "g1"], ["g1"]]})")
+                .find("field 'engines[1]': GPU 'g1' is already engine 0's"),
+            std::string::npos);
+  EXPECT_NE(topology_error(R"({"nodes": ["t", "g0"], "links": [], "trainer": "t", "engines": [["g0", "g0"]]})")
+                .find("GPU 'g0' is listed twice"),
+            std::string::npos);
+}
+
+// A preset builds a node per GPU: the GPU count is checked before it is built
+// (cluster.tensor_parallel=4297015 used to build a 7 GB graph first).
+TEST(Topology, APresetIsNotBuiltForAnImpossibleCluster) {
+  EXPECT_THROW(april::testing::Fixture("default", {"topology.preset=single-node", "cluster.tensor_parallel=4297015"}), base::ConfigError);
+  april::testing::Fixture f("default", {"topology.preset=single-node", "cluster.tensor_parallel=1000", "cluster.engines=1000"});
+  try {
+    scenario::validate_scenario(f.config);
+    FAIL();
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs 1000000 GPUs, but cluster.gpus is 8"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Topology, PresetsSeparateRacksIsBoundByTheRackLink) {
   const auto t = preset_topology("separate-racks", 4, 2, 450 * GB, 400 * GB, 12.5 * GB);
   const auto plan = plan_weight_sync(t, 8 * GB);
