@@ -316,7 +316,8 @@ const std::string& Config::get_string(const std::string& name) const {
 
 nlohmann::json Config::resolved() const {
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& [name, _] : schema_->knobs()) {
+  for (const auto& entry : schema_->knobs()) {
+    const std::string& name = entry.first;  // a plain reference: lambdas capture it in every compiler
     std::visit([&](const auto& x) { out[name] = x; }, value(name));
   }
   return out;

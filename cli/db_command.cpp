@@ -41,7 +41,7 @@ int db_command(const std::vector<std::string>& args) {
   if (args.size() < 2) throw std::invalid_argument(fmt::format("db {}: missing FILE\n{}", sub, kDbUsage));
   if (!std::ifstream(args[1])) throw std::invalid_argument(fmt::format("{}: no such database", args[1]));
   if (sub == "export" && args.size() == 5 && args[3] == "--csv") check_output_file(args[4], "--csv");
-  studies::ResultsDb db(args[1]);
+  studies::ResultsDb db(args[1], studies::DbAccess::ReadOnly);
   if (sub == "list" && args.size() == 2) {
     fmt::print("{:>4} {:<6} {:<20} {:>6} {:>6}  {:<20}  {}\n", "id", "kind", "scenario", "runs", "done", "created", "spec");
     for (const auto& s : db.sweeps()) {

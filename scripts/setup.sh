@@ -9,6 +9,7 @@ packages=(
   libboost-graph-dev libboost-program-options-dev
   nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
   libtorch-dev libopenblas0-pthread
   python3-matplotlib python3-pandas jupyter-nbconvert python3-nbformat python3-ipykernel
 )

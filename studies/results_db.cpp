@@ -6,6 +6,7 @@
 #include "base/hash.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <thread>
 #include <cstdio>
@@ -147,7 +148,11 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
-ResultsDb::ResultsDb(const std::string& path) : path_(path) {
+ResultsDb::ResultsDb(const std::string& path, DbAccess access) : path_(path) {
+  if (access == DbAccess::ReadOnly) {
+    open_read_only();
+    return;
+  }
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
@@ -167,6 +172,77 @@ ResultsDb::ResultsDb(const std::string& path) : path_(path) {
     db_ = nullptr;
     throw;
   }
+}
+
+namespace {
+
+// The path as a file: URI (RFC 3986: what is not unreserved or '/' is %XX).
+std::string file_uri(const std::string& path, const char* query) {
+  std::string out = "file:";
+  for (const char ch : path) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) != 0 || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out + "?" + query;
+}
+
+}  // namespace
+
+void ResultsDb::open_read_only() {
+  // A WAL database is read through its -shm file, which SQLite creates when it
+  // can. Where it cannot (a folder the user may only read), the file is opened
+  // as immutable: nothing can be writing it then, as no one may write there.
+  for (const char* query : {"mode=ro", "immutable=1"}) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    if (sqlite3_open_v2(file_uri(path_, query).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr) !=
+        SQLITE_OK) {
+      continue;
+    }
+    sqlite3_busy_timeout(db_, 60000);
+    try {
+      check_schema_read_only();
+      return;
+    } catch (const BusyError&) {
+      throw;
+    } catch (const DbError&) {
+      const int code = sqlite3_errcode(db_) & 0xff;
+      if (code != SQLITE_CANTOPEN && code != SQLITE_READONLY) {
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw;
+      }
+    }
+  }
+  const std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot open";
+  sqlite3_close(db_);
+  db_ = nullptr;
+  throw DbError(fmt::format("{}: cannot open the database to read: {}", path_, msg));
+}
+
+void ResultsDb::check_schema_read_only() {
+  Stmt tables(db_, "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name='meta'", path_);
+  tables.step();
+  if (tables.int_col(0) == 0) throw DbError(fmt::format("{}: not an april results database (no meta table)", path_));
+  Stmt v(db_, "SELECT value FROM meta WHERE key='schema_version'", path_);
+  if (!v.step()) throw DbError(fmt::format("{}: not an april results database (no schema version)", path_));
+  const std::string text = v.text_col(0);
+  int version = 0;
+  try {
+    version = std::stoi(text);
+  } catch (const std::exception&) {
+    throw DbError(fmt::format("{}: unreadable schema_version '{}'", path_, text));
+  }
+  // Reading needs no migration: every version up to ours has the tables read here.
+  if (version > kSchemaVersion) {
+    throw DbError(fmt::format("{}: database schema version {} is newer than this april's ({}); use a newer april", path_, version,
+                              kSchemaVersion));
+  }
+  if (version < 1) throw DbError(fmt::format("{}: unknown schema version {}", path_, version));
 }
 
 ResultsDb::~ResultsDb() { sqlite3_close(db_); }

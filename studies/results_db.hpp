@@ -57,11 +57,15 @@ struct SweepInfo {
   std::int64_t runs = 0, done = 0;
 };
 
+enum class DbAccess { ReadWrite, ReadOnly };
+
 class ResultsDb {
  public:
-  // Creates the file and schema if needed; refuses a database written by a
-  // newer schema version, or a file that is not an april database.
-  explicit ResultsDb(const std::string& path);
+  // ReadWrite creates the file and schema if needed (migrating an older
+  // schema); ReadOnly changes nothing and works where the user may only read
+  // (`april db`). Both refuse a database written by a newer schema version, or
+  // a file that is not an april database.
+  explicit ResultsDb(const std::string& path, DbAccess access = DbAccess::ReadWrite);
   ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
@@ -103,6 +107,8 @@ class ResultsDb {
   void exec(const std::string& sql);
   void init_schema();
   void migrate(int from_version);
+  void open_read_only();
+  void check_schema_read_only();
   void link_in_transaction(std::int64_t sweep, std::int64_t run, const nlohmann::json& params);
   std::string path_;
   sqlite3* db_ = nullptr;

@@ -5,7 +5,8 @@
 set -uo pipefail
 april=$1
 dir=$2
-rm -rf "$dir" && mkdir -p "$dir"
+[ -d "$dir/readonly" ] && chmod 755 "$dir/readonly"
+rm -rf "$dir" && mkdir -p "$dir" && chmod 755 "$dir"
 fails=0
 # expect_error WHAT PATTERN CMD...: CMD exits non-zero (not by a signal) and stderr matches PATTERN.
 expect_error() {
@@ -37,6 +38,23 @@ mkdir -p "$dir/run" && echo stale > "$dir/run/old.csv"
 [ -s "$dir/run/summary.json" ] && [ -s "$dir/run/sync/steps.csv" ] && [ ! -e "$dir/run/old.csv" ] ||
   { echo "FAIL: --out DIR is not the new run's alone"; fails=$((fails + 1)); }
 ls "$dir" | grep -q '\.tmp$' && { echo "FAIL: a temporary was left behind: $(ls "$dir")"; fails=$((fails + 1)); }
+# `april db` reads a database in a folder the user may only read (as root,
+# the check runs as nobody, for whom permissions apply).
+ro="$dir/readonly"
+mkdir -p "$ro"
+"$april" sweep --scenario handcheck --grid 'april.alpha=1.5,2' --steps 2 --db "$ro/r.db" >/dev/null 2>&1
+chmod a+r "$ro"/* && chmod 555 "$ro"
+reader=()
+[ "$(id -u)" = 0 ] && command -v runuser >/dev/null && reader=(runuser -u nobody --)
+if [ ${#reader[@]} -gt 0 ] && ! "${reader[@]}" test -x "$april"; then
+  echo "note: the read-only database check did not run: user nobody cannot run $april"
+else
+  "${reader[@]}" "$april" db list "$ro/r.db" 2>"$dir/err" | grep -q "handcheck" ||
+    { echo "FAIL: db list on a read-only database: $(cat "$dir/err")"; fails=$((fails + 1)); }
+  "${reader[@]}" "$april" db export "$ro/r.db" 1 2>"$dir/err" | grep -q "^april.alpha,seed," ||
+    { echo "FAIL: db export on a read-only database: $(cat "$dir/err")"; fails=$((fails + 1)); }
+fi
+chmod 755 "$ro"
 # --help tells the truth, and db's subcommands have one.
 "$april" db list --help | grep -q "usage: april db" || { echo "FAIL: db list --help"; fails=$((fails + 1)); }
 "$april" simulate --help | grep -q "default, handcheck, live-cpu" || { echo "FAIL: simulate --help lists the built-in scenarios"; fails=$((fails + 1)); }
