@@ -230,19 +230,23 @@ void ResultsDb::check_schema_read_only() {
   if (tables.int_col(0) == 0) throw DbError(fmt::format("{}: not an april results database (no meta table)", path_));
   Stmt v(db_, "SELECT value FROM meta WHERE key='schema_version'", path_);
   if (!v.step()) throw DbError(fmt::format("{}: not an april results database (no schema version)", path_));
-  const std::string text = v.text_col(0);
+  // Reading needs no migration: every version up to ours has the tables read here.
+  (void)schema_version_of(v.text_col(0));
+}
+
+int ResultsDb::schema_version_of(const std::string& text) const {
   int version = 0;
   try {
     version = std::stoi(text);
   } catch (const std::exception&) {
     throw DbError(fmt::format("{}: unreadable schema_version '{}'", path_, text));
   }
-  // Reading needs no migration: every version up to ours has the tables read here.
   if (version > kSchemaVersion) {
     throw DbError(fmt::format("{}: database schema version {} is newer than this april's ({}); use a newer april", path_, version,
                               kSchemaVersion));
   }
   if (version < 1) throw DbError(fmt::format("{}: unknown schema version {}", path_, version));
+  return version;
 }
 
 ResultsDb::~ResultsDb() { sqlite3_close(db_); }
@@ -276,19 +280,7 @@ void ResultsDb::init_schema() {
   {
     Stmt v(db_, "SELECT value FROM meta WHERE key='schema_version'", path_);
     if (v.step()) {
-      const std::string text = v.text_col(0);
-      int version = 0;
-      try {
-        version = std::stoi(text);
-      } catch (const std::exception&) {
-        throw DbError(fmt::format("{}: unreadable schema_version '{}'", path_, text));
-      }
-      if (version > kSchemaVersion) {
-        throw DbError(fmt::format("{}: database schema version {} is newer than this april's ({}); use a newer april",
-                                  path_, version, kSchemaVersion));
-      }
-      if (version < 1) throw DbError(fmt::format("{}: unknown schema version {}", path_, version));
-      from_version = version;
+      from_version = schema_version_of(v.text_col(0));
     } else {
       Stmt ins(db_, "INSERT INTO meta(key, value) VALUES('schema_version', ?)", path_);
       ins.bind(1, std::to_string(kSchemaVersion));

@@ -109,6 +109,8 @@ class ResultsDb {
   void migrate(int from_version);
   void open_read_only();
   void check_schema_read_only();
+  // schema_version's text as a number this april can read; throws otherwise.
+  [[nodiscard]] int schema_version_of(const std::string& text) const;
   void link_in_transaction(std::int64_t sweep, std::int64_t run, const nlohmann::json& params);
   std::string path_;
   sqlite3* db_ = nullptr;
