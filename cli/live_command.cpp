@@ -31,7 +31,7 @@ int live_command(const std::vector<std::string>& args) {
       "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy.\n\noptions");
   std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, checkpoint, resume;
   std::vector<std::string> sets;
-  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), "built-in scenario or JSON file (default live-cpu)")(
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_name), "rollout policy (default april)")("device", po::value(&device), "cpu or cuda")(
       "steps", po::value<std::int64_t>(), "RL steps")("seed", po::value<std::int64_t>(), "seed")(
       "set", po::value(&sets), "override a scenario key (repeatable)")("out", po::value(&out_dir), "write results here")(

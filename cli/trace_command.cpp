@@ -101,7 +101,7 @@ int synth_cmd(const std::vector<std::string>& args) {
                                "max_response_len, as a real trace records them.\noptions");
   std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")("out", po::value<std::string>()->required(), "output JSONL")(
-      "scenario", po::value<std::string>()->default_value("default"), "built-in scenario or JSON file (e.g. from `trace fit`)")(
+      "scenario", po::value<std::string>()->default_value("default"), (scenario_help() + ", e.g. from `trace fit`").c_str())(
       "set", po::value(&sets), "override a scenario key (repeatable)")("groups", po::value<std::int64_t>()->default_value(1000),
                                                                         "groups to write")(
       "seed", po::value<std::int64_t>(), "seed (overrides the scenario's)");

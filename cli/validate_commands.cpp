@@ -49,7 +49,7 @@ int profile_command(const std::vector<std::string>& args) {
   std::string scenario = "live-cpu", device = "cpu", out, model;
   std::vector<std::string> sets;
   std::int64_t repeats = live::ProfileOptions{}.repeats;
-  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), "scenario whose live.* keys to use")(
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + " whose live.* keys to use").c_str())(
       "device", po::value(&device), "cpu or cuda")("model", po::value(&model), "model size (overrides live.model)")(
       "repeats", po::value(&repeats), "passes over the grid")("set", po::value(&sets), "override a key")(
       "out", po::value(&out)->required(), "profile.json");
@@ -79,7 +79,7 @@ int validate_command(const std::vector<std::string>& args) {
       "Without --calibration, the engine is profiled in slices between the live steps and fitted.\n\noptions");
   std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir;
   std::vector<std::string> policy_args, sets;
-  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), "scenario (default live-cpu)")(
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_args), "policies (default sync,april)")("steps", po::value<std::int64_t>(), "RL steps")(
       "seed", po::value<std::int64_t>(), "seed")("set", po::value(&sets), "override a key")(
       "calibration", po::value(&calibration), "a fragment from `april calibrate`")("device", po::value(&device), "cpu or cuda")(
