@@ -372,33 +372,47 @@ void load_config_file(Config& config, const std::string& path) {
 }
 
 KnobValidator at_least(double lo) {
-  return [lo](const ConfigValue& v) -> std::optional<std::string> {
-    if (as_number(v) >= lo) return std::nullopt;
-    return fmt::format("must be >= {}, got {}", lo, to_string(v));
-  };
+  return {[lo](const ConfigValue& v) -> std::optional<std::string> {
+            if (as_number(v) >= lo) return std::nullopt;
+            return fmt::format("must be >= {}, got {}", lo, to_string(v));
+          },
+          fmt::format(">= {}", lo)};
 }
 
 KnobValidator greater_than(double lo) {
-  return [lo](const ConfigValue& v) -> std::optional<std::string> {
-    if (as_number(v) > lo) return std::nullopt;
-    return fmt::format("must be > {}, got {}", lo, to_string(v));
-  };
+  return {[lo](const ConfigValue& v) -> std::optional<std::string> {
+            if (as_number(v) > lo) return std::nullopt;
+            return fmt::format("must be > {}, got {}", lo, to_string(v));
+          },
+          fmt::format("> {}", lo)};
 }
 
 KnobValidator in_range(double lo, double hi) {
-  return [lo, hi](const ConfigValue& v) -> std::optional<std::string> {
-    const double x = as_number(v);
-    if (x >= lo && x <= hi) return std::nullopt;
-    return fmt::format("must be in [{}, {}], got {}", lo, hi, to_string(v));
-  };
+  return {[lo, hi](const ConfigValue& v) -> std::optional<std::string> {
+            const double x = as_number(v);
+            if (x >= lo && x <= hi) return std::nullopt;
+            return fmt::format("must be in [{}, {}], got {}", lo, hi, to_string(v));
+          },
+          fmt::format("[{}, {}]", lo, hi)};
+}
+
+KnobValidator above_and_at_most(double lo, double hi) {
+  return {[lo, hi](const ConfigValue& v) -> std::optional<std::string> {
+            const double x = as_number(v);
+            if (x > lo && x <= hi) return std::nullopt;
+            return fmt::format("must be in ({}, {}], got {}", lo, hi, to_string(v));
+          },
+          fmt::format("({}, {}]", lo, hi)};
 }
 
 KnobValidator one_of(std::vector<std::string> names) {
-  return [names = std::move(names)](const ConfigValue& v) -> std::optional<std::string> {
-    const auto& s = std::get<std::string>(v);
-    if (std::find(names.begin(), names.end(), s) != names.end()) return std::nullopt;
-    return fmt::format("'{}' is not one of: {}", s, fmt::join(names, ", "));
-  };
+  std::string accepts = fmt::format("{}", fmt::join(names, " | "));
+  return {[names = std::move(names)](const ConfigValue& v) -> std::optional<std::string> {
+            const auto& s = std::get<std::string>(v);
+            if (std::find(names.begin(), names.end(), s) != names.end()) return std::nullopt;
+            return fmt::format("'{}' is not one of: {}", s, fmt::join(names, ", "));
+          },
+          std::move(accepts)};
 }
 
 }  // namespace april::base

@@ -19,8 +19,15 @@ namespace april::base {
 using ConfigValue = std::variant<std::int64_t, double, bool, std::string>;
 enum class KnobType { Int, Double, Bool, String };
 
-// Returns an error message, or nullopt when the value is acceptable.
-using KnobValidator = std::function<std::optional<std::string>(const ConfigValue&)>;
+// A knob's check: an error message, or nullopt when the value is acceptable;
+// `accepts` says what it accepts ("[1, 1048576]", "one of: a, b"), for `april keys`.
+struct KnobValidator {
+  std::function<std::optional<std::string>(const ConfigValue&)> check;
+  std::string accepts;
+
+  explicit operator bool() const { return static_cast<bool>(check); }
+  std::optional<std::string> operator()(const ConfigValue& v) const { return check(v); }
+};
 
 struct Knob {
   std::string name;
@@ -94,6 +101,7 @@ std::string type_name(KnobType t);
 KnobValidator at_least(double lo);
 KnobValidator greater_than(double lo);
 KnobValidator in_range(double lo, double hi);
+KnobValidator above_and_at_most(double lo, double hi);  // (lo, hi]
 KnobValidator one_of(std::vector<std::string> names);
 
 }  // namespace april::base

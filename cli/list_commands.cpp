@@ -10,8 +10,9 @@ namespace {
 
 void print_knob(const base::Knob& k) {
   const std::string unit = k.unit.empty() ? "" : fmt::format(" [{}]", k.unit);
-  fmt::print("  {:<34} {:<8} default {}{}\n      {}\n", k.name, base::type_name(k.type), base::to_string(k.default_value),
-             unit, k.help);
+  const std::string accepts = k.validate.accepts.empty() ? "" : fmt::format(", accepts {}", k.validate.accepts);
+  fmt::print("  {:<34} {:<8} default {}{}{}\n      {}\n", k.name, base::type_name(k.type), base::to_string(k.default_value),
+             unit, accepts, k.help);
 }
 
 bool wants_help(const std::vector<std::string>& args, const char* usage) {
@@ -43,16 +44,17 @@ int keys_command(const std::vector<std::string>& args_in) {
   std::vector<std::string> args = args_in;
   const bool markdown = !args.empty() && args.front() == "--markdown";
   if (markdown) args.erase(args.begin());
-  if (wants_help(args, "usage: april keys [--markdown]\n  Lists every scenario key: type, default, unit and meaning.\n"
+  if (wants_help(args, "usage: april keys [--markdown]\n  Lists every scenario key: type, default, unit, accepted values and meaning.\n"
                        "  --markdown  as a Markdown table (the README's)\n")) {
     return 0;
   }
   const auto registry = policies::builtin_policies();
   const auto schema = scenario::make_schema(registry);
   if (markdown) {
-    fmt::print("| key | type | default | unit | meaning |\n|---|---|---|---|---|\n");
+    fmt::print("| key | type | default | unit | accepts | meaning |\n|---|---|---|---|---|---|\n");
     for (const auto& [name, k] : schema.knobs()) {
-      fmt::print("| `{}` | {} | `{}` | {} | {} |\n", name, base::type_name(k.type), base::to_string(k.default_value), k.unit, k.help);
+      fmt::print("| `{}` | {} | `{}` | {} | {} | {} |\n", name, base::type_name(k.type), base::to_string(k.default_value), k.unit,
+                 k.validate.accepts, k.help);
     }
     return 0;
   }

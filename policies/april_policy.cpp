@@ -31,7 +31,8 @@ PolicyEntry april_policy_entry() {
   using base::Knob;
   using base::KnobType;
   std::vector<Knob> knobs = {
-      {"april.alpha", KnobType::Double, 2.0, "", "over-provisioning factor: B' = ceil(alpha * B)", base::at_least(1.0)},
+      {"april.alpha", KnobType::Double, 2.0, "", "over-provisioning factor: B' = ceil(alpha * B)",
+       base::in_range(1.0, static_cast<double>(kMaxOverSampling))},
       {"april.over_sampling_batch_size", KnobType::Int, std::int64_t{0}, "groups",
        "B' directly (slime's over_sampling_batch_size); 0 = from april.alpha", base::in_range(0, kMaxOverSampling)},
       {"april.max_staleness", KnobType::Int, std::int64_t{-1}, "versions",

@@ -22,6 +22,8 @@ class AprilPolicy final : public FirstCompleteBatchPolicy {
   Decisions on_step_start(const RolloutView& view) override;
   Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
   [[nodiscard]] bool mask_offpolicy_tokens() const override { return p_.mask_offpolicy; }
+  // B' in flight; the buffer is resubmitted first, so it never adds to them.
+  [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t) const override { return p_.over_sampling_batch_size; }
 
  private:
   Decisions wave(const RolloutView& view) const;

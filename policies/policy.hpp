@@ -69,6 +69,9 @@ class Policy {
   virtual Decisions on_group_rejected(const RolloutView& view, GroupId group) = 0;
   // Off-policy tokens (staleness >= 1) get zero weight in the loss.
   [[nodiscard]] virtual bool mask_offpolicy_tokens() const { return false; }
+  // The most groups this policy holds at once (in flight plus buffered) when
+  // B = batch_size: what the run's memory estimate is made from.
+  [[nodiscard]] virtual std::int64_t resident_groups_bound(std::int64_t batch_size) const { return batch_size; }
 };
 
 }  // namespace april::policies

@@ -26,6 +26,9 @@ class SortedPolicy final : public FirstCompleteBatchPolicy {
  public:
   explicit SortedPolicy(SortedParams p) : p_(p) {}
   Decisions on_step_start(const RolloutView& view) override;
+  [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t batch_size) const override {
+    return p_.updates_per_rollout * batch_size;  // one round
+  }
 
  private:
   SortedParams p_;

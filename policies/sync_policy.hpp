@@ -21,6 +21,8 @@ class SyncPolicy final : public FirstCompleteBatchPolicy {
   Decisions on_step_start(const RolloutView& view) override;
   Decisions on_group_accepted(const RolloutView& view, GroupId group) override;
   Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
+  // A refill wave of B can join the B still in flight.
+  [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t batch_size) const override { return 2 * batch_size; }
 
  private:
   SyncRefill refill_;

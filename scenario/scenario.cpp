@@ -104,10 +104,6 @@ void apply_scenario(base::Config& config, const std::string& name_or_path) {
   base::load_config_text(config, text, name_or_path);
 }
 
-
-
-
-
 void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>* trace, const std::string& trace_name) {
   // The GPU count first: the topology presets build a node per GPU.
   const auto engines = c.get_int("cluster.engines");

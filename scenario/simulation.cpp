@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "rl/loop_knobs.hpp"
+#include "scenario/memory_estimate.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "sim/workload.hpp"
@@ -31,6 +32,8 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
     : policy_name_(policy_name), steps_(c.get_int("steps")) {
   validate_scenario(c, options.trace ? &*options.trace : nullptr, options.trace_name);
   policy_ = registry.get(policy_name).make(c);
+  check_memory(estimate_memory(c, policy_->resident_groups_bound(c.get_int("rollout_batch_size")), options.record_timeline),
+               options.memory_limit_bytes ? *options.memory_limit_bytes : machine_memory_bytes());
 
   if (options.trace) {
     if (c.get_string("trace.mode") == "resample") {

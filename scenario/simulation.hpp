@@ -18,6 +18,9 @@ struct RunOptions {
   std::optional<std::vector<base::GroupSpec>> trace;  // replay instead of the generator
   std::string trace_name;
   bool record_timeline = false;  // engine occupancy changes, in RunResult::timeline
+  // A run whose memory estimate exceeds this is refused before it starts;
+  // unset: this machine's memory (scenario/memory_estimate.hpp).
+  std::optional<std::uint64_t> memory_limit_bytes;
 };
 
 struct RunResult {

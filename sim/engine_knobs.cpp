@@ -8,6 +8,15 @@
 
 namespace april::sim {
 
+namespace {
+
+// Upper bounds: far past any real engine, small enough that a step's
+// nanoseconds stay well inside int64 (TimeNs).
+constexpr double kMaxIterationCostUnits = 1e9;  // us (1000 s) or ns per token (1 s)
+constexpr double kMaxKvCapacityTok = 1e12;      // tokens per engine
+
+}  // namespace
+
 void declare_engine_knobs(base::ConfigSchema& s) {
   using base::KnobType;
   s.add({"model", KnobType::String, std::string("qwen3-4b"), "", "model profile", base::one_of(model_names())});
@@ -18,31 +27,31 @@ void declare_engine_knobs(base::ConfigSchema& s) {
   s.add({"engine.max_running", KnobType::Int, std::int64_t{256}, "requests", "cap on running requests per engine; 0 = no cap",
          base::in_range(0, 1 << 20)});
   s.add({"engine.kv_capacity_tok", KnobType::Int, std::int64_t{0}, "tok",
-         "KV-cache capacity per engine; 0 = from GPU memory, memory fraction and model", base::at_least(0)});
+         "KV-cache capacity per engine; 0 = from GPU memory, memory fraction and model", base::in_range(0, kMaxKvCapacityTok)});
   s.add({"engine.gpu_memory_fraction", KnobType::Double, 0.85, "", "share of GPU memory for weights + KV cache",
          base::in_range(0.05, 1.0)});
   s.add({"engine.iteration_model", KnobType::String, std::string("roofline"), "",
          "iteration-time model: roofline, constant, or linear (calibrated by `april calibrate`)",
          base::one_of({"roofline", "constant", "linear"})});
-  s.add({"engine.linear_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's decode pass", base::at_least(0)});
+  s.add({"engine.linear_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's decode pass", base::in_range(0, kMaxIterationCostUnits)});
   s.add({"engine.linear_per_request_us", KnobType::Double, 0.0, "us", "linear model: decode cost per decoding request",
-         base::at_least(0)});
-  s.add({"engine.linear_per_kv_tok_ns", KnobType::Double, 0.0, "ns", "linear model: decode cost per resident KV token", base::at_least(0)});
+         base::in_range(0, kMaxIterationCostUnits)});
+  s.add({"engine.linear_per_kv_tok_ns", KnobType::Double, 0.0, "ns", "linear model: decode cost per resident KV token", base::in_range(0, kMaxIterationCostUnits)});
   s.add({"engine.linear_prefill_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's prefill pass",
-         base::at_least(0)});
+         base::in_range(0, kMaxIterationCostUnits)});
   s.add({"engine.linear_per_prefill_request_us", KnobType::Double, 0.0, "us",
-         "linear model: prefill cost per admitted request, whatever its length", base::at_least(0)});
-  s.add({"engine.linear_per_prefill_tok_us", KnobType::Double, 0.0, "us", "linear model: cost per prefilled token", base::at_least(0)});
+         "linear model: prefill cost per admitted request, whatever its length", base::in_range(0, kMaxIterationCostUnits)});
+  s.add({"engine.linear_per_prefill_tok_us", KnobType::Double, 0.0, "us", "linear model: cost per prefilled token", base::in_range(0, kMaxIterationCostUnits)});
   s.add({"engine.linear_per_padded_prefill_tok_us", KnobType::Double, 0.0, "us",
-         "linear model: cost per token of a prefill padded to its longest context (admitted x longest)", base::at_least(0)});
+         "linear model: cost per token of a prefill padded to its longest context (admitted x longest)", base::in_range(0, kMaxIterationCostUnits)});
   s.add({"engine.constant_iteration_us", KnobType::Double, 1000.0, "us", "iteration time of the constant model",
-         base::greater_than(0)});
+         base::in_range(1e-3, kMaxIterationCostUnits)});
   s.add({"engine.compute_efficiency", KnobType::Double, 0.6, "", "roofline: achieved fraction of peak FLOP/s",
          base::in_range(0.01, 1)});
   s.add({"engine.hbm_efficiency", KnobType::Double, 0.8, "", "roofline: achieved fraction of HBM bandwidth",
          base::in_range(0.01, 1)});
   s.add({"engine.iteration_overhead_us", KnobType::Double, 500.0, "us",
-         "roofline: fixed cost per iteration (scheduling, sampling, launches)", base::at_least(0)});
+         "roofline: fixed cost per iteration (scheduling, sampling, launches)", base::in_range(0, kMaxIterationCostUnits)});
   s.add({"engine.prefill", KnobType::String, std::string("batched"), "",
          "batched: admitted contexts are prefilled in one pass that yields their first token; per_token: contexts are fed one "
          "token per decode iteration (`april live` with live.exact_prefill)",

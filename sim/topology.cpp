@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <fstream>
@@ -20,17 +21,42 @@ namespace {
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
                                     boost::property<boost::edge_weight_t, double, boost::property<boost::edge_index_t, std::size_t>>>;
 
+NodeKind kind_of(const Topology& topo, std::size_t node) {
+  return node < topo.kinds.size() ? topo.kinds[node] : NodeKind::Undeclared;
+}
+
 }  // namespace
+
+const char* node_kind_name(NodeKind k) {
+  switch (k) {
+    case NodeKind::Gpu: return "gpu";
+    case NodeKind::Switch: return "switch";
+    case NodeKind::Nic: return "nic";
+    case NodeKind::Host: return "host";
+    case NodeKind::Undeclared: break;
+  }
+  return "undeclared";
+}
 
 SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes) {
   std::map<std::string, std::size_t> id;
   for (const auto& n : topo.nodes) {
     if (!id.emplace(n, id.size()).second) throw std::invalid_argument(fmt::format("topology: node '{}' declared twice", n));
   }
+  if (!topo.kinds.empty() && topo.kinds.size() != topo.nodes.size()) throw std::logic_error("topology: kinds and nodes differ in size");
   auto node = [&](const std::string& n, const std::string& what) {
     auto it = id.find(n);
     if (it == id.end()) throw std::invalid_argument(fmt::format("topology: {} names unknown node '{}'", what, n));
     return it->second;
+  };
+  // Weights live in GPU memory: the trainer and every engine member must be GPUs.
+  auto gpu = [&](const std::string& n, const std::string& what) {
+    const auto v = node(n, what);
+    const auto k = kind_of(topo, v);
+    if (k != NodeKind::Undeclared && k != NodeKind::Gpu) {
+      throw std::invalid_argument(fmt::format("topology: {} is '{}', which is declared a {}, not a GPU", what, n, node_kind_name(k)));
+    }
+    return v;
   };
   Graph g(id.size());
   for (std::size_t i = 0; i < topo.links.size(); ++i) {
@@ -40,7 +66,7 @@ SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes) {
     if (a == b) throw std::invalid_argument(fmt::format("topology: link {}-{} joins a node to itself", l.a, l.b));
     boost::add_edge(a, b, Graph::edge_property_type(l.bytes_s, i), g);
   }
-  const auto src = node(topo.trainer, "the trainer");
+  const auto src = gpu(topo.trainer, "the trainer");
 
   // Widest paths: maximise the bottleneck (combine = min, compare = greater).
   const double inf = std::numeric_limits<double>::infinity();
@@ -64,7 +90,7 @@ SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes) {
     if (tp == 0) tp = gpus.size();
     if (gpus.size() != tp) throw std::invalid_argument("topology: every engine needs the same number of GPUs");
     for (std::size_t rank = 0; rank < gpus.size(); ++rank) {
-      const auto v = node(gpus[rank], fmt::format("engine {}", e));
+      const auto v = gpu(gpus[rank], fmt::format("engine {}'s rank {}", e, rank));
       if (v != src && width[v] <= 0.0) {
         throw std::invalid_argument(fmt::format("topology: engine {} GPU '{}' is not connected to the trainer '{}'", e,
                                                 gpus[rank], topo.trainer));
@@ -97,9 +123,11 @@ Topology preset_topology(const std::string& name, std::int64_t engines, std::int
   auto add_node = [&](std::int64_t node, const std::string& prefix, std::int64_t gpus) {
     const std::string sw = fmt::format("{}node{}-nvswitch", prefix, node);
     t.nodes.push_back(sw);
+    t.kinds.push_back(NodeKind::Switch);
     for (std::int64_t i = 0; i < gpus; ++i) {
       const std::string gpu = fmt::format("{}node{}-gpu{}", prefix, node, i);
       t.nodes.push_back(gpu);
+      t.kinds.push_back(NodeKind::Gpu);
       t.links.push_back({gpu, sw, nvlink});
     }
     return sw;
@@ -122,6 +150,7 @@ Topology preset_topology(const std::string& name, std::int64_t engines, std::int
     const std::int64_t on_node0 = (engines + 1) / 2;
     if (on_node0 * tp > 8) throw std::invalid_argument("two-nodes-ib: more engine GPUs than two 8-GPU nodes hold");
     t.nodes.push_back("ib-switch");
+    t.kinds.push_back(NodeKind::Switch);
     for (std::int64_t n = 0; n < 2; ++n) t.links.push_back({add_node(n, "", 8), "ib-switch", node_net});
     for (std::int64_t i = 0; i < on_node0 * tp; ++i) gpus.push_back(fmt::format("node0-gpu{}", i));
     for (std::int64_t i = 0; i < (engines - on_node0) * tp; ++i) gpus.push_back(fmt::format("node1-gpu{}", i));
@@ -130,6 +159,7 @@ Topology preset_topology(const std::string& name, std::int64_t engines, std::int
     // Trainer node in rack A; engines on nodes of rack B; one link between the racks.
     t.nodes.push_back("rackA-tor");
     t.nodes.push_back("rackB-tor");
+    t.kinds.insert(t.kinds.end(), 2, NodeKind::Switch);
     t.links.push_back({"rackA-tor", "rackB-tor", rack});
     const auto trainer_sw = add_node(0, "rackA-", 8);
     t.links.push_back({trainer_sw, "rackA-tor", node_net});
@@ -162,11 +192,43 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
     }
   }
   if (!j["nodes"].is_array()) throw bad("nodes", "expected an array of names");
+  std::map<std::string, std::size_t> declared;  // name -> index in nodes
   for (std::size_t i = 0; i < j["nodes"].size(); ++i) {
     const auto& n = j["nodes"][i];
-    if (!n.is_string()) throw bad(fmt::format("nodes[{}]", i), "expected a string");
-    t.nodes.push_back(n.get<std::string>());
+    const std::string f = fmt::format("nodes[{}]", i);
+    NodeKind kind = NodeKind::Undeclared;
+    std::string name;
+    if (n.is_string()) {
+      name = n.get<std::string>();
+    } else if (n.is_object()) {
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        if (it.key() != "name" && it.key() != "kind") throw bad(f + "." + it.key(), "unknown field (expected name, kind)");
+      }
+      if (!n.contains("name") || !n["name"].is_string()) throw bad(f + ".name", "expected a node name");
+      name = n["name"].get<std::string>();
+      if (n.contains("kind")) {
+        const auto& k = n["kind"];
+        for (auto c : {NodeKind::Gpu, NodeKind::Switch, NodeKind::Nic, NodeKind::Host}) {
+          if (k.is_string() && k.get<std::string>() == node_kind_name(c)) kind = c;
+        }
+        if (kind == NodeKind::Undeclared) throw bad(f + ".kind", fmt::format("{} is not gpu, switch, nic or host", k.dump()));
+      }
+    } else {
+      throw bad(f, "expected a name or {\"name\", \"kind\"}");
+    }
+    if (!declared.emplace(name, i).second) throw bad(f, fmt::format("node '{}' is already nodes[{}]", name, declared[name]));
+    t.nodes.push_back(name);
+    t.kinds.push_back(kind);
   }
+  // Weights live in GPU memory: a switch, NIC or host cannot be the trainer or hold a shard.
+  auto must_be_gpu = [&](const std::string& field, const std::string& name) {
+    const auto it = declared.find(name);
+    if (it == declared.end()) return;  // an unknown name is reported with the links, by plan_weight_sync
+    const auto k = t.kinds[it->second];
+    if (k != NodeKind::Undeclared && k != NodeKind::Gpu) {
+      throw bad(field, fmt::format("'{}' is declared a {} (nodes[{}]), not a GPU", name, node_kind_name(k), it->second));
+    }
+  };
   if (!j["links"].is_array()) throw bad("links", "expected an array");
   for (std::size_t i = 0; i < j["links"].size(); ++i) {
     const auto& l = j["links"][i];
@@ -181,6 +243,7 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
   }
   if (!j["trainer"].is_string()) throw bad("trainer", "expected a node name");
   t.trainer = j["trainer"].get<std::string>();
+  must_be_gpu("trainer", t.trainer);
   if (!j["engines"].is_array()) throw bad("engines", "expected an array of GPU-name arrays");
   for (std::size_t i = 0; i < j["engines"].size(); ++i) {
     const auto& e = j["engines"][i];
@@ -188,6 +251,7 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
     std::vector<std::string> gpus;
     for (const auto& x : e) {
       if (!x.is_string()) throw bad(fmt::format("engines[{}]", i), "expected GPU names");
+      must_be_gpu(fmt::format("engines[{}][{}]", i, gpus.size()), x.get<std::string>());
       gpus.push_back(x.get<std::string>());
     }
     t.engines.push_back(gpus);
@@ -206,6 +270,16 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
   return t;
 }
 
+namespace {
+
+// nlohmann reports the byte after the error, 1-based.
+std::size_t line_of_byte(const std::string& text, std::size_t byte) {
+  const auto end = std::min(text.size(), byte > 0 ? byte - 1 : 0);
+  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
+}
+
+}  // namespace
+
 Topology read_topology_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw base::ConfigError(fmt::format("{}: cannot open topology file", path));
@@ -215,7 +289,7 @@ Topology read_topology_file(const std::string& path) {
   try {
     j = nlohmann::json::parse(ss.str());
   } catch (const nlohmann::json::parse_error& e) {
-    throw base::ConfigError(fmt::format("{}: invalid JSON at byte {}", path, e.byte));
+    throw base::ConfigError(fmt::format("{}:{}: invalid JSON (byte {})", path, line_of_byte(ss.str(), e.byte), e.byte));
   }
   return topology_from_json(j, path);
 }

@@ -19,11 +19,17 @@ struct TopologyLink {
   double bytes_s = 0;  // each direction
 };
 
+// What a node is. A file may leave it undeclared (a bare name); a declared
+// switch, NIC or host cannot hold an engine's shard or be the trainer.
+enum class NodeKind { Undeclared, Gpu, Switch, Nic, Host };
+const char* node_kind_name(NodeKind k);
+
 struct Topology {
   std::vector<std::string> nodes;
   std::vector<TopologyLink> links;
   std::string trainer;                             // where the updated weights start
   std::vector<std::vector<std::string>> engines;   // each engine's GPUs, in TP rank order
+  std::vector<NodeKind> kinds;                     // parallel to nodes; empty = all undeclared
 };
 
 struct SyncPlan {
@@ -32,15 +38,16 @@ struct SyncPlan {
   std::vector<double> path_bottleneck_bytes_s;  // per engine GPU, engines in order
 };
 
-// Throws std::invalid_argument naming an unknown node, a bad link, or an
-// engine GPU that no path reaches.
+// Throws std::invalid_argument naming an unknown node, a bad link, a switch
+// (NIC, host) used as a GPU, or an engine GPU that no path reaches.
 SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes);
 
 // Presets. Engines fill GPUs in order, `tp` GPUs each.
 std::vector<std::string> topology_presets();
 Topology preset_topology(const std::string& name, std::int64_t engines, std::int64_t tp, double nvlink_bytes_s,
                          double node_network_bytes_s, double rack_link_bytes_s);
-// Our JSON form: {"nodes": [...], "links": [{"a", "b", "GB_s"}], "trainer": "...", "engines": [[...], ...]}
+// Our JSON form: {"nodes": [...], "links": [{"a", "b", "GB_s"}], "trainer": "...", "engines": [[...], ...]};
+// a node is a name or {"name": ..., "kind": "gpu" | "switch" | "nic" | "host"}.
 Topology topology_from_json(const nlohmann::json& j, const std::string& where);
 Topology read_topology_file(const std::string& path);
 

@@ -8,35 +8,46 @@
 
 namespace april::sim {
 
+namespace {
+
+// Upper bounds far past any real cluster; they keep derived nanoseconds and
+// byte counts finite and inside int64 (TimeNs).
+constexpr double kMaxFixedCost_s = 1e7;       // ~115 days
+constexpr double kMaxPerTokenCost_us = 1e6;   // 1 s per token
+constexpr double kMinBandwidth_GB_s = 1e-6;   // 1 kB/s
+constexpr double kMaxBandwidth_GB_s = 1e9;
+
+}  // namespace
+
 void declare_train_sync_knobs(base::ConfigSchema& s) {
   using base::KnobType;
   s.add({"train.time_model", KnobType::String, std::string("flops"), "",
          "flops (6 * params * tokens), linear (calibrated: train.linear_*) or zero", base::one_of({"flops", "linear", "zero"})});
-  s.add({"train.linear_base_s", KnobType::Double, 0.0, "s", "linear train model: fixed cost per step", base::at_least(0)});
+  s.add({"train.linear_base_s", KnobType::Double, 0.0, "s", "linear train model: fixed cost per step", base::in_range(0, kMaxFixedCost_s)});
   s.add({"train.linear_per_tok_us", KnobType::Double, 0.0, "us", "linear train model: cost per trained token (prompt + response)",
-         base::at_least(0)});
+         base::in_range(0, kMaxPerTokenCost_us)});
   s.add({"train.linear_per_padded_tok_us", KnobType::Double, 0.0, "us",
-         "linear train model: cost per token of the batch padded to its longest sample (samples x longest)", base::at_least(0)});
+         "linear train model: cost per token of the batch padded to its longest sample (samples x longest)", base::in_range(0, kMaxPerTokenCost_us)});
   s.add({"train.mfu", KnobType::Double, 0.35, "", "trainer model FLOPs utilisation", base::in_range(0.01, 1)});
   s.add({"train.fixed_s", KnobType::Double, 2.0, "s", "fixed cost per train step (optimizer, offload and onload)",
-         base::at_least(0)});
+         base::in_range(0, kMaxFixedCost_s)});
   s.add({"sync.time_model", KnobType::String, std::string("bandwidth"), "",
          "bandwidth (bytes / bandwidth + latency), fixed (sync.latency_s only, e.g. calibrated) or zero",
          base::one_of({"bandwidth", "fixed", "zero"})});
   s.add({"sync.bandwidth_GB_s", KnobType::Double, 100.0, "GB/s", "effective trainer-to-engine weight bandwidth",
-         base::greater_than(0)});
+         base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
   s.add({"topology.preset", KnobType::String, std::string("none"), "",
          "weight-sync topology: none (use sync.bandwidth_GB_s), single-node, two-nodes-ib, separate-racks",
          base::one_of(topology_presets())});
   s.add({"topology.file", KnobType::String, std::string(""), "",
          "a topology JSON file (nodes, links, trainer, engines); overrides topology.preset", {}});
   s.add({"topology.nvlink_GB_s", KnobType::Double, 450.0, "GB/s", "presets: GPU-to-NVSwitch bandwidth, one direction",
-         base::greater_than(0)});
+         base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
   s.add({"topology.node_network_GB_s", KnobType::Double, 400.0, "GB/s",
-         "presets: a node's network bandwidth (8 x 400 Gb/s InfiniBand NICs)", base::greater_than(0)});
+         "presets: a node's network bandwidth (8 x 400 Gb/s InfiniBand NICs)", base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
   s.add({"topology.rack_link_GB_s", KnobType::Double, 12.5, "GB/s", "separate-racks: the inter-rack link (100 Gb/s)",
-         base::greater_than(0)});
-  s.add({"sync.latency_s", KnobType::Double, 1.0, "s", "fixed cost per weight sync (pause, update, resume)", base::at_least(0)});
+         base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
+  s.add({"sync.latency_s", KnobType::Double, 1.0, "s", "fixed cost per weight sync (pause, update, resume)", base::in_range(0, kMaxFixedCost_s)});
 }
 
 std::function<double(const TrainBatchShape&)> train_time_model(const base::Config& c) {

@@ -50,24 +50,31 @@ std::string LongTailGenerator::describe() const {
                      p_.response_median_tok, p_.sigma_between, p_.sigma_within, p_.incorrect_len_factor);
 }
 
+namespace {
+
+// A lognormal sigma of 10 already spans e^(+-20); larger ones only overflow.
+constexpr double kMaxSigma = 10;
+
+}  // namespace
+
 void declare_workload_knobs(base::ConfigSchema& s) {
   using base::KnobType;
   s.add({"n_samples_per_prompt", KnobType::Int, std::int64_t{8}, "samples", "n: samples per prompt group (generator)", base::in_range(1, 65536)});
-  s.add({"workload.prompt_median_tok", KnobType::Double, 512.0, "tok", "median prompt length", base::greater_than(0)});
-  s.add({"workload.prompt_sigma", KnobType::Double, 0.3, "", "lognormal sigma of prompt lengths", base::at_least(0)});
+  s.add({"workload.prompt_median_tok", KnobType::Double, 512.0, "tok", "median prompt length", base::above_and_at_most(0, 1 << 24)});
+  s.add({"workload.prompt_sigma", KnobType::Double, 0.3, "", "lognormal sigma of prompt lengths", base::in_range(0, kMaxSigma)});
   s.add({"workload.response_median_tok", KnobType::Double, 1800.0, "tok",
-         "median response length of a correct answer to a typical prompt", base::greater_than(0)});
+         "median response length of a correct answer to a typical prompt", base::above_and_at_most(0, 1 << 30)});
   s.add({"workload.sigma_between", KnobType::Double, 0.6, "", "lognormal sigma of per-prompt medians (between groups)",
-         base::at_least(0)});
+         base::in_range(0, kMaxSigma)});
   s.add({"workload.sigma_within", KnobType::Double, 0.4, "", "lognormal sigma of samples around their prompt's median",
-         base::at_least(0)});
+         base::in_range(0, kMaxSigma)});
   s.add({"workload.incorrect_len_factor", KnobType::Double, 3.0, "", "incorrect answers run this many times longer",
-         base::greater_than(0)});
+         base::in_range(1e-6, 1e6)});
   s.add({"workload.drift_dip", KnobType::Double, 0.0, "", "fraction by which the median length falls until drift_dip_step",
          base::in_range(0, 0.95)});
-  s.add({"workload.drift_dip_step", KnobType::Int, std::int64_t{100}, "steps", "step at which the length drift turns", base::at_least(1)});
+  s.add({"workload.drift_dip_step", KnobType::Int, std::int64_t{100}, "steps", "step at which the length drift turns", base::in_range(1, 10'000'000)});
   s.add({"workload.drift_rise_per_step", KnobType::Double, 0.0, "1/step",
-         "after the dip, the median grows by this fraction of the initial median per step", base::at_least(0)});
+         "after the dip, the median grows by this fraction of the initial median per step", base::in_range(0, 1000)});
 }
 
 LongTailParams long_tail_params(const base::Config& c) {

@@ -2,7 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "scenario/memory_estimate.hpp"
 #include "test_support.hpp"
 
 namespace april {
@@ -50,7 +52,7 @@ TEST(ScenarioFile, BadValuesNameTheKey) {
   EXPECT_NE(error_of(R"({"rollout_batch_size": 2.5})").find("expected an integer"), std::string::npos);
   EXPECT_NE(error_of(R"({"april": {"alpha": "two"}})").find("key 'april.alpha': expected a number"), std::string::npos);
   EXPECT_NE(error_of(R"({"model": "gpt-9"})").find("'gpt-9' is not one of: qwen3-4b"), std::string::npos);
-  EXPECT_NE(error_of(R"({"april.alpha": 0.5})").find("must be >= 1"), std::string::npos);
+  EXPECT_NE(error_of(R"({"april.alpha": 0.5})").find("must be in [1, 1073741824]"), std::string::npos);
   EXPECT_NE(error_of(R"({"base": "nope"})").find("key 'base'"), std::string::npos);
 }
 
@@ -110,14 +112,46 @@ TEST(SetOption, SizesAreBoundedAndOverflowsNameTheKeyTheUserSet) {
     EXPECT_NE(std::string(e.what()).find("key 'rollout_batch_size': must be in [1, 1048576]"), std::string::npos) << e.what();
   }
   EXPECT_THROW(f.config.apply_assignment("cluster.tensor_parallel=4297015"), base::ConfigError);
-  f.config.apply_assignment("april.alpha=1e300");
+  EXPECT_THROW(f.config.apply_assignment("april.alpha=1e300"), base::ConfigError);
+  f.config.apply_assignment("april.alpha=1e9");
   try {
     (void)f.registry.get("april").make(f.config);
     FAIL() << "alpha 1e300 made a policy";
   } catch (const base::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("key 'april.alpha': 1e+300 x rollout_batch_size 32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("key 'april.alpha': 1000000000 x rollout_batch_size 32"), std::string::npos) << e.what();
   }
   EXPECT_THROW(f.config.apply_assignment("seed=99999999999999999999"), base::ConfigError);
+}
+
+// No numeric knob is unbounded: a huge or hugely negative value is refused
+// at the key the user wrote, before anything derived from it can overflow.
+// Seeds and staleness caps are exempt: every int64 is a meaningful value.
+TEST(SetOption, EveryNumericKnobIsBounded) {
+  testing::Fixture f;
+  const std::set<std::string> any_int64 = {"seed", "april.max_staleness", "sorted.max_staleness"};
+  int checked = 0;
+  for (const auto& [name, knob] : f.schema.knobs()) {
+    if (knob.type == base::KnobType::Double) {
+      for (const char* v : {"1e300", "-1e300"}) {
+        EXPECT_THROW(f.config.apply_assignment(name + "=" + v), base::ConfigError) << name << " accepted " << v;
+      }
+      ++checked;
+    } else if (knob.type == base::KnobType::Int && any_int64.count(name) == 0) {
+      EXPECT_THROW(f.config.apply_assignment(name + "=9223372036854775807"), base::ConfigError) << name;
+      EXPECT_THROW(f.config.apply_assignment(name + "=-9223372036854775807"), base::ConfigError) << name;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 50);
+  // Past the knob bounds, a product of them that leaves int64 nanoseconds is
+  // an error saying so, not wrapped time.
+  testing::Fixture g("default", {"train.fixed_s=1e7", "steps=2000"});
+  try {
+    (void)scenario::simulate(g.config, g.registry, "sync");
+    FAIL() << "2000 steps of 1e7 s ran";
+  } catch (const std::overflow_error& e) {
+    EXPECT_NE(std::string(e.what()).find("past what the simulator holds (292 years in ns)"), std::string::npos) << e.what();
+  }
 }
 
 // Integers read the same from --set as from a JSON file: exactly, past 2^53.
@@ -196,6 +230,34 @@ TEST(Scenario, InconsistentClusterIsAnError) {
   testing::Fixture g("default", {"april.over_sampling_batch_size=8"});  // B' < B
   EXPECT_THROW(scenario::simulate(g.config, g.registry, "april"), base::ConfigError);
   EXPECT_THROW(scenario::simulate(g.config, g.registry, "fifo"), std::invalid_argument);
+}
+
+// A scenario larger than the machine is refused before anything is built,
+// with the estimate and what it is made of.
+TEST(Scenario, AScenarioLargerThanTheMachineIsRefusedWithTheEstimate) {
+  testing::Fixture f("default", {"rollout_batch_size=1048576", "n_samples_per_prompt=65536"});
+  try {
+    (void)scenario::simulate(f.config, f.registry, "april");
+    FAIL() << "2^37 resident samples accepted";
+  } catch (const base::ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("137438953472 resident samples x 320 B"), std::string::npos) << m;  // B' = 2^21 groups x n = 2^16
+    EXPECT_NE(m.find("more than the"), std::string::npos) << m;
+  }
+  // The bound is the policy's: sync holds 2B groups, sorted k x B, april B'.
+  testing::Fixture g("handcheck", {"rollout_batch_size=100", "n_samples_per_prompt=10", "steps=1000"});
+  const auto& c = g.config;
+  EXPECT_DOUBLE_EQ(scenario::estimate_memory(c, g.registry.get("sync").make(c)->resident_groups_bound(100), false).resident_samples, 2000);
+  EXPECT_DOUBLE_EQ(scenario::estimate_memory(c, g.registry.get("sorted").make(c)->resident_groups_bound(100), false).resident_samples, 4000);
+  EXPECT_DOUBLE_EQ(scenario::estimate_memory(c, g.registry.get("april").make(c)->resident_groups_bound(100), false).resident_samples, 2000);
+  // 2000 samples x 320 B + 1000 steps x 256 B = 896000 B: refused under that limit, run at it.
+  scenario::RunOptions tight;
+  tight.memory_limit_bytes = 895999;
+  EXPECT_THROW((void)scenario::Simulation(c, g.registry, "april", tight), base::ConfigError);
+  tight.memory_limit_bytes = 896000;
+  EXPECT_NO_THROW((void)scenario::Simulation(c, g.registry, "april", tight));
+  // --out's timeline is counted: two points per resident sample and step.
+  EXPECT_DOUBLE_EQ(scenario::estimate_memory(c, 100, true).bytes, 1000 * 320 + 1000 * 256 + 2.0 * 1000 * 1000 * 24);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "base/config.hpp"
@@ -13,7 +15,7 @@ namespace {
 constexpr double GB = 1e9;
 
 TEST(Topology, SingleLinkTakesBytesOverBandwidth) {
-  Topology t{{"trainer", "gpu"}, {{"trainer", "gpu", 10 * GB}}, "trainer", {{"gpu"}}};
+  Topology t{{"trainer", "gpu"}, {{"trainer", "gpu", 10 * GB}}, "trainer", {{"gpu"}}, {}};
   const auto plan = plan_weight_sync(t, 8 * GB);
   EXPECT_DOUBLE_EQ(plan.time_s, 0.8);
   EXPECT_EQ(plan.bottleneck, "trainer-gpu");
@@ -25,7 +27,7 @@ TEST(Topology, TwoPathsWithDifferentBottlenecks) {
   Topology t{{"trainer", "sw", "a", "b"},
              {{"trainer", "sw", 100 * GB}, {"sw", "a", 10 * GB}, {"sw", "b", 5 * GB}},
              "trainer",
-             {{"a"}, {"b"}}};
+             {{"a"}, {"b"}}, {}};
   const auto plan = plan_weight_sync(t, 10 * GB);
   EXPECT_DOUBLE_EQ(plan.time_s, 2.0);  // 10 GB over 5 GB/s
   EXPECT_EQ(plan.bottleneck, "sw-b");
@@ -38,7 +40,7 @@ TEST(Topology, WidestPathIsChosen) {
   Topology t{{"trainer", "x", "y", "gpu"},
              {{"trainer", "x", 50 * GB}, {"x", "gpu", 4 * GB}, {"trainer", "y", 8 * GB}, {"y", "gpu", 20 * GB}},
              "trainer",
-             {{"gpu"}}};
+             {{"gpu"}}, {}};
   EXPECT_DOUBLE_EQ(plan_weight_sync(t, 8 * GB).time_s, 1.0);
 }
 
@@ -47,19 +49,19 @@ TEST(Topology, TensorParallelShardsShareALinkOncePerShard) {
   Topology t{{"trainer", "sw", "e0", "e1", "e2", "e3"},
              {{"trainer", "sw", 10 * GB}, {"sw", "e0", 100 * GB}, {"sw", "e1", 100 * GB}, {"sw", "e2", 100 * GB}, {"sw", "e3", 100 * GB}},
              "trainer",
-             {{"e0", "e1"}, {"e2", "e3"}}};
+             {{"e0", "e1"}, {"e2", "e3"}}, {}};
   EXPECT_DOUBLE_EQ(plan_weight_sync(t, 8 * GB).time_s, 0.8);
 }
 
 TEST(Topology, DisconnectedEngineIsAnErrorNamingIt) {
-  Topology t{{"trainer", "a", "island"}, {{"trainer", "a", 10 * GB}}, "trainer", {{"a"}, {"island"}}};
+  Topology t{{"trainer", "a", "island"}, {{"trainer", "a", 10 * GB}}, "trainer", {{"a"}, {"island"}}, {}};
   try {
     plan_weight_sync(t, GB);
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("engine 1 GPU 'island' is not connected"), std::string::npos) << e.what();
   }
-  Topology unknown{{"trainer"}, {}, "trainer", {{"ghost"}}};
+  Topology unknown{{"trainer"}, {}, "trainer", {{"ghost"}}, {}};
   EXPECT_THROW(plan_weight_sync(unknown, GB), std::invalid_argument);
 }
 
@@ -101,6 +103,43 @@ TEST(Topology, UnknownFieldsAndSharedGpusAreErrorsNamingThem) {
   EXPECT_NE(topology_error(R"({"nodes": ["t", "g0"], "links": [], "trainer": "t", "engines": [["g0", "g0"]]})")
                 .find("GPU 'g0' is listed twice"),
             std::string::npos);
+}
+
+// Weights live in GPU memory: a node declared a switch, NIC or host cannot be
+// an engine member or the trainer, in a file or in code.
+TEST(Topology, ASwitchUsedAsAGpuIsAnErrorNamingIt) {
+  const std::string nodes = R"("nodes": ["t", {"name": "sw", "kind": "switch"}, {"name": "g", "kind": "gpu"}, {"name": "nic0", "kind": "nic"}],
+                               "links": [{"a": "t", "b": "sw", "GB_s": 1}, {"a": "sw", "b": "g", "GB_s": 1}])";
+  EXPECT_NE(topology_error("{" + nodes + R"(, "trainer": "t", "engines": [["g", "sw"]]})")
+                .find("field 'engines[0][1]': 'sw' is declared a switch (nodes[1]), not a GPU"),
+            std::string::npos);
+  EXPECT_NE(topology_error("{" + nodes + R"(, "trainer": "nic0", "engines": [["g"]]})")
+                .find("field 'trainer': 'nic0' is declared a nic (nodes[3]), not a GPU"),
+            std::string::npos);
+  EXPECT_NE(topology_error(R"({"nodes": [{"name": "t", "kind": "router"}], "links": [], "trainer": "t", "engines": []})")
+                .find("field 'nodes[0].kind': \"router\" is not gpu, switch, nic or host"),
+            std::string::npos);
+  EXPECT_NE(topology_error(R"({"nodes": ["t", {"name": "t"}], "links": [], "trainer": "t", "engines": []})")
+                .find("field 'nodes[1]': node 't' is already nodes[0]"),
+            std::string::npos);
+  // The declared kinds reach plan_weight_sync, which checks code-built topologies too.
+  Topology code{{"t", "sw", "g"}, {{"t", "sw", 10 * GB}, {"sw", "g", 10 * GB}}, "t", {{"sw"}},
+                {NodeKind::Gpu, NodeKind::Switch, NodeKind::Gpu}};
+  try {
+    (void)plan_weight_sync(code, 1 * GB);
+    FAIL() << "a switch held a shard";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("engine 0's rank 0 is 'sw', which is declared a switch, not a GPU"), std::string::npos) << e.what();
+  }
+  code.engines = {{"g"}};
+  EXPECT_DOUBLE_EQ(plan_weight_sync(code, 1 * GB).time_s, 0.1);
+  // Every preset declares its switches, and passes its own check.
+  for (const auto& p : {"single-node", "two-nodes-ib", "separate-racks"}) {
+    const auto t = preset_topology(p, 2, 2, 450 * GB, 400 * GB, 12.5 * GB);
+    EXPECT_EQ(t.kinds.size(), t.nodes.size()) << p;
+    EXPECT_GT(std::count(t.kinds.begin(), t.kinds.end(), NodeKind::Switch), 0) << p;
+    EXPECT_NO_THROW((void)plan_weight_sync(t, 1 * GB)) << p;
+  }
 }
 
 // A preset builds a node per GPU: the GPU count is checked before it is built

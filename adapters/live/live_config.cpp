@@ -12,22 +12,22 @@ void declare_live_knobs(base::ConfigSchema& s) {
   s.add({"live.top_p", KnobType::Double, 1.0, "", "nucleus sampling mass", base::in_range(0.01, 1)});
   s.add({"live.exact_prefill", KnobType::Bool, true, "",
          "prefill through the decode kernel one token per iteration (bitwise batch- and resume-invariant) instead of one batched forward", {}});
-  s.add({"live.lr", KnobType::Double, 5e-4, "", "AdamW learning rate", base::greater_than(0)});
-  s.add({"live.weight_decay", KnobType::Double, 0.01, "", "AdamW weight decay", base::at_least(0)});
-  s.add({"live.grad_clip", KnobType::Double, 1.0, "", "gradient norm clip", base::greater_than(0)});
+  s.add({"live.lr", KnobType::Double, 5e-4, "", "AdamW learning rate", base::above_and_at_most(0, 10)});
+  s.add({"live.weight_decay", KnobType::Double, 0.01, "", "AdamW weight decay", base::in_range(0, 10)});
+  s.add({"live.grad_clip", KnobType::Double, 1.0, "", "gradient norm clip", base::above_and_at_most(0, 1e6)});
   s.add({"live.clip_low", KnobType::Double, 0.2, "", "PPO clip below 1 (DAPO: 0.2)", base::in_range(0, 1)});
   s.add({"live.clip_high", KnobType::Double, 0.28, "", "PPO clip above 1 (DAPO: 0.28)", base::in_range(0, 10)});
-  s.add({"live.kl_coef", KnobType::Double, 0.0, "", "KL penalty to the warm-started reference (k3); 0 = none", base::at_least(0)});
+  s.add({"live.kl_coef", KnobType::Double, 0.0, "", "KL penalty to the warm-started reference (k3); 0 = none", base::in_range(0, 1e6)});
   s.add({"live.tis_cap", KnobType::Double, 0.0, "",
-         "truncated importance sampling for stale tokens: weight min(pi_old / pi_rollout, C); 0 = off", base::at_least(0)});
-  s.add({"live.sft_steps", KnobType::Int, std::int64_t{300}, "steps", "supervised warm-start steps before RL", base::at_least(0)});
-  s.add({"live.sft_batch", KnobType::Int, std::int64_t{32}, "examples", "warm-start batch size", base::at_least(1)});
+         "truncated importance sampling for stale tokens: weight min(pi_old / pi_rollout, C); 0 = off", base::in_range(0, 1e6)});
+  s.add({"live.sft_steps", KnobType::Int, std::int64_t{300}, "steps", "supervised warm-start steps before RL", base::in_range(0, 10'000'000)});
+  s.add({"live.sft_batch", KnobType::Int, std::int64_t{32}, "examples", "warm-start batch size", base::in_range(1, 1 << 16)});
   s.add({"live.threads", KnobType::Int, std::int64_t{1}, "threads",
          "torch intra-op threads (BLAS runs single-threaded); on 2 cores, 1 was faster and steadier than 2", base::in_range(1, 256)});
-  s.add({"live.eval_prompts", KnobType::Int, std::int64_t{64}, "prompts", "held-out prompts for greedy accuracy before and after", base::at_least(0)});
+  s.add({"live.eval_prompts", KnobType::Int, std::int64_t{64}, "prompts", "held-out prompts for greedy accuracy before and after", base::in_range(0, 1 << 20)});
   s.add({"live.task_median_len", KnobType::Double, 6.0, "", "countdown task: median start number N (answer: N + 1 tokens)",
-         base::at_least(1)});
-  s.add({"live.task_sigma", KnobType::Double, 0.7, "", "countdown task: lognormal sigma of N", base::at_least(0)});
+         base::in_range(1, 4096)});
+  s.add({"live.task_sigma", KnobType::Double, 0.7, "", "countdown task: lognormal sigma of N", base::in_range(0, 10)});
   s.add({"live.task_max_len", KnobType::Int, std::int64_t{32}, "", "countdown task: largest N", base::in_range(1, 4096)});
 }
 
