@@ -20,6 +20,7 @@ LoopOptions loop_options(const base::Config& c) {
   lo.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
   lo.dynamic_sampling_filter = c.get_bool("filter.dynamic_sampling");
   lo.keep_rejected_when_insufficient = c.get_bool("filter.keep_when_insufficient");
+  lo.gpus = c.get_int("cluster.gpus");  // declared with the cluster (sim/engine_knobs)
   return lo;
 }
 

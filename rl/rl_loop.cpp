@@ -313,6 +313,12 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
   m.rollout_time_s = t_rollout_end - phase_start_s_;
   m.train_time_s = t_train_end - t_rollout_end;
   m.sync_time_s = t_sync_end - t_train_end;
+  m.step_time_s = m.rollout_time_s + m.train_time_s + m.sync_time_s;
+  m.batch_ready_s = t_rollout_end;  // the batch formed at the last acceptance; the abort is at that instant
+  m.train_start_s = t_rollout_end;
+  m.train_end_s = t_train_end;
+  m.sync_end_s = t_sync_end;
+  m.gpus = opt_.gpus;
   m.busy_engine_s = c1.busy_engine_s - phase_counters_.busy_engine_s;
   m.running_slot_s = c1.running_slot_s - phase_counters_.running_slot_s;
   m.preemptions = c1.preemptions - phase_counters_.preemptions;

@@ -28,6 +28,7 @@ struct LoopOptions {
   // dropping it would leave fewer than B candidates (accepted, in flight, or
   // complete and not yet counted), rather than launch another wave.
   bool keep_rejected_when_insufficient = false;
+  std::int64_t gpus = 1;  // the cluster's GPU budget, for GPU-hours
 };
 
 // Where one sample of a group stands: tokens so far, and whether it ended.

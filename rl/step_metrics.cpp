@@ -14,7 +14,7 @@ double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 DerivedMetrics derive(const StepMetrics& m) {
   DerivedMetrics d;
-  d.total_time_s = m.rollout_time_s + m.train_time_s + m.sync_time_s;
+  d.total_time_s = m.step_time_s;
   d.rollout_throughput_tok_s = ratio(static_cast<double>(m.tokens_generated), m.rollout_time_s);
   d.effective_throughput_tok_s = ratio(static_cast<double>(m.tokens_trained), d.total_time_s);
   d.offpolicy_token_fraction = ratio(static_cast<double>(m.tokens_offpolicy), static_cast<double>(m.batch_response_tok));
@@ -22,6 +22,9 @@ DerivedMetrics derive(const StepMetrics& m) {
   const double engine_s = static_cast<double>(m.engines) * m.rollout_time_s;
   d.engine_busy_fraction = ratio(m.busy_engine_s, engine_s);
   if (m.max_running > 0) d.slot_occupancy = ratio(m.running_slot_s, engine_s * static_cast<double>(m.max_running));
+  d.generation_throughput_tok_s = ratio(static_cast<double>(m.tokens_generated), d.total_time_s);
+  d.trainer_busy_fraction = ratio(m.train_time_s, d.total_time_s);
+  d.gpu_hours = d.total_time_s * static_cast<double>(m.gpus) / 3600.0;
   return d;
 }
 
@@ -33,6 +36,8 @@ RunSummary summarize(const std::vector<StepMetrics>& steps) {
     t.rollout_time_s += m.rollout_time_s;
     t.train_time_s += m.train_time_s;
     t.sync_time_s += m.sync_time_s;
+    t.step_time_s += m.step_time_s;
+    t.gpus = m.gpus;
     t.tokens_generated += m.tokens_generated;
     t.batch_response_tok += m.batch_response_tok;
     t.tokens_trained += m.tokens_trained;
@@ -80,6 +85,10 @@ nlohmann::json summary_json(const RunSummary& s) {
   j["train_time_s"] = t.train_time_s;
   j["sync_time_s"] = t.sync_time_s;
   j["total_time_s"] = d.total_time_s;
+  j["step_time_s"] = s.steps > 0 ? d.total_time_s / static_cast<double>(s.steps) : 0.0;
+  j["gpu_hours"] = d.gpu_hours;
+  j["trainer_busy_fraction"] = d.trainer_busy_fraction;
+  j["generation_throughput_tok_s"] = d.generation_throughput_tok_s;
   j["tokens_generated"] = t.tokens_generated;
   j["rollout_throughput_tok_s"] = d.rollout_throughput_tok_s;
   j["effective_throughput_tok_s"] = d.effective_throughput_tok_s;
@@ -135,6 +144,11 @@ const std::vector<StepColumn>& step_columns() {
       {"preemptions", true, [i](const M& m, const D&) { return i(m.preemptions); }},
       {"reward_mean", false, [](const M& m, const D&) { return m.reward_mean; }},
       {"accuracy", false, [](const M& m, const D&) { return m.accuracy; }},
+      // Section 3b's absolute times; appended, so that older databases gain them by ALTER TABLE.
+      {"batch_ready_s", false, [](const M& m, const D&) { return std::optional<double>(m.batch_ready_s); }},
+      {"train_start_s", false, [](const M& m, const D&) { return std::optional<double>(m.train_start_s); }},
+      {"train_end_s", false, [](const M& m, const D&) { return std::optional<double>(m.train_end_s); }},
+      {"sync_end_s", false, [](const M& m, const D&) { return std::optional<double>(m.sync_end_s); }},
   };
   return columns;
 }

@@ -15,6 +15,13 @@ struct StepMetrics {
   std::int64_t step = 0;
   double start_time_s = 0;  // clock at the start of the rollout phase
   double rollout_time_s = 0, train_time_s = 0, sync_time_s = 0;
+  // Clock time the step adds to the run: from the previous step's sync end
+  // (or the run's start) to this step's. Colocated: rollout + train + sync.
+  double step_time_s = 0;
+  // Absolute clock times (DESIGN.md 3b): the batch's last group accepted, the
+  // train step's start and end, the weight sync's end.
+  double batch_ready_s = 0, train_start_s = 0, train_end_s = 0, sync_end_s = 0;
+  std::int64_t gpus = 0;  // the cluster's GPU budget, what GPU-hours are charged on
   std::int64_t tokens_generated = 0;   // decoded this rollout phase, aborted ones too
   std::int64_t batch_response_tok = 0;  // response tokens of the training batch
   std::int64_t tokens_trained = 0;      // batch tokens with non-zero weight
@@ -39,6 +46,9 @@ struct DerivedMetrics {
   double staleness_mean = 0;
   double engine_busy_fraction = 0;
   double slot_occupancy = -1;  // < 0 when engines have no running cap
+  double generation_throughput_tok_s = 0;  // tokens_generated / total_time_s
+  double trainer_busy_fraction = 0;        // train_time_s / total_time_s
+  double gpu_hours = 0;                    // total_time_s x gpus / 3600
 };
 
 DerivedMetrics derive(const StepMetrics& m);

@@ -11,6 +11,7 @@
 #include "sim/topology.hpp"
 #include "adapters/live/live_config.hpp"
 #include "rl/loop_knobs.hpp"
+#include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/train_sync_knobs.hpp"
 
@@ -30,6 +31,7 @@ base::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   rl::declare_loop_knobs(s);
   sim::declare_workload_knobs(s);
   sim::declare_engine_knobs(s);
+  sim::declare_cluster_mode_knobs(s);
   sim::declare_train_sync_knobs(s);
   live::declare_live_knobs(s);
   registry.declare_knobs(s);
@@ -106,13 +108,7 @@ void apply_scenario(base::Config& config, const std::string& name_or_path) {
 
 void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>* trace, const std::string& trace_name) {
   // The GPU count first: the topology presets build a node per GPU.
-  const auto engines = c.get_int("cluster.engines");
-  const auto tp = c.get_int("cluster.tensor_parallel");
-  const auto gpus = c.get_int("cluster.gpus");
-  if (engines * tp > gpus) {
-    throw base::ConfigError(fmt::format("cluster.engines ({}) x cluster.tensor_parallel ({}) needs {} GPUs, but cluster.gpus is {}",
-                                       engines, tp, engines * tp, gpus));
-  }
+  (void)sim::cluster_shape(c);
   (void)sim::weight_sync(c);
   const std::int64_t kv = sim::kv_capacity_tok(c);
   const std::int64_t cap = c.get_int("max_response_len");

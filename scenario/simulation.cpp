@@ -4,6 +4,7 @@
 
 #include "rl/loop_knobs.hpp"
 #include "scenario/memory_estimate.hpp"
+#include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "sim/workload.hpp"
@@ -19,7 +20,7 @@ std::unique_ptr<base::WorkloadSource> make_generator(const base::Config& c) {
 
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bool record_timeline) {
   adapters::SimBackendConfig bc;
-  bc.engines = c.get_int("cluster.engines");
+  bc.engines = sim::cluster_shape(c).engines;
   bc.engine = sim::engine_config(c);
   bc.train_time_s = sim::train_time_model(c);
   bc.sync_time_s = sim::weight_sync(c).time_s;

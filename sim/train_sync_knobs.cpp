@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "sim/cluster_shape.hpp"
 #include "sim/profiles.hpp"
 
 namespace april::sim {
@@ -63,7 +64,7 @@ std::function<double(const TrainBatchShape&)> train_time_model(const base::Confi
     const auto model_all = builtin_models();
     const auto hw = find_hardware(hw_all, c.get_string("hardware"));
     const auto model = find_model(model_all, c.get_string("model"));
-    TrainCostParams tp{c.get_double("train.mfu"), c.get_int("cluster.gpus"), c.get_double("train.fixed_s")};
+    TrainCostParams tp{c.get_double("train.mfu"), cluster_shape(c).train_gpus, c.get_double("train.fixed_s")};
     return [model, hw, tp](const TrainBatchShape& b) { return train_time_s(model, hw, tp, b.tokens); };
   }
   return {};
@@ -73,7 +74,7 @@ std::optional<Topology> scenario_topology(const base::Config& c) {
   if (!c.get_string("topology.file").empty()) return read_topology_file(c.get_string("topology.file"));
   const auto& preset = c.get_string("topology.preset");
   if (preset == "none") return std::nullopt;
-  return preset_topology(preset, c.get_int("cluster.engines"), c.get_int("cluster.tensor_parallel"),
+  return preset_topology(preset, cluster_shape(c).engines, c.get_int("cluster.tensor_parallel"),
                               c.get_double("topology.nvlink_GB_s") * 1e9, c.get_double("topology.node_network_GB_s") * 1e9,
                               c.get_double("topology.rack_link_GB_s") * 1e9);
 }
@@ -98,9 +99,9 @@ WeightSync weight_sync(const base::Config& c) {
                         c.get_double("sync.latency_s"));
     return w;
   }
-  if (static_cast<std::int64_t>(topo->engines.size()) != c.get_int("cluster.engines")) {
-    throw base::ConfigError(fmt::format("topology: {} engines, but cluster.engines is {}", topo->engines.size(),
-                                       c.get_int("cluster.engines")));
+  if (const auto engines = cluster_shape(c).engines; static_cast<std::int64_t>(topo->engines.size()) != engines) {
+    throw base::ConfigError(fmt::format("topology: {} engines, but the cluster has {} ({})", topo->engines.size(), engines,
+                                       describe(cluster_shape(c))));
   }
   SyncPlan plan;
   try {

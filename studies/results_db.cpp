@@ -11,6 +11,7 @@
 #include <thread>
 #include <cstdio>
 #include <ctime>
+#include <set>
 
 namespace april::studies {
 namespace {
@@ -309,6 +310,17 @@ void ResultsDb::migrate(int from_version) {
     // Schema 1 had no model version: its runs count as version 0, so they are
     // never reused by a newer model and are re-run instead.
     exec("ALTER TABLE runs ADD COLUMN model_version INTEGER NOT NULL DEFAULT 0");
+  }
+  if (from_version < 3) {
+    // Step columns appended since: add the ones the old steps table lacks.
+    std::set<std::string> have;
+    {
+      Stmt info(db_, "PRAGMA table_info(steps)", path_);
+      while (info.step()) have.insert(info.text_col(1));
+    }
+    for (const auto& c : rl::step_columns()) {
+      if (have.count(c.name) == 0) exec(fmt::format("ALTER TABLE steps ADD COLUMN {} {}", c.name, c.integer ? "INTEGER" : "REAL"));
+    }
   }
   Stmt up(db_, "UPDATE meta SET value=? WHERE key='schema_version'", path_);
   up.bind(1, std::to_string(kSchemaVersion));

@@ -29,7 +29,9 @@ namespace april::studies {
 
 // 2: runs.model_version (schema 1 databases are migrated in place on open;
 //    their runs count as model version 0 and are re-run, not reused).
-inline constexpr int kSchemaVersion = 2;
+// 3: steps gains batch_ready_s, train_start_s, train_end_s and sync_end_s
+//    (DESIGN.md 3b); older rows keep NULL there.
+inline constexpr int kSchemaVersion = 3;
 
 class DbError : public std::runtime_error {
  public:

@@ -94,7 +94,7 @@ TEST(ResultsDb, RefusesADatabaseFromAFutureSchemaVersion) {
     ResultsDb db(path);
     FAIL() << "opened a future database";
   } catch (const DbError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 99 is newer than this april's (2)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("schema version 99 is newer than this april's (3)"), std::string::npos) << e.what();
   }
 }
 
@@ -160,7 +160,7 @@ TEST(ResultsDb, SchemaIsPinned) {
   }
   ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "2");
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "3");
   sqlite3_finalize(st);
   sqlite3_close(raw);
   const std::map<std::string, std::string> want = {
@@ -175,7 +175,7 @@ TEST(ResultsDb, SchemaIsPinned) {
        "tokens_trained INTEGER,offpolicy_token_fraction REAL,staleness_mean REAL,staleness_max INTEGER,tokens_wasted INTEGER,"
        "engine_busy_fraction REAL,slot_occupancy REAL,buffer_groups INTEGER,buffer_tokens INTEGER,groups_submitted INTEGER,"
        "groups_aborted INTEGER,groups_rejected INTEGER,samples_truncated INTEGER,preemptions INTEGER,reward_mean REAL,"
-       "accuracy REAL,"},
+       "accuracy REAL,batch_ready_s REAL,train_start_s REAL,train_end_s REAL,sync_end_s REAL,"},
       {"sweep_runs", "sweep_id INTEGER,run_id INTEGER,params TEXT,"},
       {"sweeps", "id INTEGER,spec_hash TEXT,kind TEXT,scenario TEXT,spec TEXT,program_version TEXT,created_at TEXT,"},
   };
@@ -219,6 +219,37 @@ TEST(ResultsDb, MigratesSchemaOneAndReRunsItsRuns) {
   ASSERT_EQ(rows.size(), 1U);  // the stale run is no longer linked
   EXPECT_NE(rows[0].metrics.at("tokens_generated"), 12345);
   EXPECT_EQ(db.run_json(out[0].run_id)["model_version"], std::to_string(scenario::kModelVersion));
+}
+
+// A schema 2 database (steps without section 3b's times) gains the new step
+// columns in place; its stored rows keep their values, NULL in the new ones.
+TEST(ResultsDb, MigratesSchemaTwoAddingTheNewStepColumns) {
+  const auto path = temp_db("v2.db");
+  april::testing::Fixture f("handcheck", {"steps=2"});
+  {
+    ResultsDb db(path);
+    (void)run_batch(db, db.sweep_id("sweep", "handcheck", "spec"), f.registry, specs_for(f, {"sync"}, 1), {1, std::nullopt, "", {}});
+  }
+  raw_exec(path,
+           "ALTER TABLE steps DROP COLUMN batch_ready_s; ALTER TABLE steps DROP COLUMN train_start_s;"
+           "ALTER TABLE steps DROP COLUMN train_end_s; ALTER TABLE steps DROP COLUMN sync_end_s;"
+           "UPDATE meta SET value='2' WHERE key='schema_version';");
+  { ResultsDb db(path); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT count(*), count(sync_end_s), sum(tokens_generated > 0) FROM steps", -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 2);  // both steps kept
+  EXPECT_EQ(sqlite3_column_int(st, 1), 0);  // no times for them
+  EXPECT_EQ(sqlite3_column_int(st, 2), 2);
+  sqlite3_finalize(st);
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "3");
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
 }
 
 // A run stored by an older model version is re-run, not reused, and replaces

@@ -1,0 +1,80 @@
+#include "sim/cluster_shape.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace april::sim {
+
+void declare_cluster_mode_knobs(base::ConfigSchema& s) {
+  using base::KnobType;
+  s.add({"cluster.mode", KnobType::String, std::string("colocated"), "",
+         "colocated: rollout, train and sync take turns on cluster.gpus; disaggregated: engines on cluster.rollout_gpus, "
+         "the trainer on cluster.train_gpus, working at the same time",
+         base::one_of({"colocated", "disaggregated"})});
+  s.add({"cluster.rollout_gpus", KnobType::Int, std::int64_t{0}, "GPUs",
+         "disaggregated: the engines' GPUs (engines = rollout_gpus / cluster.tensor_parallel); 0 = cluster.gpus - "
+         "cluster.train_gpus when that is set, else cluster.engines x TP when cluster.engines is set, else half of "
+         "cluster.gpus rounded down to a multiple of the TP",
+         base::in_range(0, 1 << 20)});
+  s.add({"cluster.train_gpus", KnobType::Int, std::int64_t{0}, "GPUs",
+         "disaggregated: the trainer's GPUs; 0 = cluster.gpus - cluster.rollout_gpus", base::in_range(0, 1 << 20)});
+}
+
+ClusterShape cluster_shape(const base::Config& c) {
+  ClusterShape s;
+  s.gpus = c.get_int("cluster.gpus");
+  s.tensor_parallel = c.get_int("cluster.tensor_parallel");
+  const std::int64_t tp = s.tensor_parallel;
+  const std::int64_t rollout = c.get_int("cluster.rollout_gpus"), train = c.get_int("cluster.train_gpus");
+  if (c.get_string("cluster.mode") == "colocated") {
+    if (rollout != 0 || train != 0) {
+      throw base::ConfigError(fmt::format("cluster.{} is set ({}), but cluster.mode is colocated, where every GPU rolls out and "
+                                          "trains; set cluster.mode=disaggregated or leave it at 0",
+                                          rollout != 0 ? "rollout_gpus" : "train_gpus", rollout != 0 ? rollout : train));
+    }
+    s.engines = c.get_int("cluster.engines");
+    s.rollout_gpus = s.engines * tp;
+    s.train_gpus = s.gpus;
+    if (s.rollout_gpus > s.gpus) {
+      throw base::ConfigError(fmt::format("cluster.engines ({}) x cluster.tensor_parallel ({}) needs {} GPUs, but cluster.gpus is {}",
+                                          s.engines, tp, s.rollout_gpus, s.gpus));
+    }
+    return s;
+  }
+  s.mode = ClusterMode::Disaggregated;
+  if (rollout != 0) {
+    s.rollout_gpus = rollout;
+  } else if (train != 0) {
+    s.rollout_gpus = s.gpus - train;
+  } else if (c.is_set("cluster.engines")) {
+    s.rollout_gpus = c.get_int("cluster.engines") * tp;
+  } else {
+    s.rollout_gpus = std::max(tp, s.gpus / 2 / tp * tp);
+  }
+  s.train_gpus = train != 0 ? train : s.gpus - s.rollout_gpus;
+  if (s.rollout_gpus < 1 || s.train_gpus < 1 || s.rollout_gpus + s.train_gpus != s.gpus) {
+    throw base::ConfigError(fmt::format(
+        "cluster.rollout_gpus ({}) + cluster.train_gpus ({}) must be cluster.gpus ({}), each at least 1{}", s.rollout_gpus,
+        s.train_gpus, s.gpus, rollout == 0 && train == 0 ? " (both were derived: raise cluster.gpus)" : ""));
+  }
+  if (s.rollout_gpus % tp != 0) {
+    throw base::ConfigError(fmt::format("cluster.rollout_gpus ({}) is not a multiple of cluster.tensor_parallel ({})", s.rollout_gpus, tp));
+  }
+  s.engines = s.rollout_gpus / tp;
+  // cluster.engines follows from the split; a different explicit value is a contradiction.
+  if (c.is_set("cluster.engines") && c.get_int("cluster.engines") != s.engines) {
+    throw base::ConfigError(fmt::format("cluster.engines is {}, but cluster.rollout_gpus ({}) / cluster.tensor_parallel ({}) makes {} "
+                                        "engines; in disaggregated mode leave cluster.engines unset",
+                                        c.get_int("cluster.engines"), s.rollout_gpus, tp, s.engines));
+  }
+  return s;
+}
+
+std::string describe(const ClusterShape& s) {
+  if (!s.disaggregated()) return fmt::format("colocated on {} GPUs, {} engines at TP {}", s.gpus, s.engines, s.tensor_parallel);
+  return fmt::format("disaggregated: {} engines at TP {} on {} GPUs, trainer on {} GPUs", s.engines, s.tensor_parallel,
+                     s.rollout_gpus, s.train_gpus);
+}
+
+}  // namespace april::sim

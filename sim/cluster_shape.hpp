@@ -1,0 +1,33 @@
+#pragma once
+// How the cluster's GPUs are used (DESIGN.md section 3b). Colocated: rollout,
+// train and sync take turns on all `cluster.gpus`. Disaggregated: the engines
+// live on `cluster.rollout_gpus` (engines = rollout_gpus / TP) and the trainer
+// on `cluster.train_gpus`, and the two can work at the same time.
+#include <cstdint>
+#include <string>
+
+#include "base/config.hpp"
+
+namespace april::sim {
+
+enum class ClusterMode { Colocated, Disaggregated };
+
+struct ClusterShape {
+  ClusterMode mode = ClusterMode::Colocated;
+  std::int64_t gpus = 0;            // the whole budget, what GPU-hours are charged on
+  std::int64_t tensor_parallel = 1;
+  std::int64_t engines = 0;
+  std::int64_t rollout_gpus = 0;    // engines x TP
+  std::int64_t train_gpus = 0;      // the GPUs a train step runs on
+  [[nodiscard]] bool disaggregated() const { return mode == ClusterMode::Disaggregated; }
+};
+
+void declare_cluster_mode_knobs(base::ConfigSchema& schema);
+
+// Resolves and checks the split; throws base::ConfigError naming the keys
+// when they do not add up.
+ClusterShape cluster_shape(const base::Config& config);
+
+std::string describe(const ClusterShape& shape);
+
+}  // namespace april::sim

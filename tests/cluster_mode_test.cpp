@@ -1,0 +1,107 @@
+// Cluster mode (DESIGN.md 3b): the GPU split, its errors, and sync, april and
+// sorted on a disaggregated cluster, where nothing overlaps and only the GPU
+// counts differ; the absolute step times of every mode.
+#include <gtest/gtest.h>
+
+#include "sim/cluster_shape.hpp"
+#include "sim/train_sync_knobs.hpp"
+#include "test_support.hpp"
+
+namespace april {
+namespace {
+
+std::string shape_error(const std::vector<std::string>& sets) {
+  testing::Fixture f("default", sets);
+  try {
+    (void)sim::cluster_shape(f.config);
+  } catch (const base::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ClusterMode, TheSplitIsDerivedAndChecked) {
+  testing::Fixture f("default", {"cluster.mode=disaggregated"});
+  auto s = sim::cluster_shape(f.config);  // 8 GPUs at TP 2: half each
+  EXPECT_EQ(s.rollout_gpus, 4);
+  EXPECT_EQ(s.train_gpus, 4);
+  EXPECT_EQ(s.engines, 2);
+  testing::Fixture g("default", {"cluster.mode=disaggregated", "cluster.train_gpus=2"});
+  s = sim::cluster_shape(g.config);
+  EXPECT_EQ(s.rollout_gpus, 6);
+  EXPECT_EQ(s.engines, 3);
+  testing::Fixture h("handcheck", {"cluster.mode=disaggregated", "cluster.gpus=2"});  // cluster.engines = 1 is set
+  s = sim::cluster_shape(h.config);
+  EXPECT_EQ(s.rollout_gpus, 1);
+  EXPECT_EQ(s.train_gpus, 1);
+  testing::Fixture colo("default");
+  s = sim::cluster_shape(colo.config);
+  EXPECT_FALSE(s.disaggregated());
+  EXPECT_EQ(s.train_gpus, 8);
+  EXPECT_EQ(s.engines, 4);
+
+  EXPECT_NE(shape_error({"cluster.mode=disaggregated", "cluster.rollout_gpus=6", "cluster.train_gpus=4"})
+                .find("cluster.rollout_gpus (6) + cluster.train_gpus (4) must be cluster.gpus (8)"),
+            std::string::npos);
+  EXPECT_NE(shape_error({"cluster.mode=disaggregated", "cluster.rollout_gpus=8"}).find("cluster.train_gpus (0)"), std::string::npos);
+  EXPECT_NE(shape_error({"cluster.mode=disaggregated", "cluster.rollout_gpus=5"})
+                .find("cluster.rollout_gpus (5) is not a multiple of cluster.tensor_parallel (2)"),
+            std::string::npos);
+  EXPECT_NE(shape_error({"cluster.mode=disaggregated", "cluster.engines=3", "cluster.rollout_gpus=4"})
+                .find("cluster.engines is 3, but cluster.rollout_gpus (4) / cluster.tensor_parallel (2) makes 2"),
+            std::string::npos);
+  EXPECT_NE(shape_error({"cluster.rollout_gpus=4"}).find("cluster.rollout_gpus is set (4), but cluster.mode is colocated"),
+            std::string::npos);
+  EXPECT_NE(shape_error({"cluster.engines=5"}).find("needs 10 GPUs, but cluster.gpus is 8"), std::string::npos);
+}
+
+// Disaggregated, sync / april / sorted keep section 3's order: the rollout,
+// train and sync times of each step are those of a colocated cluster with the
+// same engines, except that train runs on the train GPUs.
+TEST(ClusterMode, ColocatedPoliciesOnADisaggregatedClusterDifferOnlyInGpuCounts) {
+  for (const std::string policy : {"sync", "april", "sorted"}) {
+    testing::Fixture colo("default", {"steps=4", "cluster.engines=2"});
+    testing::Fixture dis("default", {"steps=4", "cluster.mode=disaggregated"});
+    const auto a = scenario::simulate(colo.config, colo.registry, policy);
+    const auto b = scenario::simulate(dis.config, dis.registry, policy);
+    ASSERT_EQ(a.steps.size(), b.steps.size());
+    for (std::size_t k = 0; k < a.steps.size(); ++k) {
+      EXPECT_DOUBLE_EQ(a.steps[k].rollout_time_s, b.steps[k].rollout_time_s) << policy << " step " << k;
+      EXPECT_EQ(a.steps[k].tokens_generated, b.steps[k].tokens_generated);
+      EXPECT_EQ(a.steps[k].tokens_trained, b.steps[k].tokens_trained);
+      EXPECT_EQ(a.steps[k].staleness_max, b.steps[k].staleness_max);
+      // flops model: 6 x params x tokens / (GPUs x peak x MFU) + train.fixed_s; half the GPUs, twice the compute part.
+      const double fixed = dis.config.get_double("train.fixed_s");
+      EXPECT_NEAR(b.steps[k].train_time_s - fixed, 2 * (a.steps[k].train_time_s - fixed), 1e-6) << policy << " step " << k;
+      EXPECT_EQ(a.steps[k].gpus, 8);
+      EXPECT_EQ(b.steps[k].gpus, 8);
+    }
+  }
+}
+
+// The absolute times of section 3b, colocated: each step starts where the
+// previous one's sync ended; train starts when the batch is ready.
+TEST(ClusterMode, StepTimesAreContiguousWhenNothingOverlaps) {
+  testing::Fixture f("default", {"steps=5"});
+  const auto r = scenario::simulate(f.config, f.registry, "april");
+  double prev_sync_end = 0;
+  for (const auto& m : r.steps) {
+    EXPECT_DOUBLE_EQ(m.start_time_s, prev_sync_end);
+    EXPECT_DOUBLE_EQ(m.batch_ready_s, m.start_time_s + m.rollout_time_s);
+    EXPECT_DOUBLE_EQ(m.train_start_s, m.batch_ready_s);
+    EXPECT_DOUBLE_EQ(m.train_end_s, m.train_start_s + m.train_time_s);
+    EXPECT_DOUBLE_EQ(m.sync_end_s, m.train_end_s + m.sync_time_s);
+    EXPECT_NEAR(m.step_time_s, m.sync_end_s - m.start_time_s, 1e-9);
+    prev_sync_end = m.sync_end_s;
+  }
+  const auto j = rl::summary_json(r.summary);
+  const double total = j["total_time_s"].get<double>();
+  EXPECT_NEAR(total, r.steps.back().sync_end_s, 1e-6);
+  EXPECT_DOUBLE_EQ(j["step_time_s"].get<double>(), total / 5);
+  EXPECT_DOUBLE_EQ(j["gpu_hours"].get<double>(), total * 8 / 3600);
+  EXPECT_DOUBLE_EQ(j["trainer_busy_fraction"].get<double>(), r.summary.totals.train_time_s / total);
+  EXPECT_DOUBLE_EQ(j["generation_throughput_tok_s"].get<double>(), static_cast<double>(r.summary.totals.tokens_generated) / total);
+}
+
+}  // namespace
+}  // namespace april
