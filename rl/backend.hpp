@@ -32,6 +32,9 @@ struct SampleRequest {
 struct SampleProgress {
   SampleKey key = 0;
   std::int32_t new_tok = 0;  // generated since this submission
+  // Those tokens by the weight version that produced them, in token order;
+  // empty: all of them by the version the loop is rolling out.
+  std::vector<std::pair<std::int64_t, std::int32_t>> by_version;
 };
 
 struct TrainSample {

@@ -70,15 +70,26 @@ std::vector<SampleState> RlLoop::group_samples(GroupId id) const {
 
 const std::string& RlLoop::prompt_id(GroupId id) const { return group_ref(id).prompt_id; }
 
-void RlLoop::add_tokens(Sample& s, std::int32_t new_tok) {
+void RlLoop::add_progress(Sample& s, const SampleProgress& p) {
+  if (p.by_version.empty()) return add_tokens(s, p.new_tok, version_);
+  std::int64_t sum = 0;
+  for (const auto& [version, tokens] : p.by_version) {
+    if (version > version_) throw std::logic_error(fmt::format("backend reported tokens of version {} while rolling out {}", version, version_));
+    add_tokens(s, tokens, version);
+    sum += tokens;
+  }
+  if (sum != p.new_tok) throw std::logic_error("backend's tokens by version do not add up to its progress");
+}
+
+void RlLoop::add_tokens(Sample& s, std::int32_t new_tok, std::int64_t version) {
   if (new_tok < 0) throw std::logic_error("backend reported negative progress");
   if (new_tok == 0) return;
   s.generated_tok += new_tok;
   if (s.generated_tok > opt_.max_response_len) throw std::logic_error("a sample generated past max_response_len");
-  if (!s.segments.empty() && s.segments.back().version == version_) {
+  if (!s.segments.empty() && s.segments.back().version == version) {
     s.segments.back().tokens += new_tok;
   } else {
-    s.segments.push_back({version_, new_tok});
+    s.segments.push_back({version, new_tok});
   }
   total_generated_ += new_tok;
   phase_metrics_->tokens_generated += new_tok;
@@ -218,7 +229,7 @@ StepMetrics RlLoop::run_step() {
       Group& g = group_ref(key_group(p.key));
       Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
       if (!s.in_flight) throw std::logic_error("backend finished a sample that is not in flight");
-      add_tokens(s, p.new_tok);
+      add_progress(s, p);
       s.in_flight = false;
       s.finished = true;
       --in_flight_samples_;
@@ -243,7 +254,7 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
   for (const SampleProgress& p : backend_.abort_all()) {
     Group& g = group_ref(key_group(p.key));
     Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
-    add_tokens(s, p.new_tok);
+    add_progress(s, p);
     s.in_flight = false;
     --in_flight_samples_;
   }

@@ -105,7 +105,8 @@ class RlLoop final : public policies::RolloutView {
   void submit_group(Group& g);
   void on_group_complete(policies::GroupId id);
   void end_phase(const std::vector<policies::GroupId>& batch, StepMetrics& m);
-  void add_tokens(Sample& s, std::int32_t new_tok);
+  void add_tokens(Sample& s, std::int32_t new_tok, std::int64_t version);
+  void add_progress(Sample& s, const SampleProgress& p);
   std::int64_t group_tokens(const Group& g) const;
   void discard_tokens(Group& g);
   bool filter_rejects(const Group& g) const;

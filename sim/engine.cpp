@@ -15,19 +15,12 @@ void Engine::submit(const EngineRequest& request) {
   if (request.prompt_tok + static_cast<std::int64_t>(request.stop_at_tok) > config_.kv_capacity_tok) {
     throw std::invalid_argument("a request does not fit in the engine's KV capacity");
   }
-  waiting_.push_back(Request{request, request.generated_tok, 0, 0});
+  waiting_.push_back(Request{request, request.generated_tok, 0, 0, {}});
   if (busy_) {
-    if (config_.fast_forward && seg_iterations_ > 1) {
-      // Cut the window at the first iteration boundary after now, where the
-      // new request can join (per-iteration stepping would admit it there).
-      const std::int64_t cut = iterations_done_by(sim_.now()) + 1;
-      if (cut < seg_iterations_) {
-        sim_.cancel(seg_event_);
-        seg_iterations_ = cut;
-        seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(cut)), kTagEngineSegmentEnd, [this] { on_segment_end(); });
-      }
-    }
-  } else if (!kick_pending_) {
+    // The new request joins at the first iteration boundary after now
+    // (per-iteration stepping would admit it there).
+    cut_at_next_boundary();
+  } else if (!kick_pending_ && !paused_) {
     // Start after the caller has submitted everything for this instant.
     kick_pending_ = true;
     kick_event_ = sim_.schedule_at(sim_.now(), kTagEngineKick, [this] { kick(); });
@@ -37,6 +30,58 @@ void Engine::submit(const EngineRequest& request) {
 void Engine::kick() {
   kick_pending_ = false;
   if (!busy_) boundary();
+}
+
+void Engine::cut_at_next_boundary() {
+  if (!busy_ || !config_.fast_forward || seg_iterations_ <= 1) return;
+  const std::int64_t cut = iterations_done_by(sim_.now()) + 1;
+  if (cut < seg_iterations_) {
+    sim_.cancel(seg_event_);
+    seg_iterations_ = cut;
+    seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(cut)), kTagEngineSegmentEnd, [this] { on_segment_end(); });
+  }
+}
+
+void Engine::drop_running_kv() {
+  // Back to the queue's front in admission order, KV released: the next
+  // admission re-prefills prompt + tokens (counted as prefill).
+  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+    resident_kv_tok_ -= it->held_kv_tok;
+    it->held_kv_tok = 0;
+    it->feed_tok = 0;
+    waiting_.push_front(*it);
+  }
+  running_.clear();
+  drop_kv_pending_ = false;
+}
+
+void Engine::pause() {
+  if (paused_) throw std::logic_error("engine paused twice");
+  paused_ = true;
+  cut_at_next_boundary();
+  if (kick_pending_) {
+    sim_.cancel(kick_event_);
+    kick_pending_ = false;
+  }
+}
+
+void Engine::resume(std::int64_t version, bool drop_kv) {
+  if (!paused_) throw std::logic_error("engine resumed without a pause");
+  paused_ = false;
+  version_ = version;
+  if (drop_kv) {
+    // An iteration still running (it began before the sync) keeps its KV
+    // until it ends; the drop happens at that boundary.
+    if (busy_) {
+      drop_kv_pending_ = true;
+    } else {
+      drop_running_kv();
+    }
+  }
+  if (!busy_ && !kick_pending_ && (!running_.empty() || !waiting_.empty())) {
+    kick_pending_ = true;
+    kick_event_ = sim_.schedule_at(sim_.now(), kTagEngineKick, [this] { kick(); });
+  }
 }
 
 std::int64_t Engine::segment_time_ns(std::int64_t iterations) const {
@@ -65,7 +110,15 @@ void Engine::apply_iterations(std::int64_t iterations, TimeNs end) {
     const std::int64_t f = std::min(iterations, r.feed_tok);
     r.feed_tok -= f;
     fed += f;
-    r.req.generated_tok += static_cast<std::int32_t>(iterations - f);
+    const auto fresh = static_cast<std::int32_t>(iterations - f);
+    r.req.generated_tok += fresh;
+    if (fresh > 0) {
+      if (!r.by_version.empty() && r.by_version.back().version == seg_version_) {
+        r.by_version.back().tokens += fresh;
+      } else {
+        r.by_version.push_back({seg_version_, fresh});
+      }
+    }
     r.held_kv_tok += iterations;  // a fed or a new token: one KV entry each
   }
   resident_kv_tok_ += batch * iterations;
@@ -90,6 +143,15 @@ void Engine::boundary() {
   finished_scratch_.assign(keep, running_.end());
   running_.erase(keep, running_.end());
   for (const auto& r : finished_scratch_) resident_kv_tok_ -= r.held_kv_tok;
+  if (paused_) {
+    // A sync is on: the iteration that was running has ended; none starts until resume.
+    listener_.on_running_changed(index_, sim_.now(), static_cast<std::int64_t>(running_.size()));
+    for (const auto& r : finished_scratch_) {
+      listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, r.by_version);
+    }
+    return;
+  }
+  if (drop_kv_pending_) drop_running_kv();
 
   // 2. Each running request needs room for one more token; else preempt the newest.
   bool preempted = false;
@@ -130,7 +192,7 @@ void Engine::boundary() {
   start_segment();
 
   for (const auto& r : finished_scratch_) {
-    listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok);
+    listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, r.by_version);
   }
 }
 
@@ -141,6 +203,7 @@ void Engine::start_segment() {
     return;
   }
   seg_start_ = sim_.now();
+  seg_version_ = version_;
   seg_batch_ = static_cast<std::int64_t>(running_.size());
   seg_kv0_tok_ = resident_kv_tok_;
   if (seg_prefill_tok_ > 0 || !config_.fast_forward) {
@@ -172,8 +235,8 @@ std::vector<AbortedRequest> Engine::abort_all() {
     counters_.running_ns += static_cast<std::int64_t>(running_.size()) * tail;
     busy_ = false;
   }
-  for (const auto& r : running_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok});
-  for (const auto& r : waiting_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok});
+  for (const auto& r : running_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, r.by_version});
+  for (const auto& r : waiting_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, r.by_version});
   running_.clear();
   waiting_.clear();
   resident_kv_tok_ = 0;

@@ -7,6 +7,10 @@
 //  - every running request gains one token per iteration; with per-token
 //    prefill (no prefill pass), a request first feeds its context one token
 //    per iteration and gains its first token when the last one is fed.
+// Weight versions (DESIGN.md 3b): tokens carry the version the engine held
+// when their iteration started. A weight sync pauses the engine (the
+// iteration in progress finishes, no other starts until resume) and, with
+// recompute, makes every running request drop its KV and re-prefill.
 // Fast-forward: while the batch cannot change, the iterations up to the next
 // completion (or KV overflow) are one event, timed in closed form. With
 // fast-forward off, every iteration is an event; both give identical results.
@@ -20,6 +24,14 @@
 namespace april::sim {
 
 using RequestKey = std::uint64_t;
+
+// Tokens generated under one weight version.
+struct VersionTokens {
+  std::int64_t version = 0;
+  std::int32_t tokens = 0;
+  friend bool operator==(const VersionTokens&, const VersionTokens&) = default;
+};
+using TokensByVersion = std::vector<VersionTokens>;  // in token order
 
 struct EngineRequest {
   RequestKey key = 0;
@@ -46,7 +58,8 @@ struct EngineCounters {
 
 class EngineListener {
  public:
-  virtual void on_request_finished(std::size_t engine, RequestKey key, std::int32_t new_tok) = 0;
+  // `by_version`: the tokens generated since submission (new_tok in all), by the version that produced them.
+  virtual void on_request_finished(std::size_t engine, RequestKey key, std::int32_t new_tok, const TokensByVersion& by_version) = 0;
   // The number of running requests may have changed (called at every segment
   // start and on abort); for occupancy timelines.
   virtual void on_running_changed(std::size_t /*engine*/, TimeNs /*now*/, std::int64_t /*running*/) {}
@@ -58,6 +71,7 @@ class EngineListener {
 struct AbortedRequest {
   RequestKey key;
   std::int32_t new_tok;  // generated since submission
+  TokensByVersion by_version;
 };
 
 class Engine {
@@ -73,6 +87,16 @@ class Engine {
   // are lost. Returns every queued or running request with its progress.
   std::vector<AbortedRequest> abort_all();
 
+  // A weight sync begins: the iteration in progress (if any) finishes, and
+  // no iteration starts until resume(). Requests may still be submitted.
+  void pause();
+  // The sync ended: iterations from now on use `version`. With `drop_kv`
+  // (recompute) every running request drops its KV and re-prefills its prompt
+  // and tokens when next admitted; queued ones keep their place behind them.
+  void resume(std::int64_t version, bool drop_kv);
+  [[nodiscard]] bool paused() const { return paused_; }
+  [[nodiscard]] std::int64_t version() const { return version_; }
+
   [[nodiscard]] std::size_t outstanding() const { return running_.size() + waiting_.size(); }
   [[nodiscard]] std::size_t running() const { return running_.size(); }
   [[nodiscard]] std::int64_t resident_kv_tok() const { return resident_kv_tok_; }
@@ -85,9 +109,12 @@ class Engine {
     std::int32_t submitted_tok = 0;  // generated_tok at submission
     std::int64_t feed_tok = 0;       // per-token prefill: context tokens still to feed before the next new token
     std::int64_t held_kv_tok = 0;    // KV tokens it holds while running
+    TokensByVersion by_version;      // tokens since submission, by version
   };
 
   void kick();
+  void cut_at_next_boundary();
+  void drop_running_kv();
   void on_segment_end();
   // Applies `iterations` of the current segment, ending at `end`.
   void apply_iterations(std::int64_t iterations, TimeNs end);
@@ -110,6 +137,10 @@ class Engine {
   // The segment in progress: `seg_iterations_` iterations from `seg_start_`.
   bool busy_ = false;
   bool kick_pending_ = false;
+  bool paused_ = false;
+  bool drop_kv_pending_ = false;  // recompute asked for while an iteration was running
+  std::int64_t version_ = 0;
+  std::int64_t seg_version_ = 0;
   TimeNs seg_start_{0};
   std::int64_t seg_batch_ = 0;
   std::int64_t seg_kv0_tok_ = 0;

@@ -10,8 +10,10 @@ namespace {
 struct Recorder final : EngineListener {
   Simulator* sim = nullptr;
   std::map<RequestKey, std::pair<std::int64_t, std::int32_t>> done;  // key -> (time ns, new tokens)
-  void on_request_finished(std::size_t, RequestKey key, std::int32_t new_tok) override {
+  std::map<RequestKey, TokensByVersion> versions;
+  void on_request_finished(std::size_t, RequestKey key, std::int32_t new_tok, const TokensByVersion& by_version) override {
     done[key] = {sim->now().ns(), new_tok};
+    versions[key] = by_version;
   }
 };
 
@@ -82,6 +84,79 @@ TEST(Engine, AbortReturnsProgressOfCompleteIterationsOnly) {
     EXPECT_EQ(e.counters().busy_ns, 42500);
     EXPECT_EQ(e.outstanding(), 0U);
   }
+}
+
+// A weight sync (DESIGN.md 3b) with 1 ms iterations, one request of 10
+// tokens (prompt 4), pause at 2.5 ms, resume at 4.5 ms with version 1:
+//   iterations 0-1, 1-2, 2-3 ms run (the third was in progress at the pause
+//   and finishes): 3 tokens of version 0; none starts in 3-4.5 ms;
+//   keep_kv: iterations resume at 4.5 ms, 7 tokens of version 1, done at 11.5 ms;
+//   recompute: the request re-prefills 4 + 3 tokens at 4.5 ms (a prefill pass
+//   that yields token 4, constant 1 ms here), same end, 7 more prefill tokens.
+TEST(Engine, APausedEngineFinishesItsIterationAndResumesWithTheNewVersion) {
+  for (bool ff : {true, false}) {
+    for (bool recompute : {false, true}) {
+      Simulator sim;
+      ConstantIterationModel model(1000000);
+      Recorder rec;
+      rec.sim = &sim;
+      Engine e(0, sim, model, EngineConfig{0, 1000, ff}, rec);
+      e.submit({1, 4, 0, 10});
+      sim.run_until(TimeNs(2500000));
+      e.pause();
+      sim.run_until(TimeNs(4500000));
+      EXPECT_EQ(e.counters().iterations, 3) << "ff=" << ff;
+      EXPECT_EQ(e.counters().busy_ns, 3000000);
+      e.resume(1, recompute);
+      while (sim.step()) {
+      }
+      ASSERT_EQ(rec.done.count(1), 1U);
+      EXPECT_EQ(rec.done.at(1), std::make_pair(std::int64_t{11500000}, 10)) << "ff=" << ff << " recompute=" << recompute;
+      EXPECT_EQ(rec.versions.at(1), (TokensByVersion{{0, 3}, {1, 7}}));
+      EXPECT_EQ(e.counters().prefill_tok, recompute ? 4 + 7 : 4);
+      EXPECT_EQ(e.version(), 1);
+    }
+  }
+}
+
+// An iteration longer than the sync: it began with version 0 and keeps it,
+// and with recompute the KV is dropped only when it ends.
+TEST(Engine, AnIterationThatOutlastsTheSyncKeepsItsVersion) {
+  Simulator sim;
+  ConstantIterationModel model(10000000);  // 10 ms
+  Recorder rec;
+  rec.sim = &sim;
+  Engine e(0, sim, model, EngineConfig{0, 1000, true}, rec);
+  e.submit({1, 4, 0, 3});
+  sim.run_until(TimeNs(1000000));
+  e.pause();
+  sim.run_until(TimeNs(2000000));  // the sync ends at 2 ms, the iteration at 10 ms
+  e.resume(1, true);
+  while (sim.step()) {
+  }
+  // 0-10 ms: token 1 (version 0); the KV drop re-prefills 4 + 1 at 10 ms and yields
+  // token 2 at 20 ms; token 3 at 30 ms, both version 1.
+  EXPECT_EQ(rec.done.at(1), std::make_pair(std::int64_t{30000000}, 3));
+  EXPECT_EQ(rec.versions.at(1), (TokensByVersion{{0, 1}, {1, 2}}));
+  EXPECT_EQ(e.counters().prefill_tok, 4 + 5);
+}
+
+// A request submitted during the pause waits for the resume.
+TEST(Engine, ASubmissionDuringAPauseWaitsForTheResume) {
+  Simulator sim;
+  ConstantIterationModel model(1000000);
+  Recorder rec;
+  rec.sim = &sim;
+  Engine e(0, sim, model, EngineConfig{0, 1000, true}, rec);
+  e.pause();
+  e.submit({1, 4, 0, 2});
+  sim.run_until(TimeNs(5000000));
+  EXPECT_EQ(e.counters().iterations, 0);
+  e.resume(3, false);
+  while (sim.step()) {
+  }
+  EXPECT_EQ(rec.done.at(1), std::make_pair(std::int64_t{7000000}, 2));
+  EXPECT_EQ(rec.versions.at(1), (TokensByVersion{{3, 2}}));
 }
 
 TEST(Engine, RejectsRequestsThatCanNeverFit) {

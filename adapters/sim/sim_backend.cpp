@@ -45,8 +45,19 @@ void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, std::in
   timeline_.push_back({now.to_s(), static_cast<std::int64_t>(engine), running});
 }
 
-void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok) {
-  finished_.push_back({engine, SampleProgress{key, new_tok}});
+namespace {
+
+std::vector<std::pair<std::int64_t, std::int32_t>> versions_of(const sim::TokensByVersion& by_version) {
+  std::vector<std::pair<std::int64_t, std::int32_t>> out;
+  out.reserve(by_version.size());
+  for (const auto& v : by_version) out.emplace_back(v.version, v.tokens);
+  return out;
+}
+
+}  // namespace
+
+void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, const sim::TokensByVersion& by_version) {
+  finished_.push_back({engine, SampleProgress{key, new_tok, versions_of(by_version)}});
 }
 
 std::vector<SampleProgress> SimBackend::wait_for_completions() {
@@ -67,7 +78,7 @@ std::vector<SampleProgress> SimBackend::wait_for_completions() {
 std::vector<SampleProgress> SimBackend::abort_all() {
   std::vector<SampleProgress> out;
   for (const auto& e : engines_) {
-    for (const auto& a : e->abort_all()) out.push_back({a.key, a.new_tok});
+    for (const auto& a : e->abort_all()) out.push_back({a.key, a.new_tok, versions_of(a.by_version)});
   }
   return out;
 }
@@ -84,8 +95,11 @@ TrainReport SimBackend::train(const std::vector<TrainSample>& batch, std::int64_
   return {};
 }
 
-void SimBackend::sync_weights(std::int64_t /*new_version*/) {
+void SimBackend::sync_weights(std::int64_t new_version) {
+  // Colocated: the engines are idle (the phase ended with an abort).
+  for (auto& e : engines_) e->pause();
   sim_.advance_to(sim_.now() + sim::TimeNs::from_s(config_.sync_time_s));
+  for (auto& e : engines_) e->resume(new_version, false);
 }
 
 BackendCounters SimBackend::counters() const {
