@@ -38,6 +38,14 @@ class RolloutView {
   [[nodiscard]] virtual std::int64_t pending_complete_groups() const = 0;
   [[nodiscard]] virtual GroupInfo group(GroupId id) const = 0;
 
+  // Overlapped runs (DESIGN.md 3b). step() is the engines' version there,
+  // and accepted_groups() the complete groups queued for training.
+  [[nodiscard]] virtual bool trainer_idle() const = 0;   // no train step and no sync running
+  [[nodiscard]] virtual bool sync_running() const = 0;
+  [[nodiscard]] virtual std::int64_t trained_steps() const = 0;  // train steps started so far
+  // Groups submitted since the run began, not counting those the filter rejected.
+  [[nodiscard]] virtual std::int64_t groups_submitted_unrejected() const = 0;
+
  protected:
   ~RolloutView() = default;
 };
@@ -57,6 +65,11 @@ struct Decisions {
   // tokens are wasted) instead of buffering it, as slime does without
   // partial rollout.
   bool drop_unbatched = false;
+  // Overlapped runs only (Policy::overlaps()): start a train step on these
+  // queued groups without ending the rollout (the trainer must be idle), and
+  // start pushing the last trained version to the engines.
+  std::optional<std::vector<GroupId>> train;
+  bool start_sync = false;
 };
 
 class Policy {
@@ -69,6 +82,17 @@ class Policy {
   virtual Decisions on_group_rejected(const RolloutView& view, GroupId group) = 0;
   // Off-policy tokens (staleness >= 1) get zero weight in the loss.
   [[nodiscard]] virtual bool mask_offpolicy_tokens() const { return false; }
+
+  // A policy that overlaps rollout and training (one_step_off, async) runs
+  // on a disaggregated cluster only; it is never told the rollout phase
+  // ends: on_step_start comes once, then it trains and syncs by Decisions.
+  [[nodiscard]] virtual bool overlaps() const { return false; }
+  // The trainer finished a step: the version it made can be synced.
+  virtual Decisions on_train_end(const RolloutView& /*view*/) { return {}; }
+  // The engines hold the new version (step() has incremented).
+  virtual Decisions on_sync_end(const RolloutView& /*view*/) { return {}; }
+  // At a version change, in-flight requests re-prefill (AReaL) instead of keeping their KV (PipelineRL).
+  [[nodiscard]] virtual bool recompute_on_update() const { return false; }
   // The most groups this policy holds at once (in flight plus buffered) when
   // B = batch_size: what the run's memory estimate is made from.
   [[nodiscard]] virtual std::int64_t resident_groups_bound(std::int64_t batch_size) const { return batch_size; }

@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "policies/april_policy.hpp"
+#include "policies/async_policy.hpp"
+#include "policies/one_step_off_policy.hpp"
 #include "policies/sorted_policy.hpp"
 #include "policies/sync_policy.hpp"
 
@@ -41,6 +43,8 @@ PolicyRegistry builtin_policies() {
   r.add(sync_policy_entry());
   r.add(april_policy_entry());
   r.add(sorted_policy_entry());
+  r.add(one_step_off_policy_entry());
+  r.add(async_policy_entry());
   return r;
 }
 

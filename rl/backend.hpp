@@ -4,6 +4,7 @@
 // torch and the event loop stay behind implementations of this interface.
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +61,14 @@ struct BackendCounters {
   std::int64_t prefill_tok = 0;
 };
 
+// What happened at one instant of an overlapped run (DESIGN.md 3b), to be
+// handled in this order: finished samples, the train step's end, the sync's end.
+struct BackendEvents {
+  std::vector<SampleProgress> finished;
+  std::optional<TrainReport> train_ended;  // the report of the train step that ended
+  bool sync_ended = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -77,6 +86,27 @@ class Backend {
   // Pushes the weights of `new_version` to the engines.
   virtual void sync_weights(std::int64_t new_version) = 0;
   [[nodiscard]] virtual BackendCounters counters() const = 0;
+
+  // Overlapped operation (disaggregated clusters): train and sync start now
+  // and end later, while the engines go on generating. A backend that cannot
+  // overlap says so and throws from these.
+  [[nodiscard]] virtual bool can_overlap() const { return false; }
+  // Starts a train step on the trainer's GPUs; its end is reported by wait_for_events.
+  virtual void start_train(const std::vector<TrainSample>& /*batch*/, std::int64_t /*version*/) { throw_no_overlap(); }
+  // Starts pushing `new_version` to the engines: they pause at their next
+  // iteration boundary until the sync ends; then in-flight requests keep
+  // their KV or, with `recompute`, re-prefill.
+  virtual void start_sync(std::int64_t /*new_version*/, bool /*recompute*/) { throw_no_overlap(); }
+  // Blocks until the next instant at which a sample finishes, the train step
+  // ends or the sync ends; returns all of that instant. Engines that are idle
+  // start their next iteration only when this is called again, after the
+  // caller has made its decisions for the instant.
+  virtual BackendEvents wait_for_events() { throw_no_overlap(); }
+
+ private:
+  [[noreturn]] static void throw_no_overlap() {
+    throw std::logic_error("this backend runs rollout, train and sync in turn; it cannot overlap them");
+  }
 };
 
 }  // namespace april::rl

@@ -51,8 +51,10 @@ std::int64_t RlLoop::group_tokens(const Group& g) const {
 }
 
 std::int64_t RlLoop::buffered_tok() const {
+  // Between colocated steps only buffered groups are held; overlapped, also
+  // the groups in flight and those queued for training.
   std::int64_t n = 0;
-  for (GroupId id : buffer_) n += group_tokens(group_ref(id));
+  for (const auto& [id, g] : groups_) n += group_tokens(g);
   return n;
 }
 
@@ -114,8 +116,9 @@ bool RlLoop::filter_rejects(const Group& g) const {
 }
 
 void RlLoop::submit_group(Group& g) {
-  g.submit_seq = static_cast<std::int64_t>(submitted_.size());
-  submitted_.push_back(g.id);
+  g.submit_seq = submit_counter_++;
+  if (!policy_.overlaps()) submitted_.push_back(g.id);  // the phase's groups, settled at its end
+  ++submitted_total_;
   ++phase_metrics_->groups_submitted;
   if (g.finished == static_cast<std::int32_t>(g.samples.size())) {
     completed_pending_.push_back(g.id);  // complete already (returned unbatched)
@@ -162,6 +165,12 @@ void RlLoop::apply(const policies::Decisions& d) {
     auto [it, _] = groups_.emplace(g.id, std::move(g));
     submit_group(it->second);
   }
+  if ((d.train || d.start_sync) && !policy_.overlaps()) {
+    throw std::logic_error("only a policy that overlaps rollout and training starts train steps or syncs itself");
+  }
+  if (d.end_with_batch && policy_.overlaps()) throw std::logic_error("an overlapping policy never ends the rollout phase");
+  if (d.train) start_train_overlapped(*d.train);
+  if (d.start_sync) start_sync_overlapped();
   if (d.end_with_batch) {
     std::unordered_set<GroupId> accepted(accepted_.begin(), accepted_.end());
     std::unordered_set<GroupId> seen;
@@ -183,18 +192,53 @@ void RlLoop::on_group_complete(GroupId id) {
   const bool keep_anyway = opt_.keep_rejected_when_insufficient && others < opt_.batch_size;
   if (!keep_anyway && filter_rejects(g)) {
     g.rejected = true;
+    ++rejected_total_;
     ++phase_metrics_->groups_rejected;
     const std::int64_t n = group_tokens(g);
     total_wasted_ += n;
     phase_metrics_->tokens_wasted += n;
     apply(policy_.on_group_rejected(*this, id));
+    if (policy_.overlaps()) groups_.erase(id);  // no phase end to settle it
   } else {
+    g.accepted_s = backend_.now_s();
     accepted_.push_back(id);
     apply(policy_.on_group_accepted(*this, id));
   }
 }
 
+void RlLoop::record_finished(const std::vector<SampleProgress>& finished) {
+  // Groups completing at one instant are counted in submission order,
+  // whichever engines their samples ran on (DESIGN.md section 3).
+  const std::size_t first_new = completed_pending_.size();
+  for (const SampleProgress& p : finished) {
+    Group& g = group_ref(key_group(p.key));
+    Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
+    if (!s.in_flight) throw std::logic_error("backend finished a sample that is not in flight");
+    add_progress(s, p);
+    s.in_flight = false;
+    s.finished = true;
+    --in_flight_samples_;
+    if (s.target_tok > opt_.max_response_len) ++phase_metrics_->samples_truncated;
+    if (++g.finished == static_cast<std::int32_t>(g.samples.size())) {
+      g.in_flight = false;
+      --in_flight_groups_;
+      completed_pending_.push_back(g.id);
+    }
+  }
+  std::sort(completed_pending_.begin() + static_cast<std::ptrdiff_t>(first_new), completed_pending_.end(),
+            [this](GroupId a, GroupId b) { return group_ref(a).submit_seq < group_ref(b).submit_seq; });
+}
+
+void RlLoop::drain_completed() {
+  while (!completed_pending_.empty() && !batch_) {
+    const GroupId id = completed_pending_.front();
+    completed_pending_.pop_front();
+    on_group_complete(id);
+  }
+}
+
 StepMetrics RlLoop::run_step() {
+  if (policy_.overlaps()) return run_step_overlapped();
   StepMetrics m;
   m.step = version_;
   m.engines = backend_.engines();
@@ -222,26 +266,7 @@ StepMetrics RlLoop::run_step() {
       throw std::logic_error(fmt::format("step {}: the policy left nothing in flight without forming a batch "
                                          "({} accepted of {} needed)", version_, accepted_.size(), opt_.batch_size));
     }
-    // Groups completing at one instant are counted in submission order,
-    // whichever engines their samples ran on (DESIGN.md section 3).
-    const std::size_t first_new = completed_pending_.size();
-    for (const SampleProgress& p : backend_.wait_for_completions()) {
-      Group& g = group_ref(key_group(p.key));
-      Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
-      if (!s.in_flight) throw std::logic_error("backend finished a sample that is not in flight");
-      add_progress(s, p);
-      s.in_flight = false;
-      s.finished = true;
-      --in_flight_samples_;
-      if (s.target_tok > opt_.max_response_len) ++m.samples_truncated;
-      if (++g.finished == static_cast<std::int32_t>(g.samples.size())) {
-        g.in_flight = false;
-        --in_flight_groups_;
-        completed_pending_.push_back(g.id);
-      }
-    }
-    std::sort(completed_pending_.begin() + static_cast<std::ptrdiff_t>(first_new), completed_pending_.end(),
-              [this](GroupId a, GroupId b) { return group_ref(a).submit_seq < group_ref(b).submit_seq; });
+    record_finished(backend_.wait_for_completions());
   }
   end_phase(*batch_, m);
   phase_metrics_ = nullptr;
@@ -262,35 +287,8 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
   const double t_rollout_end = backend_.now_s();
   const BackendCounters c1 = backend_.counters();
 
-  // The batch: staleness per token, masking, and what the trainer sees.
-  const bool mask = policy_.mask_offpolicy_tokens();
-  std::vector<TrainSample> train;
-  std::vector<std::pair<GroupId, std::string>> batch_ids;
   std::unordered_set<GroupId> in_batch(batch.begin(), batch.end());
-  for (GroupId id : batch) {
-    Group& g = group_ref(id);
-    batch_ids.emplace_back(id, g.prompt_id);
-    for (std::size_t i = 0; i < g.samples.size(); ++i) {
-      const Sample& s = g.samples[i];
-      TrainSample ts{make_sample_key(id, static_cast<std::int32_t>(i)), g.prompt_tok, s.generated_tok, 0, {}};
-      for (const Segment& seg : s.segments) {
-        ts.segments.emplace_back(seg.version, seg.tokens);
-        const std::int64_t staleness = version_ - seg.version;
-        m.batch_response_tok += seg.tokens;
-        m.staleness_token_sum += static_cast<double>(staleness * seg.tokens);
-        m.staleness_max = std::max(m.staleness_max, staleness);
-        if (staleness >= 1) {
-          m.tokens_offpolicy += seg.tokens;
-          if (mask) ts.masked_tok += seg.tokens;
-        }
-      }
-      m.tokens_trained += s.generated_tok - ts.masked_tok;
-      m.tokens_wasted += ts.masked_tok;
-      train.push_back(ts);
-    }
-  }
-  total_trained_ += m.tokens_trained;
-  for (const auto& ts : train) total_wasted_ += ts.masked_tok;
+  const std::vector<TrainSample> train = take_batch(batch, m, version_);
 
   // Everything else submitted this phase goes back to the buffer, in
   // submission order, or is dropped when the policy said so.
@@ -310,8 +308,6 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
     }
     buffer_.push_back(id);
   }
-  if (on_batch) on_batch(version_, batch_ids);
-  for (GroupId id : batch) groups_.erase(id);
 
   const TrainReport report = backend_.train(train, version_);
   m.reward_mean = report.reward_mean;
@@ -337,7 +333,143 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
   m.buffer_tokens = buffered_tok();
 }
 
+std::vector<TrainSample> RlLoop::take_batch(const std::vector<GroupId>& batch, StepMetrics& m, std::int64_t trained_version) {
+  // The batch: staleness per token, masking, and what the trainer sees.
+  const bool mask = policy_.mask_offpolicy_tokens();
+  std::vector<TrainSample> train;
+  std::vector<std::pair<GroupId, std::string>> batch_ids;
+  std::int64_t trained = 0, masked = 0;
+  for (GroupId id : batch) {
+    Group& g = group_ref(id);
+    batch_ids.emplace_back(id, g.prompt_id);
+    m.batch_ready_s = std::max(m.batch_ready_s, g.accepted_s);
+    for (std::size_t i = 0; i < g.samples.size(); ++i) {
+      const Sample& s = g.samples[i];
+      TrainSample ts{make_sample_key(id, static_cast<std::int32_t>(i)), g.prompt_tok, s.generated_tok, 0, {}};
+      for (const Segment& seg : s.segments) {
+        ts.segments.emplace_back(seg.version, seg.tokens);
+        const std::int64_t staleness = trained_version - seg.version;
+        m.batch_response_tok += seg.tokens;
+        m.staleness_token_sum += static_cast<double>(staleness * seg.tokens);
+        m.staleness_max = std::max(m.staleness_max, staleness);
+        if (staleness >= 1) {
+          m.tokens_offpolicy += seg.tokens;
+          if (mask) ts.masked_tok += seg.tokens;
+        }
+      }
+      trained += s.generated_tok - ts.masked_tok;
+      masked += ts.masked_tok;
+      train.push_back(ts);
+    }
+  }
+  m.tokens_trained += trained;
+  m.tokens_wasted += masked;
+  total_trained_ += trained;
+  total_wasted_ += masked;
+  if (on_batch) on_batch(trained_version, batch_ids);
+  for (GroupId id : batch) groups_.erase(id);
+  return train;
+}
+
+void RlLoop::begin_window() {
+  window_ = StepMetrics{};
+  window_.step = version_;
+  window_.engines = backend_.engines();
+  window_.max_running = backend_.max_running_per_engine();
+  window_.gpus = opt_.gpus;
+  window_.start_time_s = backend_.now_s();
+  phase_metrics_ = &window_;
+  phase_counters_ = backend_.counters();
+}
+
+void RlLoop::start_train_overlapped(const std::vector<GroupId>& batch) {
+  if (!trainer_idle() || published_steps_ != trained_steps_) {
+    throw std::logic_error(fmt::format("step {}: the policy started a train step while the trainer was busy or its last "
+                                       "version was not synced", version_));
+  }
+  if (batch.empty()) throw std::logic_error("the policy started a train step on an empty batch");
+  std::unordered_set<GroupId> seen;
+  for (GroupId id : batch) {
+    if (std::find(accepted_.begin(), accepted_.end(), id) == accepted_.end()) {
+      throw std::logic_error(fmt::format("policy trained group {} which is not queued, accepted and complete", id));
+    }
+    if (!seen.insert(id).second) throw std::logic_error(fmt::format("policy trained group {} twice", id));
+  }
+  accepted_.erase(std::remove_if(accepted_.begin(), accepted_.end(), [&](GroupId id) { return seen.count(id) != 0; }),
+                  accepted_.end());
+  // Batch k is trained by the trainer's version k: staleness = k - the version of each token.
+  const std::vector<TrainSample> train = take_batch(batch, window_, trained_steps_);
+  window_.train_start_s = train_start_s_ = backend_.now_s();
+  backend_.start_train(train, trained_steps_);
+  train_running_ = true;
+  ++trained_steps_;
+}
+
+void RlLoop::start_sync_overlapped() {
+  if (train_running_ || sync_running_ || published_steps_ == trained_steps_) {
+    throw std::logic_error(fmt::format("step {}: the policy started a sync with the trainer busy or nothing new to push", version_));
+  }
+  sync_start_s_ = backend_.now_s();
+  backend_.start_sync(trained_steps_, policy_.recompute_on_update());
+  sync_running_ = true;
+  ++published_steps_;
+}
+
+StepMetrics RlLoop::run_step_overlapped() {
+  if (!backend_.can_overlap()) {
+    throw std::logic_error("this policy overlaps rollout and training; the backend cannot (a disaggregated cluster is needed)");
+  }
+  if (!overlapped_started_) {
+    overlapped_started_ = true;
+    begin_window();
+    apply(policy_.on_step_start(*this));
+  }
+  while (!finished_step_) {
+    drain_completed();
+    if (in_flight_samples_ == 0 && !train_running_ && !sync_running_) {
+      throw std::logic_error(fmt::format("step {}: the policy left nothing in flight, training or syncing ({} groups queued)",
+                                         version_, accepted_.size()));
+    }
+    const BackendEvents ev = backend_.wait_for_events();
+    // One instant, in this order: samples and groups that completed, the
+    // train step that ended, the sync that ended (DESIGN.md 3b).
+    record_finished(ev.finished);
+    drain_completed();
+    const double now = backend_.now_s();
+    if (ev.train_ended) {
+      train_running_ = false;
+      window_.train_end_s = now;
+      window_.train_time_s = now - train_start_s_;
+      window_.reward_mean = ev.train_ended->reward_mean;
+      window_.accuracy = ev.train_ended->accuracy;
+      apply(policy_.on_train_end(*this));
+    }
+    if (ev.sync_ended) {
+      sync_running_ = false;
+      ++version_;
+      StepMetrics& m = window_;
+      m.sync_end_s = now;
+      m.sync_time_s = now - sync_start_s_;
+      m.step_time_s = now - m.start_time_s;
+      m.rollout_time_s = m.step_time_s - m.sync_time_s;  // the engines pause while the weights arrive
+      const BackendCounters c1 = backend_.counters();
+      m.busy_engine_s = c1.busy_engine_s - phase_counters_.busy_engine_s;
+      m.running_slot_s = c1.running_slot_s - phase_counters_.running_slot_s;
+      m.preemptions = c1.preemptions - phase_counters_.preemptions;
+      m.buffer_groups = static_cast<std::int64_t>(accepted_.size());
+      m.buffer_tokens = buffered_tok();
+      finished_step_ = m;
+      begin_window();
+      apply(policy_.on_sync_end(*this));
+    }
+  }
+  StepMetrics out = *finished_step_;
+  finished_step_.reset();
+  return out;
+}
+
 nlohmann::json RlLoop::save_state() const {
+  if (policy_.overlaps()) throw std::logic_error("save_state of an overlapped run: the rollout never pauses");
   if (phase_metrics_ != nullptr) throw std::logic_error("save_state during a rollout phase");
   nlohmann::json j;
   j["version"] = version_;

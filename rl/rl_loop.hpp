@@ -3,6 +3,9 @@
 // driven by the policy's decisions, then train, then weight sync, then the
 // version increments. It owns the rollout state (groups, samples, the partial
 // buffer, per-segment versions) and is the policy's read-only view of it.
+// With a policy that overlaps (DESIGN.md 3b) the rollout never ends: the
+// policy starts train steps and syncs by its decisions while the engines go
+// on, and a step is the window from one sync's end to the next.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -60,9 +63,13 @@ class RlLoop final : public policies::RolloutView {
     return static_cast<std::int64_t>(completed_pending_.size());
   }
   [[nodiscard]] policies::GroupInfo group(policies::GroupId id) const override;
+  [[nodiscard]] bool trainer_idle() const override { return !train_running_ && !sync_running_; }
+  [[nodiscard]] bool sync_running() const override { return sync_running_; }
+  [[nodiscard]] std::int64_t trained_steps() const override { return trained_steps_; }
+  [[nodiscard]] std::int64_t groups_submitted_unrejected() const override { return submitted_total_ - rejected_total_; }
 
-  // Accounting, for conservation checks: every decoded token is trained,
-  // held in the buffer, or wasted.
+  // Accounting, for conservation checks: every decoded token (reported by
+  // the backend) is trained, held by a group not yet trained, or wasted.
   [[nodiscard]] std::int64_t total_generated_tok() const { return total_generated_; }
   [[nodiscard]] std::int64_t total_trained_tok() const { return total_trained_; }
   [[nodiscard]] std::int64_t total_wasted_tok() const { return total_wasted_; }
@@ -98,13 +105,22 @@ class RlLoop final : public policies::RolloutView {
     std::int32_t finished = 0;
     bool in_flight = false;  // submitted this phase, not complete
     bool rejected = false;
-    std::int64_t submit_seq = 0;  // position in this phase's submission order (ties between groups)
+    std::int64_t submit_seq = 0;  // position in the submission order (ties between groups)
+    double accepted_s = 0;        // when the filter accepted it
   };
 
   void apply(const policies::Decisions& d);
   void submit_group(Group& g);
   void on_group_complete(policies::GroupId id);
   void end_phase(const std::vector<policies::GroupId>& batch, StepMetrics& m);
+  // The batch's staleness and masking into `m`; what the trainer sees. Erases the groups.
+  std::vector<TrainSample> take_batch(const std::vector<policies::GroupId>& batch, StepMetrics& m, std::int64_t trained_version);
+  void record_finished(const std::vector<SampleProgress>& finished);
+  void drain_completed();
+  StepMetrics run_step_overlapped();
+  void begin_window();
+  void start_train_overlapped(const std::vector<policies::GroupId>& batch);
+  void start_sync_overlapped();
   void add_tokens(Sample& s, std::int32_t new_tok, std::int64_t version);
   void add_progress(Sample& s, const SampleProgress& p);
   std::int64_t group_tokens(const Group& g) const;
@@ -136,6 +152,16 @@ class RlLoop final : public policies::RolloutView {
   double phase_start_s_ = 0;
 
   std::int64_t total_generated_ = 0, total_trained_ = 0, total_wasted_ = 0;
+  std::int64_t submit_counter_ = 0;
+
+  // Overlapped runs.
+  bool overlapped_started_ = false;
+  bool train_running_ = false, sync_running_ = false;
+  std::int64_t trained_steps_ = 0, published_steps_ = 0;  // train steps started, syncs started
+  std::int64_t submitted_total_ = 0, rejected_total_ = 0;
+  double train_start_s_ = 0, sync_start_s_ = 0;
+  StepMetrics window_;                      // the step in progress
+  std::optional<StepMetrics> finished_step_;
 };
 
 }  // namespace april::rl

@@ -1,5 +1,7 @@
 #include "scenario/simulation.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 
 #include "rl/loop_knobs.hpp"
@@ -24,6 +26,7 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bo
   bc.engine = sim::engine_config(c);
   bc.train_time_s = sim::train_time_model(c);
   bc.sync_time_s = sim::weight_sync(c).time_s;
+  bc.can_overlap = sim::cluster_shape(c).disaggregated();
   bc.record_timeline = record_timeline;
   return std::make_unique<adapters::SimBackend>(std::move(bc), sim::make_iteration_model(c));
 }
@@ -33,6 +36,11 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
     : policy_name_(policy_name), steps_(c.get_int("steps")) {
   validate_scenario(c, options.trace ? &*options.trace : nullptr, options.trace_name);
   policy_ = registry.get(policy_name).make(c);
+  if (policy_->overlaps() && !sim::cluster_shape(c).disaggregated()) {
+    throw base::ConfigError(fmt::format("policy '{}' overlaps rollout and training, which needs separate GPUs: set "
+                                        "cluster.mode=disaggregated (and the split: cluster.rollout_gpus, cluster.train_gpus)",
+                                        policy_name));
+  }
   check_memory(estimate_memory(c, policy_->resident_groups_bound(c.get_int("rollout_batch_size")), options.record_timeline),
                options.memory_limit_bytes ? *options.memory_limit_bytes : machine_memory_bytes());
 

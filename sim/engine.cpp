@@ -78,10 +78,12 @@ void Engine::resume(std::int64_t version, bool drop_kv) {
       drop_running_kv();
     }
   }
-  if (!busy_ && !kick_pending_ && (!running_.empty() || !waiting_.empty())) {
-    kick_pending_ = true;
-    kick_event_ = sim_.schedule_at(sim_.now(), kTagEngineKick, [this] { kick(); });
-  }
+}
+
+void Engine::start_if_idle() {
+  if (paused_ || busy_ || kick_pending_ || (running_.empty() && waiting_.empty())) return;
+  kick_pending_ = true;
+  kick_event_ = sim_.schedule_at(sim_.now(), kTagEngineKick, [this] { kick(); });
 }
 
 std::int64_t Engine::segment_time_ns(std::int64_t iterations) const {

@@ -93,7 +93,11 @@ class Engine {
   // The sync ended: iterations from now on use `version`. With `drop_kv`
   // (recompute) every running request drops its KV and re-prefills its prompt
   // and tokens when next admitted; queued ones keep their place behind them.
+  // It does not start an iteration: the caller decides first what to submit
+  // at this instant (DESIGN.md 3b's order), then calls start_if_idle().
   void resume(std::int64_t version, bool drop_kv);
+  // Starts the next iteration at the current instant if there is work and nothing stops it.
+  void start_if_idle();
   [[nodiscard]] bool paused() const { return paused_; }
   [[nodiscard]] std::int64_t version() const { return version_; }
 

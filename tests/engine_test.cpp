@@ -108,6 +108,7 @@ TEST(Engine, APausedEngineFinishesItsIterationAndResumesWithTheNewVersion) {
       EXPECT_EQ(e.counters().iterations, 3) << "ff=" << ff;
       EXPECT_EQ(e.counters().busy_ns, 3000000);
       e.resume(1, recompute);
+      e.start_if_idle();
       while (sim.step()) {
       }
       ASSERT_EQ(rec.done.count(1), 1U);
@@ -132,6 +133,7 @@ TEST(Engine, AnIterationThatOutlastsTheSyncKeepsItsVersion) {
   e.pause();
   sim.run_until(TimeNs(2000000));  // the sync ends at 2 ms, the iteration at 10 ms
   e.resume(1, true);
+  e.start_if_idle();
   while (sim.step()) {
   }
   // 0-10 ms: token 1 (version 0); the KV drop re-prefills 4 + 1 at 10 ms and yields
@@ -153,6 +155,7 @@ TEST(Engine, ASubmissionDuringAPauseWaitsForTheResume) {
   sim.run_until(TimeNs(5000000));
   EXPECT_EQ(e.counters().iterations, 0);
   e.resume(3, false);
+  e.start_if_idle();
   while (sim.step()) {
   }
   EXPECT_EQ(rec.done.at(1), std::make_pair(std::int64_t{7000000}, 2));

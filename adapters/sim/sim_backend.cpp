@@ -67,6 +67,10 @@ std::vector<SampleProgress> SimBackend::wait_for_completions() {
     // whatever the event granularity (fast-forward or per iteration).
     sim_.run_until(sim_.next_event_time());
   }
+  return wait_for_completions_at_this_instant();
+}
+
+std::vector<SampleProgress> SimBackend::wait_for_completions_at_this_instant() {
   std::stable_sort(finished_.begin(), finished_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<SampleProgress> out;
   out.reserve(finished_.size());
@@ -83,16 +87,56 @@ std::vector<SampleProgress> SimBackend::abort_all() {
   return out;
 }
 
-TrainReport SimBackend::train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
+double SimBackend::train_time_of(const std::vector<TrainSample>& batch) const {
   TrainBatchShape shape;
   shape.samples = static_cast<std::int64_t>(batch.size());
   for (const auto& s : batch) {
     shape.tokens += s.prompt_tok + s.response_tok;
     shape.longest_tok = std::max<std::int64_t>(shape.longest_tok, s.prompt_tok + s.response_tok);
   }
-  const double t = config_.train_time_s ? config_.train_time_s(shape) : 0.0;
-  sim_.advance_to(sim_.now() + sim::TimeNs::from_s(t));
+  return config_.train_time_s ? config_.train_time_s(shape) : 0.0;
+}
+
+TrainReport SimBackend::train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
+  sim_.advance_to(sim_.now() + sim::TimeNs::from_s(train_time_of(batch)));
   return {};
+}
+
+void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
+  if (!config_.can_overlap) throw std::logic_error("start_train on a colocated cluster");
+  if (train_running_ || sync_running_) throw std::logic_error("start_train while the trainer is busy");
+  train_running_ = true;
+  sim_.schedule_in(sim::TimeNs::from_s(train_time_of(batch)), kTagTrainEnd, [this] {
+    train_running_ = false;
+    train_ended_ = true;
+  });
+}
+
+void SimBackend::start_sync(std::int64_t new_version, bool recompute) {
+  if (!config_.can_overlap) throw std::logic_error("start_sync on a colocated cluster");
+  if (train_running_ || sync_running_) throw std::logic_error("start_sync while the trainer is busy");
+  sync_running_ = true;
+  for (auto& e : engines_) e->pause();
+  sim_.schedule_in(sim::TimeNs::from_s(config_.sync_time_s), kTagSyncEnd, [this, new_version, recompute] {
+    for (auto& e : engines_) e->resume(new_version, recompute);
+    sync_running_ = false;
+    sync_ended_ = true;
+  });
+}
+
+rl::BackendEvents SimBackend::wait_for_events() {
+  // The caller has made its decisions for the last instant: idle engines start now.
+  for (auto& e : engines_) e->start_if_idle();
+  while (finished_.empty() && !train_ended_ && !sync_ended_) {
+    if (!sim_.has_pending()) throw std::logic_error("wait_for_events with nothing in flight, training or syncing");
+    sim_.run_until(sim_.next_event_time());
+  }
+  rl::BackendEvents ev;
+  ev.finished = wait_for_completions_at_this_instant();
+  if (train_ended_) ev.train_ended = TrainReport{};
+  ev.sync_ended = sync_ended_;
+  train_ended_ = sync_ended_ = false;
+  return ev;
 }
 
 void SimBackend::sync_weights(std::int64_t new_version) {

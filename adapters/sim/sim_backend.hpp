@@ -37,7 +37,12 @@ struct SimBackendConfig {
   std::function<double(const TrainBatchShape&)> train_time_s;
   double sync_time_s = 0;
   bool record_timeline = false;
+  // Disaggregated cluster: train and sync may overlap the rollout.
+  bool can_overlap = false;
 };
+
+// Event tags of the trainer and the weight sync, folded into the fingerprint.
+enum SimBackendTag : std::uint32_t { kTagTrainEnd = 3, kTagSyncEnd = 4 };
 
 class SimBackend final : public Backend, private sim::EngineListener {
  public:
@@ -52,6 +57,11 @@ class SimBackend final : public Backend, private sim::EngineListener {
   TrainReport train(const std::vector<TrainSample>& batch, std::int64_t version) override;
   void sync_weights(std::int64_t new_version) override;
   [[nodiscard]] BackendCounters counters() const override;
+
+  [[nodiscard]] bool can_overlap() const override { return config_.can_overlap; }
+  void start_train(const std::vector<TrainSample>& batch, std::int64_t version) override;
+  void start_sync(std::int64_t new_version, bool recompute) override;
+  rl::BackendEvents wait_for_events() override;
 
   [[nodiscard]] std::uint64_t fingerprint() const { return sim_.fingerprint(); }
   [[nodiscard]] std::uint64_t events_run() const { return sim_.events_run(); }
@@ -68,6 +78,11 @@ class SimBackend final : public Backend, private sim::EngineListener {
   std::vector<std::pair<std::size_t, SampleProgress>> finished_;
   std::vector<TimelinePoint> timeline_;
   std::vector<std::int64_t> last_running_;  // per engine, to record changes only
+  double train_time_of(const std::vector<TrainSample>& batch) const;
+  // The samples finished so far, by engine, deterministically ordered; clears them.
+  std::vector<SampleProgress> wait_for_completions_at_this_instant();
+  bool train_running_ = false, sync_running_ = false;
+  bool train_ended_ = false, sync_ended_ = false;  // at the instant being reported
 };
 
 }  // namespace april::adapters

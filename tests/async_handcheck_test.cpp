@@ -1,0 +1,147 @@
+// Overlapping policies on a disaggregated `handcheck` cluster, worked by hand
+// (DESIGN.md 3b). One engine (1 GPU) and a trainer (1 GPU); 1 ms per
+// iteration, prefill included (the constant model); a train step takes 3 ms
+// (train.time_model=linear, train.linear_base_s) and a sync 2 ms
+// (sync.time_model=fixed). B = 1 group of one 5-token sample, every group the
+// same, so a group alone on the engine takes 5 ms.
+#include <gtest/gtest.h>
+
+#include "rl/step_metrics.hpp"
+#include "test_support.hpp"
+
+namespace april {
+namespace {
+
+struct Expected {
+  double start_ms, batch_ready_ms, train_start_ms, train_end_ms, sync_end_ms;
+  std::int64_t staleness_sum, staleness_max, tokens_generated;
+};
+
+testing::Fixture disaggregated_handcheck(const std::vector<std::string>& more = {}) {
+  std::vector<std::string> sets = {"cluster.mode=disaggregated", "cluster.gpus=2", "rollout_batch_size=1",
+                                   "train.time_model=linear",    "train.linear_base_s=0.003", "sync.time_model=fixed",
+                                   "sync.latency_s=0.002"};
+  sets.insert(sets.end(), more.begin(), more.end());
+  return testing::Fixture("handcheck", sets);
+}
+
+scenario::RunOptions five_token_groups() {
+  scenario::RunOptions o;
+  for (int i = 0; i < 16; ++i) o.trace.emplace().push_back(testing::group("g" + std::to_string(i), {5}));
+  o.trace_name = "hand";
+  return o;
+}
+
+void expect_steps(const std::string& policy, const std::vector<std::string>& sets, const std::vector<Expected>& want) {
+  for (const bool ff : {true, false}) {
+    auto f = disaggregated_handcheck(sets);
+    f.config.set_from_text("engine.fast_forward", ff ? "true" : "false", "test");
+    scenario::Simulation sim(f.config, f.registry, policy, five_token_groups());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      const auto m = sim.step();
+      const auto& w = want[k];
+      const std::string at = policy + " step " + std::to_string(k) + (ff ? " (fast-forward)" : " (per iteration)");
+      EXPECT_EQ(m.step, static_cast<std::int64_t>(k)) << at;
+      EXPECT_NEAR(m.start_time_s, w.start_ms * 1e-3, 1e-12) << at;
+      EXPECT_NEAR(m.batch_ready_s, w.batch_ready_ms * 1e-3, 1e-12) << at;
+      EXPECT_NEAR(m.train_start_s, w.train_start_ms * 1e-3, 1e-12) << at;
+      EXPECT_NEAR(m.train_end_s, w.train_end_ms * 1e-3, 1e-12) << at;
+      EXPECT_NEAR(m.sync_end_s, w.sync_end_ms * 1e-3, 1e-12) << at;
+      EXPECT_NEAR(m.step_time_s, (w.sync_end_ms - w.start_ms) * 1e-3, 1e-12) << at;
+      EXPECT_EQ(m.tokens_trained, 5) << at;
+      EXPECT_EQ(m.staleness_token_sum, static_cast<double>(w.staleness_sum)) << at;
+      EXPECT_EQ(m.staleness_max, w.staleness_max) << at;
+      EXPECT_EQ(m.tokens_generated, w.tokens_generated) << at;
+    }
+    // Conservation: every reported token is trained, held or wasted.
+    const auto& loop = sim.loop();
+    EXPECT_EQ(loop.total_generated_tok(), loop.total_trained_tok() + loop.buffered_tok() + loop.total_wasted_tok()) << policy;
+  }
+}
+
+// sync on a disaggregated cluster: nothing overlaps. Step k: rollout
+// 10k..10k+5, train +5..+8, sync +8..+10.
+TEST(AsyncHandcheck, SyncTakesTurnsOnADisaggregatedCluster) {
+  expect_steps("sync", {}, {{0, 5, 5, 8, 10, 0, 0, 5}, {10, 15, 15, 18, 20, 0, 0, 5}, {20, 25, 25, 28, 30, 0, 0, 5},
+                            {30, 35, 35, 38, 40, 0, 0, 5}});
+}
+
+// async with eta = 0 is sync on a disaggregated cluster: B groups per version.
+TEST(AsyncHandcheck, AsyncWithEtaZeroIsSync) {
+  expect_steps("async", {"async.eta=0"}, {{0, 5, 5, 8, 10, 0, 0, 5}, {10, 15, 15, 18, 20, 0, 0, 5}, {20, 25, 25, 28, 30, 0, 0, 5},
+                                          {30, 35, 35, 38, 40, 0, 0, 5}});
+}
+
+// one_step_off:
+//   0: g0 rolls out 0-5 (v0). At 5 batch 0 trains 5-8 and g1 rolls out 5-10 (v0).
+//      At 10 the rollout is done and the trainer idle: sync 10-12.        step 0 ends at 12
+//   1: at 12 g1 trains 12-15 (v0 tokens at version 1: staleness 1 x 5); g2 rolls out
+//      12-17 (v1); sync 17-19.                                             step 1 ends at 19
+//   2: g2 trains 19-22 (staleness 1); g3 19-24; sync 24-26.                step 2 ends at 26
+//   3: g3 trains 26-29; g4 26-31; sync 31-33.                              step 3 ends at 33
+// Tokens are counted in the window in which their sample finished: g0 and g1
+// in step 0, then one group per step.
+TEST(AsyncHandcheck, OneStepOffTrainsEachBatchOneVersionLate) {
+  expect_steps("one_step_off", {}, {{0, 5, 5, 8, 12, 0, 0, 10}, {12, 10, 12, 15, 19, 5, 1, 5}, {19, 17, 19, 22, 26, 5, 1, 5},
+                                    {26, 24, 26, 29, 33, 5, 1, 5}});
+}
+
+// async, eta = 1 (room = (v + 2) x B - submitted), recompute at a version change:
+//   0: v0, room 2: g0 and g1 run together 0-5. At 5 g0 trains 5-8 (g1 queues);
+//      sync 8-10.                                                          step 0 ends at 10
+//   1: at 10, v1, room 3 - 2 = 1: g2 starts (v1); g1 trains 10-13 (staleness 1 x 5).
+//      At 13 the sync starts; the engine's iteration 13-14 had begun (its boundary
+//      at 13 came first), so g2 holds 4 tokens at 14 and waits; sync 13-15.
+//                                                                          step 1 ends at 15
+//   2: at 15, v2, room 4 - 3 = 1: g3 starts; g2 drops its KV and re-prefills, the
+//      prefill pass yields its 5th token (v2) at 16. g2 trains 16-19: 4 tokens of v1
+//      and 1 of v2 at version 2: staleness sum 4, max 1. g3 (tokens at 16-20, v2)
+//      finishes at 20 during the sync 19-21.                               step 2 ends at 21
+//   3: at 21, v3, room 5 - 4 = 1: g4 starts; g3 trains 21-24 (5 tokens of v2 at
+//      version 3: staleness 5, max 1); sync 24-26.                         step 3 ends at 26
+// Windows: step 0 reports g0, g1 (10 tokens); step 1 none (g2 still running);
+// step 2 g2 and g3; step 3 none (g4 is paused at 24-26 with 4 tokens).
+TEST(AsyncHandcheck, AsyncWithEtaOneOverlapsAndReportsStaleness) {
+  expect_steps("async", {"async.eta=1"}, {{0, 5, 5, 8, 10, 0, 0, 10}, {10, 5, 10, 13, 15, 5, 1, 0}, {15, 16, 16, 19, 21, 4, 1, 10},
+                                          {21, 20, 21, 24, 26, 5, 1, 0}});
+}
+
+// eta = 2: room (v + 3) x B. 0: g0, g1, g2 together 0-5; g0 trains 5-8, sync 8-10.
+//   1: v1, room 4 - 3 = 1: g3 (v1) 10-; g1 trains 10-13 (staleness 1); sync 13-15 (g3 holds 4 at 14).
+//   2: v2, room 5 - 4 = 1: g4; g2 trains 15-18 (v0 tokens at version 2: staleness 2 x 5); g3 re-prefills
+//      at 15 and ends at 16 (4 v1 + 1 v2 tokens); g4 runs 15-; sync 18-20 (g4 holds 4 at 19).
+//                                                                          step 2 ends at 20
+//   3: v3, room 6 - 5 = 1: g5; g3 trains 20-23 at version 3: 4 x 2 + 1 x 1 = 9, max 2.
+// Windows: step 0: g0-g2 (15 tokens); 1: none; 2: g3 (5); 3: g4 (re-prefilled at 20, done at 21).
+TEST(AsyncHandcheck, AsyncWithEtaTwoLetsTokensAgeTwoVersions) {
+  expect_steps("async", {"async.eta=2"}, {{0, 5, 5, 8, 10, 0, 0, 15}, {10, 5, 10, 13, 15, 5, 1, 0}, {15, 5, 15, 18, 20, 10, 2, 5},
+                                          {20, 16, 20, 23, 25, 9, 2, 5}});
+}
+
+// keep_kv (PipelineRL): no re-prefill at a version change; with a constant
+// iteration time the timeline equals recompute's, but no prefill is paid.
+TEST(AsyncHandcheck, KeepKvPaysNoPrefillAtAVersionChange) {
+  auto recompute = disaggregated_handcheck({"async.eta=1"});
+  auto keep = disaggregated_handcheck({"async.eta=1", "async.on_update=keep_kv"});
+  scenario::Simulation a(recompute.config, recompute.registry, "async", five_token_groups());
+  scenario::Simulation b(keep.config, keep.registry, "async", five_token_groups());
+  for (int k = 0; k < 4; ++k) {
+    const auto ma = a.step(), mb = b.step();
+    EXPECT_DOUBLE_EQ(ma.sync_end_s, mb.sync_end_s);
+    EXPECT_EQ(ma.staleness_token_sum, mb.staleness_token_sum);
+  }
+  EXPECT_GT(a.backend().counters().prefill_tok, b.backend().counters().prefill_tok);
+}
+
+TEST(AsyncHandcheck, OverlappingPoliciesNeedADisaggregatedCluster) {
+  testing::Fixture f("handcheck");
+  try {
+    scenario::Simulation sim(f.config, f.registry, "async");
+    FAIL() << "async ran colocated";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("set cluster.mode=disaggregated"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace april
