@@ -14,7 +14,8 @@
 
 namespace {
 
-const char* const kPolicies[] = {"sync", "april", "sorted"};
+// The overlapping ones run on the default 8 GPUs split 4 + 4 (disaggregated).
+const char* const kPolicies[] = {"sync", "april", "sorted", "one_step_off", "async"};
 
 // args: policy index, fast_forward (1/0), steps
 void BM_SimulateDefault(benchmark::State& state) {
@@ -25,6 +26,7 @@ void BM_SimulateDefault(benchmark::State& state) {
   const auto schema = april::scenario::make_schema(registry);
   april::base::Config config(schema);
   april::scenario::apply_scenario(config, "default");
+  if (registry.get(policy).make(config)->overlaps()) config.set("cluster.mode", std::string("disaggregated"), "bench");
   config.set("steps", std::int64_t{steps}, "bench");
   config.set("engine.fast_forward", ff, "bench");
   std::int64_t tokens = 0, events = 0;
@@ -42,7 +44,7 @@ void BM_SimulateDefault(benchmark::State& state) {
 }
 
 void PolicyArgs(benchmark::internal::Benchmark* b) {
-  for (int p = 0; p < 3; ++p) {
+  for (int p = 0; p < 5; ++p) {
     b->Args({p, 1, 1000});  // the goal: 1000 steps in under 1 s on one core
     b->Args({p, 1, 20});    // same steps in both modes for the ratio
     b->Args({p, 0, 20});

@@ -48,6 +48,10 @@ int live_command(const std::vector<std::string>& args) {
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   if (c.get_bool("filter.dynamic_sampling")) throw base::ConfigError("filter.dynamic_sampling is not supported by april live");
   auto policy = registry.get(policy_name).make(c);
+  if (policy->overlaps()) {
+    throw base::ConfigError(fmt::format("policy '{}' overlaps rollout and training; april live runs them in turn (the "
+                                        "simulator runs it: april simulate --set cluster.mode=disaggregated)", policy_name));
+  }
 
   const live::CountdownParams tp = live::task_params(c);
   const auto seed = static_cast<std::uint64_t>(c.get_int("seed"));

@@ -28,16 +28,16 @@ void print_report_table(const std::vector<scenario::RunResult>& results) {
   for (const auto& r : results) {
     if (r.policy == "sync") sync_tput = rl::derive(r.summary.totals).rollout_throughput_tok_s;
   }
-  fmt::print("{:<8} {:>10} {:>8} {:>8} {:>9} {:>7} {:>6} {:>6} {:>5} {:>6} {:>9} {:>12}\n", "policy", "rollout", "speedup",
+  fmt::print("{:<12} {:>10} {:>8} {:>8} {:>9} {:>7} {:>6} {:>6} {:>5} {:>6} {:>9} {:>12}\n", "policy", "rollout", "speedup",
              "rollout", "total", "off-", "stale", "stale", "busy", "slots", "wasted", "buffer peak");
-  fmt::print("{:<8} {:>10} {:>8} {:>8} {:>9} {:>7} {:>6} {:>6} {:>5} {:>6} {:>9} {:>12}\n", "", "tok/s", "vs sync", "s/step",
+  fmt::print("{:<12} {:>10} {:>8} {:>8} {:>9} {:>7} {:>6} {:>6} {:>5} {:>6} {:>9} {:>12}\n", "", "tok/s", "vs sync", "s/step",
              "time s", "policy", "mean", "max", "", "filled", "tok", "groups/Mtok");
   for (const auto& r : results) {
     const auto& t = r.summary.totals;
     const auto d = rl::derive(t);
     const std::string speedup = sync_tput > 0 ? fmt::format("{:.3f}x", d.rollout_throughput_tok_s / sync_tput) : "-";
     const std::string slots = d.slot_occupancy >= 0 ? fmt::format("{:.0f}%", 100.0 * d.slot_occupancy) : "-";
-    fmt::print("{:<8} {:>10.0f} {:>8} {:>8.2f} {:>9.1f} {:>6.1f}% {:>6.2f} {:>6} {:>4.0f}% {:>6} {:>9} {:>5}/{:<6.2f}\n", r.policy,
+    fmt::print("{:<12} {:>10.0f} {:>8} {:>8.2f} {:>9.1f} {:>6.1f}% {:>6.2f} {:>6} {:>4.0f}% {:>6} {:>9} {:>5}/{:<6.2f}\n", r.policy,
                d.rollout_throughput_tok_s, speedup, t.rollout_time_s / static_cast<double>(std::max<std::int64_t>(1, r.summary.steps)),
                d.total_time_s, 100.0 * d.offpolicy_token_fraction, d.staleness_mean, t.staleness_max,
                100.0 * d.engine_busy_fraction, slots, t.tokens_wasted, r.summary.buffer_peak_groups,

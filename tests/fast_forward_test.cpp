@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rl/step_metrics.hpp"
 #include "test_support.hpp"
@@ -45,6 +47,33 @@ TEST(FastForward, EqualsPerIterationStepping) {
       if (c.scenario == "default") {
         EXPECT_LT(a.events * 3, b.events) << "fast-forward should save most events";
       }
+    }
+  }
+}
+
+// The same for the overlapping policies and every policy on a disaggregated
+// cluster (engines pausing for syncs, recompute and keep_kv), and one seed
+// gives the same results twice.
+TEST(FastForward, EqualsPerIterationSteppingWhenTrainingOverlaps) {
+  const std::vector<std::string> base = {"steps=4", "cluster.mode=disaggregated", "max_response_len=1500",
+                                         "workload.response_median_tok=300"};
+  const std::vector<std::vector<std::string>> extras = {
+      {}, {"async.on_update=keep_kv", "async.eta=2"}, {"engine.kv_capacity_tok=60000", "async.max_inflight_groups=40"},
+      {"filter.dynamic_sampling=true", "engine.max_running=24"}};
+  for (const auto& extra : extras) {
+    for (const std::string policy : {"sync", "april", "sorted", "one_step_off", "async"}) {
+      std::vector<std::string> sets = base;
+      sets.insert(sets.end(), extra.begin(), extra.end());
+      testing::Fixture ff("default", sets);
+      testing::Fixture it("default", sets);
+      it.config.apply_assignment("engine.fast_forward=false");
+      const auto a = scenario::simulate(ff.config, ff.registry, policy);
+      const auto b = scenario::simulate(it.config, it.registry, policy);
+      EXPECT_EQ(rl::steps_csv(a.steps), rl::steps_csv(b.steps)) << policy << " " << fmt::format("{}", fmt::join(extra, " "));
+      const auto again = scenario::simulate(ff.config, ff.registry, policy);
+      EXPECT_EQ(rl::steps_csv(a.steps), rl::steps_csv(again.steps)) << policy;
+      EXPECT_EQ(a.summary.fingerprint, again.summary.fingerprint) << policy;
+      EXPECT_GT(a.summary.totals.tokens_trained, 0) << policy;
     }
   }
 }

@@ -112,7 +112,7 @@ std::vector<rl::SampleProgress> LiveBackend::wait_for_completions() {
       auto& st = impl_->store.at(d.key);
       st.tokens.insert(st.tokens.end(), d.tokens.begin(), d.tokens.end());
       st.logprobs.insert(st.logprobs.end(), d.logprobs.begin(), d.logprobs.end());
-      out.push_back({d.key, static_cast<std::int32_t>(d.tokens.size())});
+      out.push_back({d.key, static_cast<std::int32_t>(d.tokens.size()), {}});
     }
     return out;
   }
@@ -124,7 +124,7 @@ std::vector<rl::SampleProgress> LiveBackend::abort_all() {
     auto& st = impl_->store.at(d.key);
     st.tokens.insert(st.tokens.end(), d.tokens.begin(), d.tokens.end());
     st.logprobs.insert(st.logprobs.end(), d.logprobs.begin(), d.logprobs.end());
-    out.push_back({d.key, static_cast<std::int32_t>(d.tokens.size())});
+    out.push_back({d.key, static_cast<std::int32_t>(d.tokens.size()), {}});
   }
   return out;
 }

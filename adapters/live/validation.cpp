@@ -83,6 +83,10 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
   for (std::size_t i = 0; i < policies.size(); ++i) {
     LiveArm& arm = arms[i];
     arm.policy = registry.get(policies[i]).make(scenario);
+    if (arm.policy->overlaps()) {
+      throw base::ConfigError(fmt::format("policy '{}' overlaps rollout and training; the live backend runs them in turn",
+                                          policies[i]));
+    }
     arm.task = std::make_unique<CountdownTask>(task_params(scenario), static_cast<std::uint64_t>(scenario.get_int("seed")));
     auto lo = live_options(scenario, device, arm.policy->mask_offpolicy_tokens());
     lo.record_iterations = true;
