@@ -28,6 +28,23 @@ void raw_exec(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
+// The first row of a query, each column as text ("" for NULL).
+std::vector<std::string> raw_row(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::vector<std::string> row;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) return {"cannot open " + path};
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    for (int i = 0; i < sqlite3_column_count(st); ++i) {
+      const auto* text = sqlite3_column_text(st, i);
+      row.emplace_back(text ? reinterpret_cast<const char*>(text) : "");
+    }
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return row;
+}
+
 std::vector<RunSpec> specs_for(april::testing::Fixture& f, const std::vector<std::string>& policies, int seeds) {
   std::vector<RunSpec> out;
   for (const auto& p : policies) {
@@ -158,11 +175,8 @@ TEST(ResultsDb, SchemaIsPinned) {
     }
     sqlite3_finalize(st);
   }
-  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "3");
-  sqlite3_finalize(st);
   sqlite3_close(raw);
+  EXPECT_EQ(raw_row(path, "SELECT value FROM meta WHERE key='schema_version'"), std::vector<std::string>{"3"});
   const std::map<std::string, std::string> want = {
       {"meta", "key TEXT,value TEXT,"},
       {"metrics", "run_id INTEGER,name TEXT,value REAL,"},
@@ -235,21 +249,10 @@ TEST(ResultsDb, MigratesSchemaTwoAddingTheNewStepColumns) {
            "ALTER TABLE steps DROP COLUMN train_end_s; ALTER TABLE steps DROP COLUMN sync_end_s;"
            "UPDATE meta SET value='2' WHERE key='schema_version';");
   { ResultsDb db(path); }
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT count(*), count(sync_end_s), sum(tokens_generated > 0) FROM steps", -1, &st, nullptr),
-            SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(st, 0), 2);  // both steps kept
-  EXPECT_EQ(sqlite3_column_int(st, 1), 0);  // no times for them
-  EXPECT_EQ(sqlite3_column_int(st, 2), 2);
-  sqlite3_finalize(st);
-  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "3");
-  sqlite3_finalize(st);
-  sqlite3_close(raw);
+  // Both steps kept, with their tokens; no times for them.
+  EXPECT_EQ(raw_row(path, "SELECT count(*), count(sync_end_s), sum(tokens_generated > 0) FROM steps"),
+            (std::vector<std::string>{"2", "0", "2"}));
+  EXPECT_EQ(raw_row(path, "SELECT value FROM meta WHERE key='schema_version'"), std::vector<std::string>{"3"});
 }
 
 // A run stored by an older model version is re-run, not reused, and replaces
