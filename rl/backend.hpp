@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/version_tokens.hpp"
+
 namespace april::rl {
 
 // (group id, sample index) packed into one integer.
@@ -35,7 +37,7 @@ struct SampleProgress {
   std::int32_t new_tok = 0;  // generated since this submission
   // Those tokens by the weight version that produced them, in token order;
   // empty: all of them by the version the loop is rolling out.
-  std::vector<std::pair<std::int64_t, std::int32_t>> by_version;
+  base::TokensByVersion by_version;
 };
 
 struct TrainSample {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace april::sim {
 
@@ -149,7 +150,7 @@ void Engine::boundary() {
     // A sync is on: the iteration that was running has ended; none starts until resume.
     listener_.on_running_changed(index_, sim_.now(), static_cast<std::int64_t>(running_.size()));
     for (const auto& r : finished_scratch_) {
-      listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, r.by_version);
+      listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version));
     }
     return;
   }
@@ -194,7 +195,7 @@ void Engine::boundary() {
   start_segment();
 
   for (const auto& r : finished_scratch_) {
-    listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, r.by_version);
+    listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version));
   }
 }
 
@@ -237,8 +238,8 @@ std::vector<AbortedRequest> Engine::abort_all() {
     counters_.running_ns += static_cast<std::int64_t>(running_.size()) * tail;
     busy_ = false;
   }
-  for (const auto& r : running_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, r.by_version});
-  for (const auto& r : waiting_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, r.by_version});
+  for (auto& r : running_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)});
+  for (auto& r : waiting_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)});
   running_.clear();
   waiting_.clear();
   resident_kv_tok_ = 0;

@@ -18,6 +18,7 @@
 #include <deque>
 #include <vector>
 
+#include "base/version_tokens.hpp"
 #include "sim/iteration_model.hpp"
 #include "sim/simulator.hpp"
 
@@ -25,13 +26,8 @@ namespace april::sim {
 
 using RequestKey = std::uint64_t;
 
-// Tokens generated under one weight version.
-struct VersionTokens {
-  std::int64_t version = 0;
-  std::int32_t tokens = 0;
-  friend bool operator==(const VersionTokens&, const VersionTokens&) = default;
-};
-using TokensByVersion = std::vector<VersionTokens>;  // in token order
+using base::TokensByVersion;
+using base::VersionTokens;
 
 struct EngineRequest {
   RequestKey key = 0;
@@ -59,7 +55,8 @@ struct EngineCounters {
 class EngineListener {
  public:
   // `by_version`: the tokens generated since submission (new_tok in all), by the version that produced them.
-  virtual void on_request_finished(std::size_t engine, RequestKey key, std::int32_t new_tok, const TokensByVersion& by_version) = 0;
+  // Handed over (moved): the engine has no further use for it.
+  virtual void on_request_finished(std::size_t engine, RequestKey key, std::int32_t new_tok, TokensByVersion by_version) = 0;
   // The number of running requests may have changed (called at every segment
   // start and on abort); for occupancy timelines.
   virtual void on_running_changed(std::size_t /*engine*/, TimeNs /*now*/, std::int64_t /*running*/) {}

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace april::adapters {
 
@@ -45,19 +46,8 @@ void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, std::in
   timeline_.push_back({now.to_s(), static_cast<std::int64_t>(engine), running});
 }
 
-namespace {
-
-std::vector<std::pair<std::int64_t, std::int32_t>> versions_of(const sim::TokensByVersion& by_version) {
-  std::vector<std::pair<std::int64_t, std::int32_t>> out;
-  out.reserve(by_version.size());
-  for (const auto& v : by_version) out.emplace_back(v.version, v.tokens);
-  return out;
-}
-
-}  // namespace
-
-void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, const sim::TokensByVersion& by_version) {
-  finished_.push_back({engine, SampleProgress{key, new_tok, versions_of(by_version)}});
+void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version) {
+  finished_.push_back({engine, SampleProgress{key, new_tok, std::move(by_version)}});
 }
 
 std::vector<SampleProgress> SimBackend::wait_for_completions() {
@@ -82,7 +72,7 @@ std::vector<SampleProgress> SimBackend::wait_for_completions_at_this_instant() {
 std::vector<SampleProgress> SimBackend::abort_all() {
   std::vector<SampleProgress> out;
   for (const auto& e : engines_) {
-    for (const auto& a : e->abort_all()) out.push_back({a.key, a.new_tok, versions_of(a.by_version)});
+    for (auto& a : e->abort_all()) out.push_back({a.key, a.new_tok, std::move(a.by_version)});
   }
   return out;
 }

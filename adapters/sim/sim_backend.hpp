@@ -68,7 +68,7 @@ class SimBackend final : public Backend, private sim::EngineListener {
   [[nodiscard]] const std::vector<TimelinePoint>& timeline() const { return timeline_; }
 
  private:
-  void on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, const sim::TokensByVersion& by_version) override;
+  void on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version) override;
   void on_running_changed(std::size_t engine, sim::TimeNs now, std::int64_t running) override;
 
   SimBackendConfig config_;

@@ -1,0 +1,18 @@
+#pragma once
+// Tokens generated under one weight version: how an engine reports a
+// sample's progress across weight syncs (DESIGN.md 3b). One type shared by
+// the simulator's engines and the RL loop, so progress moves between them
+// without a copy on the hot path.
+#include <cstdint>
+#include <vector>
+
+namespace april::base {
+
+struct VersionTokens {
+  std::int64_t version = 0;
+  std::int32_t tokens = 0;
+  friend bool operator==(const VersionTokens&, const VersionTokens&) = default;
+};
+using TokensByVersion = std::vector<VersionTokens>;  // in token order
+
+}  // namespace april::base
