@@ -187,6 +187,11 @@ const Knob& Config::knob_or_throw(const std::string& name, const std::string& wh
   return *k;
 }
 
+void Config::unset(const std::string& name) {
+  (void)knob_or_throw(name, "unset");
+  values_.erase(name);
+}
+
 void Config::set(const std::string& name, const ConfigValue& value, const std::string& where) {
   const Knob& k = knob_or_throw(name, where);
   ConfigValue v = value;

@@ -63,6 +63,9 @@ class Config {
   void set(const std::string& name, const ConfigValue& value, const std::string& where);
   void set_from_text(const std::string& name, const std::string& text, const std::string& where);
   void set_from_json(const std::string& name, const nlohmann::json& value, const std::string& where);
+  // Back to the knob's default, as if never set (a derived default such as
+  // cluster.engines in disaggregated mode then applies again).
+  void unset(const std::string& name);
   // "key=value", as given to --set.
   void apply_assignment(const std::string& assignment);
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace april::cli {
 
 void print_scenario_header(const base::Config& c, const std::string& scenario, const std::string& trace) {
@@ -23,29 +25,58 @@ void print_scenario_header(const base::Config& c, const std::string& scenario, c
   fmt::print("workload: {}\n\n", trace.empty() ? "long-tail generator (see `april keys`, workload.*)" : "trace " + trace);
 }
 
-void print_report_table(const std::vector<scenario::RunResult>& results) {
-  double sync_tput = 0;
-  for (const auto& r : results) {
-    if (r.policy == "sync") sync_tput = rl::derive(r.summary.totals).rollout_throughput_tok_s;
+namespace {
+
+std::string cluster_cell(const sim::ClusterShape& s) {
+  return s.disaggregated() ? fmt::format("{}+{}", s.rollout_gpus, s.train_gpus) : fmt::format("{} coloc", s.gpus);
+}
+
+std::string ratio_cell(double value, double base) { return base > 0 ? fmt::format("{:.3f}x", value / base) : "-"; }
+
+}  // namespace
+
+void print_report_table(const std::vector<ReportRow>& rows) {
+  // The baseline: sync on the first cluster it ran on.
+  double sync_rollout = 0, sync_effective = 0;
+  for (const auto& row : rows) {
+    if (row.run.policy != "sync" || sync_rollout > 0) continue;
+    const auto d = rl::derive(row.run.summary.totals);
+    sync_rollout = d.rollout_throughput_tok_s;
+    sync_effective = d.effective_throughput_tok_s;
   }
-  fmt::print("{:<12} {:>10} {:>8} {:>8} {:>9} {:>7} {:>6} {:>6} {:>5} {:>6} {:>9} {:>12}\n", "policy", "rollout", "speedup",
-             "rollout", "total", "off-", "stale", "stale", "busy", "slots", "wasted", "buffer peak");
-  fmt::print("{:<12} {:>10} {:>8} {:>8} {:>9} {:>7} {:>6} {:>6} {:>5} {:>6} {:>9} {:>12}\n", "", "tok/s", "vs sync", "s/step",
-             "time s", "policy", "mean", "max", "", "filled", "tok", "groups/Mtok");
-  for (const auto& r : results) {
+  std::size_t policy_w = 6;
+  for (const auto& row : rows) policy_w = std::max(policy_w, row.run.policy.size());
+  const auto line = [&](const auto&... cells) {
+    fmt::print("{:<{}} {:>8} {:>7} {:>9} {:>7} {:>9} {:>7} {:>8} {:>6} {:>5} {:>5} {:>6} {:>7} {:>8} {:>12}\n", cells...);
+  };
+  line("policy", policy_w, "GPUs", "step", "effective", "", "rollout", "", "GPU-h", "off-", "stale", "stale", "engine", "trainer",
+       "wasted", "buffer peak");
+  line("", policy_w, "", "s", "tok/s", "vs sync", "tok/s", "vs sync", "/1k step", "policy", "mean", "max", "busy", "busy", "tok",
+       "groups/Mtok");
+  for (const auto& row : rows) {
+    const auto& r = row.run;
     const auto& t = r.summary.totals;
     const auto d = rl::derive(t);
-    const std::string speedup = sync_tput > 0 ? fmt::format("{:.3f}x", d.rollout_throughput_tok_s / sync_tput) : "-";
-    const std::string slots = d.slot_occupancy >= 0 ? fmt::format("{:.0f}%", 100.0 * d.slot_occupancy) : "-";
-    fmt::print("{:<12} {:>10.0f} {:>8} {:>8.2f} {:>9.1f} {:>6.1f}% {:>6.2f} {:>6} {:>4.0f}% {:>6} {:>9} {:>5}/{:<6.2f}\n", r.policy,
-               d.rollout_throughput_tok_s, speedup, t.rollout_time_s / static_cast<double>(std::max<std::int64_t>(1, r.summary.steps)),
-               d.total_time_s, 100.0 * d.offpolicy_token_fraction, d.staleness_mean, t.staleness_max,
-               100.0 * d.engine_busy_fraction, slots, t.tokens_wasted, r.summary.buffer_peak_groups,
-               static_cast<double>(r.summary.buffer_peak_tokens) / 1e6);
+    const double steps = static_cast<double>(std::max<std::int64_t>(1, r.summary.steps));
+    const double step_s = d.total_time_s / steps;
+    line(r.policy, policy_w, cluster_cell(row.shape), fmt::format("{:.2f}", step_s), fmt::format("{:.0f}", d.effective_throughput_tok_s),
+         ratio_cell(d.effective_throughput_tok_s, sync_effective), fmt::format("{:.0f}", d.rollout_throughput_tok_s),
+         ratio_cell(d.rollout_throughput_tok_s, sync_rollout), fmt::format("{:.1f}", d.gpu_hours * 1000.0 / steps),
+         fmt::format("{:.1f}%", 100.0 * d.offpolicy_token_fraction), fmt::format("{:.2f}", d.staleness_mean), t.staleness_max,
+         fmt::format("{:.0f}%", 100.0 * d.engine_busy_fraction), fmt::format("{:.0f}%", 100.0 * d.trainer_busy_fraction),
+         t.tokens_wasted, fmt::format("{}/{:.2f}", r.summary.buffer_peak_groups, static_cast<double>(r.summary.buffer_peak_tokens) / 1e6));
   }
-  fmt::print("\nrollout tok/s = decoded tokens (aborted ones too) / rollout time; busy = engine time with an iteration running;\n"
-             "slots filled = mean running requests / running cap. Under sync the long tail shows as few filled slots: the engines\n"
-             "keep iterating on a handful of long samples while the rest of the batch is done.\n");
+  fmt::print("\nGPUs: N coloc = rollout, train and sync take turns on all N; R+T = R rollout GPUs and T train GPUs working at\n"
+             "the same time. effective tok/s = trained tokens / wall time, the figure comparable across designs; rollout tok/s =\n"
+             "decoded tokens (aborted ones too) / rollout time; GPU-h/1k step = GPU-hours per 1000 steps on the whole budget;\n"
+             "engine busy = engine time with an iteration running; trainer busy = share of the wall time spent training.\n");
+  for (const auto& row : rows) {
+    if (row.split_trials.empty()) continue;
+    std::vector<std::string> tried;
+    for (const auto& tr : row.split_trials) tried.push_back(fmt::format("{}+{} {:.2f}", tr.rollout_gpus, tr.train_gpus, tr.step_time_s));
+    fmt::print("{} overlaps rollout and training, so it runs on the split with the least s/step (this seed): {}\n", row.run.policy,
+               fmt::join(tried, ", "));
+  }
 }
 
 }  // namespace april::cli

@@ -3,11 +3,20 @@
 #include <string>
 #include <vector>
 
+#include "scenario/design_space.hpp"
 #include "scenario/simulation.hpp"
+#include "sim/cluster_shape.hpp"
 
 namespace april::cli {
 
+// One policy's run and the cluster it ran on.
+struct ReportRow {
+  scenario::RunResult run;
+  sim::ClusterShape shape;
+  std::vector<scenario::SplitTrial> split_trials;  // non-empty: the split was chosen among these
+};
+
 void print_scenario_header(const base::Config& config, const std::string& scenario, const std::string& trace);
-void print_report_table(const std::vector<scenario::RunResult>& results);
+void print_report_table(const std::vector<ReportRow>& rows);
 
 }  // namespace april::cli

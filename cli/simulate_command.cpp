@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "scenario/design_space.hpp"
 #include "scenario/simulation.hpp"
+#include "sim/cluster_shape.hpp"
 #include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
@@ -20,14 +22,18 @@ int simulate_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april simulate [options]\n"
       "Simulates each policy on the scenario (same seed, same workload) and prints one row per policy.\n"
-      "With no options: the built-in default scenario, policies sync, april and sorted.\n\noptions");
+      "With no options: the built-in default scenario, policies sync, april, sorted, one_step_off and async.\n"
+      "On a colocated scenario, a policy that overlaps rollout and training (one_step_off, async) runs on a split of\n"
+      "the same GPUs instead (cluster.mode=disaggregated): each split of whole engines is simulated, same seed, and\n"
+      "the one with the least time per step is reported (`april tune --param cluster.rollout_gpus` chooses over\n"
+      "several seeds, under constraints). On a disaggregated scenario every policy runs on its split.\n\noptions");
   std::string scenario = "default";
   std::vector<std::string> policy_args, sets;
   std::string trace, trace_format = "ours", out_dir;
   opts.add_options()
       ("help,h", "show this help")
       ("scenario", po::value(&scenario), scenario_help().c_str())
-      ("policy", po::value(&policy_args), "policy to run (repeat, or a comma list); default: sync,april,sorted")
+      ("policy", po::value(&policy_args), "policy to run (repeat, or a comma list); default: sync,april,sorted,one_step_off,async")
       ("set", po::value(&sets), "override a scenario key: --set key=value (repeatable); `april keys` lists them")
       ("trace", po::value(&trace), "replay prompt groups from a trace instead of the generator (mode: --set trace.mode=replay|resample)")
       ("trace-format", po::value(&trace_format), trace_format_help().c_str())
@@ -48,15 +54,28 @@ int simulate_command(const std::vector<std::string>& args) {
   ro.trace_name = trace;
   scenario::validate_scenario(config, ro.trace ? &*ro.trace : nullptr, trace);
 
-  const std::vector<std::string> policy_names = policy_list(policy_args, registry, {"sync", "april", "sorted"});
+  const bool colocated = !sim::cluster_shape(config).disaggregated();
+  std::vector<std::string> policy_names = policy_list(policy_args, registry, {"sync", "april", "sorted", "one_step_off", "async"});
+  // The default list leaves out the overlapping policies where the GPUs allow no split.
+  if (policy_args.empty() && colocated && scenario::split_candidates(config).empty()) {
+    std::erase_if(policy_names, [&](const std::string& p) { return scenario::policy_overlaps(config, registry, p); });
+  }
   std::optional<OutputFolder> out;
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
 
 
   print_scenario_header(config, scenario, trace);
-  std::vector<scenario::RunResult> results;
-  for (const auto& p : policy_names) results.push_back(scenario::simulate(config, registry, p, ro));
-  print_report_table(results);
+  std::vector<ReportRow> rows;
+  for (const auto& p : policy_names) {
+    if (colocated && scenario::policy_overlaps(config, registry, p)) {
+      auto search = scenario::fastest_split(config, registry, p, ro);
+      const auto& best = search.trials[search.best];
+      rows.push_back({std::move(search.run), sim::cluster_shape(scenario::on_split(config, best.rollout_gpus)), search.trials});
+    } else {
+      rows.push_back({scenario::simulate(config, registry, p, ro), sim::cluster_shape(config), {}});
+    }
+  }
+  print_report_table(rows);
 
   if (out) {
     const std::filesystem::path dir = out->path();
@@ -65,8 +84,21 @@ int simulate_command(const std::vector<std::string>& args) {
     summary["scenario_source"] = scenario;
     if (!trace.empty()) summary["trace"] = trace;
     summary["policies"] = nlohmann::json::object();
-    for (const auto& r : results) {
-      summary["policies"][r.policy] = rl::summary_json(r.summary);
+    for (const auto& row : rows) {
+      const auto& r = row.run;
+      auto& entry = summary["policies"][r.policy];
+      entry = rl::summary_json(r.summary);
+      entry["cluster"] = {{"mode", row.shape.disaggregated() ? "disaggregated" : "colocated"},
+                          {"gpus", row.shape.gpus},
+                          {"rollout_gpus", row.shape.rollout_gpus},
+                          {"train_gpus", row.shape.train_gpus},
+                          {"engines", row.shape.engines}};
+      if (!row.split_trials.empty()) {
+        entry["split_search"] = nlohmann::json::array();
+        for (const auto& t : row.split_trials) {
+          entry["split_search"].push_back({{"rollout_gpus", t.rollout_gpus}, {"train_gpus", t.train_gpus}, {"step_time_s", t.step_time_s}});
+        }
+      }
       std::filesystem::create_directories(dir / r.policy);
       base::write_file_atomically((dir / r.policy / "steps.csv").string(), rl::steps_csv(r.steps));
       std::string timeline = "time_s,engine,running\n";

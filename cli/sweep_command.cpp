@@ -7,6 +7,7 @@
 #include "studies/grid.hpp"
 #include "studies/results_db.hpp"
 #include "studies/run_batch.hpp"
+#include "scenario/design_space.hpp"
 #include "scenario/scenario.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
@@ -21,12 +22,14 @@ int sweep_command(const std::vector<std::string>& args) {
       "                   [--jobs N] --db FILE [options]\n"
       "Runs the cartesian product of the grid, R seeds each (seed, seed+1, ...), in N worker threads, and\n"
       "stores every run in FILE as it finishes. Re-running the same sweep skips the runs FILE holds;\n"
-      "several sweeps may write one FILE at once. `policy` in the grid picks policies (default: april).\n\noptions");
+      "several sweeps may write one FILE at once. `policy` in the grid picks policies (default: april); `design`\n"
+      "picks the use of the GPUs: colocated or R+T rollout + train GPUs (design=colocated,4+4,6+2). A combination\n"
+      "that is no design (an overlapping policy on a colocated cluster) is not run, and listed as such.\n\noptions");
   std::string scenario = "default", grid_text, db_path, trace, trace_format = "ours";
   std::vector<std::string> sets;
   std::int64_t repeats = 1, jobs = 1;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
-      "grid", po::value(&grid_text)->required(), "axes KEY=V1,V2 separated by ';' (KEY: a scenario key or policy)")(
+      "grid", po::value(&grid_text)->required(), "axes KEY=V1,V2 separated by ';' (KEY: a scenario key, policy or design)")(
       "repeats", po::value(&repeats), "seeds per configuration")("jobs", po::value(&jobs), "worker threads")(
       "db", po::value(&db_path)->required(), "SQLite results database (created if missing)")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
@@ -44,6 +47,7 @@ int sweep_command(const std::vector<std::string>& args) {
   bo.trace_name = trace;
   const auto axes = studies::parse_grid(grid_text);
   std::vector<studies::RunSpec> specs;
+  std::vector<std::string> not_run;
   for (const auto& combo : studies::cartesian(axes)) {
     for (std::int64_t r = 0; r < repeats; ++r) {
       base::Config c(schema);
@@ -54,12 +58,23 @@ int sweep_command(const std::vector<std::string>& args) {
       for (std::size_t i = 0; i < axes.size(); ++i) {
         params[axes[i].key] = combo[i];
         if (axes[i].key == "policy") policy = combo[i];
+        else if (axes[i].key == scenario::kDesignKey) scenario::apply_design(c, combo[i], "--grid");
         else c.set_from_text(axes[i].key, combo[i], "--grid");
       }
       (void)registry.get(policy);
+      if (const auto why = scenario::not_a_design(c, registry, policy)) {
+        if (r == 0) not_run.push_back(fmt::format("{}: {}", params.dump(), *why));
+        continue;
+      }
       scenario::validate_scenario(c, bo.trace ? &*bo.trace : nullptr, bo.trace_name);
       specs.push_back({params, policy, std::move(c)});
     }
+  }
+
+  if (specs.empty()) throw std::invalid_argument(fmt::format("sweep: no combination of the grid is a design: {}", fmt::join(not_run, "; ")));
+  if (!not_run.empty()) {
+    fmt::print("not run, no design ({}):\n", not_run.size());
+    for (const auto& n : not_run) fmt::print("  {}\n", n);
   }
 
   ProgressPrinter progress;

@@ -41,7 +41,7 @@ int tune_command(const std::vector<std::string>& args) {
       "and a Student-t 95% interval says how sure it is. Every run is stored in FILE.\n\noptions");
   std::string scenario = "default", param, range = "1:4", objective = "rollout_throughput", db_path, policy = "april", direction = "max";
   std::vector<std::string> constraints, sets;
-  std::int64_t repeats = 3, jobs = 1, rounds = 5, points = 5;
+  std::int64_t repeats = 3, jobs = 1, rounds = 5, points = 5, step = 0;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "param", po::value(&param)->required(), "the scenario key to tune, e.g. april.alpha")(
       "range", po::value(&range), "LO:HI (default 1:4)")("objective", po::value(&objective),
@@ -49,7 +49,9 @@ int tune_command(const std::vector<std::string>& args) {
       "direction", po::value(&direction), "max or min (default max)")(
       "constraint", po::value(&constraints), "METRIC<=V, <, >=, > on the mean over seeds (repeatable)")(
       "repeats", po::value(&repeats), "seeds per value (default 3)")("rounds", po::value(&rounds), "refinement rounds (default 5)")(
-      "points", po::value(&points), "values in the first round (default 5)")("jobs", po::value(&jobs), "worker threads")(
+      "points", po::value(&points), "values in the first round (default 5)")(
+      "step", po::value(&step), "an integer key's values are LO + k x STEP (default 1; cluster.rollout_gpus and cluster.train_gpus: "
+      "cluster.tensor_parallel, so that every split tried is whole engines)")("jobs", po::value(&jobs), "worker threads")(
       "policy", po::value(&policy), "policy to run (default april)")("db", po::value(&db_path)->required(), "SQLite results database")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
       "seed", po::value<std::int64_t>(), "first seed");
@@ -80,7 +82,18 @@ int tune_command(const std::vector<std::string>& args) {
     throw std::invalid_argument(fmt::format("--param {}: a {} key cannot be tuned; tune takes a numeric key",
                                             param, base::type_name(knob->type)));
   }
-  spec.integer = knob != nullptr && knob->type == base::KnobType::Int;
+  const bool integer = knob != nullptr && knob->type == base::KnobType::Int;
+  if (vm.count("step") && !integer) throw std::invalid_argument(fmt::format("--step: {} is not an integer key; --step applies to integer keys", param));
+  if (vm.count("step") && step < 1) throw std::invalid_argument(fmt::format("--step {}: must be at least 1", step));
+  if (integer && step == 0) {
+    step = 1;
+    if (param == "cluster.rollout_gpus" || param == "cluster.train_gpus") {
+      base::Config c(schema);
+      apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
+      step = c.get_int("cluster.tensor_parallel");
+    }
+  }
+  spec.lattice = integer ? step : 0;
   const auto known_metrics = rl::summary_json(rl::RunSummary{});
   std::map<std::string, double> metric_names;
   for (auto it = known_metrics.begin(); it != known_metrics.end(); ++it) {
@@ -88,7 +101,7 @@ int tune_command(const std::vector<std::string>& args) {
   }
   (void)studies::resolve_metric(objective, metric_names);
   for (const auto& c : spec.constraints) (void)studies::resolve_metric(c.metric, metric_names);
-  auto value_text = [&](double x) { return spec.integer ? fmt::format("{}", std::llround(x)) : fmt::format("{:.6g}", x); };
+  auto value_text = [&](double x) { return integer ? fmt::format("{}", std::llround(x)) : fmt::format("{:.6g}", x); };
 
   auto make = [&](double x, std::int64_t r) {
     base::Config c(schema);
@@ -98,8 +111,12 @@ int tune_command(const std::vector<std::string>& args) {
     scenario::validate_scenario(c);
     return c;
   };
-  if (spec.integer && (spec.lo != std::round(spec.lo) || spec.hi != std::round(spec.hi))) {
+  if (integer && (spec.lo != std::round(spec.lo) || spec.hi != std::round(spec.hi))) {
     throw std::invalid_argument(fmt::format("--range {}: {} is an integer key; give integer ends", range, param));
+  }
+  if (integer && std::fmod(spec.hi - spec.lo, static_cast<double>(step)) != 0) {
+    throw std::invalid_argument(fmt::format("--range {}: {}'s values are LO + k x {} (--step); HI - LO must be a multiple of {}", range,
+                                            param, step, step));
   }
   (void)make(spec.lo, 0);
   (void)make(spec.hi, 0);
@@ -107,9 +124,9 @@ int tune_command(const std::vector<std::string>& args) {
 
   studies::ResultsDb db(db_path);
   const std::string spec_text = fmt::format("param={};range={};objective={};direction={};constraints={};repeats={};rounds={};points={};"
-                                            "policy={};sets={}",
+                                            "policy={};sets={}{}",
                                             param, range, objective, direction, fmt::join(constraints, ","), repeats, rounds, points,
-                                            policy, fmt::join(sets, ","));
+                                            policy, fmt::join(sets, ","), step > 1 ? fmt::format(";step={}", step) : "");
   const auto sweep = db.sweep_id("tune", scenario, spec_text);
   ProgressPrinter progress;
   studies::BatchOptions bo;

@@ -2,10 +2,12 @@
 // configuration and policy: step time, throughput, GPU-hours, speedup over sync.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
 #include "studies/grid.hpp"
+#include "scenario/design_space.hpp"
 #include "scenario/simulation.hpp"
 #include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
@@ -21,7 +23,16 @@ struct Row {
   std::vector<std::string> config;
   std::string policy;
   double step_time_s = 0, rollout_tput = 0, effective_tput = 0, gpu_hours_per_1000 = 0, speedup = 0, offpolicy = 0;
+  double staleness_mean = 0;
+  std::int64_t staleness_max = 0;
 };
+
+// "k1=v1, k2=v2" for a combination, as the skip notes name it.
+std::string describe_combo(const std::vector<studies::GridAxis>& axes, const std::vector<std::string>& combo) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < axes.size(); ++i) parts.push_back(axes[i].key + "=" + combo[i]);
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
 
 }  // namespace
 
@@ -29,13 +40,17 @@ int whatif_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april whatif --scenario S [--trace T] --vary KEY=V1,V2,... [--vary ...] [--policy ...] [options]\n"
       "Runs every combination of the varied keys for each policy (same seed and workload).\n"
-      "GPU-hours per 1000 steps = step time x cluster.gpus x 1000 / 3600.\n\noptions");
+      "KEY `design` varies the use of the GPUs in one axis: colocated, or R+T rollout + train GPUs (e.g.\n"
+      "--vary design=colocated,4+4,6+2). A combination that is no design (an overlapping policy on a colocated\n"
+      "cluster, a split on a colocated one) is not run, and listed as such.\n"
+      "GPU-hours per 1000 steps = step time x cluster.gpus x 1000 / 3600; speedup = rollout tok/s over sync's in the\n"
+      "same combination.\n\noptions");
   std::string scenario = "default", trace, trace_format = "ours", csv_out, json_out;
   std::vector<std::string> vary, policies_arg, sets;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "trace", po::value(&trace), "trace to drive the runs (mode: --set trace.mode=replay|resample)")(
       "trace-format", po::value(&trace_format), trace_format_help().c_str())(
-      "vary", po::value(&vary), "KEY=V1,V2,... (repeatable; the runs are the cartesian product)")(
+      "vary", po::value(&vary), "KEY=V1,V2,... (repeatable; the runs are the cartesian product; KEY: a scenario key or design)")(
       "policy", po::value(&policies_arg), "policies (repeat or comma list); default: sync,april")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
       "seed", po::value<std::int64_t>(), "seed")("csv", po::value(&csv_out), "also write the rows as CSV")(
@@ -65,11 +80,25 @@ int whatif_command(const std::vector<std::string>& args) {
   auto make_config = [&](const std::vector<std::string>& combo) {
     base::Config c(schema);
     apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-    for (std::size_t i = 0; i < axes.size(); ++i) c.set_from_text(axes[i].key, combo[i], "--vary");
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i].key == scenario::kDesignKey) scenario::apply_design(c, combo[i], "--vary");
+      else c.set_from_text(axes[i].key, combo[i], "--vary");
+    }
     scenario::validate_scenario(c, ro.trace ? &*ro.trace : nullptr, ro.trace_name);
     return c;
   };
-  for (const auto& combo : combos) (void)make_config(combo);
+  // A combination that is no design for a policy is left out, and said so;
+  // if nothing is left, there is nothing to compare.
+  std::vector<std::string> not_run;
+  std::size_t runnable = 0;
+  for (const auto& combo : combos) {
+    const base::Config c = make_config(combo);
+    for (const auto& p : policy_names) {
+      if (const auto why = scenario::not_a_design(c, registry, p)) not_run.push_back(fmt::format("{} x {}: {}", describe_combo(axes, combo), p, *why));
+      else ++runnable;
+    }
+  }
+  if (runnable == 0) throw std::invalid_argument(fmt::format("whatif: no combination is a design: {}", fmt::join(not_run, "; ")));
 
   std::vector<Row> rows;
   for (const auto& combo : combos) {
@@ -77,6 +106,7 @@ int whatif_command(const std::vector<std::string>& args) {
     double sync_tput = 0;
     std::vector<Row> these;
     for (const auto& p : policy_names) {
+      if (scenario::not_a_design(c, registry, p)) continue;
       const auto r = scenario::simulate(c, registry, p, ro);
       const auto d = rl::derive(r.summary.totals);
       Row row;
@@ -87,6 +117,8 @@ int whatif_command(const std::vector<std::string>& args) {
       row.effective_tput = d.effective_throughput_tok_s;
       row.gpu_hours_per_1000 = row.step_time_s * static_cast<double>(c.get_int("cluster.gpus")) * 1000.0 / 3600.0;
       row.offpolicy = d.offpolicy_token_fraction;
+      row.staleness_mean = d.staleness_mean;
+      row.staleness_max = r.summary.totals.staleness_max;
       if (p == "sync") sync_tput = row.rollout_tput;
       these.push_back(row);
     }
@@ -95,29 +127,46 @@ int whatif_command(const std::vector<std::string>& args) {
   }
 
   // Table.
-  std::string head;
-  for (const auto& a : axes) head += fmt::format("{:>22} ", a.key);
-  fmt::print("{}{:<8} {:>10} {:>12} {:>12} {:>12} {:>8} {:>8}\n", head, "policy", "step s", "rollout", "effective",
-             "GPU-h/1000", "speedup", "off-pol");
-  fmt::print("{}{:<8} {:>10} {:>12} {:>12} {:>12} {:>8} {:>8}\n", std::string(head.size(), ' '), "", "", "tok/s", "tok/s", "steps",
-             "vs sync", "");
+  std::vector<std::size_t> key_w;
+  std::size_t policy_w = 6;
+  for (const auto& a : axes) {
+    key_w.push_back(a.key.size());
+    for (const auto& v : a.values) key_w.back() = std::max(key_w.back(), v.size());
+  }
+  for (const auto& p : policy_names) policy_w = std::max(policy_w, p.size());
+  std::string head, blank;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    head += fmt::format("{:>{}} ", axes[i].key, key_w[i]);
+    blank += fmt::format("{:>{}} ", "", key_w[i]);
+  }
+  const auto line = [&](const std::string& config_cells, const auto&... cells) {
+    fmt::print("{}{:<{}} {:>8} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6} {:>6}\n", config_cells, cells...);
+  };
+  line(head, "policy", policy_w, "step s", "effective", "rollout", "GPU-h", "speedup", "off-", "stale", "stale");
+  line(blank, "", policy_w, "", "tok/s", "tok/s", "/1k step", "vs sync", "policy", "mean", "max");
   for (const auto& r : rows) {
     std::string cells;
-    for (const auto& v : r.config) cells += fmt::format("{:>22} ", v);
-    fmt::print("{}{:<8} {:>10.2f} {:>12.0f} {:>12.0f} {:>12.1f} {:>8} {:>7.1f}%\n", cells, r.policy, r.step_time_s, r.rollout_tput,
-               r.effective_tput, r.gpu_hours_per_1000, r.speedup > 0 ? fmt::format("{:.3f}x", r.speedup) : "-",
-               100.0 * r.offpolicy);
+    for (std::size_t i = 0; i < r.config.size(); ++i) cells += fmt::format("{:>{}} ", r.config[i], key_w[i]);
+    line(cells, r.policy, policy_w, fmt::format("{:.2f}", r.step_time_s), fmt::format("{:.0f}", r.effective_tput),
+         fmt::format("{:.0f}", r.rollout_tput), fmt::format("{:.1f}", r.gpu_hours_per_1000),
+         r.speedup > 0 ? fmt::format("{:.3f}x", r.speedup) : "-", fmt::format("{:.1f}%", 100.0 * r.offpolicy),
+         fmt::format("{:.2f}", r.staleness_mean), r.staleness_max);
+  }
+  if (!not_run.empty()) {
+    fmt::print("\nnot run, no design ({}):\n", not_run.size());
+    for (const auto& n : not_run) fmt::print("  {}\n", n);
   }
 
   if (!csv_out.empty()) {
     std::string csv;
     for (const auto& a : axes) csv += a.key + ",";
     csv += "policy,step_time_s,rollout_throughput_tok_s,effective_throughput_tok_s,gpu_hours_per_1000_steps,speedup_vs_sync,"
-           "offpolicy_token_fraction\n";
+           "offpolicy_token_fraction,staleness_mean,staleness_max\n";
     for (const auto& r : rows) {
       for (const auto& v : r.config) csv += v + ",";
-      csv += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g}\n", r.policy, r.step_time_s, r.rollout_tput, r.effective_tput,
-                         r.gpu_hours_per_1000, r.speedup > 0 ? fmt::format("{:.9g}", r.speedup) : "", r.offpolicy);
+      csv += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{}\n", r.policy, r.step_time_s, r.rollout_tput,
+                         r.effective_tput, r.gpu_hours_per_1000, r.speedup > 0 ? fmt::format("{:.9g}", r.speedup) : "", r.offpolicy,
+                         r.staleness_mean, r.staleness_max);
     }
     base::write_file_atomically(csv_out, csv);
   }
@@ -133,6 +182,8 @@ int whatif_command(const std::vector<std::string>& args) {
       o["gpu_hours_per_1000_steps"] = r.gpu_hours_per_1000;
       o["speedup_vs_sync"] = r.speedup > 0 ? nlohmann::json(r.speedup) : nlohmann::json(nullptr);
       o["offpolicy_token_fraction"] = r.offpolicy;
+      o["staleness_mean"] = r.staleness_mean;
+      o["staleness_max"] = r.staleness_max;
       j.push_back(o);
     }
     base::write_file_atomically(json_out, j.dump(2) + "\n");

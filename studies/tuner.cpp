@@ -76,6 +76,12 @@ void summarise(TunePoint& p, const TuneSpec& spec, const std::string& objective)
   }
 }
 
+// The lattice point nearest x: lo + k x lattice.
+double on_lattice(const TuneSpec& spec, double x) {
+  const auto g = static_cast<double>(spec.lattice);
+  return spec.lo + g * std::round((x - spec.lo) / g);
+}
+
 }  // namespace
 
 std::vector<double> first_round_values(const TuneSpec& spec) {
@@ -83,7 +89,7 @@ std::vector<double> first_round_values(const TuneSpec& spec) {
   const double step0 = (spec.hi - spec.lo) / static_cast<double>(std::max<std::int64_t>(1, spec.points - 1));
   for (std::int64_t i = 0; i < spec.points; ++i) {
     double x = spec.lo + step0 * static_cast<double>(i);
-    if (spec.integer) x = std::round(x);
+    if (spec.lattice > 0) x = on_lattice(spec, x);
     if (xs.empty() || x != xs.back()) xs.push_back(x);
   }
   return xs;
@@ -94,8 +100,10 @@ TuneResult tune(const TuneSpec& spec_in, const TuneEvaluate& evaluate) {
   if (!(spec.hi > spec.lo)) throw std::invalid_argument("tune: the range needs lo < hi");
   if (spec.points < 3) throw std::invalid_argument("tune: need at least 3 points in the first round");
   if (spec.rounds < 1 || spec.repeats < 1) throw std::invalid_argument("tune: rounds and repeats must be >= 1");
-  if (spec.integer && (spec.lo != std::round(spec.lo) || spec.hi != std::round(spec.hi))) {
-    throw std::invalid_argument(fmt::format("tune: an integer key needs an integer range, got {}:{}", spec.lo, spec.hi));
+  if (spec.lattice < 0) throw std::invalid_argument("tune: the lattice step must be >= 0");
+  if (spec.lattice > 0 && (spec.lo != std::round(spec.lo) || on_lattice(spec, spec.hi) != spec.hi)) {
+    throw std::invalid_argument(fmt::format("tune: this key takes values lo + k x {}; the range {}:{} does not start and end on them",
+                                            spec.lattice, spec.lo, spec.hi));
   }
   TuneResult res;
   std::string objective;
@@ -136,7 +144,10 @@ TuneResult tune(const TuneSpec& spec_in, const TuneEvaluate& evaluate) {
     const double b = res.curve[*res.best].x;
     std::vector<double> xs;
     for (double x : {b - step, b + step}) {
-      if (spec.integer) x = b + (x < b ? -1.0 : 1.0) * std::max(1.0, std::round(std::fabs(x - b)));
+      if (spec.lattice > 0) {
+        const auto g = static_cast<double>(spec.lattice);
+        x = b + (x < b ? -1.0 : 1.0) * g * std::max(1.0, std::round(std::fabs(x - b) / g));
+      }
       if (x >= spec.lo - eps && x <= spec.hi + eps && !known(x)) xs.push_back(std::clamp(x, spec.lo, spec.hi));
     }
     run_round(xs);

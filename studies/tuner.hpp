@@ -12,6 +12,7 @@
 // values instead of the (points - 1) * 2^(rounds - 1) + 1 of a grid at the final
 // spacing, uses no derivative (which noise would swamp), and never trusts a
 // single noisy run.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -37,9 +38,11 @@ struct TuneSpec {
   std::string objective;     // a summary metric
   bool maximize = true;
   std::vector<Constraint> constraints;
-  // An integer key: every value tried is rounded to an integer (lo and hi
-  // must be integers), and refinement stops once no new integer is left.
-  bool integer = false;
+  // A key on a lattice (an integer key: 1; the rollout GPUs of a split: the
+  // tensor parallelism): every value tried is lo + k x lattice (lo and hi
+  // must be on it), and refinement stops once no new lattice point is left.
+  // 0: a continuous key.
+  std::int64_t lattice = 0;
 };
 
 struct TunePoint {

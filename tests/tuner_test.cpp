@@ -62,30 +62,51 @@ TEST(Tuner, RespectsConstraintsAndSaysWhichBinds) {
   EXPECT_EQ(r.binding, (std::vector<std::string>{"staleness_max<=1.8"}));
 }
 
+// A spec on a lattice (1: an integer key) over the synthetic objective.
+TuneSpec lattice_spec(double lo, double hi, std::int64_t points, std::int64_t rounds, std::int64_t lattice) {
+  TuneSpec spec;
+  spec.lo = lo;
+  spec.hi = hi;
+  spec.points = points;
+  spec.repeats = 2;
+  spec.rounds = rounds;
+  spec.lattice = lattice;
+  spec.objective = "rollout_throughput";
+  return spec;
+}
+
+std::vector<double> values_tried(const TuneResult& r) {
+  std::vector<double> xs;
+  for (const auto& p : r.curve) xs.push_back(p.x);
+  return xs;
+}
+
 // An integer key is tuned on integers only: rounded, never repeated, and the
 // refinement stops when no new integer is left (it used to try 1.5 in round 2,
 // which an integer key refuses).
 TEST(Tuner, IntegerKeysTryIntegersOnly) {
-  TuneSpec spec;
-  spec.lo = 1;
-  spec.hi = 5;
-  spec.points = 4;
-  spec.repeats = 2;
-  spec.rounds = 6;
-  spec.integer = true;
-  spec.objective = "rollout_throughput";
+  TuneSpec spec = lattice_spec(1, 5, 4, 6, 1);
   EXPECT_EQ(first_round_values(spec), (std::vector<double>{1, 2, 4, 5}));  // 1, 2.33, 3.67, 5 rounded
   std::int64_t calls = 0;
   const auto r = tune(spec, synthetic(spec.repeats, &calls));
-  std::vector<double> xs;
-  for (const auto& p : r.curve) {
-    EXPECT_EQ(p.x, std::round(p.x));
-    xs.push_back(p.x);
-  }
-  EXPECT_EQ(xs, (std::vector<double>{1, 2, 3, 4, 5}));  // 3 added by refinement, nothing twice
+  EXPECT_EQ(values_tried(r), (std::vector<double>{1, 2, 3, 4, 5}));  // 3 added by refinement, nothing twice
   ASSERT_TRUE(r.best);
   EXPECT_EQ(r.curve[*r.best].x, 2);  // the synthetic optimum is 2.3
   spec.lo = 1.5;
+  EXPECT_THROW(tune(spec, synthetic(spec.repeats, &calls)), std::invalid_argument);
+}
+
+// A key on a coarser lattice (the rollout GPUs of a split move by whole
+// engines, i.e. by the tensor parallelism) is tried on lo + k x lattice only.
+TEST(Tuner, LatticeKeysTryLatticePointsOnly) {
+  TuneSpec spec = lattice_spec(1, 13, 3, 4, 3);
+  EXPECT_EQ(first_round_values(spec), (std::vector<double>{1, 7, 13}));
+  std::int64_t calls = 0;
+  const auto r = tune(spec, synthetic(spec.repeats, &calls));
+  EXPECT_EQ(values_tried(r), (std::vector<double>{1, 4, 7, 13}));  // 4 = 1 + 3 added by refinement; 2.5 or 3 never tried
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(r.curve[*r.best].x, 1);  // of the lattice points, 1 is nearest the optimum 2.3 in value (8.31 vs 7.11)
+  spec.hi = 12;  // not 1 + 3k
   EXPECT_THROW(tune(spec, synthetic(spec.repeats, &calls)), std::invalid_argument);
 }
 

@@ -1,0 +1,98 @@
+#include "scenario/design_space.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "sim/cluster_shape.hpp"
+
+namespace april::scenario {
+
+void apply_design(base::Config& c, const std::string& design, const std::string& where) {
+  if (design == "colocated") {
+    c.set("cluster.mode", std::string("colocated"), where);
+    c.unset("cluster.rollout_gpus");
+    c.unset("cluster.train_gpus");
+    return;
+  }
+  const auto plus = design.find('+');
+  std::int64_t rollout = 0, train = 0;
+  bool ok = plus != std::string::npos && plus > 0 && plus + 1 < design.size() &&
+            design.find_first_not_of("0123456789+") == std::string::npos && design.find('+', plus + 1) == std::string::npos;
+  if (ok) {
+    try {
+      rollout = std::stoll(design.substr(0, plus));
+      train = std::stoll(design.substr(plus + 1));
+    } catch (const std::exception&) {
+      ok = false;
+    }
+  }
+  if (!ok || rollout < 1 || train < 1) {
+    throw base::ConfigError(fmt::format("{}: design '{}': expected colocated or R+T (rollout GPUs + train GPUs, e.g. 6+2)", where, design));
+  }
+  c.set("cluster.mode", std::string("disaggregated"), where);
+  c.unset("cluster.engines");
+  c.set("cluster.rollout_gpus", rollout, where);
+  c.set("cluster.train_gpus", train, where);
+}
+
+bool policy_overlaps(const base::Config& config, const policies::PolicyRegistry& registry, const std::string& policy) {
+  return registry.get(policy).make(config)->overlaps();
+}
+
+std::optional<std::string> not_a_design(const base::Config& c, const policies::PolicyRegistry& registry, const std::string& policy) {
+  if (c.get_string("cluster.mode") != "colocated") return std::nullopt;
+  if (c.get_int("cluster.rollout_gpus") != 0 || c.get_int("cluster.train_gpus") != 0) {
+    return std::string("a colocated cluster has no rollout/train split");
+  }
+  if (policy_overlaps(c, registry, policy)) return fmt::format("{} overlaps rollout and training, which a colocated cluster cannot", policy);
+  return std::nullopt;
+}
+
+std::vector<std::int64_t> split_candidates(const base::Config& c, std::size_t max_splits) {
+  const std::int64_t gpus = c.get_int("cluster.gpus"), tp = c.get_int("cluster.tensor_parallel");
+  std::vector<std::int64_t> all;
+  for (std::int64_t r = tp; r < gpus; r += tp) all.push_back(r);
+  if (all.size() <= max_splits || max_splits < 2) return all;
+  std::vector<std::int64_t> picked;
+  const double stride = static_cast<double>(all.size() - 1) / static_cast<double>(max_splits - 1);
+  for (std::size_t i = 0; i < max_splits; ++i) {
+    const auto idx = static_cast<std::size_t>(std::llround(stride * static_cast<double>(i)));
+    if (picked.empty() || picked.back() != all[idx]) picked.push_back(all[idx]);
+  }
+  return picked;
+}
+
+base::Config on_split(const base::Config& config, std::int64_t rollout_gpus) {
+  base::Config c = config;
+  c.set("cluster.mode", std::string("disaggregated"), "split");
+  c.unset("cluster.engines");
+  c.unset("cluster.train_gpus");
+  c.set("cluster.rollout_gpus", rollout_gpus, "split");
+  return c;
+}
+
+SplitSearch fastest_split(const base::Config& config, const policies::PolicyRegistry& registry, const std::string& policy,
+                          const RunOptions& options) {
+  const auto candidates = split_candidates(config);
+  if (candidates.empty()) {
+    throw base::ConfigError(fmt::format("policy '{}' needs separate rollout and train GPUs, but cluster.gpus ({}) at "
+                                        "cluster.tensor_parallel {} leaves no split with a whole engine and a train GPU",
+                                        policy, config.get_int("cluster.gpus"), config.get_int("cluster.tensor_parallel")));
+  }
+  SplitSearch s;
+  for (const std::int64_t r : candidates) {
+    const base::Config c = on_split(config, r);
+    RunResult run = simulate(c, registry, policy, options);
+    const auto shape = sim::cluster_shape(c);
+    const double step_time_s = rl::derive(run.summary.totals).total_time_s / static_cast<double>(std::max<std::int64_t>(1, run.summary.steps));
+    s.trials.push_back({shape.rollout_gpus, shape.train_gpus, step_time_s});
+    if (s.trials.size() == 1 || step_time_s < s.trials[s.best].step_time_s) {
+      s.best = s.trials.size() - 1;
+      s.run = std::move(run);
+    }
+  }
+  return s;
+}
+
+}  // namespace april::scenario
