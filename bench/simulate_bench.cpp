@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "scenario/design_space.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/simulation.hpp"
 #include "policies/registry.hpp"
@@ -14,7 +15,8 @@
 
 namespace {
 
-// The overlapping ones run on the default 8 GPUs split 4 + 4 (disaggregated).
+// The overlapping ones run on the split `april simulate` picks for them on the
+// default scenario: 6 rollout + 2 train GPUs.
 const char* const kPolicies[] = {"sync", "april", "sorted", "one_step_off", "async"};
 
 // args: policy index, fast_forward (1/0), steps
@@ -26,7 +28,7 @@ void BM_SimulateDefault(benchmark::State& state) {
   const auto schema = april::scenario::make_schema(registry);
   april::base::Config config(schema);
   april::scenario::apply_scenario(config, "default");
-  if (registry.get(policy).make(config)->overlaps()) config.set("cluster.mode", std::string("disaggregated"), "bench");
+  if (april::scenario::policy_overlaps(config, registry, policy)) config = april::scenario::on_split(config, 6);
   config.set("steps", std::int64_t{steps}, "bench");
   config.set("engine.fast_forward", ff, "bench");
   std::int64_t tokens = 0, events = 0;
