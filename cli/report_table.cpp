@@ -47,12 +47,12 @@ void print_report_table(const std::vector<ReportRow>& rows) {
   std::size_t policy_w = 6;
   for (const auto& row : rows) policy_w = std::max(policy_w, row.run.policy.size());
   const auto line = [&](const auto&... cells) {
-    fmt::print("{:<{}} {:>8} {:>7} {:>9} {:>7} {:>9} {:>7} {:>8} {:>6} {:>5} {:>5} {:>6} {:>7} {:>8} {:>12}\n", cells...);
+    fmt::print("{:<{}} {:>8} {:>7} {:>9} {:>7} {:>9} {:>7} {:>8} {:>6} {:>7} {:>5} {:>5} {:>6} {:>7} {:>8} {:>12}\n", cells...);
   };
-  line("policy", policy_w, "GPUs", "step", "effective", "", "rollout", "", "GPU-h", "off-", "stale", "stale", "engine", "trainer",
-       "wasted", "buffer peak");
-  line("", policy_w, "", "s", "tok/s", "vs sync", "tok/s", "vs sync", "/1k step", "policy", "mean", "max", "busy", "busy", "tok",
-       "groups/Mtok");
+  line("policy", policy_w, "GPUs", "step", "effective", "", "rollout", "", "GPU-h", "off-", "APRIL", "stale", "stale", "engine",
+       "trainer", "wasted", "buffer peak");
+  line("", policy_w, "", "s", "tok/s", "vs sync", "tok/s", "vs sync", "/1k step", "policy", "off-pol", "mean", "max", "busy", "busy",
+       "tok", "groups/Mtok");
   for (const auto& row : rows) {
     const auto& r = row.run;
     const auto& t = r.summary.totals;
@@ -62,14 +62,17 @@ void print_report_table(const std::vector<ReportRow>& rows) {
     line(r.policy, policy_w, cluster_cell(row.shape), fmt::format("{:.2f}", step_s), fmt::format("{:.0f}", d.effective_throughput_tok_s),
          ratio_cell(d.effective_throughput_tok_s, sync_effective), fmt::format("{:.0f}", d.rollout_throughput_tok_s),
          ratio_cell(d.rollout_throughput_tok_s, sync_rollout), fmt::format("{:.1f}", d.gpu_hours * 1000.0 / steps),
-         fmt::format("{:.1f}%", 100.0 * d.offpolicy_token_fraction), fmt::format("{:.2f}", d.staleness_mean), t.staleness_max,
+         fmt::format("{:.1f}%", 100.0 * d.offpolicy_token_fraction), fmt::format("{:.1f}%", 100.0 * r.summary.april_offpolicy_ratio),
+         fmt::format("{:.2f}", d.staleness_mean), t.staleness_max,
          fmt::format("{:.0f}%", 100.0 * d.engine_busy_fraction), fmt::format("{:.0f}%", 100.0 * d.trainer_busy_fraction),
          t.tokens_wasted, fmt::format("{}/{:.2f}", r.summary.buffer_peak_groups, static_cast<double>(r.summary.buffer_peak_tokens) / 1e6));
   }
   fmt::print("\nGPUs: N coloc = rollout, train and sync take turns on all N; R+T = R rollout GPUs and T train GPUs working at\n"
              "the same time. effective tok/s = trained tokens / wall time, the figure comparable across designs; rollout tok/s =\n"
              "decoded tokens (aborted ones too) / rollout time; GPU-h/1k step = GPU-hours per 1000 steps on the whole budget;\n"
-             "engine busy = engine time with an iteration running; trainer busy = share of the wall time spent training.\n");
+             "off-policy = share of trained tokens from an older version; APRIL off-pol = the APRIL reference's logged\n"
+             "off_policy_ratio, resumed samples' last-segment tokens / (decoded + those), mean over steps; engine busy = engine\n"
+             "time with an iteration running; trainer busy = share of the wall time spent training.\n");
   for (const auto& row : rows) {
     if (row.split_trials.empty()) continue;
     std::vector<std::string> tried;

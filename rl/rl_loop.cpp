@@ -129,6 +129,7 @@ void RlLoop::submit_group(Group& g) {
   for (std::size_t i = 0; i < g.samples.size(); ++i) {
     Sample& s = g.samples[i];
     if (s.finished) continue;
+    if (s.generated_tok > 0 && !s.segments.empty()) phase_metrics_->tokens_carried += s.segments.back().tokens;
     SampleRequest r;
     r.key = make_sample_key(g.id, static_cast<std::int32_t>(i));
     r.prompt_id = g.prompt_id;

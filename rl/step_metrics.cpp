@@ -25,6 +25,8 @@ DerivedMetrics derive(const StepMetrics& m) {
   d.generation_throughput_tok_s = ratio(static_cast<double>(m.tokens_generated), d.total_time_s);
   d.trainer_busy_fraction = ratio(m.train_time_s, d.total_time_s);
   d.gpu_hours = d.total_time_s * static_cast<double>(m.gpus) / 3600.0;
+  d.april_offpolicy_ratio =
+      ratio(static_cast<double>(m.tokens_carried), static_cast<double>(m.tokens_generated + m.tokens_carried));
   return d;
 }
 
@@ -43,6 +45,8 @@ RunSummary summarize(const std::vector<StepMetrics>& steps) {
     t.tokens_trained += m.tokens_trained;
     t.tokens_offpolicy += m.tokens_offpolicy;
     t.tokens_wasted += m.tokens_wasted;
+    t.tokens_carried += m.tokens_carried;
+    s.april_offpolicy_ratio += derive(m).april_offpolicy_ratio;
     t.staleness_token_sum += m.staleness_token_sum;
     t.staleness_max = std::max(t.staleness_max, m.staleness_max);
     t.busy_engine_s += m.busy_engine_s;
@@ -57,7 +61,10 @@ RunSummary summarize(const std::vector<StepMetrics>& steps) {
     s.buffer_peak_groups = std::max(s.buffer_peak_groups, m.buffer_groups);
     s.buffer_peak_tokens = std::max(s.buffer_peak_tokens, m.buffer_tokens);
   }
-  if (!steps.empty()) s.tokens_buffered_at_end = steps.back().buffer_tokens;
+  if (!steps.empty()) {
+    s.tokens_buffered_at_end = steps.back().buffer_tokens;
+    s.april_offpolicy_ratio /= static_cast<double>(steps.size());
+  }
   double rsum = 0, asum = 0;
   std::int64_t rn = 0;
   for (const auto& m : steps) {
@@ -94,6 +101,8 @@ nlohmann::json summary_json(const RunSummary& s) {
   j["effective_throughput_tok_s"] = d.effective_throughput_tok_s;
   j["tokens_trained"] = t.tokens_trained;
   j["offpolicy_token_fraction"] = d.offpolicy_token_fraction;
+  j["tokens_carried"] = t.tokens_carried;
+  j["april_offpolicy_ratio"] = s.april_offpolicy_ratio;
   j["staleness_mean"] = d.staleness_mean;
   j["staleness_max"] = t.staleness_max;
   j["tokens_wasted"] = t.tokens_wasted;
@@ -149,6 +158,9 @@ const std::vector<StepColumn>& step_columns() {
       {"train_start_s", false, [](const M& m, const D&) { return std::optional<double>(m.train_start_s); }},
       {"train_end_s", false, [](const M& m, const D&) { return std::optional<double>(m.train_end_s); }},
       {"sync_end_s", false, [](const M& m, const D&) { return std::optional<double>(m.sync_end_s); }},
+      // Section 3's april_offpolicy_ratio and its numerator; appended likewise.
+      {"tokens_carried", true, [i](const M& m, const D&) { return i(m.tokens_carried); }},
+      {"april_offpolicy_ratio", false, [](const M&, const D& d) { return std::optional<double>(d.april_offpolicy_ratio); }},
   };
   return columns;
 }

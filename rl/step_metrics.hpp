@@ -27,6 +27,9 @@ struct StepMetrics {
   std::int64_t tokens_trained = 0;      // batch tokens with non-zero weight
   std::int64_t tokens_offpolicy = 0;    // batch tokens with staleness >= 1
   std::int64_t tokens_wasted = 0;       // decoded, then dropped (restarts, filter, masking)
+  // Over the unfinished samples resumed this step, the tokens of their last
+  // segment (DESIGN.md 3: the numerator of april_offpolicy_ratio).
+  std::int64_t tokens_carried = 0;
   double staleness_token_sum = 0;       // sum over batch tokens of their staleness
   std::int64_t staleness_max = 0;
   double busy_engine_s = 0, running_slot_s = 0;
@@ -49,6 +52,10 @@ struct DerivedMetrics {
   double generation_throughput_tok_s = 0;  // tokens_generated / total_time_s
   double trainer_busy_fraction = 0;        // train_time_s / total_time_s
   double gpu_hours = 0;                    // total_time_s x gpus / 3600
+  // The APRIL reference implementation's logged off_policy_ratio:
+  // tokens_carried / (tokens_generated + tokens_carried). Over a run, the
+  // mean over steps (RunSummary), not this ratio of the sums.
+  double april_offpolicy_ratio = 0;
 };
 
 DerivedMetrics derive(const StepMetrics& m);
@@ -58,6 +65,7 @@ struct RunSummary {
   std::int64_t steps = 0;
   std::int64_t buffer_peak_groups = 0, buffer_peak_tokens = 0;
   std::int64_t tokens_buffered_at_end = 0;
+  double april_offpolicy_ratio = 0;  // mean over steps of each step's ratio
   double wall_time_s = 0;  // host time the run took
   std::uint64_t fingerprint = 0;
 };

@@ -11,6 +11,8 @@ namespace april::scenario {
 
 // 1: the first versioned model (slime's same-instant ties and refill rule,
 //    sync's whole-wave refill under the filter).
-inline constexpr std::int64_t kModelVersion = 1;
+// 2: runs report tokens_carried and april_offpolicy_ratio (times and tokens
+//    as in 1; re-run so that stored runs carry the new metrics).
+inline constexpr std::int64_t kModelVersion = 2;
 
 }  // namespace april::scenario

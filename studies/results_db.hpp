@@ -31,7 +31,7 @@ namespace april::studies {
 //    their runs count as model version 0 and are re-run, not reused).
 // 3: steps gains batch_ready_s, train_start_s, train_end_s and sync_end_s
 //    (DESIGN.md 3b); older rows keep NULL there.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 class DbError : public std::runtime_error {
  public:

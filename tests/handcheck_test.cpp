@@ -98,6 +98,26 @@ TEST(Handcheck, AprilBatchesBufferAndResumeOrderFollowTheHandTrace) {
   // Step 0: decoded g0 8, g2 8, g1 5 + 2, g3 5 + 1.
   EXPECT_EQ(steps[0].tokens_generated, 29);
   EXPECT_EQ(steps[0].tokens_trained, 16);
+
+  // april_offpolicy_ratio (DESIGN.md 3): carried = the last segment of each
+  // unfinished sample resumed that step; ratio = carried / (generated + carried).
+  //  step 0: nothing resumed: 0 / 29
+  //  step 1: g1.s0 5 (v0), g3.s0 5 (v0) carried = 10; decoded in 5 ms: g1.s0 5, g3.s0 5, g4 5 + 5, g5 1 + 2 = 23
+  //  step 2: g3.s0 5 (v1), g4 5 + 5 (v1) = 15; decoded in 2 ms: g3.s0 2, g4 1 + 1, g6 2 + 2, g7 2 + 2 = 12
+  //  step 3: g3.s0 2 (v2), g6 2 + 2 (v2) = 6; decoded in 6 ms: g3.s0 6, g6 6 + 1, g8 3 + 5, g9 6 + 2 = 29
+  //  step 4: g3.s0 6 (v3), g9.s0 6 (v3) = 12; decoded in 4 ms: g3.s0 2, g9.s0 4, g10 4 + 4, g11 4 + 1 = 19
+  const std::vector<std::int64_t> want_carried = {0, 10, 15, 6, 12}, want_generated = {29, 23, 12, 29, 19};
+  double ratio_sum = 0;
+  for (std::size_t s = 0; s < 5; ++s) {
+    EXPECT_EQ(steps[s].tokens_carried, want_carried[s]) << "step " << s;
+    EXPECT_EQ(steps[s].tokens_generated, want_generated[s]) << "step " << s;
+    const double ratio = static_cast<double>(want_carried[s]) / static_cast<double>(want_carried[s] + want_generated[s]);
+    EXPECT_DOUBLE_EQ(rl::derive(steps[s]).april_offpolicy_ratio, ratio) << "step " << s;
+    ratio_sum += ratio;
+  }
+  // The run's value is the mean of the steps' ratios (0.2833), not the ratio of the sums (43 / 155 = 0.2774).
+  EXPECT_DOUBLE_EQ(rl::summarize(steps).april_offpolicy_ratio, ratio_sum / 5);
+  EXPECT_NE(rl::summarize(steps).april_offpolicy_ratio, 43.0 / 155.0);
 }
 
 TEST(Handcheck, MaskingOffPolicyTokensWastesThem) {
