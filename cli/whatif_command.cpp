@@ -89,24 +89,35 @@ int whatif_command(const std::vector<std::string>& args) {
   };
   // A combination that is no design for a policy is left out, and said so;
   // if nothing is left, there is nothing to compare.
+  struct Planned {
+    const std::vector<std::string>* combo;
+    base::Config config;
+    std::vector<std::string> policies;  // those for which it is a design
+  };
+  std::vector<Planned> plan;
   std::vector<std::string> not_run;
   std::size_t runnable = 0;
   for (const auto& combo : combos) {
-    const base::Config c = make_config(combo);
+    Planned pl{&combo, make_config(combo), {}};
     for (const auto& p : policy_names) {
-      if (const auto why = scenario::not_a_design(c, registry, p)) not_run.push_back(fmt::format("{} x {}: {}", describe_combo(axes, combo), p, *why));
-      else ++runnable;
+      if (const auto why = scenario::not_a_design(pl.config, registry, p)) {
+        not_run.push_back(fmt::format("{} x {}: {}", describe_combo(axes, combo), p, *why));
+      } else {
+        pl.policies.push_back(p);
+      }
     }
+    runnable += pl.policies.size();
+    plan.push_back(std::move(pl));
   }
   if (runnable == 0) throw std::invalid_argument(fmt::format("whatif: no combination is a design: {}", fmt::join(not_run, "; ")));
 
   std::vector<Row> rows;
-  for (const auto& combo : combos) {
-    const base::Config c = make_config(combo);
+  for (const auto& pl : plan) {
+    const base::Config& c = pl.config;
+    const auto& combo = *pl.combo;
     double sync_tput = 0;
     std::vector<Row> these;
-    for (const auto& p : policy_names) {
-      if (scenario::not_a_design(c, registry, p)) continue;
+    for (const auto& p : pl.policies) {
       const auto r = scenario::simulate(c, registry, p, ro);
       const auto d = rl::derive(r.summary.totals);
       Row row;

@@ -7,6 +7,17 @@
 #include "sim/cluster_shape.hpp"
 
 namespace april::scenario {
+namespace {
+
+// A disaggregated split; cluster.engines then follows from it.
+void set_split(base::Config& c, std::int64_t rollout_gpus, std::int64_t train_gpus, const std::string& where) {
+  c.set("cluster.mode", std::string("disaggregated"), where);
+  c.unset("cluster.engines");
+  c.set("cluster.rollout_gpus", rollout_gpus, where);
+  c.set("cluster.train_gpus", train_gpus, where);
+}
+
+}  // namespace
 
 void apply_design(base::Config& c, const std::string& design, const std::string& where) {
   if (design == "colocated") {
@@ -30,10 +41,7 @@ void apply_design(base::Config& c, const std::string& design, const std::string&
   if (!ok || rollout < 1 || train < 1) {
     throw base::ConfigError(fmt::format("{}: design '{}': expected colocated or R+T (rollout GPUs + train GPUs, e.g. 6+2)", where, design));
   }
-  c.set("cluster.mode", std::string("disaggregated"), where);
-  c.unset("cluster.engines");
-  c.set("cluster.rollout_gpus", rollout, where);
-  c.set("cluster.train_gpus", train, where);
+  set_split(c, rollout, train, where);
 }
 
 bool policy_overlaps(const base::Config& config, const policies::PolicyRegistry& registry, const std::string& policy) {
@@ -65,10 +73,7 @@ std::vector<std::int64_t> split_candidates(const base::Config& c, std::size_t ma
 
 base::Config on_split(const base::Config& config, std::int64_t rollout_gpus) {
   base::Config c = config;
-  c.set("cluster.mode", std::string("disaggregated"), "split");
-  c.unset("cluster.engines");
-  c.unset("cluster.train_gpus");
-  c.set("cluster.rollout_gpus", rollout_gpus, "split");
+  set_split(c, rollout_gpus, c.get_int("cluster.gpus") - rollout_gpus, "split");
   return c;
 }
 
