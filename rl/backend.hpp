@@ -38,6 +38,9 @@ struct SampleProgress {
   // Those tokens by the weight version that produced them, in token order;
   // empty: all of them by the version the loop is rolling out.
   base::TokensByVersion by_version;
+  // From abort_all only: the sample reached its end (EOS or the length cap)
+  // in the iteration the abort let finish; it is complete, not interrupted.
+  bool finished = false;
 };
 
 struct TrainSample {
@@ -81,7 +84,10 @@ class Backend {
   // Blocks until at least one sample finishes; returns every sample that
   // finished at that moment, in a deterministic order. Requires work in flight.
   virtual std::vector<SampleProgress> wait_for_completions() = 0;
-  // Stops everything in flight now; returns the progress of each request.
+  // Stops everything in flight and returns the progress of each request.
+  // The abort takes time (DESIGN.md 3: the engines stop at their iteration
+  // boundary, plus the abort's own latency): the clock advances by it, and a
+  // sample that finishes meanwhile comes back with `finished` set.
   virtual std::vector<SampleProgress> abort_all() = 0;
   // Trains one step on the batch (the clock advances by its duration).
   virtual TrainReport train(const std::vector<TrainSample>& batch, std::int64_t version) = 0;

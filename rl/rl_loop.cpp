@@ -276,16 +276,26 @@ StepMetrics RlLoop::run_step() {
 }
 
 void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
-  // Abort what is still running; its progress is kept.
+  // Abort what is still running; its progress is kept. A sample that ends
+  // while the abort takes effect is complete; its group, not in the batch,
+  // goes back to the buffer with the others.
+  const double t_abort_start = backend_.now_s();
   for (const SampleProgress& p : backend_.abort_all()) {
     Group& g = group_ref(key_group(p.key));
     Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
+    if (!s.in_flight) throw std::logic_error("backend aborted a sample that is not in flight");
     add_progress(s, p);
     s.in_flight = false;
     --in_flight_samples_;
+    if (p.finished) {
+      s.finished = true;
+      ++g.finished;
+      if (s.target_tok > opt_.max_response_len) ++phase_metrics_->samples_truncated;
+    }
   }
   if (in_flight_samples_ != 0) throw std::logic_error("backend lost track of in-flight samples on abort");
   const double t_rollout_end = backend_.now_s();
+  m.abort_time_s = t_rollout_end - t_abort_start;
   const BackendCounters c1 = backend_.counters();
 
   std::unordered_set<GroupId> in_batch(batch.begin(), batch.end());
@@ -322,7 +332,7 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
   m.train_time_s = t_train_end - t_rollout_end;
   m.sync_time_s = t_sync_end - t_train_end;
   m.step_time_s = m.rollout_time_s + m.train_time_s + m.sync_time_s;
-  m.batch_ready_s = t_rollout_end;  // the batch formed at the last acceptance; the abort is at that instant
+  m.batch_ready_s = t_abort_start;  // the batch formed at the last acceptance; the abort starts at that instant
   m.train_start_s = t_rollout_end;
   m.train_end_s = t_train_end;
   m.sync_end_s = t_sync_end;

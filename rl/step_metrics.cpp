@@ -38,6 +38,7 @@ RunSummary summarize(const std::vector<StepMetrics>& steps) {
     t.rollout_time_s += m.rollout_time_s;
     t.train_time_s += m.train_time_s;
     t.sync_time_s += m.sync_time_s;
+    t.abort_time_s += m.abort_time_s;
     t.step_time_s += m.step_time_s;
     t.gpus = m.gpus;
     t.tokens_generated += m.tokens_generated;
@@ -91,6 +92,7 @@ nlohmann::json summary_json(const RunSummary& s) {
   j["rollout_time_s"] = t.rollout_time_s;
   j["train_time_s"] = t.train_time_s;
   j["sync_time_s"] = t.sync_time_s;
+  j["abort_time_s"] = t.abort_time_s;
   j["total_time_s"] = d.total_time_s;
   j["step_time_s"] = s.steps > 0 ? d.total_time_s / static_cast<double>(s.steps) : 0.0;
   j["gpu_hours"] = d.gpu_hours;
@@ -161,6 +163,8 @@ const std::vector<StepColumn>& step_columns() {
       // Section 3's april_offpolicy_ratio and its numerator; appended likewise.
       {"tokens_carried", true, [i](const M& m, const D&) { return i(m.tokens_carried); }},
       {"april_offpolicy_ratio", false, [](const M&, const D& d) { return std::optional<double>(d.april_offpolicy_ratio); }},
+      // The abort's share of rollout_time_s (schema 5); appended likewise.
+      {"abort_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.abort_time_s); }},
   };
   return columns;
 }

@@ -21,6 +21,9 @@ struct StepMetrics {
   // Absolute clock times (DESIGN.md 3b): the batch's last group accepted, the
   // train step's start and end, the weight sync's end.
   double batch_ready_s = 0, train_start_s = 0, train_end_s = 0, sync_end_s = 0;
+  // Part of rollout_time_s: from the decision to abort (the batch formed) to
+  // the engines idle. Zero when nothing was in flight.
+  double abort_time_s = 0;
   std::int64_t gpus = 0;  // the cluster's GPU budget, what GPU-hours are charged on
   std::int64_t tokens_generated = 0;   // decoded this rollout phase, aborted ones too
   std::int64_t batch_response_tok = 0;  // response tokens of the training batch

@@ -13,6 +13,9 @@ namespace april::scenario {
 //    sync's whole-wave refill under the filter).
 // 2: runs report tokens_carried and april_offpolicy_ratio (times and tokens
 //    as in 1; re-run so that stored runs carry the new metrics).
-inline constexpr std::int64_t kModelVersion = 2;
+// 3: an abort takes time: the abort latency, each engine's wait for its
+//    iteration boundary (that iteration's tokens kept, its finished samples
+//    complete), then per-request release (engine.abort_*).
+inline constexpr std::int64_t kModelVersion = 3;
 
 }  // namespace april::scenario

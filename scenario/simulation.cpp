@@ -26,6 +26,9 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bo
   bc.engine = sim::engine_config(c);
   bc.train_time_s = sim::train_time_model(c);
   bc.sync_time_s = sim::weight_sync(c).time_s;
+  bc.abort_latency_s = c.get_double("engine.abort_latency_s");
+  bc.abort_per_request_s = c.get_double("engine.abort_per_request_us") * 1e-6;
+  bc.abort_confirm_s = c.get_double("engine.abort_confirm_s");
   bc.can_overlap = sim::cluster_shape(c).disaggregated();
   bc.record_timeline = record_timeline;
   return std::make_unique<adapters::SimBackend>(std::move(bc), sim::make_iteration_model(c));

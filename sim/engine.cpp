@@ -33,9 +33,11 @@ void Engine::kick() {
   if (!busy_) boundary();
 }
 
-void Engine::cut_at_next_boundary() {
+void Engine::cut_at_next_boundary(bool boundary_now_counts) {
   if (!busy_ || !config_.fast_forward || seg_iterations_ <= 1) return;
-  const std::int64_t cut = iterations_done_by(sim_.now()) + 1;
+  const std::int64_t done = iterations_done_by(sim_.now());
+  const bool at_boundary = done > 0 && seg_start_ + TimeNs(segment_time_ns(done)) == sim_.now();
+  const std::int64_t cut = boundary_now_counts && at_boundary ? done : done + 1;
   if (cut < seg_iterations_) {
     sim_.cancel(seg_event_);
     seg_iterations_ = cut;
@@ -56,10 +58,16 @@ void Engine::drop_running_kv() {
   drop_kv_pending_ = false;
 }
 
-void Engine::pause() {
+void Engine::pause(bool stop_at_boundary_now) {
   if (paused_) throw std::logic_error("engine paused twice");
   paused_ = true;
-  cut_at_next_boundary();
+  if (stop_at_boundary_now && busy_ && seg_start_ == sim_.now()) {
+    // The iteration starting now has done nothing yet: the engine is at its
+    // boundary, so it stops here. Its admissions stay admitted.
+    sim_.cancel(seg_event_);
+    busy_ = false;
+  }
+  cut_at_next_boundary(stop_at_boundary_now);
   if (kick_pending_) {
     sim_.cancel(kick_event_);
     kick_pending_ = false;
@@ -85,6 +93,10 @@ void Engine::start_if_idle() {
   if (paused_ || busy_ || kick_pending_ || (running_.empty() && waiting_.empty())) return;
   kick_pending_ = true;
   kick_event_ = sim_.schedule_at(sim_.now(), kTagEngineKick, [this] { kick(); });
+}
+
+TimeNs Engine::busy_until() const {
+  return busy_ ? seg_start_ + TimeNs(segment_time_ns(seg_iterations_)) : sim_.now();
 }
 
 std::int64_t Engine::segment_time_ns(std::int64_t iterations) const {

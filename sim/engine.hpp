@@ -86,7 +86,10 @@ class Engine {
 
   // A weight sync begins: the iteration in progress (if any) finishes, and
   // no iteration starts until resume(). Requests may still be submitted.
-  void pause();
+  // With `stop_at_boundary_now`, an iteration that ends exactly now (its event
+  // not yet run) is the last one, as per-iteration stepping would have it;
+  // an abort, which runs the events before its instant only, needs that.
+  void pause(bool stop_at_boundary_now = false);
   // The sync ended: iterations from now on use `version`. With `drop_kv`
   // (recompute) every running request drops its KV and re-prefills its prompt
   // and tokens when next admitted; queued ones keep their place behind them.
@@ -103,6 +106,9 @@ class Engine {
   [[nodiscard]] std::int64_t resident_kv_tok() const { return resident_kv_tok_; }
   [[nodiscard]] const EngineCounters& counters() const { return counters_; }
   [[nodiscard]] bool busy() const { return busy_; }
+  // When the segment in progress ends (now when idle): after pause(), the
+  // iteration boundary at which a paused engine stops.
+  [[nodiscard]] TimeNs busy_until() const;
 
  private:
   struct Request {
@@ -114,7 +120,7 @@ class Engine {
   };
 
   void kick();
-  void cut_at_next_boundary();
+  void cut_at_next_boundary(bool boundary_now_counts = false);
   void drop_running_kv();
   void on_segment_end();
   // Applies `iterations` of the current segment, ending at `end`.

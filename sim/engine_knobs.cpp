@@ -14,6 +14,7 @@ namespace {
 // nanoseconds stay well inside int64 (TimeNs).
 constexpr double kMaxIterationCostUnits = 1e9;  // us (1000 s) or ns per token (1 s)
 constexpr double kMaxKvCapacityTok = 1e12;      // tokens per engine
+constexpr double kMaxAbortLatency_s = 1e4;
 
 }  // namespace
 
@@ -56,6 +57,25 @@ void declare_engine_knobs(base::ConfigSchema& s) {
          "batched: admitted contexts are prefilled in one pass that yields their first token; per_token: contexts are fed one "
          "token per decode iteration (`april live` with live.exact_prefill)",
          base::one_of({"batched", "per_token"})});
+  // An abort's cost beyond the wait for each engine's iteration boundary.
+  // slime ends an APRIL rollout with an HTTP abort_request(abort_all) to
+  // every engine and waits until they are idle: localhost round trips through
+  // SGLang's HTTP server and its tokenizer-manager -> scheduler hop, then one
+  // aborted response per request back through the tokenizer manager to the
+  // client. The defaults are order-of-magnitude estimates of those (not
+  // measured on SGLang); `april calibrate` fits both from a live profile.
+  // What the controller waits after that (a poll's retry) is engine.abort_confirm_s.
+  s.add({"engine.abort_latency_s", KnobType::Double, 0.01, "s",
+         "abort: from the decision until the engines act on it (they go on generating meanwhile); then each stops at its "
+         "next iteration boundary",
+         base::in_range(0, kMaxAbortLatency_s)});
+  s.add({"engine.abort_per_request_us", KnobType::Double, 200.0, "us",
+         "abort: per request an engine releases (queued or running), one after another on that engine",
+         base::in_range(0, kMaxIterationCostUnits)});
+  s.add({"engine.abort_confirm_s", KnobType::Double, 0.0, "s",
+         "abort: from the last engine idle until the rollout knows it (engines idle meanwhile): 0 as in the APRIL-era slime, which "
+         "awaited the aborted responses; current slime polls each engine's load and retries every 3 s while requests remain",
+         base::in_range(0, kMaxAbortLatency_s)});
   s.add({"engine.fast_forward", KnobType::Bool, true, "",
          "jump over iterations in which the batch cannot change (identical results, far fewer events)", {}});
 }

@@ -78,6 +78,8 @@ nlohmann::json profile_to_json(const Profile& p) {
   }
   j["sync_s"] = p.sync_s;
   j["sync_summary"] = spread(p.sync_s);
+  j["aborts"] = nlohmann::json::array();
+  for (const auto& a : p.aborts) j["aborts"].push_back({{"requests", a.requests}, {"time_s", a.time_s}});
   return j;
 }
 
@@ -125,6 +127,16 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
     for (std::size_t i = 0; i < p.sync_s.size(); ++i) {
       if (!(std::isfinite(p.sync_s[i]) && p.sync_s[i] >= 0)) {
         throw std::invalid_argument(fmt::format("{}: sync_s[{}]: a sync time must be a finite number >= 0", where, i));
+      }
+    }
+    if (j.contains("aborts")) {
+      for (const auto& a : j.at("aborts")) {
+        p.aborts.push_back({a.at("requests").get<double>(), a.at("time_s").get<double>()});
+        const auto& ap = p.aborts.back();
+        if (!(std::isfinite(ap.requests) && ap.requests >= 1 && std::isfinite(ap.time_s) && ap.time_s >= 0)) {
+          throw std::invalid_argument(fmt::format("{}: aborts[{}]: needs requests >= 1 and a finite time_s >= 0", where,
+                                                  p.aborts.size() - 1));
+        }
       }
     }
   } catch (const nlohmann::json::exception& e) {
@@ -223,6 +235,21 @@ Calibration calibrate(const Profile& p) {
   c.train_per_padded_tok_us = tx[2] * 1e6;
   c.train_heldout_mape = mape(tha, thy, tx);
   c.sync_s = base::median(p.sync_s);
+  if (!p.aborts.empty()) {
+    // abort = latency + per_request x requests, fitted on absolute error: an
+    // abort of few requests takes microseconds, and relative error would let
+    // their noise decide the per-request cost.
+    std::vector<std::vector<double>> aa;
+    std::vector<double> ay;
+    for (const auto& a : p.aborts) {
+      aa.push_back({1.0, a.requests});
+      ay.push_back(a.time_s * 1e6);  // in us: well scaled for the solver
+    }
+    const auto ax = nonnegative_least_squares(aa, ay);
+    c.abort_latency_s = ax[0] * 1e-6;
+    c.abort_per_request_us = ax[1];
+    c.abort_points = static_cast<std::int64_t>(p.aborts.size());
+  }
   // A model that predicts no time for an iteration or a train step that was
   // measured would simulate free work: refuse it, naming the point, rather
   // than write a model that `simulate` runs at infinite speed.
@@ -256,7 +283,9 @@ nlohmann::json calibration_scenario_json(const Calibration& c) {
                  {"linear_prefill_base_us", c.prefill_base_us},
                  {"linear_per_prefill_request_us", c.per_prefill_request_us},
                  {"linear_per_prefill_tok_us", c.per_prefill_tok_us},
-                 {"linear_per_padded_prefill_tok_us", c.per_padded_prefill_tok_us}};
+                 {"linear_per_padded_prefill_tok_us", c.per_padded_prefill_tok_us},
+                 {"abort_latency_s", c.abort_latency_s},
+                 {"abort_per_request_us", c.abort_per_request_us}};
   j["train"] = {{"time_model", "linear"},
                 {"linear_base_s", c.train_base_s},
                 {"linear_per_tok_us", c.train_per_tok_us},
@@ -282,6 +311,8 @@ Calibration calibration_from_config(const base::Config& k) {
   c.train_per_tok_us = k.get_double("train.linear_per_tok_us");
   c.train_per_padded_tok_us = k.get_double("train.linear_per_padded_tok_us");
   c.sync_s = k.get_double("sync.latency_s");
+  c.abort_latency_s = k.get_double("engine.abort_latency_s");
+  c.abort_per_request_us = k.get_double("engine.abort_per_request_us");
   return c;
 }
 
@@ -289,9 +320,10 @@ std::string describe(const Calibration& c) {
   return fmt::format(
       "iteration: decode pass {:.1f} us + {:.2f} us/request + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.2f} us/request + {:.3f} us/token + "
       "{:.3f} us/padded token (held-out error {:.1f}%, measurement noise {:.1f}%); train {:.3f} s + {:.3f} us/token + {:.3f} us/padded token; "
-      "sync {:.4f} s",
+      "sync {:.4f} s; abort {:.6f} s + {:.3f} us/request{}",
       c.base_us, c.per_request_us, c.per_kv_tok_ns, c.prefill_base_us, c.per_prefill_request_us, c.per_prefill_tok_us,
-      c.per_padded_prefill_tok_us, 100 * c.iteration_heldout_mape, 100 * c.iteration_noise, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, c.sync_s);
+      c.per_padded_prefill_tok_us, 100 * c.iteration_heldout_mape, 100 * c.iteration_noise, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, c.sync_s,
+      c.abort_latency_s, c.abort_per_request_us, c.abort_points > 0 ? "" : " (the profile has no aborts)");
 }
 
 }  // namespace april::studies

@@ -32,12 +32,19 @@ struct TrainPoint {
   double samples = 0, tokens = 0, longest_tok = 0, time_s = 0;
 };
 
+// One abort: the engine held `requests` requests (running or queued) and
+// took `time_s` to stop and release them all.
+struct AbortPoint {
+  double requests = 0, time_s = 0;
+};
+
 struct Profile {
   std::string device, model;
   std::int64_t slots = 0;
   std::vector<IterationPoint> iterations;
   std::vector<TrainPoint> train;
   std::vector<double> sync_s;
+  std::vector<AbortPoint> aborts;  // optional: profiles written before aborts were probed have none
 };
 
 nlohmann::json profile_to_json(const Profile& p);  // raw points plus medians and spread per configuration
@@ -48,6 +55,10 @@ struct Calibration {
   double prefill_base_us = 0, per_prefill_request_us = 0, per_prefill_tok_us = 0, per_padded_prefill_tok_us = 0;  // prefill pass
   double train_base_s = 0, train_per_tok_us = 0, train_per_padded_tok_us = 0;
   double sync_s = 0;
+  // abort = abort_latency_s + abort_per_request_us x requests held (engine.abort_*);
+  // both 0 when the profile has no aborts.
+  double abort_latency_s = 0, abort_per_request_us = 0;
+  std::int64_t abort_points = 0;
   double iteration_heldout_mape = 0, train_heldout_mape = 0;  // mean absolute percentage error
   // Median |time / median of its shape's repeats - 1| over the profile: the
   // measurement noise, a floor for the held-out error.
@@ -63,9 +74,9 @@ double predicted_iteration_s(const Calibration& c, const IterationPoint& it);
 std::string describe(const Calibration& c);
 
 // A scenario fragment: engine.iteration_model = linear and its coefficients,
-// train.time_model = linear, sync.time_model = fixed; plus the fit's errors.
+// engine.abort_*, train.time_model = linear, sync.time_model = fixed; plus the fit's errors.
 nlohmann::json calibration_scenario_json(const Calibration& c);
-// Reads the coefficients back from a scenario holding such a fragment (engine.linear_*, train.linear_*, sync.latency_s).
+// Reads the coefficients back from a scenario holding such a fragment (engine.linear_*, engine.abort_*, train.linear_*, sync.latency_s).
 Calibration calibration_from_config(const base::Config& c);
 
 }  // namespace april::studies

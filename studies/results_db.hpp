@@ -31,7 +31,9 @@ namespace april::studies {
 //    their runs count as model version 0 and are re-run, not reused).
 // 3: steps gains batch_ready_s, train_start_s, train_end_s and sync_end_s
 //    (DESIGN.md 3b); older rows keep NULL there.
-inline constexpr int kSchemaVersion = 4;
+// 4: steps gains tokens_carried and april_offpolicy_ratio (DESIGN.md 3).
+// 5: steps gains abort_time_s.
+inline constexpr int kSchemaVersion = 5;
 
 class DbError : public std::runtime_error {
  public:

@@ -66,6 +66,10 @@ Profile synthetic_profile() {
     }
   }
   p.sync_s = {0.011, 0.010, 0.012};
+  // Aborts: 20 ms + 150 us per request held, 2% noise.
+  for (double requests : {1.0, 8.0, 32.0, 64.0}) {
+    for (int r = 0; r < 3; ++r) p.aborts.push_back({requests, (0.02 + 150e-6 * requests) * (1 + rng.normal(0, 0.02))});
+  }
   return p;
 }
 
@@ -244,6 +248,36 @@ TEST(Calibration, TheFragmentDrivesTheSimulatorsLinearModel) {
   const auto r = april::scenario::simulate(f.config, f.registry, "april");
   EXPECT_GT(r.summary.totals.train_time_s, 0.0);
   EXPECT_NEAR(r.summary.totals.sync_time_s, 5 * 0.011, 1e-9);
+}
+
+// The abort's latency and per-request cost come back from a noisy profile,
+// through the profile's JSON, into the scenario keys the simulator reads.
+TEST(Calibration, RecoversAKnownAbortLatency) {
+  const auto c = calibrate(profile_from_json(profile_to_json(synthetic_profile()), "p.json"));
+  EXPECT_EQ(c.abort_points, 12);
+  EXPECT_NEAR(c.abort_latency_s, 0.02, 0.002);
+  EXPECT_NEAR(c.abort_per_request_us, 150, 25);
+  april::testing::Fixture f("handcheck");
+  base::load_config_text(f.config, calibration_scenario_json(c).dump(), "model.json");
+  EXPECT_DOUBLE_EQ(f.config.get_double("engine.abort_latency_s"), c.abort_latency_s);
+  EXPECT_DOUBLE_EQ(calibration_from_config(f.config).abort_per_request_us, c.abort_per_request_us);
+  // A profile from before aborts were probed still calibrates, with no abort cost, and says so.
+  auto old = synthetic_profile();
+  old.aborts.clear();
+  auto j = profile_to_json(old);
+  j.erase("aborts");
+  const auto c0 = calibrate(profile_from_json(j, "old.json"));
+  EXPECT_EQ(c0.abort_latency_s, 0.0);
+  EXPECT_NE(describe(c0).find("the profile has no aborts"), std::string::npos);
+  // A bad abort point is named.
+  j = profile_to_json(synthetic_profile());
+  j["aborts"][3]["requests"] = 0;
+  try {
+    profile_from_json(j, "p.json");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("p.json: aborts[3]: needs requests >= 1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Calibration, BadProfilesAreClearErrors) {

@@ -118,16 +118,20 @@ TrainStats GrpoTrainer::step(const std::vector<TrainSampleData>& batch, std::int
   adv = adv.to(device_);
   auto train_mask = mask;
   if (opt_.mask_offpolicy) train_mask = mask * (1 - stale);
-  torch::Tensor old_logp = rollout;
+  // pi_old. slime recomputes it with a forward pass of the trainer before the
+  // update; with one update per step those are the weights of `logp`, so
+  // that pass is `logp` itself, detached.
+  torch::Tensor old_logp = opt_.recompute_old_logprobs ? logp.detach() : rollout;
   torch::Tensor weight = torch::ones_like(mask);
   if (opt_.tis_cap > 0) {
-    // pi_old: the current weights before this update; stale tokens get min(pi_old / pi_rollout, C).
     torch::NoGradGuard no_grad;
-    old_logp = logp.detach();
-    weight = torch::where(stale > 0, torch::clamp_max(torch::exp(old_logp - rollout), opt_.tis_cap), torch::ones_like(mask));
+    const auto tis = torch::clamp(torch::exp(old_logp - rollout), 0.0, opt_.tis_cap);
+    weight = opt_.tis_stale_only ? torch::where(stale > 0, tis, torch::ones_like(mask)) : tis;
   }
   const auto ratio = torch::exp(logp - old_logp).detach();
   last_ratios_ = ratio.masked_select(mask > 0).cpu();
+  last_old_logp_ = old_logp.masked_select(mask > 0).cpu();
+  last_weights_ = weight.masked_select(mask > 0).cpu();
   auto loss = ppo_clip_loss(logp, old_logp, adv, weight, train_mask, opt_.clip_low, opt_.clip_high);
   if (opt_.kl_coef > 0 && reference_) {
     torch::Tensor ref_logp;

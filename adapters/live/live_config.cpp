@@ -18,8 +18,15 @@ void declare_live_knobs(base::ConfigSchema& s) {
   s.add({"live.clip_low", KnobType::Double, 0.2, "", "PPO clip below 1 (DAPO: 0.2)", base::in_range(0, 1)});
   s.add({"live.clip_high", KnobType::Double, 0.28, "", "PPO clip above 1 (DAPO: 0.28)", base::in_range(0, 10)});
   s.add({"live.kl_coef", KnobType::Double, 0.0, "", "KL penalty to the warm-started reference (k3); 0 = none", base::in_range(0, 1e6)});
+  s.add({"live.old_logprobs", KnobType::String, std::string("recompute"), "",
+         "pi_old of the PPO ratio: recompute (slime's default: the trainer's forward with the weights before the update) or "
+         "rollout (the log-probs the sampler returned)",
+         base::one_of({"recompute", "rollout"})});
   s.add({"live.tis_cap", KnobType::Double, 0.0, "",
-         "truncated importance sampling for stale tokens: weight min(pi_old / pi_rollout, C); 0 = off", base::in_range(0, 1e6)});
+         "truncated importance sampling (slime's --use-tis): token weight clamp(pi_old / pi_rollout, 0, C); 0 = off (slime's default)",
+         base::in_range(0, 1e6)});
+  s.add({"live.tis_scope", KnobType::String, std::string("all"), "", "tokens the TIS weight applies to: all (as slime) or stale",
+         base::one_of({"all", "stale"})});
   s.add({"live.sft_steps", KnobType::Int, std::int64_t{300}, "steps", "supervised warm-start steps before RL", base::in_range(0, 10'000'000)});
   s.add({"live.sft_batch", KnobType::Int, std::int64_t{32}, "examples", "warm-start batch size", base::in_range(1, 1 << 16)});
   s.add({"live.threads", KnobType::Int, std::int64_t{1}, "threads",
@@ -46,6 +53,8 @@ LiveOptions live_options(const base::Config& c, const std::string& device, bool 
   lo.clip_high = c.get_double("live.clip_high");
   lo.kl_coef = c.get_double("live.kl_coef");
   lo.tis_cap = c.get_double("live.tis_cap");
+  lo.recompute_old_logprobs = c.get_string("live.old_logprobs") == "recompute";
+  lo.tis_stale_only = c.get_string("live.tis_scope") == "stale";
   lo.mask_offpolicy = mask_offpolicy;
   lo.sft_steps = c.get_int("live.sft_steps");
   lo.sft_batch = c.get_int("live.sft_batch");

@@ -19,10 +19,11 @@ double since(std::chrono::steady_clock::time_point t0) {
 }
 
 // One probe: an admission of `admitted` requests among `decoders` running
-// ones (then one decode-only iteration when decoders > 0), a train step, or a weight copy.
+// ones (then one decode-only iteration when decoders > 0), a train step, a
+// weight copy, or an abort of `admitted` running requests.
 struct Probe {
-  enum Kind { kIteration, kTrain, kSync } kind;
-  std::int64_t decoders = 0, admitted = 0;  // iteration
+  enum Kind { kIteration, kTrain, kSync, kAbort } kind;
+  std::int64_t decoders = 0, admitted = 0;  // iteration, abort
   std::int64_t samples = 0;                 // train
   std::int64_t longest = 0;                 // context (iteration) or response (train) tokens
   bool spread = false;                      // lengths spread evenly up to the longest, else all the longest
@@ -92,6 +93,7 @@ struct LiveProfiler::Impl {
       probes.push_back({Probe::kTrain, 0, 0, std::max<std::int64_t>(2, samples), longest, spread});
     }
     probes.push_back({Probe::kSync});
+    for (std::int64_t a : admitted_counts) probes.push_back({Probe::kAbort, 0, a});
   }
 
   void sync_device() {
@@ -156,6 +158,18 @@ struct LiveProfiler::Impl {
     measured.train.push_back(point);
   }
 
+  void run_abort(const Probe& p) {
+    engine.abort_all();  // the iteration probes' decoders; the next iteration probe restarts them
+    running_decoders = 0;
+    for (std::int64_t k = 0; k < p.admitted; ++k) engine.add(request(3, 8));
+    engine.step();  // all running, with their KV
+    sync_device();
+    const auto t0 = std::chrono::steady_clock::now();
+    engine.abort_all();
+    sync_device();
+    measured.aborts.push_back({static_cast<double>(p.admitted), since(t0)});
+  }
+
   void run_sync() {
     // Weight sync: the engine's copy of the trainer's weights.
     const auto t0 = std::chrono::steady_clock::now();
@@ -185,6 +199,7 @@ void LiveProfiler::run(std::int64_t count) {
       case Probe::kIteration: impl_->run_iteration(p); break;
       case Probe::kTrain: impl_->run_train(p); break;
       case Probe::kSync: impl_->run_sync(); break;
+      case Probe::kAbort: impl_->run_abort(p); break;
     }
   }
 }

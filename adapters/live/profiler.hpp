@@ -26,7 +26,8 @@ struct ProfileOptions {
 // produces (requests decoding while others are admitted with contexts of one
 // length or spread up to the longest a resumed sample has, and decode-only
 // iterations between them, from the engine's own per-iteration log), train
-// steps over batch sizes and response lengths, and a weight copy. run()
+// steps over batch sizes and response lengths, a weight copy, and aborts of
+// 1 to `slots` running requests. run()
 // executes the next ones, cycling, so a profile can be taken all at once or
 // in slices between other work (april validate interleaves it with the live
 // steps, so that both see the same machine conditions).

@@ -70,9 +70,33 @@ std::vector<SampleProgress> SimBackend::wait_for_completions_at_this_instant() {
 }
 
 std::vector<SampleProgress> SimBackend::abort_all() {
-  std::vector<SampleProgress> out;
+  const bool any = std::any_of(engines_.begin(), engines_.end(), [](const auto& e) { return e->outstanding() > 0; });
+  if (!any) return {};
+  // The abort is on its way: the engines go on generating until it arrives.
+  const sim::TimeNs arrive = sim_.now() + sim::TimeNs::from_s(config_.abort_latency_s);
+  while (sim_.has_pending() && sim_.next_event_time() < arrive) sim_.step();
+  sim_.advance_to(arrive);
+  // Each engine finishes the iteration in progress and starts no other.
+  std::vector<sim::TimeNs> idle_at;
+  for (auto& e : engines_) {
+    e->pause(true);
+    idle_at.push_back(e->busy_until());
+  }
+  while (std::any_of(engines_.begin(), engines_.end(), [](const auto& e) { return e->busy(); })) {
+    sim_.run_until(sim_.next_event_time());
+  }
+  // Then each releases what it still holds; the slowest one ends the abort.
+  sim::TimeNs end = sim_.now();
+  for (std::size_t i = 0; i < engines_.size(); ++i) {
+    const auto held = static_cast<double>(engines_[i]->outstanding());
+    end = std::max(end, idle_at[i] + sim::TimeNs::from_s(held * config_.abort_per_request_s));
+  }
+  sim_.advance_to(end + sim::TimeNs::from_s(config_.abort_confirm_s));
+  std::vector<SampleProgress> out = wait_for_completions_at_this_instant();
+  for (auto& p : out) p.finished = true;
   for (const auto& e : engines_) {
-    for (auto& a : e->abort_all()) out.push_back({a.key, a.new_tok, std::move(a.by_version)});
+    for (auto& a : e->abort_all()) out.push_back({a.key, a.new_tok, std::move(a.by_version), false});
+    e->resume(e->version(), false);
   }
   return out;
 }

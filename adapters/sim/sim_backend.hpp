@@ -36,6 +36,16 @@ struct SimBackendConfig {
   // Seconds for one train step on that batch.
   std::function<double(const TrainBatchShape&)> train_time_s;
   double sync_time_s = 0;
+  // An abort (colocated APRIL's end of rollout): the control request reaches
+  // the engines `abort_latency_s` after the decision (they go on generating
+  // meanwhile), each stops at its next iteration boundary, then releases its
+  // requests at `abort_per_request_s` each; the rollout ends when the last
+  // engine is idle, plus `abort_confirm_s` for the controller to see that
+  // (slime's poll of each engine's load; the engines idle meanwhile).
+  // Nothing in flight: no abort, no cost.
+  double abort_latency_s = 0;
+  double abort_per_request_s = 0;
+  double abort_confirm_s = 0;
   bool record_timeline = false;
   // Disaggregated cluster: train and sync may overlap the rollout.
   bool can_overlap = false;

@@ -170,8 +170,9 @@ TEST(Grpo, LossAndGradientOnAHandComputedExample) {
   EXPECT_NEAR(a[4], 0.0, 1e-9);  // equal rewards: no signal
 }
 
-TEST(Grpo, RatioIsOneAtTheFirstUpdateWhenLogProbsComeFromTheSampler) {
-  auto policy = make_model(11);
+// Six countdown samples drawn by the engine serving a copy of `policy`, with
+// the sampler's log-probs, all of version 0.
+std::vector<TrainSampleData> sampled_batch(Transformer& policy) {
   Transformer serving(tiny());
   copy_weights(policy, serving);
   EngineOptions o;
@@ -192,11 +193,60 @@ TEST(Grpo, RatioIsOneAtTheFirstUpdateWhenLogProbsComeFromTheSampler) {
       batch.push_back(s);
     }
   }
-  GrpoTrainer trainer(policy, std::nullopt, GrpoOptions{}, torch::kCPU);
+  return batch;
+}
+
+std::vector<float> rollout_logprobs_of(const std::vector<TrainSampleData>& batch) {
+  std::vector<float> out;
+  for (const auto& s : batch) out.insert(out.end(), s.rollout_logprobs.begin(), s.rollout_logprobs.end());
+  return out;
+}
+
+TEST(Grpo, RatioIsOneAtTheFirstUpdateWhenLogProbsComeFromTheSampler) {
+  auto policy = make_model(11);
+  const auto batch = sampled_batch(policy);
+  GrpoOptions g;
+  g.recompute_old_logprobs = false;  // live.old_logprobs=rollout
+  GrpoTrainer trainer(policy, std::nullopt, g, torch::kCPU);
   trainer.step(batch, 0);
   const auto r = trainer.last_ratios();
   ASSERT_GT(r.numel(), 0);
   EXPECT_LT((r - 1).abs().max().item<double>(), 1e-4);
+}
+
+// slime's defaults (live.old_logprobs=recompute, live.tis_cap): with the
+// weights the sampler used, the trainer's recomputed log-probs equal the
+// sampler's (float32 on CPU, batched full forward against the incremental KV
+// decode: 1e-4 covers the summation order) and the TIS weight of those fresh
+// tokens is 1. After an update, the same tokens are stale: pi_old is the new
+// weights' and the weight is clamp(pi_old / pi_rollout, 0, C), on every token.
+TEST(Grpo, RecomputedOldLogProbsEqualTheSamplersAndFreshTokensWeighOne) {
+  auto policy = make_model(11);
+  auto batch = sampled_batch(policy);
+  const auto sampler = torch::tensor(rollout_logprobs_of(batch));
+  GrpoOptions g;
+  g.tis_cap = 2.0;
+  g.lr = 0.05;  // a visible change in one update
+  GrpoTrainer trainer(policy, std::nullopt, g, torch::kCPU);
+  trainer.step(batch, 0);
+  ASSERT_EQ(trainer.last_old_logprobs().numel(), sampler.numel());
+  EXPECT_LT((trainer.last_old_logprobs() - sampler).abs().max().item<double>(), 1e-4);
+  EXPECT_LT((trainer.last_tis_weights() - 1).abs().max().item<double>(), 1e-4);
+  EXPECT_LT((trainer.last_ratios() - 1).abs().max().item<double>(), 1e-6);  // pi_old is the loss's own forward
+
+  // The weights moved: the version-0 tokens are stale at version 1.
+  trainer.step(batch, 1);
+  const auto w = trainer.last_tis_weights();
+  const auto want = torch::clamp(torch::exp(trainer.last_old_logprobs() - sampler), 0.0, 2.0);
+  EXPECT_LT((w - want).abs().max().item<double>(), 1e-5);
+  EXPECT_GT((w - 1).abs().max().item<double>(), 1e-3);  // the update did change them
+  EXPECT_LE(w.max().item<double>(), 2.0);
+  // With live.tis_scope=stale the fresh tokens keep weight 1 exactly.
+  GrpoOptions stale_only = g;
+  stale_only.tis_stale_only = true;
+  GrpoTrainer t2(make_model(11), std::nullopt, stale_only, torch::kCPU);
+  t2.step(batch, 0);
+  EXPECT_EQ((t2.last_tis_weights() - 1).abs().max().item<double>(), 0.0);
 }
 
 LiveOptions tiny_live() {

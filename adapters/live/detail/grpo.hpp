@@ -3,8 +3,10 @@
 // rewards; the clip range is asymmetric (DAPO: 0.2 low, 0.28 high); the loss
 // is the mean over the batch's response tokens. Options: KL to a frozen
 // reference (k3 estimator), masking of off-policy tokens, and truncated
-// importance sampling for stale tokens: weight min(pi_old / pi_rollout, C),
-// with pi_old recomputed from the current weights before the update.
+// importance sampling (slime's --use-tis): token weight
+// clamp(pi_old / pi_rollout, 0, C). pi_old, the PPO ratio's denominator, is
+// by default recomputed by the trainer with the weights before the update
+// (slime's default), or taken from the sampler's log-probs.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -16,7 +18,11 @@ namespace april::live {
 struct GrpoOptions {
   double clip_low = 0.2, clip_high = 0.28;
   double kl_coef = 0.0;
-  double tis_cap = 0.0;  // 0: off; ratios use the rollout log-probs as pi_old
+  double tis_cap = 0.0;   // 0: off
+  bool tis_stale_only = false;  // the TIS weight on stale tokens only; fresh ones weigh 1
+  // pi_old: true, the trainer's forward before the update (one update per
+  // step, so the same weights as the loss's); false, the rollout log-probs.
+  bool recompute_old_logprobs = true;
   bool mask_offpolicy = false;
   double lr = 1e-3, weight_decay = 0.01, grad_clip = 1.0;
   double temperature = 1.0;  // the sampler's, so log-probs match
@@ -57,6 +63,9 @@ class GrpoTrainer {
   [[nodiscard]] torch::optim::AdamW& optimizer() { return optimizer_; }
   // Statistics of the last step() before the update, for tests: ratios of real tokens.
   [[nodiscard]] const torch::Tensor& last_ratios() const { return last_ratios_; }
+  // Of the last step(), per real token in batch order: pi_old's log-probs and the TIS weights.
+  [[nodiscard]] const torch::Tensor& last_old_logprobs() const { return last_old_logp_; }
+  [[nodiscard]] const torch::Tensor& last_tis_weights() const { return last_weights_; }
 
  private:
   Transformer policy_;
@@ -64,7 +73,7 @@ class GrpoTrainer {
   GrpoOptions opt_;
   torch::Device device_;
   torch::optim::AdamW optimizer_;
-  torch::Tensor last_ratios_;
+  torch::Tensor last_ratios_, last_old_logp_, last_weights_;
 };
 
 }  // namespace april::live
