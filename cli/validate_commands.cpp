@@ -64,8 +64,8 @@ int profile_command(const std::vector<std::string>& args) {
   check_output_file(out, "--out");
   const auto p = live::profile_live(profile_options(c, device, repeats));
   base::write_file_atomically(out, studies::profile_to_json(p).dump(2) + "\n");
-  fmt::print("profiled {} on {}: {} iteration, {} train, {} sync measurements; wrote {}\n", p.model, p.device, p.iterations.size(),
-             p.train.size(), p.sync_s.size(), out);
+  fmt::print("profiled {} on {}: {} iteration, {} train, {} sync, {} abort measurements; wrote {}\n", p.model, p.device,
+             p.iterations.size(), p.train.size(), p.sync_s.size(), p.aborts.size(), out);
   return 0;
 }
 
