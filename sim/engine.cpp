@@ -63,9 +63,11 @@ void Engine::pause(bool stop_at_boundary_now) {
   paused_ = true;
   if (stop_at_boundary_now && busy_ && seg_start_ == sim_.now()) {
     // The iteration starting now has done nothing yet: the engine is at its
-    // boundary, so it stops here. Its admissions stay admitted.
+    // boundary, so it stops here. Its admissions stay admitted, their
+    // prefill not done.
     sim_.cancel(seg_event_);
     busy_ = false;
+    counters_.prefill_tok -= seg_counted_prefill_tok_;
   }
   cut_at_next_boundary(stop_at_boundary_now);
   if (kick_pending_) {
@@ -200,6 +202,7 @@ void Engine::boundary() {
     }
   }
   counters_.prefill_tok += prefill;
+  seg_counted_prefill_tok_ = prefill;
   if (config_.per_token_prefill) prefill = prefill_requests = prefill_longest = 0;  // no prefill pass
   seg_prefill_tok_ = prefill;
   seg_prefill_requests_ = prefill_requests;

@@ -154,6 +154,7 @@ class Engine {
   std::int64_t seg_prefill_tok_ = 0;
   std::int64_t seg_prefill_requests_ = 0;
   std::int64_t seg_prefill_longest_tok_ = 0;
+  std::int64_t seg_counted_prefill_tok_ = 0;  // added to counters_.prefill_tok when the segment began
   std::int64_t seg_iterations_ = 0;
   EventId seg_event_ = 0;
   EventId kick_event_ = 0;
