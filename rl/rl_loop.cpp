@@ -207,6 +207,15 @@ void RlLoop::on_group_complete(GroupId id) {
   }
 }
 
+bool RlLoop::finish_sample(Group& g, Sample& s, const SampleProgress& p) {
+  add_progress(s, p);
+  s.in_flight = false;
+  s.finished = true;
+  --in_flight_samples_;
+  if (s.target_tok > opt_.max_response_len) ++phase_metrics_->samples_truncated;
+  return ++g.finished == static_cast<std::int32_t>(g.samples.size());
+}
+
 void RlLoop::record_finished(const std::vector<SampleProgress>& finished) {
   // Groups completing at one instant are counted in submission order,
   // whichever engines their samples ran on (DESIGN.md section 3).
@@ -215,12 +224,7 @@ void RlLoop::record_finished(const std::vector<SampleProgress>& finished) {
     Group& g = group_ref(key_group(p.key));
     Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
     if (!s.in_flight) throw std::logic_error("backend finished a sample that is not in flight");
-    add_progress(s, p);
-    s.in_flight = false;
-    s.finished = true;
-    --in_flight_samples_;
-    if (s.target_tok > opt_.max_response_len) ++phase_metrics_->samples_truncated;
-    if (++g.finished == static_cast<std::int32_t>(g.samples.size())) {
+    if (finish_sample(g, s, p)) {
       g.in_flight = false;
       --in_flight_groups_;
       completed_pending_.push_back(g.id);
@@ -284,14 +288,13 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
     Group& g = group_ref(key_group(p.key));
     Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
     if (!s.in_flight) throw std::logic_error("backend aborted a sample that is not in flight");
+    if (p.finished) {
+      (void)finish_sample(g, s, p);  // a complete group waits in the buffer like the others
+      continue;
+    }
     add_progress(s, p);
     s.in_flight = false;
     --in_flight_samples_;
-    if (p.finished) {
-      s.finished = true;
-      ++g.finished;
-      if (s.target_tok > opt_.max_response_len) ++phase_metrics_->samples_truncated;
-    }
   }
   if (in_flight_samples_ != 0) throw std::logic_error("backend lost track of in-flight samples on abort");
   const double t_rollout_end = backend_.now_s();

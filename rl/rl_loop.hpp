@@ -123,6 +123,8 @@ class RlLoop final : public policies::RolloutView {
   void start_sync_overlapped();
   void add_tokens(Sample& s, std::int32_t new_tok, std::int64_t version);
   void add_progress(Sample& s, const SampleProgress& p);
+  // A sample in flight reached its end with progress p: counts it; true when its group is now complete.
+  bool finish_sample(Group& g, Sample& s, const SampleProgress& p);
   std::int64_t group_tokens(const Group& g) const;
   void discard_tokens(Group& g);
   bool filter_rejects(const Group& g) const;
