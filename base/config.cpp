@@ -328,6 +328,15 @@ nlohmann::json Config::resolved() const {
   return out;
 }
 
+nlohmann::json Config::assigned() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& entry : values_) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14's lambdas cannot capture one
+    std::visit([&](const auto& x) { out[name] = x; }, entry.second);
+  }
+  return out;
+}
+
 void load_config_text(Config& config, const std::string& text, const std::string& path) {
   check_structure(text, path);
   nlohmann::json doc;

@@ -80,6 +80,10 @@ class Config {
 
   // Every knob with its effective value, for summary.json and hashing.
   [[nodiscard]] nlohmann::json resolved() const;
+  // Only the knobs set explicitly, by name. set_from_json of each on a fresh
+  // Config of the same schema rebuilds this one exactly (resolved() would not:
+  // a derived default such as cluster.engines must stay unset).
+  [[nodiscard]] nlohmann::json assigned() const;
   [[nodiscard]] const ConfigSchema& schema() const { return *schema_; }
 
  private:

@@ -11,6 +11,7 @@
 #include "scenario/scenario.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/distributed_runs.hpp"
 #include "cli/progress.hpp"
 
 namespace april::cli {
@@ -20,6 +21,7 @@ int sweep_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april sweep --scenario S --grid 'policy=sync,april;april.alpha=1.25,1.5,2,3;...' [--repeats R]\n"
       "                   [--jobs N] --db FILE [options]\n"
+      "       mpirun -n N april sweep ... (or srun): rank 0 stores, the other ranks simulate, --jobs threads each\n"
       "Runs the cartesian product of the grid, R seeds each (seed, seed+1, ...), in N worker threads, and\n"
       "stores every run in FILE as it finishes. Re-running the same sweep skips the runs FILE holds;\n"
       "several sweeps may write one FILE at once. `policy` in the grid picks policies (default: april); `design`\n"
@@ -30,7 +32,7 @@ int sweep_command(const std::vector<std::string>& args) {
   std::int64_t repeats = 1, jobs = 1;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "grid", po::value(&grid_text)->required(), "axes KEY=V1,V2 separated by ';' (KEY: a scenario key, policy or design)")(
-      "repeats", po::value(&repeats), "seeds per configuration")("jobs", po::value(&jobs), "worker threads")(
+      "repeats", po::value(&repeats), "seeds per configuration")("jobs", po::value(&jobs), "worker threads (under MPI: per worker rank)")(
       "db", po::value(&db_path)->required(), "SQLite results database (created if missing)")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
       "seed", po::value<std::int64_t>(), "first seed")("trace", po::value(&trace), "drive runs from a trace")(
@@ -45,6 +47,12 @@ int sweep_command(const std::vector<std::string>& args) {
   bo.jobs = jobs;
   bo.trace = load_cli_trace(trace, trace_format);
   bo.trace_name = trace;
+  DistributedRuns distributed(jobs);
+  if (distributed.is_worker()) {
+    distributed.serve(studies::RunContext{&registry, bo.trace, bo.trace_name, studies::trace_hash(bo.trace)}, schema);
+    return 0;
+  }
+  bo.executor = distributed.executor();
   const auto axes = studies::parse_grid(grid_text);
   std::vector<studies::RunSpec> specs;
   std::vector<std::string> not_run;
@@ -78,7 +86,11 @@ int sweep_command(const std::vector<std::string>& args) {
   }
 
   ProgressPrinter progress;
-  bo.on_progress = [&](const studies::BatchProgress& p) { progress(p); };
+  studies::BatchProgress last;
+  bo.on_progress = [&](const studies::BatchProgress& p) {
+    last = p;
+    progress(p);
+  };
   studies::ResultsDb db(db_path);
   const std::string spec_text = fmt::format("grid={};repeats={};sets={};steps={};seed={};trace={}", grid_text, repeats,
                                             fmt::join(sets, ","), vm.count("steps") ? std::to_string(vm["steps"].as<std::int64_t>()) : "",
@@ -94,6 +106,7 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   fmt::print("sweep {} in {}: {} runs ({} already stored, {} run now, {} failed)\n", sweep, db_path, outcomes.size(), skipped,
              static_cast<std::int64_t>(outcomes.size()) - skipped, failed);
+  fmt::print("ran on {}\n", distributed.describe(last));
   return failed > 0 ? 1 : 0;
 }
 

@@ -13,6 +13,7 @@
 #include "studies/tuner.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/distributed_runs.hpp"
 #include "cli/progress.hpp"
 
 namespace april::cli {
@@ -35,6 +36,7 @@ int tune_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april tune --scenario S --param KEY --range LO:HI --objective METRIC [--constraint 'METRIC<=V']...\n"
       "                  [--repeats R] [--jobs N] --db FILE [options]\n"
+      "       mpirun -n N april tune ... (or srun): rank 0 searches and stores, the other ranks simulate\n"
       "Grid refinement with replicates: round 1 runs --points values evenly over the range; each later\n"
       "round halves the spacing around the best feasible value. Every value runs with the same R seeds\n"
       "(common random numbers), so comparisons between values see little seed noise; the mean decides\n"
@@ -51,7 +53,7 @@ int tune_command(const std::vector<std::string>& args) {
       "repeats", po::value(&repeats), "seeds per value (default 3)")("rounds", po::value(&rounds), "refinement rounds (default 5)")(
       "points", po::value(&points), "values in the first round (default 5)")(
       "step", po::value(&step), "an integer key's values are LO + k x STEP (default 1; cluster.rollout_gpus and cluster.train_gpus: "
-      "cluster.tensor_parallel, so that every split tried is whole engines)")("jobs", po::value(&jobs), "worker threads")(
+      "cluster.tensor_parallel, so that every split tried is whole engines)")("jobs", po::value(&jobs), "worker threads (under MPI: per worker rank)")(
       "policy", po::value(&policy), "policy to run (default april)")("db", po::value(&db_path)->required(), "SQLite results database")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
       "seed", po::value<std::int64_t>(), "first seed");
@@ -62,6 +64,12 @@ int tune_command(const std::vector<std::string>& args) {
   const auto registry = policies::builtin_policies();
   (void)registry.get(policy);
   const auto schema = scenario::make_schema(registry);
+  if (jobs < 1) throw std::invalid_argument("--jobs must be >= 1");
+  DistributedRuns distributed(jobs);
+  if (distributed.is_worker()) {
+    distributed.serve(studies::RunContext{&registry, std::nullopt, "", studies::trace_hash(std::nullopt)}, schema);
+    return 0;
+  }
   studies::TuneSpec spec;
   std::tie(spec.lo, spec.hi) = parse_range(range);
   spec.points = points;
@@ -131,6 +139,7 @@ int tune_command(const std::vector<std::string>& args) {
   ProgressPrinter progress;
   studies::BatchOptions bo;
   bo.jobs = jobs;
+  bo.executor = distributed.executor();
   bo.on_progress = [&](const studies::BatchProgress& p) { progress(p); };
   const auto result = studies::tune(spec, [&](const std::vector<double>& xs) {
     std::vector<studies::RunSpec> specs;
@@ -152,6 +161,7 @@ int tune_command(const std::vector<std::string>& args) {
   const std::string obj = studies::resolve_metric(objective, result.curve.front().metric_means);
   fmt::print("{} for {} ({} {}), {} seeds per value, {} runs; stored as sweep {} in {}\n\n", param, obj, direction == "max" ? "maximise" : "minimise",
              policy, repeats, result.runs, sweep, db_path);
+  if (distributed.ranks() > 1) fmt::print("ran on {}\n\n", distributed.describe(studies::BatchProgress{}));
   std::string chead;
   for (const auto& c : spec.constraints) chead += fmt::format(" {:>22}", c.metric.substr(0, 22));
   fmt::print("{:>10} {:>14} {:>12}{}  {}\n", param.substr(param.find('.') + 1), obj.substr(0, 14), "95% CI +/-", chead, "feasible");

@@ -29,11 +29,55 @@ std::string run_key(const base::Config& config, const std::string& policy, const
   return base::hash_hex(fmt::format("model {}\n", model_version) + config.resolved().dump() + "\n" + policy + "\n" + trace);
 }
 
+RunRecord simulate_run(const RunSpec& spec, const RunContext& context) {
+  RunRecord rec;
+  rec.run_key = run_key(spec.config, spec.policy, context.trace_hash);
+  rec.model_version = scenario::kModelVersion;
+  rec.scenario = spec.config.resolved();
+  rec.scenario_hash = base::hash_hex(rec.scenario.dump());
+  rec.policy = spec.policy;
+  rec.seed = spec.config.get_int("seed");
+  rec.started_at = utc_now_iso8601();
+  const auto w0 = std::chrono::steady_clock::now();
+  try {
+    scenario::RunOptions ro;
+    ro.trace = context.trace;
+    ro.trace_name = context.trace_name;
+    const scenario::RunResult r = scenario::simulate(spec.config, *context.registry, spec.policy, ro);
+    rec.summary = rl::summary_json(r.summary);
+    rec.steps = r.steps;
+  } catch (const std::exception& e) {
+    rec.status = "failed";
+    rec.error = e.what();
+  }
+  rec.finished_at = utc_now_iso8601();
+  rec.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  return rec;
+}
+
+void ThreadExecutor::execute(const std::vector<const RunSpec*>& todo, const RunContext& context, const Done& done) {
+  std::mutex done_mutex;  // `done` is never called concurrently
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t k = next.fetch_add(1);
+      if (k >= todo.size()) return;
+      RunRecord rec = simulate_run(*todo[k], context);
+      std::lock_guard<std::mutex> lock(done_mutex);
+      done(k, std::move(rec));
+    }
+  };
+  const auto n = static_cast<std::size_t>(std::max<std::int64_t>(1, std::min<std::int64_t>(jobs_, static_cast<std::int64_t>(todo.size()))));
+  std::vector<std::thread> threads;
+  for (std::size_t t = 1; t < n; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+}
+
 std::vector<RunOutcome> run_batch(ResultsDb& db, std::int64_t sweep, const policies::PolicyRegistry& registry,
                                   const std::vector<RunSpec>& specs, const BatchOptions& options) {
   std::vector<RunOutcome> out(specs.size());
-  const std::string th = trace_hash(options.trace);
-  std::mutex db_mutex;  // one writer at a time on this connection
+  RunContext context{&registry, options.trace, options.trace_name, trace_hash(options.trace)};
   BatchProgress progress;
   progress.total = static_cast<std::int64_t>(specs.size());
   const auto t0 = std::chrono::steady_clock::now();
@@ -45,8 +89,9 @@ std::vector<RunOutcome> run_batch(ResultsDb& db, std::int64_t sweep, const polic
 
   // Runs the database already holds are linked, not run again.
   std::vector<std::size_t> todo;
+  std::vector<const RunSpec*> todo_specs;
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    const auto key = run_key(specs[i].config, specs[i].policy, th);
+    const auto key = run_key(specs[i].config, specs[i].policy, context.trace_hash);
     if (auto id = db.finished_run(key)) {
       db.link(sweep, *id, specs[i].params);
       out[i].run_id = *id;
@@ -56,41 +101,19 @@ std::vector<RunOutcome> run_batch(ResultsDb& db, std::int64_t sweep, const polic
       ++progress.finished;
     } else {
       todo.push_back(i);
+      todo_specs.push_back(&specs[i]);
     }
   }
   if (progress.skipped > 0) report(fmt::format("{} runs already in the database", progress.skipped));
 
-  std::atomic<std::size_t> next{0};
-  // One run: simulate, then store. A run that throws is recorded as failed;
-  // a store that throws is recorded as failed too where the database still
-  // takes a row, and in the outcome either way. Nothing here may escape a
-  // worker thread (that would end the process).
-  auto run_one = [&](std::size_t i) {
+  // One finished run: store it. A store that throws is recorded as failed too
+  // where the database still takes a row, and in the outcome either way.
+  // Nothing here may escape (it runs in a worker thread or a message loop).
+  auto store = [&](std::size_t k, RunRecord&& rec) {
+    const std::size_t i = todo[k];
     const RunSpec& spec = specs[i];
-    RunRecord rec;
-    rec.run_key = run_key(spec.config, spec.policy, th);
-    rec.model_version = scenario::kModelVersion;
-    rec.scenario = spec.config.resolved();
-    rec.scenario_hash = base::hash_hex(rec.scenario.dump());
-    rec.policy = spec.policy;
-    rec.seed = spec.config.get_int("seed");
-    rec.started_at = utc_now_iso8601();
-    const auto w0 = std::chrono::steady_clock::now();
-    try {
-      scenario::RunOptions ro;
-      ro.trace = options.trace;
-      ro.trace_name = options.trace_name;
-      const scenario::RunResult r = scenario::simulate(spec.config, registry, spec.policy, ro);
-      rec.summary = rl::summary_json(r.summary);
-      rec.steps = r.steps;
-    } catch (const std::exception& e) {
-      rec.status = "failed";
-      rec.error = e.what();
-    }
-    rec.finished_at = utc_now_iso8601();
-    rec.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-    std::lock_guard<std::mutex> lock(db_mutex);
     RunOutcome& o = out[i];
+    const auto s0 = std::chrono::steady_clock::now();
     try {
       o.run_id = db.store_run(sweep, rec, spec.params);
       o.metrics = db.run_metrics(o.run_id);
@@ -111,29 +134,21 @@ std::vector<RunOutcome> run_batch(ResultsDb& db, std::int64_t sweep, const polic
         o.run_id = 0;  // the database takes nothing now; the outcome says why
       }
     }
+    progress.store_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     ++progress.finished;
     if (o.failed) ++progress.failed;
-    report(fmt::format("{} {} seed {}{}", spec.policy, spec.params.dump(), rec.seed, o.failed ? " FAILED: " + o.error : ""));
-  };
-  auto worker = [&] {
-    for (;;) {
-      const std::size_t k = next.fetch_add(1);
-      if (k >= todo.size()) return;
-      try {
-        run_one(todo[k]);
-      } catch (const std::exception& e) {
-        // Only a progress callback can get here; the run itself is recorded.
-        std::lock_guard<std::mutex> lock(db_mutex);
-        out[todo[k]].failed = true;
-        if (out[todo[k]].error.empty()) out[todo[k]].error = e.what();
-      }
+    try {
+      report(fmt::format("{} {} seed {}{}", spec.policy, spec.params.dump(), rec.seed, o.failed ? " FAILED: " + o.error : ""));
+    } catch (const std::exception& e) {
+      // Only a progress callback can get here; the run itself is recorded.
+      o.failed = true;
+      if (o.error.empty()) o.error = e.what();
     }
   };
-  const auto n = static_cast<std::size_t>(std::max<std::int64_t>(1, std::min<std::int64_t>(options.jobs, static_cast<std::int64_t>(todo.size()))));
-  std::vector<std::thread> threads;
-  for (std::size_t t = 1; t < n; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
+  if (todo.empty()) return out;
+  ThreadExecutor local(options.jobs);
+  RunExecutor& executor = options.executor != nullptr ? *options.executor : local;
+  executor.execute(todo_specs, context, store);
   return out;
 }
 

@@ -37,7 +37,41 @@ struct RunOutcome {
 struct BatchProgress {
   std::int64_t finished = 0, total = 0, skipped = 0, failed = 0;
   double elapsed_s = 0;
+  double store_s = 0;  // time spent writing runs to the database (the ceiling on a store-bound sweep's rate)
   std::string last;  // what just finished
+};
+
+// What every run of a batch is simulated with besides its spec.
+struct RunContext {
+  const policies::PolicyRegistry* registry = nullptr;
+  std::optional<std::vector<base::GroupSpec>> trace;
+  std::string trace_name;
+  std::string trace_hash;  // trace_hash(trace)
+};
+
+// Simulates one run into the record the database stores. A run that throws
+// is a record with status "failed" and the error; nothing escapes.
+RunRecord simulate_run(const RunSpec& spec, const RunContext& context);
+
+// Where a batch's runs are simulated: worker threads here, or other processes
+// (studies/mpi_runs.hpp). `done` is called once per run with its position in
+// `todo`, never concurrently, and must not throw.
+class RunExecutor {
+ public:
+  virtual ~RunExecutor() = default;
+  using Done = std::function<void(std::size_t k, RunRecord&& record)>;
+  virtual void execute(const std::vector<const RunSpec*>& todo, const RunContext& context, const Done& done) = 0;
+};
+
+// Worker threads in this process, each taking the next run when it is free
+// (runs differ a lot in cost).
+class ThreadExecutor final : public RunExecutor {
+ public:
+  explicit ThreadExecutor(std::int64_t jobs) : jobs_(jobs) {}
+  void execute(const std::vector<const RunSpec*>& todo, const RunContext& context, const Done& done) override;
+
+ private:
+  std::int64_t jobs_;
 };
 
 struct BatchOptions {
@@ -45,6 +79,7 @@ struct BatchOptions {
   std::optional<std::vector<base::GroupSpec>> trace;
   std::string trace_name;
   std::function<void(const BatchProgress&)> on_progress;  // called under a lock, in the finishing thread
+  RunExecutor* executor = nullptr;  // null: a ThreadExecutor with `jobs` threads
 };
 
 // Identity of a run: the model version, resolved scenario, policy and trace
@@ -54,6 +89,8 @@ std::string run_key(const base::Config& config, const std::string& policy, const
                     std::int64_t model_version = scenario::kModelVersion);
 std::string trace_hash(const std::optional<std::vector<base::GroupSpec>>& trace);
 
+// Runs every spec the database does not hold yet (through options.executor)
+// and stores each as it finishes, in the calling process: one writer.
 std::vector<RunOutcome> run_batch(ResultsDb& db, std::int64_t sweep, const policies::PolicyRegistry& registry,
                                   const std::vector<RunSpec>& specs, const BatchOptions& options);
 
