@@ -37,6 +37,8 @@ row "1 process, 1 thread" "$base"
 row "1 process, 2 threads" "$(seconds "$april" sweep "${grid[@]}" --jobs 2)"
 row "mpirun -n 2 (1 worker rank)" "$(seconds "$mpirun" -n 2 --oversubscribe "$april" sweep "${grid[@]}" --jobs 1)"
 row "mpirun -n 3 (2 worker ranks)" "$(seconds "$mpirun" -n 3 --oversubscribe "$april" sweep "${grid[@]}" --jobs 1)"
+sed -n 's/.*rank 0 stored \([0-9]*\) runs in \([0-9.]*\) s of writes.*/\1 \2/p' "$dir/last.log" |
+  awk -v steps="$steps" '{printf "  rank 0 wrote each run of %d steps in %.2f ms (a ceiling of %.0f runs/s)\n", steps, 1000 * $2 / $1, $1 / $2}'
 
 trivial=(--grid 'april.alpha=1.25,1.5,1.75,2' --repeats 100 --steps 1 --set max_response_len=64 --set rollout_batch_size=2 --set n_samples_per_prompt=2)
 n=400
