@@ -18,7 +18,12 @@ for nb in "$nbdir"/alpha_tuning.ipynb "$nbdir"/policy_comparison.ipynb "$nbdir"/
   /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
     --output-dir "$dir/executed" "$nb" >"$dir/$(basename "$nb").log" 2>&1 || { cat "$dir/$(basename "$nb").log"; echo "FAIL: $nb"; exit 1; }
 done
-for fig in alpha_tuning.png policy_rollout_time.png policy_occupancy.png trace_cdf.png trace_group_spread.png; do
+# The sensitivity study runs its own sweeps: small ones here.
+APRIL_BIN=$april APRIL_SENSITIVITY_DB=$dir/sensitivity.db APRIL_STEPS=5 APRIL_SEEDS=2 \
+  /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
+  --output-dir "$dir/executed" "$nbdir/sensitivity.ipynb" >"$dir/sensitivity.ipynb.log" 2>&1 ||
+  { cat "$dir/sensitivity.ipynb.log"; echo "FAIL: $nbdir/sensitivity.ipynb"; exit 1; }
+for fig in alpha_tuning.png policy_rollout_time.png policy_occupancy.png trace_cdf.png trace_group_spread.png sensitivity.png; do
   [ -s "$dir/figures/$fig" ] || { echo "FAIL: $fig was not drawn"; exit 1; }
 done
 echo "notebooks: ok"
