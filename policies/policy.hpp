@@ -17,6 +17,9 @@ struct GroupInfo {
   std::int32_t samples = 0;
   std::int32_t finished_samples = 0;
   std::int64_t generated_tok = 0;
+  // Of those, the tokens an older version than step() produced: what a
+  // system that logs each segment's version knows (slime, the live backend).
+  std::int64_t offpolicy_tok = 0;
   std::int64_t oldest_version = -1;  // version of the oldest token held; -1 when none
   bool complete = false;
 };

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "policies/april_adaptive_policy.hpp"
 #include "policies/april_policy.hpp"
 #include "policies/async_policy.hpp"
 #include "policies/one_step_off_policy.hpp"
@@ -42,6 +43,7 @@ PolicyRegistry builtin_policies() {
   PolicyRegistry r;
   r.add(sync_policy_entry());
   r.add(april_policy_entry());
+  r.add(april_adaptive_policy_entry());
   r.add(sorted_policy_entry());
   r.add(one_step_off_policy_entry());
   r.add(async_policy_entry());

@@ -39,6 +39,7 @@ policies::GroupInfo RlLoop::group(GroupId id) const {
     info.generated_tok += s.generated_tok;
     for (const auto& seg : s.segments) {
       if (info.oldest_version < 0 || seg.version < info.oldest_version) info.oldest_version = seg.version;
+      if (seg.version < version_) info.offpolicy_tok += seg.tokens;
     }
   }
   return info;
