@@ -1,6 +1,8 @@
 // Tests of the libtorch live backend, on CPU with the tiny model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 
 #include "adapters/live/countdown_task.hpp"
@@ -317,6 +319,70 @@ TEST(OnePolicyTwoBackends, SameCompletionOrderSameDecisions) {
     EXPECT_EQ(buf, live_buffers[static_cast<std::size_t>(s)]) << "buffer after step " << s;
   }
   EXPECT_EQ(sim_batches, live_batches);
+}
+
+// april_adaptive on both backends: the same factory makes one object for the
+// live run and one for its simulator twin (the controller carries state from
+// step to step, so one object cannot serve both runs). Same completion order
+// and the same tokens at each abort give the same off-policy shares, so the
+// same B' every step, the same batches and the same buffers.
+TEST(OnePolicyTwoBackends, AprilAdaptiveChoosesTheSameOverProvisioningLiveAndSimulated) {
+  april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
+                                          "april_adaptive.alpha=2", "april_adaptive.target_offpolicy=0.2", "april_adaptive.gain=4"});
+  const auto& entry = f.registry.get("april_adaptive");
+  auto live_policy = entry.make(f.config);
+  const CountdownTask task({4, 0.6, 10}, 7);
+  LiveBackend live(tiny_live(), task);
+  CountdownWorkload workload(task, 2);
+  rl::RlLoop loop(live, *live_policy, workload, {2, 16, false});
+  std::vector<std::vector<std::string>> live_batches;
+  std::map<std::string, std::vector<std::int32_t>> lengths;
+  loop.on_batch = [&](std::int64_t, const auto& ids) {
+    std::vector<std::string> b;
+    for (const auto& [id, prompt] : ids) {
+      b.push_back(prompt);
+      for (const auto& segs : loop.group_segments(id)) {
+        std::int32_t n = 0;
+        for (const auto& s : segs) n += s.tokens;
+        lengths[prompt].push_back(n);
+      }
+    }
+    live_batches.push_back(b);
+  };
+  const int steps = 6;
+  std::vector<std::int64_t> live_submitted, live_offpolicy;
+  for (int s = 0; s < steps; ++s) {
+    const auto m = loop.run_step();
+    live_submitted.push_back(m.groups_submitted);
+    live_offpolicy.push_back(m.tokens_offpolicy);
+  }
+  std::vector<base::GroupSpec> trace;
+  for (std::int64_t i = 0; i < workload.next_index(); ++i) {
+    const auto id = CountdownTask::prompt_id(i);
+    auto it = lengths.find(id);
+    trace.push_back(april::testing::group(id, it != lengths.end() ? it->second : std::vector<std::int32_t>{16, 16}, 3));
+  }
+  auto sim_policy = entry.make(f.config);
+  auto sim_backend = scenario::make_sim_backend(f.config);
+  traces::TraceReplay replay(trace, "live");
+  rl::RlLoop sim_loop(*sim_backend, *sim_policy, replay, {2, 16, false});
+  std::vector<std::vector<std::string>> sim_batches;
+  sim_loop.on_batch = [&](std::int64_t, const auto& ids) {
+    std::vector<std::string> b;
+    for (const auto& [id, prompt] : ids) b.push_back(prompt);
+    sim_batches.push_back(b);
+  };
+  std::vector<std::int64_t> sim_submitted, sim_offpolicy;
+  for (int s = 0; s < steps; ++s) {
+    const auto m = sim_loop.run_step();
+    sim_submitted.push_back(m.groups_submitted);
+    sim_offpolicy.push_back(m.tokens_offpolicy);
+  }
+  EXPECT_EQ(sim_offpolicy, live_offpolicy);
+  EXPECT_EQ(sim_submitted, live_submitted);
+  EXPECT_EQ(sim_batches, live_batches);
+  // It adapted: B' left its starting 4.
+  EXPECT_NE(std::count(live_submitted.begin(), live_submitted.end(), 4), steps) << "B' never changed";
 }
 
 TEST(LiveBackend, CheckpointResumeContinuesExactly) {
