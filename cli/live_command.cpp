@@ -56,7 +56,7 @@ int live_command(const std::vector<std::string>& args) {
   const live::CountdownParams tp = live::task_params(c);
   const auto seed = static_cast<std::uint64_t>(c.get_int("seed"));
   const live::CountdownTask task(tp, seed);
-  live::LiveOptions lo = live::live_options(c, device, policy->mask_offpolicy_tokens());
+  live::LiveOptions lo = live::live_options(c, device, policy->mask_tokens_staler_than());
   if (!resume.empty()) lo.sft_steps = 0;
   live::LiveBackend backend(lo, task);
   const auto mc = live::model_config(lo.model_size, task.vocab(), task.max_prompt_tok() + lo.max_response_len);

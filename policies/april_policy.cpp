@@ -37,7 +37,11 @@ PolicyEntry april_policy_entry() {
        "B' directly (slime's over_sampling_batch_size); 0 = from april.alpha", base::in_range(0, kMaxOverSampling)},
       {"april.max_staleness", KnobType::Int, std::int64_t{-1}, "versions",
        "a buffered group older than this restarts from scratch; -1 = no cap (the paper)", base::at_least(-1)},
-      {"april.mask_offpolicy", KnobType::Bool, false, "", "give off-policy tokens zero weight in the loss (counted as wasted)", {}},
+      {"april.mask_offpolicy", KnobType::Bool, false, "", "give off-policy tokens zero weight in the loss (counted as masked)", {}},
+      {"april.max_token_staleness", KnobType::Int, std::int64_t{-1}, "versions",
+       "per token: tokens more than this many versions stale get zero weight in the loss (masked), the rest of their group "
+       "trains; -1 = no cap",
+       base::at_least(-1)},
   };
   return {"april", "Active Partial Rollouts: over-provision B' groups, abort once B complete, resume partials first",
           std::move(knobs), [](const base::Config& c) {
@@ -59,7 +63,8 @@ PolicyEntry april_policy_entry() {
                                                  p.over_sampling_batch_size, b));
             }
             p.max_staleness = c.get_int("april.max_staleness");
-            p.mask_offpolicy = c.get_bool("april.mask_offpolicy");
+            // mask_offpolicy masks every token of an older version: a cap of 0.
+            p.max_token_staleness = c.get_bool("april.mask_offpolicy") ? 0 : c.get_int("april.max_token_staleness");
             return std::make_unique<AprilPolicy>(p);
           }};
 }

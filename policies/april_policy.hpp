@@ -13,7 +13,9 @@ namespace april::policies {
 struct AprilParams {
   std::int64_t over_sampling_batch_size = 0;  // B'
   std::int64_t max_staleness = -1;            // < 0: no cap, as in the paper
-  bool mask_offpolicy = false;
+  // Per token: tokens more than this many versions stale are masked in the
+  // loss, the rest of the group trains (< 0: none). mask_offpolicy is 0.
+  std::int64_t max_token_staleness = -1;
 };
 
 class AprilPolicy final : public FirstCompleteBatchPolicy {
@@ -21,7 +23,7 @@ class AprilPolicy final : public FirstCompleteBatchPolicy {
   explicit AprilPolicy(AprilParams p) : p_(p) {}
   Decisions on_step_start(const RolloutView& view) override;
   Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
-  [[nodiscard]] bool mask_offpolicy_tokens() const override { return p_.mask_offpolicy; }
+  [[nodiscard]] std::int64_t mask_tokens_staler_than() const override { return p_.max_token_staleness; }
   // B' in flight; the buffer is resubmitted first, so it never adds to them.
   [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t) const override { return p_.over_sampling_batch_size; }
 

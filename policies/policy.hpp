@@ -83,8 +83,9 @@ class Policy {
   virtual Decisions on_group_accepted(const RolloutView& view, GroupId group) = 0;
   // A group completed and the filter rejected it; its tokens are wasted.
   virtual Decisions on_group_rejected(const RolloutView& view, GroupId group) = 0;
-  // Off-policy tokens (staleness >= 1) get zero weight in the loss.
-  [[nodiscard]] virtual bool mask_offpolicy_tokens() const { return false; }
+  // Tokens more than this many versions stale get zero weight in the loss
+  // (counted as masked, not trained); -1: none. 0 masks every off-policy token.
+  [[nodiscard]] virtual std::int64_t mask_tokens_staler_than() const { return -1; }
 
   // A policy that overlaps rollout and training (one_step_off, async) runs
   // on a disaggregated cluster only; it is never told the rollout phase

@@ -47,7 +47,7 @@ struct TrainSample {
   SampleKey key = 0;
   std::int32_t prompt_tok = 0;
   std::int32_t response_tok = 0;
-  std::int32_t masked_tok = 0;  // off-policy tokens given zero weight
+  std::int32_t masked_tok = 0;  // tokens given zero weight (staler than the policy's cap)
   std::vector<std::pair<std::int64_t, std::int32_t>> segments;  // (policy version, tokens), in token order
 };
 

@@ -350,7 +350,8 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
 
 std::vector<TrainSample> RlLoop::take_batch(const std::vector<GroupId>& batch, StepMetrics& m, std::int64_t trained_version) {
   // The batch: staleness per token, masking, and what the trainer sees.
-  const bool mask = policy_.mask_offpolicy_tokens();
+  // Tokens staler than this get zero weight: masked, not trained (< 0: none).
+  const std::int64_t mask_above = policy_.mask_tokens_staler_than();
   std::vector<TrainSample> train;
   std::vector<std::pair<GroupId, std::string>> batch_ids;
   std::int64_t trained = 0, masked = 0;
@@ -367,10 +368,8 @@ std::vector<TrainSample> RlLoop::take_batch(const std::vector<GroupId>& batch, S
         m.batch_response_tok += seg.tokens;
         m.staleness_token_sum += static_cast<double>(staleness * seg.tokens);
         m.staleness_max = std::max(m.staleness_max, staleness);
-        if (staleness >= 1) {
-          m.tokens_offpolicy += seg.tokens;
-          if (mask) ts.masked_tok += seg.tokens;
-        }
+        if (staleness >= 1) m.tokens_offpolicy += seg.tokens;
+        if (mask_above >= 0 && staleness > mask_above) ts.masked_tok += seg.tokens;
       }
       trained += s.generated_tok - ts.masked_tok;
       masked += ts.masked_tok;
@@ -378,9 +377,9 @@ std::vector<TrainSample> RlLoop::take_batch(const std::vector<GroupId>& batch, S
     }
   }
   m.tokens_trained += trained;
-  m.tokens_wasted += masked;
+  m.tokens_masked += masked;
   total_trained_ += trained;
-  total_wasted_ += masked;
+  total_masked_ += masked;
   if (on_batch) on_batch(trained_version, batch_ids);
   for (GroupId id : batch) groups_.erase(id);
   return train;
@@ -492,6 +491,7 @@ nlohmann::json RlLoop::save_state() const {
   j["total_generated_tok"] = total_generated_;
   j["total_trained_tok"] = total_trained_;
   j["total_wasted_tok"] = total_wasted_;
+  j["total_masked_tok"] = total_masked_;
   j["buffer"] = nlohmann::json::array();
   for (GroupId id : buffer_) {
     const Group& g = group_ref(id);
@@ -521,6 +521,8 @@ void RlLoop::load_state(const nlohmann::json& j) {
   total_generated_ = j.at("total_generated_tok").get<std::int64_t>();
   total_trained_ = j.at("total_trained_tok").get<std::int64_t>();
   total_wasted_ = j.at("total_wasted_tok").get<std::int64_t>();
+  // A checkpoint from before masked tokens were counted apart has none.
+  total_masked_ = j.value("total_masked_tok", std::int64_t{0});
   groups_.clear();
   buffer_.clear();
   for (const auto& gj : j.at("buffer")) {

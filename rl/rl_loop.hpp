@@ -69,9 +69,11 @@ class RlLoop final : public policies::RolloutView {
   [[nodiscard]] std::int64_t groups_submitted_unrejected() const override { return submitted_total_ - rejected_total_; }
 
   // Accounting, for conservation checks: every decoded token (reported by
-  // the backend) is trained, held by a group not yet trained, or wasted.
+  // the backend) is trained, masked (in a batch, zero weight), held by a
+  // group not yet trained, or wasted.
   [[nodiscard]] std::int64_t total_generated_tok() const { return total_generated_; }
   [[nodiscard]] std::int64_t total_trained_tok() const { return total_trained_; }
+  [[nodiscard]] std::int64_t total_masked_tok() const { return total_masked_; }
   [[nodiscard]] std::int64_t total_wasted_tok() const { return total_wasted_; }
   [[nodiscard]] std::int64_t buffered_tok() const;
   // Segments of a buffered group's samples, for tests and traces.
@@ -153,7 +155,7 @@ class RlLoop final : public policies::RolloutView {
   BackendCounters phase_counters_;
   double phase_start_s_ = 0;
 
-  std::int64_t total_generated_ = 0, total_trained_ = 0, total_wasted_ = 0;
+  std::int64_t total_generated_ = 0, total_trained_ = 0, total_wasted_ = 0, total_masked_ = 0;
   std::int64_t submit_counter_ = 0;
 
   // Overlapped runs.

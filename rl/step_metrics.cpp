@@ -46,6 +46,7 @@ RunSummary summarize(const std::vector<StepMetrics>& steps) {
     t.tokens_trained += m.tokens_trained;
     t.tokens_offpolicy += m.tokens_offpolicy;
     t.tokens_wasted += m.tokens_wasted;
+    t.tokens_masked += m.tokens_masked;
     t.tokens_carried += m.tokens_carried;
     s.april_offpolicy_ratio += derive(m).april_offpolicy_ratio;
     t.staleness_token_sum += m.staleness_token_sum;
@@ -108,6 +109,7 @@ nlohmann::json summary_json(const RunSummary& s) {
   j["staleness_mean"] = d.staleness_mean;
   j["staleness_max"] = t.staleness_max;
   j["tokens_wasted"] = t.tokens_wasted;
+  j["tokens_masked"] = t.tokens_masked;
   j["tokens_buffered_at_end"] = s.tokens_buffered_at_end;
   j["engine_busy_fraction"] = d.engine_busy_fraction;
   j["slot_occupancy"] = d.slot_occupancy >= 0 ? nlohmann::json(d.slot_occupancy) : nlohmann::json(nullptr);
@@ -165,6 +167,8 @@ const std::vector<StepColumn>& step_columns() {
       {"april_offpolicy_ratio", false, [](const M&, const D& d) { return std::optional<double>(d.april_offpolicy_ratio); }},
       // The abort's share of rollout_time_s (schema 5); appended likewise.
       {"abort_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.abort_time_s); }},
+      // Masked batch tokens, apart from wasted ones (schema 6); appended likewise.
+      {"tokens_masked", true, [i](const M& m, const D&) { return i(m.tokens_masked); }},
   };
   return columns;
 }

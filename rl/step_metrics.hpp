@@ -29,7 +29,8 @@ struct StepMetrics {
   std::int64_t batch_response_tok = 0;  // response tokens of the training batch
   std::int64_t tokens_trained = 0;      // batch tokens with non-zero weight
   std::int64_t tokens_offpolicy = 0;    // batch tokens with staleness >= 1
-  std::int64_t tokens_wasted = 0;       // decoded, then dropped (restarts, filter, masking)
+  std::int64_t tokens_wasted = 0;       // decoded, then dropped (restarts, filter, unbatched groups)
+  std::int64_t tokens_masked = 0;       // batch tokens given zero weight in the loss (too stale)
   // Over the unfinished samples resumed this step, the tokens of their last
   // segment (DESIGN.md 3: the numerator of april_offpolicy_ratio).
   std::int64_t tokens_carried = 0;

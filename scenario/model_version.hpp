@@ -16,6 +16,9 @@ namespace april::scenario {
 // 3: an abort takes time: the abort latency, each engine's wait for its
 //    iteration boundary (that iteration's tokens kept, its finished samples
 //    complete), then per-request release (engine.abort_*).
-inline constexpr std::int64_t kModelVersion = 3;
+// 4: masked batch tokens are counted as tokens_masked, no longer in
+//    tokens_wasted (runs that mask only: april.mask_offpolicy,
+//    april.max_token_staleness); every other result as in 3.
+inline constexpr std::int64_t kModelVersion = 4;
 
 }  // namespace april::scenario

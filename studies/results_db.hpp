@@ -33,7 +33,8 @@ namespace april::studies {
 //    (DESIGN.md 3b); older rows keep NULL there.
 // 4: steps gains tokens_carried and april_offpolicy_ratio (DESIGN.md 3).
 // 5: steps gains abort_time_s.
-inline constexpr int kSchemaVersion = 5;
+// 6: steps gains tokens_masked (masked batch tokens, no longer in tokens_wasted).
+inline constexpr int kSchemaVersion = 6;
 
 class DbError : public std::runtime_error {
  public:

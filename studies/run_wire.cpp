@@ -17,9 +17,9 @@ using nlohmann::json;
 
 // The wire form lists StepMetrics' fields one by one; a field added to the
 // struct and not to the list would vanish between ranks. The size pins the struct
-// (x86-64: 31 eight-byte fields and 2 optional doubles); when it changes,
+// (x86-64: 32 eight-byte fields and 2 optional doubles); when it changes,
 // add the new field to for_each_step_field and to the round-trip test, then update the size.
-static_assert(sizeof(rl::StepMetrics) == 31 * 8 + 2 * sizeof(std::optional<double>),
+static_assert(sizeof(rl::StepMetrics) == 32 * 8 + 2 * sizeof(std::optional<double>),
               "StepMetrics changed: add the new field to step_to_json/step_from_json and update this size");
 
 // JSON has no NaN or infinity; they travel as strings.
@@ -85,6 +85,7 @@ constexpr void for_each_step_field(F&& f) {
   f("tokens_trained", &rl::StepMetrics::tokens_trained);
   f("tokens_offpolicy", &rl::StepMetrics::tokens_offpolicy);
   f("tokens_wasted", &rl::StepMetrics::tokens_wasted);
+  f("tokens_masked", &rl::StepMetrics::tokens_masked);
   f("tokens_carried", &rl::StepMetrics::tokens_carried);
   f("staleness_token_sum", &rl::StepMetrics::staleness_token_sum);
   f("staleness_max", &rl::StepMetrics::staleness_max);

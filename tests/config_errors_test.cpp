@@ -128,7 +128,8 @@ TEST(SetOption, SizesAreBoundedAndOverflowsNameTheKeyTheUserSet) {
 // Seeds and staleness caps are exempt: every int64 is a meaningful value.
 TEST(SetOption, EveryNumericKnobIsBounded) {
   testing::Fixture f;
-  const std::set<std::string> any_int64 = {"seed", "april.max_staleness", "april_adaptive.max_staleness", "sorted.max_staleness"};
+  const std::set<std::string> any_int64 = {"seed", "april.max_staleness", "april_adaptive.max_staleness", "april.max_token_staleness",
+                                           "sorted.max_staleness"};
   int checked = 0;
   for (const auto& [name, knob] : f.schema.knobs()) {
     if (knob.type == base::KnobType::Double) {

@@ -120,14 +120,50 @@ TEST(Handcheck, AprilBatchesBufferAndResumeOrderFollowTheHandTrace) {
   EXPECT_NE(rl::summarize(steps).april_offpolicy_ratio, 43.0 / 155.0);
 }
 
-TEST(Handcheck, MaskingOffPolicyTokensWastesThem) {
+TEST(Handcheck, MaskingOffPolicyTokensMasksThem) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=2", "april.mask_offpolicy=true"});
   scenario::Simulation sim(f.config, f.registry, "april", with_trace(hand_trace()));
   sim.step();
   const auto m = sim.step();
   EXPECT_EQ(m.tokens_offpolicy, 7);
   EXPECT_EQ(m.tokens_trained, 15 - 7);
-  EXPECT_EQ(m.tokens_wasted, 7);
+  EXPECT_EQ(m.tokens_masked, 7);
+  EXPECT_EQ(m.tokens_wasted, 0);
+}
+
+// april.max_token_staleness = 1, on the APRIL hand trace (its steps as in
+// AprilBatchesBufferAndResumeOrderFollowTheHandTrace). Step 4's batch is
+// [g3, g9], trained at version 4:
+//  g3 (p3: 20, 1) decoded 5 + 1 tokens in step 0, then 5, 2, 6 and 2 more in
+//     steps 1 to 4: staleness 4, 3, 2, 1, 0. Tokens staler than 1: 6 + 5 + 2 = 13.
+//  g9 (p1: 10, 2) decoded 6 + 2 in step 3 and 4 in step 4: staleness 1 and 0.
+// So 13 tokens are masked and 21 + 12 - 13 = 20 trained; nothing is wasted, and
+// the group is not restarted (april.max_staleness would have restarted g3).
+TEST(Handcheck, APerTokenStalenessCapMasksOnlyTheTooOldTokens) {
+  testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=2", "april.max_token_staleness=1"});
+  scenario::Simulation sim(f.config, f.registry, "april", with_trace(hand_trace()));
+  std::vector<rl::StepMetrics> steps;
+  for (int s = 0; s < 5; ++s) steps.push_back(sim.step());
+  const auto& m = steps[4];
+  EXPECT_EQ(m.batch_response_tok, 33);
+  EXPECT_EQ(m.tokens_offpolicy, 6 + 5 + 2 + 6 + 8);
+  EXPECT_EQ(m.staleness_max, 4);
+  EXPECT_EQ(m.tokens_masked, 13);
+  EXPECT_EQ(m.tokens_trained, 20);
+  EXPECT_EQ(m.tokens_wasted, 0);
+  // The cap of 1 masks nothing before: no token was 2 versions old in steps 0 to 3
+  // except g3's, which was not in a batch.
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(steps[static_cast<std::size_t>(s)].tokens_masked, 0) << "step " << s;
+  // Accounting: every decoded token is trained, masked, wasted or still held.
+  std::int64_t generated = 0, trained = 0, masked = 0, wasted = 0;
+  for (const auto& x : steps) {
+    generated += x.tokens_generated;
+    trained += x.tokens_trained;
+    masked += x.tokens_masked;
+    wasted += x.tokens_wasted;
+  }
+  EXPECT_EQ(generated, trained + masked + wasted + sim.loop().buffered_tok());
+  EXPECT_EQ(masked, sim.loop().total_masked_tok());
 }
 
 TEST(Handcheck, MaxStalenessRestartsOldGroupsFromScratch) {
@@ -143,23 +179,28 @@ TEST(Handcheck, MaxStalenessRestartsOldGroupsFromScratch) {
 }
 
 // Every decoded token is trained, still buffered, or wasted.
-TEST(Conservation, GeneratedEqualsTrainedPlusBufferedPlusWasted) {
+TEST(Conservation, GeneratedEqualsTrainedPlusMaskedPlusBufferedPlusWasted) {
   for (const std::string policy : {"sync", "april", "sorted"}) {
     for (const std::string filter : {"false", "true"}) {
       testing::Fixture f("default", {"steps=6", "max_response_len=2000", "workload.response_median_tok=300",
-                                     "filter.dynamic_sampling=" + filter, "april.max_staleness=1", "sorted.max_staleness=1"});
+                                     "filter.dynamic_sampling=" + filter, "april.max_staleness=1", "sorted.max_staleness=1",
+                                     "april.max_token_staleness=0"});
       scenario::Simulation sim(f.config, f.registry, policy);
-      std::int64_t generated = 0, trained = 0, wasted = 0;
+      std::int64_t generated = 0, trained = 0, wasted = 0, masked = 0;
       for (int s = 0; s < 6; ++s) {
         const auto m = sim.step();
         generated += m.tokens_generated;
         trained += m.tokens_trained;
         wasted += m.tokens_wasted;
-        ASSERT_EQ(generated, trained + wasted + sim.loop().buffered_tok()) << policy << " step " << s;
+        masked += m.tokens_masked;
+        ASSERT_EQ(generated, trained + masked + wasted + sim.loop().buffered_tok()) << policy << " step " << s;
       }
       EXPECT_EQ(generated, sim.loop().total_generated_tok());
       if (filter == "true") {
         EXPECT_GT(wasted, 0) << policy;
+      }
+      if (policy == "april") {
+        EXPECT_GT(masked, 0);
       }
     }
   }

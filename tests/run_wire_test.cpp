@@ -41,6 +41,7 @@ rl::StepMetrics every_field(std::int64_t k) {
   m.tokens_trained = next_i();
   m.tokens_offpolicy = next_i();
   m.tokens_wasted = next_i();
+  m.tokens_masked = next_i();
   m.tokens_carried = next_i();
   m.staleness_token_sum = next_d();
   m.staleness_max = next_i();
@@ -80,6 +81,7 @@ void expect_same(const rl::StepMetrics& a, const rl::StepMetrics& b) {
   APRIL_SAME_INT(tokens_trained);
   APRIL_SAME_INT(tokens_offpolicy);
   APRIL_SAME_INT(tokens_wasted);
+  APRIL_SAME_INT(tokens_masked);
   APRIL_SAME_INT(tokens_carried);
   APRIL_SAME_DBL(staleness_token_sum);
   APRIL_SAME_INT(staleness_max);

@@ -99,16 +99,20 @@ TrainStats GrpoTrainer::step(const std::vector<TrainSampleData>& batch, std::int
   const auto b = logp.size(0), r = logp.size(1);
   auto rollout = torch::zeros({b, r}, torch::kFloat32);
   auto stale = torch::zeros({b, r}, torch::kFloat32);
+  auto too_stale = torch::zeros({b, r}, torch::kFloat32);  // to mask: staler than the policy's cap
   auto adv = torch::zeros({b, r}, torch::kFloat32);
   {
     auto ro = rollout.accessor<float, 2>();
     auto sa = stale.accessor<float, 2>();
+    auto ts = too_stale.accessor<float, 2>();
     auto ad = adv.accessor<float, 2>();
     for (std::int64_t i = 0; i < b; ++i) {
       const auto& s = batch[static_cast<std::size_t>(i)];
       for (std::int64_t j = 0; j < static_cast<std::int64_t>(s.response.size()); ++j) {
         ro[i][j] = s.rollout_logprobs[static_cast<std::size_t>(j)];
-        sa[i][j] = s.token_version[static_cast<std::size_t>(j)] < version ? 1.0F : 0.0F;
+        const std::int64_t staleness = version - s.token_version[static_cast<std::size_t>(j)];
+        sa[i][j] = staleness >= 1 ? 1.0F : 0.0F;
+        ts[i][j] = opt_.mask_staleness_above >= 0 && staleness > opt_.mask_staleness_above ? 1.0F : 0.0F;
         ad[i][j] = static_cast<float>(adv_v[static_cast<std::size_t>(i)]);
       }
     }
@@ -116,8 +120,8 @@ TrainStats GrpoTrainer::step(const std::vector<TrainSampleData>& batch, std::int
   rollout = rollout.to(device_);
   stale = stale.to(device_) * mask;
   adv = adv.to(device_);
-  auto train_mask = mask;
-  if (opt_.mask_offpolicy) train_mask = mask * (1 - stale);
+  // Too-stale tokens keep their place in the context, with zero weight.
+  const auto train_mask = mask * (1 - too_stale.to(device_));
   // pi_old. slime recomputes it with a forward pass of the trainer before the
   // update; with one update per step those are the weights of `logp`, so
   // that pass is `logp` itself, detached.

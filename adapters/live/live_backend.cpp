@@ -59,7 +59,7 @@ struct LiveBackend::Impl {
     }
     GrpoOptions g;
     g.clip_low = o.clip_low, g.clip_high = o.clip_high, g.kl_coef = o.kl_coef, g.tis_cap = o.tis_cap;
-    g.mask_offpolicy = o.mask_offpolicy, g.lr = o.lr, g.weight_decay = o.weight_decay, g.grad_clip = o.grad_clip;
+    g.mask_staleness_above = o.mask_staleness_above, g.lr = o.lr, g.weight_decay = o.weight_decay, g.grad_clip = o.grad_clip;
     g.temperature = o.temperature;
     g.recompute_old_logprobs = o.recompute_old_logprobs, g.tis_stale_only = o.tis_stale_only;
     trainer = std::make_unique<GrpoTrainer>(policy, reference, g, device);

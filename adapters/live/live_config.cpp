@@ -38,7 +38,7 @@ void declare_live_knobs(base::ConfigSchema& s) {
   s.add({"live.task_max_len", KnobType::Int, std::int64_t{32}, "", "countdown task: largest N", base::in_range(1, 4096)});
 }
 
-LiveOptions live_options(const base::Config& c, const std::string& device, bool mask_offpolicy) {
+LiveOptions live_options(const base::Config& c, const std::string& device, std::int64_t mask_staleness_above) {
   LiveOptions lo;
   lo.model_size = c.get_string("live.model");
   lo.device = device;
@@ -55,7 +55,7 @@ LiveOptions live_options(const base::Config& c, const std::string& device, bool 
   lo.tis_cap = c.get_double("live.tis_cap");
   lo.recompute_old_logprobs = c.get_string("live.old_logprobs") == "recompute";
   lo.tis_stale_only = c.get_string("live.tis_scope") == "stale";
-  lo.mask_offpolicy = mask_offpolicy;
+  lo.mask_staleness_above = mask_staleness_above;
   lo.sft_steps = c.get_int("live.sft_steps");
   lo.sft_batch = c.get_int("live.sft_batch");
   lo.threads = c.get_int("live.threads");

@@ -10,8 +10,9 @@ namespace april::live {
 
 void declare_live_knobs(base::ConfigSchema& schema);
 
-// mask_offpolicy comes from the policy; device from the command line.
-LiveOptions live_options(const base::Config& config, const std::string& device, bool mask_offpolicy);
+// mask_staleness_above comes from the policy (mask_tokens_staler_than); device
+// from the command line.
+LiveOptions live_options(const base::Config& config, const std::string& device, std::int64_t mask_staleness_above);
 CountdownParams task_params(const base::Config& config);
 
 }  // namespace april::live

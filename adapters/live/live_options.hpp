@@ -16,7 +16,7 @@ struct LiveOptions {
   double clip_low = 0.2, clip_high = 0.28, kl_coef = 0.0, tis_cap = 0.0;
   bool recompute_old_logprobs = true;  // slime's default; false: the sampler's log-probs are pi_old
   bool tis_stale_only = false;         // TIS weight on stale tokens only (else every token, as slime's --use-tis)
-  bool mask_offpolicy = false;
+  std::int64_t mask_staleness_above = -1;  // tokens staler than this get zero weight; -1: none (the policy's)
   std::int64_t sft_steps = 0, sft_batch = 32;
   std::int64_t threads = 2;
   std::int32_t max_response_len = 48;

@@ -88,7 +88,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
                                           policies[i]));
     }
     arm.task = std::make_unique<CountdownTask>(task_params(scenario), static_cast<std::uint64_t>(scenario.get_int("seed")));
-    auto lo = live_options(scenario, device, arm.policy->mask_offpolicy_tokens());
+    auto lo = live_options(scenario, device, arm.policy->mask_tokens_staler_than());
     lo.record_iterations = true;
     arm.backend = std::make_unique<LiveBackend>(lo, *arm.task);
     if (progress) progress(fmt::format("{}: warm start", policies[i]));

@@ -204,6 +204,33 @@ std::vector<float> rollout_logprobs_of(const std::vector<TrainSampleData>& batch
   return out;
 }
 
+// april.max_token_staleness on the live trainer: trained at version 3 with a
+// cap of 1, the tokens of versions 0 and 1 (staleness 3 and 2) get zero
+// weight and the rest train; the count matches the loop's masked_tok rule.
+TEST(Grpo, TokensStalerThanTheCapAreMaskedTheRestTrain) {
+  auto policy = make_model(11);
+  auto batch = sampled_batch(policy);
+  std::int64_t total = 0, too_stale = 0;
+  for (auto& s : batch) {
+    for (std::size_t j = 0; j < s.token_version.size(); ++j) {
+      s.token_version[j] = static_cast<std::int64_t>(j % 4);  // versions 0, 1, 2, 3, 0, ...
+      too_stale += 3 - s.token_version[j] > 1 ? 1 : 0;
+      ++total;
+    }
+  }
+  ASSERT_GT(too_stale, 0);
+  ASSERT_LT(too_stale, total);
+  GrpoOptions g;
+  g.mask_staleness_above = 1;
+  GrpoTrainer trainer(policy, std::nullopt, g, torch::kCPU);
+  const auto st = trainer.step(batch, 3);
+  EXPECT_EQ(st.tokens, total);
+  EXPECT_EQ(st.masked_tokens, too_stale);
+  GrpoOptions none;
+  GrpoTrainer unmasked(policy, std::nullopt, none, torch::kCPU);
+  EXPECT_EQ(unmasked.step(batch, 3).masked_tokens, 0);
+}
+
 TEST(Grpo, RatioIsOneAtTheFirstUpdateWhenLogProbsComeFromTheSampler) {
   auto policy = make_model(11);
   const auto batch = sampled_batch(policy);

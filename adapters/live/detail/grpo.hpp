@@ -23,7 +23,8 @@ struct GrpoOptions {
   // pi_old: true, the trainer's forward before the update (one update per
   // step, so the same weights as the loss's); false, the rollout log-probs.
   bool recompute_old_logprobs = true;
-  bool mask_offpolicy = false;
+  // Tokens more than this many versions stale get zero weight; -1: none.
+  std::int64_t mask_staleness_above = -1;
   double lr = 1e-3, weight_decay = 0.01, grad_clip = 1.0;
   double temperature = 1.0;  // the sampler's, so log-probs match
 };
