@@ -23,7 +23,12 @@ APRIL_BIN=$april APRIL_SENSITIVITY_DB=$dir/sensitivity.db APRIL_STEPS=5 APRIL_SE
   /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
   --output-dir "$dir/executed" "$nbdir/sensitivity.ipynb" >"$dir/sensitivity.ipynb.log" 2>&1 ||
   { cat "$dir/sensitivity.ipynb.log"; echo "FAIL: $nbdir/sensitivity.ipynb"; exit 1; }
-for fig in alpha_tuning.png policy_rollout_time.png policy_occupancy.png trace_cdf.png trace_group_spread.png sensitivity.png; do
+APRIL_BIN=$april APRIL_MATRIX_DB=$dir/policy_matrix.db APRIL_STEPS=5 APRIL_SEEDS=2 \
+  /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
+  --output-dir "$dir/executed" "$nbdir/policy_matrix.ipynb" >"$dir/policy_matrix.ipynb.log" 2>&1 ||
+  { cat "$dir/policy_matrix.ipynb.log"; echo "FAIL: $nbdir/policy_matrix.ipynb"; exit 1; }
+for fig in alpha_tuning.png policy_rollout_time.png policy_occupancy.png trace_cdf.png trace_group_spread.png sensitivity.png \
+  policy_matrix.png; do
   [ -s "$dir/figures/$fig" ] || { echo "FAIL: $fig was not drawn"; exit 1; }
 done
 echo "notebooks: ok"
