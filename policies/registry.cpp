@@ -10,6 +10,7 @@
 #include "policies/one_step_off_policy.hpp"
 #include "policies/sorted_policy.hpp"
 #include "policies/sync_policy.hpp"
+#include "policies/tail_batching_policy.hpp"
 
 namespace april::policies {
 
@@ -45,6 +46,7 @@ PolicyRegistry builtin_policies() {
   r.add(april_policy_entry());
   r.add(april_adaptive_policy_entry());
   r.add(sorted_policy_entry());
+  r.add(tail_batching_policy_entry());
   r.add(one_step_off_policy_entry());
   r.add(async_policy_entry());
   return r;

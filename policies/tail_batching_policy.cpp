@@ -1,0 +1,47 @@
+#include "policies/tail_batching_policy.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace april::policies {
+
+Decisions TailBatchingPolicy::on_step_start(const RolloutView& view) {
+  const std::int64_t b = view.batch_size();
+  if (static_cast<std::int64_t>(view.buffer().size()) >= b) {
+    // A long round: the B oldest set-aside prompts, nothing fresh.
+    return take_from_buffer_fifo(view, b, /*max_staleness=*/-1, /*restart_all=*/p_.restart);
+  }
+  // A short round: fresh groups only; what it sets aside waits for a long round.
+  Decisions d;
+  d.fresh_groups = p_.over_sampling_batch_size;
+  return d;
+}
+
+PolicyEntry tail_batching_policy_entry() {
+  using base::Knob;
+  using base::KnobType;
+  constexpr double kMaxAlpha = 1024.0;
+  std::vector<Knob> knobs = {
+      {"tail_batching.alpha", KnobType::Double, 1.25, "",
+       "short rounds submit B' = ceil(alpha * B) fresh groups and train on the first B to complete",
+       base::in_range(1.0, kMaxAlpha)},
+      {"tail_batching.resume", KnobType::String, std::string("restart"), "",
+       "a set-aside prompt in its long round: restart (from scratch, on-policy; RollPacker) or keep (continue its tokens, "
+       "off-policy)",
+       base::one_of({"restart", "keep"})},
+  };
+  return {"tail_batching",
+          "RollPacker-style tail batching: short rounds train on the first B of B' and set the rest aside; every B set-aside "
+          "prompts form a long round of their own",
+          std::move(knobs), [](const base::Config& c) {
+            TailBatchingParams p;
+            const std::int64_t b = c.get_int("rollout_batch_size");
+            const double alpha = c.get_double("tail_batching.alpha");
+            p.over_sampling_batch_size = std::max(b, static_cast<std::int64_t>(std::ceil(alpha * static_cast<double>(b) - 1e-9)));
+            p.restart = c.get_string("tail_batching.resume") == "restart";
+            return std::make_unique<TailBatchingPolicy>(p);
+          }};
+}
+
+}  // namespace april::policies
