@@ -176,6 +176,7 @@ double predicted_iteration_s(const Calibration& c, const IterationPoint& it) {
 
 Calibration calibrate(const Profile& p) {
   Calibration c;
+  c.fitted = true;
   // Least squares on relative error (each row divided by its time), so cheap
   // and expensive iterations count alike and a slow outlier weighs less.
   std::vector<std::vector<double>> fit_a, held_a;
@@ -317,13 +318,18 @@ Calibration calibration_from_config(const base::Config& k) {
 }
 
 std::string describe(const Calibration& c) {
+  // A calibration read back from a file knows its coefficients, not how well they fit.
+  const std::string fit = c.fitted ? fmt::format(" (held-out error {:.1f}%, measurement noise {:.1f}%)", 100 * c.iteration_heldout_mape,
+                                                 100 * c.iteration_noise)
+                                   : "";
   return fmt::format(
       "iteration: decode pass {:.1f} us + {:.2f} us/request + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.2f} us/request + {:.3f} us/token + "
-      "{:.3f} us/padded token (held-out error {:.1f}%, measurement noise {:.1f}%); train {:.3f} s + {:.3f} us/token + {:.3f} us/padded token; "
-      "sync {:.4f} s; abort {:.6f} s + {:.3f} us/request{}",
+      "{:.3f} us/padded token{}; train {:.3f} s + {:.3f} us/token + {:.3f} us/padded token; "
+      "sync {:.4f} s; abort {:.6f} s + {:.3f} us/request{}{}",
       c.base_us, c.per_request_us, c.per_kv_tok_ns, c.prefill_base_us, c.per_prefill_request_us, c.per_prefill_tok_us,
-      c.per_padded_prefill_tok_us, 100 * c.iteration_heldout_mape, 100 * c.iteration_noise, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, c.sync_s,
-      c.abort_latency_s, c.abort_per_request_us, c.abort_points > 0 ? "" : " (the profile has no aborts)");
+      c.per_padded_prefill_tok_us, fit, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, c.sync_s, c.abort_latency_s,
+      c.abort_per_request_us, c.fitted && c.abort_points == 0 ? " (the profile has no aborts)" : "",
+      c.fitted ? "" : " (read from a calibration file)");
 }
 
 }  // namespace april::studies

@@ -64,6 +64,10 @@ struct Calibration {
   // measurement noise, a floor for the held-out error.
   double iteration_noise = 0;
   std::int64_t iteration_points = 0, heldout_points = 0;
+  // True when fitted to a profile here; false when read back from scenario
+  // keys (calibration_from_config), which carry the coefficients only: the
+  // fit's errors and abort points are then unknown, not zero.
+  bool fitted = false;
 };
 
 

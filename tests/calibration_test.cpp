@@ -261,6 +261,13 @@ TEST(Calibration, RecoversAKnownAbortLatency) {
   base::load_config_text(f.config, calibration_scenario_json(c).dump(), "model.json");
   EXPECT_DOUBLE_EQ(f.config.get_double("engine.abort_latency_s"), c.abort_latency_s);
   EXPECT_DOUBLE_EQ(calibration_from_config(f.config).abort_per_request_us, c.abort_per_request_us);
+  // Read back from the file, it knows its coefficients but not its fit: it
+  // claims neither a held-out error of 0 nor a profile without aborts.
+  const std::string read_back = describe(calibration_from_config(f.config));
+  EXPECT_EQ(read_back.find("held-out error"), std::string::npos) << read_back;
+  EXPECT_EQ(read_back.find("has no aborts"), std::string::npos) << read_back;
+  EXPECT_NE(read_back.find("read from a calibration file"), std::string::npos) << read_back;
+  EXPECT_NE(describe(c).find("held-out error"), std::string::npos);
   // A profile from before aborts were probed still calibrates, with no abort cost, and says so.
   auto old = synthetic_profile();
   old.aborts.clear();
