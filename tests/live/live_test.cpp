@@ -289,63 +289,78 @@ LiveOptions tiny_live() {
   return o;
 }
 
-// One policy object drives the live backend and, given the same completion
-// order, the simulator to the same decisions: the live run's sample lengths
-// become a trace, and the simulator (one engine, 1 ms per iteration, no cap,
-// which completes samples in the same order as the live engine) replays it.
-TEST(OnePolicyTwoBackends, SameCompletionOrderSameDecisions) {
-  april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "april.alpha=2", "max_response_len=16"});
-  auto policy = f.registry.get("april").make(f.config);  // one object for both runs
-  const CountdownTask task({4, 0.6, 10}, 7);
-  LiveBackend live(tiny_live(), task);
-  CountdownWorkload workload(task, 2);
-  rl::RlLoop loop(live, *policy, workload, {2, 16, false});
-  std::vector<std::vector<std::string>> live_batches, live_buffers;
-  std::map<std::string, std::vector<std::int32_t>> lengths;
+// What a run of the RL loop did, step by step: for comparing a live run with
+// its simulator twin.
+struct LoopRecord {
+  std::vector<std::vector<std::string>> batches, buffers;  // prompt ids
+  std::vector<rl::StepMetrics> steps;
+  std::vector<base::GroupSpec> trace;  // live runs only: what the twin replays
+};
+
+// Runs `steps` steps of `loop`, recording batches, buffers and metrics; with
+// `lengths`, also each batched sample's final length by prompt.
+void record_steps(rl::RlLoop& loop, int steps, LoopRecord& r, std::map<std::string, std::vector<std::int32_t>>* lengths) {
   loop.on_batch = [&](std::int64_t, const auto& ids) {
     std::vector<std::string> b;
     for (const auto& [id, prompt] : ids) {
       b.push_back(prompt);
+      if (lengths == nullptr) continue;
       for (const auto& segs : loop.group_segments(id)) {
         std::int32_t n = 0;
         for (const auto& s : segs) n += s.tokens;
-        lengths[prompt].push_back(n);
+        (*lengths)[prompt].push_back(n);
       }
     }
-    live_batches.push_back(b);
+    r.batches.push_back(b);
   };
-  const int steps = 5;
   for (int s = 0; s < steps; ++s) {
-    loop.run_step();
+    r.steps.push_back(loop.run_step());
     std::vector<std::string> buf;
     for (auto id : loop.buffer()) buf.push_back(loop.prompt_id(id));
-    live_buffers.push_back(buf);
+    r.buffers.push_back(buf);
   }
-  // The trace: batched groups with their final lengths; groups never batched
-  // at the cap, so that they do not complete earlier than they did live.
-  std::vector<base::GroupSpec> trace;
+}
+
+// A live run of `policy` on the countdown task (B = 2, n = 2, cap 16), and
+// the trace its twin replays: batched groups with their final lengths, groups
+// never batched at the cap, so that they do not complete earlier than they did live.
+LoopRecord run_live(policies::Policy& policy, int steps) {
+  const CountdownTask task({4, 0.6, 10}, 7);
+  LiveBackend live(tiny_live(), task);
+  CountdownWorkload workload(task, 2);
+  rl::RlLoop loop(live, policy, workload, {2, 16, false});
+  LoopRecord r;
+  std::map<std::string, std::vector<std::int32_t>> lengths;
+  record_steps(loop, steps, r, &lengths);
   for (std::int64_t i = 0; i < workload.next_index(); ++i) {
     const auto id = CountdownTask::prompt_id(i);
     auto it = lengths.find(id);
-    trace.push_back(april::testing::group(id, it != lengths.end() ? it->second : std::vector<std::int32_t>{16, 16}, 3));
+    r.trace.push_back(april::testing::group(id, it != lengths.end() ? it->second : std::vector<std::int32_t>{16, 16}, 3));
   }
-  // The simulator, driven by the very same policy object.
-  auto sim_backend = scenario::make_sim_backend(f.config);
+  return r;
+}
+
+// The simulator twin: one engine, 1 ms per iteration, no cap (handcheck),
+// which completes samples in the same order as the live engine.
+LoopRecord run_twin(const base::Config& config, policies::Policy& policy, const std::vector<base::GroupSpec>& trace, int steps) {
+  auto sim_backend = scenario::make_sim_backend(config);
   traces::TraceReplay replay(trace, "live");
-  rl::RlLoop sim_loop(*sim_backend, *policy, replay, {2, 16, false});
-  std::vector<std::vector<std::string>> sim_batches;
-  sim_loop.on_batch = [&](std::int64_t, const auto& ids) {
-    std::vector<std::string> b;
-    for (const auto& [id, prompt] : ids) b.push_back(prompt);
-    sim_batches.push_back(b);
-  };
-  for (int s = 0; s < steps; ++s) {
-    sim_loop.run_step();
-    std::vector<std::string> buf;
-    for (auto id : sim_loop.buffer()) buf.push_back(sim_loop.prompt_id(id));
-    EXPECT_EQ(buf, live_buffers[static_cast<std::size_t>(s)]) << "buffer after step " << s;
-  }
-  EXPECT_EQ(sim_batches, live_batches);
+  rl::RlLoop loop(*sim_backend, policy, replay, {2, 16, false});
+  LoopRecord r;
+  record_steps(loop, steps, r, nullptr);
+  return r;
+}
+
+// One policy object drives the live backend and, given the same completion
+// order, the simulator to the same decisions: the live run's sample lengths
+// become a trace, and the simulator replays it.
+TEST(OnePolicyTwoBackends, SameCompletionOrderSameDecisions) {
+  april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "april.alpha=2", "max_response_len=16"});
+  auto policy = f.registry.get("april").make(f.config);  // one object for both runs
+  const auto live = run_live(*policy, 5);
+  const auto sim = run_twin(f.config, *policy, live.trace, 5);
+  EXPECT_EQ(sim.buffers, live.buffers);
+  EXPECT_EQ(sim.batches, live.batches);
 }
 
 // april_adaptive on both backends: the same factory makes one object for the
@@ -357,57 +372,21 @@ TEST(OnePolicyTwoBackends, AprilAdaptiveChoosesTheSameOverProvisioningLiveAndSim
   april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
                                           "april_adaptive.alpha=2", "april_adaptive.target_offpolicy=0.2", "april_adaptive.gain=4"});
   const auto& entry = f.registry.get("april_adaptive");
-  auto live_policy = entry.make(f.config);
-  const CountdownTask task({4, 0.6, 10}, 7);
-  LiveBackend live(tiny_live(), task);
-  CountdownWorkload workload(task, 2);
-  rl::RlLoop loop(live, *live_policy, workload, {2, 16, false});
-  std::vector<std::vector<std::string>> live_batches;
-  std::map<std::string, std::vector<std::int32_t>> lengths;
-  loop.on_batch = [&](std::int64_t, const auto& ids) {
-    std::vector<std::string> b;
-    for (const auto& [id, prompt] : ids) {
-      b.push_back(prompt);
-      for (const auto& segs : loop.group_segments(id)) {
-        std::int32_t n = 0;
-        for (const auto& s : segs) n += s.tokens;
-        lengths[prompt].push_back(n);
-      }
-    }
-    live_batches.push_back(b);
-  };
   const int steps = 6;
-  std::vector<std::int64_t> live_submitted, live_offpolicy;
-  for (int s = 0; s < steps; ++s) {
-    const auto m = loop.run_step();
-    live_submitted.push_back(m.groups_submitted);
-    live_offpolicy.push_back(m.tokens_offpolicy);
-  }
-  std::vector<base::GroupSpec> trace;
-  for (std::int64_t i = 0; i < workload.next_index(); ++i) {
-    const auto id = CountdownTask::prompt_id(i);
-    auto it = lengths.find(id);
-    trace.push_back(april::testing::group(id, it != lengths.end() ? it->second : std::vector<std::int32_t>{16, 16}, 3));
-  }
+  auto live_policy = entry.make(f.config);
+  const auto live = run_live(*live_policy, steps);
   auto sim_policy = entry.make(f.config);
-  auto sim_backend = scenario::make_sim_backend(f.config);
-  traces::TraceReplay replay(trace, "live");
-  rl::RlLoop sim_loop(*sim_backend, *sim_policy, replay, {2, 16, false});
-  std::vector<std::vector<std::string>> sim_batches;
-  sim_loop.on_batch = [&](std::int64_t, const auto& ids) {
-    std::vector<std::string> b;
-    for (const auto& [id, prompt] : ids) b.push_back(prompt);
-    sim_batches.push_back(b);
-  };
-  std::vector<std::int64_t> sim_submitted, sim_offpolicy;
+  const auto sim = run_twin(f.config, *sim_policy, live.trace, steps);
+  std::vector<std::int64_t> live_submitted, sim_submitted;
   for (int s = 0; s < steps; ++s) {
-    const auto m = sim_loop.run_step();
-    sim_submitted.push_back(m.groups_submitted);
-    sim_offpolicy.push_back(m.tokens_offpolicy);
+    const auto k = static_cast<std::size_t>(s);
+    EXPECT_EQ(sim.steps[k].tokens_offpolicy, live.steps[k].tokens_offpolicy) << "step " << s;
+    live_submitted.push_back(live.steps[k].groups_submitted);
+    sim_submitted.push_back(sim.steps[k].groups_submitted);
   }
-  EXPECT_EQ(sim_offpolicy, live_offpolicy);
   EXPECT_EQ(sim_submitted, live_submitted);
-  EXPECT_EQ(sim_batches, live_batches);
+  EXPECT_EQ(sim.batches, live.batches);
+  EXPECT_EQ(sim.buffers, live.buffers);
   // It adapted: B' left its starting 4.
   EXPECT_NE(std::count(live_submitted.begin(), live_submitted.end(), 4), steps) << "B' never changed";
 }
