@@ -2,19 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 
 namespace april::policies {
-namespace {
-
-std::int64_t groups_for(double alpha, std::int64_t batch_size) {
-  // The same rounding as april.alpha: ceil, with a tolerance for alpha x B
-  // that is an integer up to floating-point error.
-  return std::max(batch_size, static_cast<std::int64_t>(std::ceil(alpha * static_cast<double>(batch_size) - 1e-9)));
-}
-
-}  // namespace
-
 Decisions AprilAdaptivePolicy::wave(const RolloutView& view) const {
   Decisions d = take_from_buffer_fifo(view, b_prime_, p_.max_staleness);
   d.fresh_groups = b_prime_ - static_cast<std::int64_t>(d.take_from_buffer.size());
@@ -32,7 +21,7 @@ Decisions AprilAdaptivePolicy::on_step_start(const RolloutView& view) {
     const std::optional<double> share = last_step_ > 0 ? std::optional<double>(last_offpolicy_share_) : std::nullopt;
     controller_.update(share, static_cast<std::int64_t>(view.buffer().size()), buffer_tok, view.batch_size());
   }
-  b_prime_ = groups_for(controller_.alpha(), view.batch_size());
+  b_prime_ = over_sampling_groups(controller_.alpha(), view.batch_size());
   return wave(view);
 }
 
@@ -59,7 +48,7 @@ Decisions AprilAdaptivePolicy::on_group_rejected(const RolloutView& view, GroupI
 }
 
 std::int64_t AprilAdaptivePolicy::resident_groups_bound(std::int64_t batch_size) const {
-  return groups_for(p_.controller.alpha_max, batch_size);
+  return over_sampling_groups(p_.controller.alpha_max, batch_size);
 }
 
 PolicyEntry april_adaptive_policy_entry() {

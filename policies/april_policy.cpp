@@ -56,7 +56,7 @@ PolicyEntry april_policy_entry() {
                 throw base::ConfigError(fmt::format("key 'april.alpha': {} x rollout_batch_size {} asks for {:.3g} groups per step, more "
                                                     "than {}", alpha, b, b_prime, kMaxOverSampling));
               }
-              p.over_sampling_batch_size = static_cast<std::int64_t>(b_prime);
+              p.over_sampling_batch_size = over_sampling_groups(alpha, b);
             }
             if (p.over_sampling_batch_size < b) {
               throw base::ConfigError(fmt::format("key 'april.over_sampling_batch_size': B' = {} is smaller than rollout_batch_size = {}",

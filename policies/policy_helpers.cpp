@@ -1,6 +1,7 @@
 #include "policies/policy_helpers.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace april::policies {
 
@@ -15,6 +16,10 @@ Decisions take_from_buffer_fifo(const RolloutView& view, std::int64_t max_groups
     d.take_from_buffer.push_back({id, restart_all || stale});
   }
   return d;
+}
+
+std::int64_t over_sampling_groups(double alpha, std::int64_t batch_size) {
+  return std::max(batch_size, static_cast<std::int64_t>(std::ceil(alpha * static_cast<double>(batch_size) - 1e-9)));
 }
 
 bool end_if_batch_ready(const RolloutView& view, Decisions& d) {

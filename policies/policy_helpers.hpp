@@ -12,6 +12,11 @@ namespace april::policies {
 Decisions take_from_buffer_fifo(const RolloutView& view, std::int64_t max_groups, std::int64_t max_staleness,
                                 bool restart_all = false);
 
+// B' = ceil(alpha x B), at least B. The tolerance keeps an alpha x B that is
+// an integer up to floating-point error (2.0000000001 x 32) from rounding up.
+// Shared by every policy that over-provisions by a factor, so they round alike.
+std::int64_t over_sampling_groups(double alpha, std::int64_t batch_size);
+
 // When at least B groups are accepted: end the phase on the first B.
 bool end_if_batch_ready(const RolloutView& view, Decisions& d);
 

@@ -1,9 +1,5 @@
 #include "policies/tail_batching_policy.hpp"
 
-#include <fmt/format.h>
-
-#include <cmath>
-
 namespace april::policies {
 
 Decisions TailBatchingPolicy::on_step_start(const RolloutView& view) {
@@ -38,7 +34,7 @@ PolicyEntry tail_batching_policy_entry() {
             TailBatchingParams p;
             const std::int64_t b = c.get_int("rollout_batch_size");
             const double alpha = c.get_double("tail_batching.alpha");
-            p.over_sampling_batch_size = std::max(b, static_cast<std::int64_t>(std::ceil(alpha * static_cast<double>(b) - 1e-9)));
+            p.over_sampling_batch_size = over_sampling_groups(alpha, b);
             p.restart = c.get_string("tail_batching.resume") == "restart";
             return std::make_unique<TailBatchingPolicy>(p);
           }};

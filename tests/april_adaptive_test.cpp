@@ -42,11 +42,7 @@ TEST(AlphaController, TheMemoryTargetIsACeilingOnTheBufferedGroups) {
   EXPECT_DOUBLE_EQ(c.update(std::nullopt, 10, 8000, 4), 1.3125);
 }
 
-std::vector<base::GroupSpec> hand_trace() {
-  return {testing::group("p0", {3, 5}),  testing::group("p1", {10, 2}), testing::group("p2", {4, 4}),
-          testing::group("p3", {20, 1}), testing::group("p4", {6, 6}),  testing::group("p5", {1, 2}),
-          testing::group("p6", {8, 3}),  testing::group("p7", {2, 2})};
-}
+using testing::hand_trace;
 
 // B = 2, alpha 2, target 0.5, gain 1, on handcheck (1 ms per iteration, every
 // sample decodes one token per iteration, no prefill, train, sync or abort time):
@@ -62,9 +58,7 @@ std::vector<base::GroupSpec> hand_trace() {
 TEST(AprilAdaptive, DecisionsFollowTheHandTrace) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april_adaptive.alpha=2", "april_adaptive.target_offpolicy=0.5",
                                    "april_adaptive.gain=1"});
-  scenario::RunOptions o;
-  o.trace = hand_trace();
-  o.trace_name = "hand";
+  const auto o = testing::with_trace(hand_trace());
   scenario::Simulation sim(f.config, f.registry, "april_adaptive", o);
   std::vector<std::vector<GroupId>> batches;
   sim.loop().on_batch = [&](std::int64_t, const auto& ids) {

@@ -21,12 +21,7 @@ base::GroupSpec judged(const std::string& id, std::vector<std::int32_t> lengths,
   return g;
 }
 
-scenario::RunOptions with_trace(std::vector<base::GroupSpec> t) {
-  scenario::RunOptions o;
-  o.trace = std::move(t);
-  o.trace_name = "hand";
-  return o;
-}
+using testing::with_trace;
 
 // Records each batch's prompt ids.
 struct Batches {

@@ -11,20 +11,8 @@ namespace {
 using rl::Segment;
 using policies::GroupId;
 
-// Eight groups of two samples each; lengths chosen so every step can be
-// worked out by hand (1 ms per iteration, everything runs at once).
-std::vector<base::GroupSpec> hand_trace() {
-  return {testing::group("p0", {3, 5}),  testing::group("p1", {10, 2}), testing::group("p2", {4, 4}),
-          testing::group("p3", {20, 1}), testing::group("p4", {6, 6}),  testing::group("p5", {1, 2}),
-          testing::group("p6", {8, 3}),  testing::group("p7", {2, 2})};
-}
-
-scenario::RunOptions with_trace(std::vector<base::GroupSpec> t) {
-  scenario::RunOptions o;
-  o.trace = std::move(t);
-  o.trace_name = "hand";
-  return o;
-}
+using testing::hand_trace;
+using testing::with_trace;
 
 TEST(Handcheck, SyncRolloutTimeIsTheLongestSampleOfTheBatch) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "max_response_len=15"});

@@ -78,11 +78,9 @@ std::vector<std::string> observe(std::int32_t p3_long_sample, int steps) {
   std::vector<std::string> log;
   policies::PolicyRegistry registry;
   registry.add({"recording", "APRIL, recording its view", {}, [&log](const base::Config&) { return std::make_unique<RecordingPolicy>(log); }});
-  scenario::RunOptions o;
-  o.trace = std::vector<base::GroupSpec>{testing::group("p0", {3, 5}), testing::group("p1", {10, 2}), testing::group("p2", {4, 4}),
-                                         testing::group("p3", {p3_long_sample, 1}), testing::group("p4", {6, 6}),
-                                         testing::group("p5", {1, 2}), testing::group("p6", {8, 3}), testing::group("p7", {2, 2})};
-  o.trace_name = "hand";
+  auto trace = testing::hand_trace();
+  trace[3].response_tok[0] = p3_long_sample;
+  const auto o = testing::with_trace(std::move(trace));
   scenario::Simulation sim(f.config, registry, "recording", o);
   for (int s = 0; s < steps; ++s) (void)sim.step();
   return log;

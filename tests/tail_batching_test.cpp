@@ -11,11 +11,7 @@ namespace {
 
 using policies::GroupId;
 
-std::vector<base::GroupSpec> hand_trace() {
-  return {testing::group("p0", {3, 5}),  testing::group("p1", {10, 2}), testing::group("p2", {4, 4}),
-          testing::group("p3", {20, 1}), testing::group("p4", {6, 6}),  testing::group("p5", {1, 2}),
-          testing::group("p6", {8, 3}),  testing::group("p7", {2, 2})};
-}
+using testing::hand_trace;
 
 struct TailRun {
   std::vector<rl::StepMetrics> steps;
@@ -24,9 +20,7 @@ struct TailRun {
 
 TailRun run(const std::string& resume, int steps) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "tail_batching.alpha=2", "tail_batching.resume=" + resume});
-  scenario::RunOptions o;
-  o.trace = hand_trace();
-  o.trace_name = "hand";
+  const auto o = testing::with_trace(hand_trace());
   scenario::Simulation sim(f.config, f.registry, "tail_batching", o);
   TailRun r;
   sim.loop().on_batch = [&](std::int64_t, const auto& ids) {

@@ -30,4 +30,19 @@ inline base::GroupSpec group(const std::string& id, std::vector<std::int32_t> le
   return g;
 }
 
+// The hand trace the handcheck tests work out on paper: eight groups of two
+// samples, lengths chosen so that every step can be followed by hand.
+inline std::vector<base::GroupSpec> hand_trace() {
+  return {group("p0", {3, 5}), group("p1", {10, 2}), group("p2", {4, 4}), group("p3", {20, 1}),
+          group("p4", {6, 6}), group("p5", {1, 2}),  group("p6", {8, 3}), group("p7", {2, 2})};
+}
+
+// Run options that replay `trace` (named "hand").
+inline scenario::RunOptions with_trace(std::vector<base::GroupSpec> trace) {
+  scenario::RunOptions o;
+  o.trace = std::move(trace);
+  o.trace_name = "hand";
+  return o;
+}
+
 }  // namespace april::testing
