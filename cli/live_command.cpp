@@ -26,7 +26,9 @@ int live_command(const std::vector<std::string>& args) {
       "                  [--checkpoint DIR] [--resume DIR] [--set key=value]...\n"
       "Trains a transformer with GRPO on the countdown task (count down from N to 1, then stop: long-tail\n"
       "answer lengths, exact-match reward),\n"
-      "with the rollout policy driving a real continuous-batching engine. Warm-starts with live.sft_steps\n"
+      "with the rollout policy driving a real continuous-batching engine. A policy that overlaps rollout and\n"
+      "training (one_step_off, async) runs the trainer on its own thread and its own copy of the weights beside\n"
+      "the engine, each with live.threads torch threads. Warm-starts with live.sft_steps\n"
       "supervised steps, then prints one line per RL step; --out writes summary.json and\n"
       "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy.\n\noptions");
   std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, checkpoint, resume;
@@ -48,9 +50,9 @@ int live_command(const std::vector<std::string>& args) {
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   if (c.get_bool("filter.dynamic_sampling")) throw base::ConfigError("filter.dynamic_sampling is not supported by april live");
   auto policy = registry.get(policy_name).make(c);
-  if (policy->overlaps()) {
-    throw base::ConfigError(fmt::format("policy '{}' overlaps rollout and training; april live runs them in turn (the "
-                                        "simulator runs it: april simulate --set cluster.mode=disaggregated)", policy_name));
+  if (policy->overlaps() && (!checkpoint.empty() || !resume.empty())) {
+    throw base::ConfigError(fmt::format("policy '{}' overlaps rollout and training: its run never pauses between steps, and "
+                                        "april live does not checkpoint or resume such a run yet (--checkpoint, --resume)", policy_name));
   }
 
   const live::CountdownParams tp = live::task_params(c);

@@ -19,6 +19,9 @@ namespace april::scenario {
 // 4: masked batch tokens are counted as tokens_masked, no longer in
 //    tokens_wasted (runs that mask only: april.mask_offpolicy,
 //    april.max_token_staleness); every other result as in 3.
-inline constexpr std::int64_t kModelVersion = 4;
+// 5: a weight sync that starts at the instant an engine's iteration ends
+//    stops that engine there, as DESIGN.md 3b's instant order says (4 let
+//    the next iteration begin with the old weights); overlapped runs only.
+inline constexpr std::int64_t kModelVersion = 5;
 
 }  // namespace april::scenario

@@ -90,32 +90,32 @@ TEST(AsyncHandcheck, OneStepOffTrainsEachBatchOneVersionLate) {
 //   0: v0, room 2: g0 and g1 run together 0-5. At 5 g0 trains 5-8 (g1 queues);
 //      sync 8-10.                                                          step 0 ends at 10
 //   1: at 10, v1, room 3 - 2 = 1: g2 starts (v1); g1 trains 10-13 (staleness 1 x 5).
-//      At 13 the sync starts; the engine's iteration 13-14 had begun (its boundary
-//      at 13 came first), so g2 holds 4 tokens at 14 and waits; sync 13-15.
-//                                                                          step 1 ends at 15
+//      At 13 an iteration ends, the train step ends and the sync starts: the engine
+//      is at its boundary and starts nothing until the sync ends (DESIGN.md 3b, one
+//      instant), so g2 holds 3 tokens; sync 13-15.                        step 1 ends at 15
 //   2: at 15, v2, room 4 - 3 = 1: g3 starts; g2 drops its KV and re-prefills, the
-//      prefill pass yields its 5th token (v2) at 16. g2 trains 16-19: 4 tokens of v1
-//      and 1 of v2 at version 2: staleness sum 4, max 1. g3 (tokens at 16-20, v2)
-//      finishes at 20 during the sync 19-21.                               step 2 ends at 21
-//   3: at 21, v3, room 5 - 4 = 1: g4 starts; g3 trains 21-24 (5 tokens of v2 at
-//      version 3: staleness 5, max 1); sync 24-26.                         step 3 ends at 26
+//      prefill pass yields its 4th token (v2) at 16 and the 5th at 17. g2 trains 17-20:
+//      3 tokens of v1 and 2 of v2 at version 2: staleness sum 3, max 1. g3 (tokens at
+//      16-20, v2) finishes at 20, as the train step ends; sync 20-22.      step 2 ends at 22
+//   3: at 22, v3, room 5 - 4 = 1: g4 starts; g3 trains 22-25 (5 tokens of v2 at
+//      version 3: staleness 5, max 1); sync 25-27.                         step 3 ends at 27
 // Windows: step 0 reports g0, g1 (10 tokens); step 1 none (g2 still running);
-// step 2 g2 and g3; step 3 none (g4 is paused at 24-26 with 4 tokens).
+// step 2 g2 and g3; step 3 none (g4 is paused at 25-27 with 3 tokens).
 TEST(AsyncHandcheck, AsyncWithEtaOneOverlapsAndReportsStaleness) {
-  expect_steps("async", {"async.eta=1"}, {{0, 5, 5, 8, 10, 0, 0, 10}, {10, 5, 10, 13, 15, 5, 1, 0}, {15, 16, 16, 19, 21, 4, 1, 10},
-                                          {21, 20, 21, 24, 26, 5, 1, 0}});
+  expect_steps("async", {"async.eta=1"}, {{0, 5, 5, 8, 10, 0, 0, 10}, {10, 5, 10, 13, 15, 5, 1, 0}, {15, 17, 17, 20, 22, 3, 1, 10},
+                                          {22, 20, 22, 25, 27, 5, 1, 0}});
 }
 
 // eta = 2: room (v + 3) x B. 0: g0, g1, g2 together 0-5; g0 trains 5-8, sync 8-10.
-//   1: v1, room 4 - 3 = 1: g3 (v1) 10-; g1 trains 10-13 (staleness 1); sync 13-15 (g3 holds 4 at 14).
+//   1: v1, room 4 - 3 = 1: g3 (v1) 10-; g1 trains 10-13 (staleness 1); sync 13-15 (g3 holds 3 at 13).
 //   2: v2, room 5 - 4 = 1: g4; g2 trains 15-18 (v0 tokens at version 2: staleness 2 x 5); g3 re-prefills
-//      at 15 and ends at 16 (4 v1 + 1 v2 tokens); g4 runs 15-; sync 18-20 (g4 holds 4 at 19).
+//      at 15 and ends at 17 (3 v1 + 2 v2 tokens); g4 runs 15-; sync 18-20 (g4 holds 3 at 18).
 //                                                                          step 2 ends at 20
-//   3: v3, room 6 - 5 = 1: g5; g3 trains 20-23 at version 3: 4 x 2 + 1 x 1 = 9, max 2.
-// Windows: step 0: g0-g2 (15 tokens); 1: none; 2: g3 (5); 3: g4 (re-prefilled at 20, done at 21).
+//   3: v3, room 6 - 5 = 1: g5; g3 trains 20-23 at version 3: 3 x 2 + 2 x 1 = 8, max 2.
+// Windows: step 0: g0-g2 (15 tokens); 1: none; 2: g3 (5); 3: g4 (re-prefilled at 20, done at 22).
 TEST(AsyncHandcheck, AsyncWithEtaTwoLetsTokensAgeTwoVersions) {
   expect_steps("async", {"async.eta=2"}, {{0, 5, 5, 8, 10, 0, 0, 15}, {10, 5, 10, 13, 15, 5, 1, 0}, {15, 5, 15, 18, 20, 10, 2, 5},
-                                          {20, 16, 20, 23, 25, 9, 2, 5}});
+                                          {20, 17, 20, 23, 25, 8, 2, 5}});
 }
 
 // keep_kv (PipelineRL): no re-prefill at a version change; with a constant

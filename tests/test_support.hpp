@@ -1,5 +1,6 @@
 #pragma once
 // Helpers shared by the tests: a scenario Config built like the CLI does.
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +9,11 @@
 #include "scenario/simulation.hpp"
 #include "policies/registry.hpp"
 #include "base/config.hpp"
+
+namespace april::rl {
+// gtest prints a segment as (version, tokens) instead of its bytes.
+inline void PrintTo(const Segment& s, std::ostream* os) { *os << "(v" << s.version << ", " << s.tokens << ")"; }
+}  // namespace april::rl
 
 namespace april::testing {
 

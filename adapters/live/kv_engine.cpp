@@ -31,6 +31,18 @@ std::size_t KvEngine::running() const {
   return static_cast<std::size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.active; }));
 }
 
+std::vector<std::pair<std::uint64_t, std::int32_t>> KvEngine::in_flight_progress() const {
+  std::vector<const Slot*> active;
+  for (const auto& s : slots_) {
+    if (s.active) active.push_back(&s);
+  }
+  std::sort(active.begin(), active.end(), [](const Slot* a, const Slot* b) { return a->admitted < b->admitted; });
+  std::vector<std::pair<std::uint64_t, std::int32_t>> out;
+  for (const Slot* s : active) out.emplace_back(s->req.key, static_cast<std::int32_t>(s->out.tokens.size()));
+  for (const auto& r : queue_) out.emplace_back(r.key, 0);
+  return out;
+}
+
 std::int32_t KvEngine::sample(const torch::Tensor& logits_row, double temperature, double top_p, std::uint64_t seed, std::int64_t index,
                               float* logprob) {
   const auto logits = logits_row.to(torch::kCPU, torch::kFloat64);

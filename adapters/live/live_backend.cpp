@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -25,6 +26,15 @@ struct Stored {
   std::vector<float> logprobs;
 };
 
+// A sample submitted by the loop and not yet returned to it.
+struct InFlight {
+  std::int32_t max_new = 0;      // the loop's budget for this submission
+  std::int32_t engine_base = 0;  // tokens of earlier engine requests in this submission (before a recompute)
+  std::int32_t attributed = 0;   // tokens already given a version
+  bool crossed_sync = false;      // a sync found it in flight: its tokens span versions
+  base::TokensByVersion by_version;
+};
+
 }  // namespace
 
 bool device_available(const std::string& device) {
@@ -41,8 +51,18 @@ struct LiveBackend::Impl {
   std::unique_ptr<GrpoTrainer> trainer;
   std::unique_ptr<KvEngine> engine;
   std::unordered_map<rl::SampleKey, Stored> store;
+  std::unordered_map<rl::SampleKey, InFlight> flight;
+  std::int64_t engine_version = 0;  // the version of the engine's weights
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> paused_at;
   double last_loss = 0;
+  // Overlapped runs: a train step waiting to start, the one running (its
+  // thread; declared after the trainer so it is joined before the trainer
+  // goes), and a sync waiting to run.
+  std::optional<std::pair<std::vector<TrainSampleData>, std::int64_t>> train_to_start;
+  std::future<TrainStats> train_running;
+  std::optional<std::pair<std::int64_t, bool>> sync_to_run;  // (new version, recompute)
+  std::int64_t lockstep_left = 0;  // engine iterations the running train step still lasts (lockstep mode)
 
   Impl(const LiveOptions& o, const CountdownTask& t)
       : opt(o), task(t), device(parse_device(o.device)),
@@ -70,14 +90,90 @@ struct LiveBackend::Impl {
   }
 
   CountdownTask::Example example(const std::string& prompt_id) const { return task.example(CountdownTask::index_of(prompt_id)); }
+
+  void enqueue(rl::SampleKey key, std::int32_t max_new) {
+    const auto& st = store.at(key);
+    GenRequest g;
+    g.key = key;
+    g.context = example(st.prompt_id).prompt;
+    g.context.insert(g.context.end(), st.tokens.begin(), st.tokens.end());
+    g.generated_before = static_cast<std::int32_t>(st.tokens.size());
+    g.max_new = max_new;
+    g.seed = base::combine_seeds(opt.seed, key);
+    engine->add(std::move(g));
+  }
+
+  // An engine result back to the loop: its tokens joined to the sample's,
+  // the submission's progress with the versions that produced it.
+  rl::SampleProgress deliver(GenResult& d, bool returns_to_loop, std::int64_t version) {
+    auto& st = store.at(d.key);
+    st.tokens.insert(st.tokens.end(), d.tokens.begin(), d.tokens.end());
+    st.logprobs.insert(st.logprobs.end(), d.logprobs.begin(), d.logprobs.end());
+    auto& f = flight.at(d.key);
+    const auto total = f.engine_base + static_cast<std::int32_t>(d.tokens.size());
+    rl::SampleProgress p{d.key, total, {}};
+    if (f.crossed_sync && total > f.attributed) {
+      f.by_version.push_back({version, total - f.attributed});
+      f.attributed = total;
+    }
+    if (returns_to_loop) {
+      p.by_version = std::move(f.by_version);
+      flight.erase(d.key);
+    }
+    return p;
+  }
+
+  // Tokens generated so far by in-flight samples were sampled by `old_version`.
+  void attribute_in_flight(std::int64_t old_version) {
+    for (const auto& [key, n] : engine->in_flight_progress()) {
+      auto& f = flight.at(key);
+      const auto total = f.engine_base + n;
+      if (total > f.attributed) f.by_version.push_back({old_version, total - f.attributed});
+      f.attributed = total;
+      f.crossed_sync = true;
+    }
+  }
+
+  void launch_train() {
+    if (!train_to_start) return;
+    auto job = std::move(*train_to_start);
+    train_to_start.reset();
+    const auto threads = opt.threads;
+    lockstep_left = opt.train_lockstep_iterations;
+    train_running = std::async(std::launch::async, [this, threads, data = std::move(job.first), version = job.second] {
+      // OpenMP's thread count is per thread: this one gets the same as the engine's.
+      torch::set_num_threads(static_cast<int>(threads));
+      return trainer->step(data, version);
+    });
+  }
+
+  // Training started (or waiting to start) is finished, so the trainer's weights can be read.
+  void settle_trainer() {
+    launch_train();
+    if (train_running.valid()) train_running.wait();
+  }
 };
 
 LiveBackend::LiveBackend(const LiveOptions& options, const CountdownTask& task) : impl_(std::make_unique<Impl>(options, task)) {}
 LiveBackend::~LiveBackend() = default;
 
 double LiveBackend::now_s() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - impl_->t0).count();
+  const auto now = impl_->paused_at.value_or(std::chrono::steady_clock::now());
+  return std::chrono::duration<double>(now - impl_->t0).count();
 }
+
+void LiveBackend::pause_clock() {
+  if (!impl_->paused_at) impl_->paused_at = std::chrono::steady_clock::now();
+}
+
+void LiveBackend::resume_clock() {
+  if (!impl_->paused_at) return;
+  impl_->t0 += std::chrono::steady_clock::now() - *impl_->paused_at;
+  impl_->paused_at.reset();
+  impl_->launch_train();
+}
+
+void LiveBackend::wait_for_trainer() { impl_->settle_trainer(); }
 
 std::int64_t LiveBackend::max_running_per_engine() const { return impl_->opt.slots; }
 
@@ -91,14 +187,10 @@ void LiveBackend::submit(const rl::SampleRequest& r) {
   if (static_cast<std::int32_t>(st.tokens.size()) != r.generated_tok) {
     throw std::logic_error(fmt::format("live backend: sample {} holds {} tokens, the loop says {}", r.key, st.tokens.size(), r.generated_tok));
   }
-  GenRequest g;
-  g.key = r.key;
-  g.context = impl_->example(r.prompt_id).prompt;
-  g.context.insert(g.context.end(), st.tokens.begin(), st.tokens.end());
-  g.generated_before = r.generated_tok;
-  g.max_new = r.max_new_tok;
-  g.seed = base::combine_seeds(impl_->opt.seed, r.key);
-  impl_->engine->add(std::move(g));
+  if (!impl_->flight.emplace(r.key, InFlight{r.max_new_tok, 0, 0, false, {}}).second) {
+    throw std::logic_error(fmt::format("live backend: sample {} submitted while in flight", r.key));
+  }
+  impl_->enqueue(r.key, r.max_new_tok);
 }
 
 std::vector<rl::SampleProgress> LiveBackend::wait_for_completions() {
@@ -109,33 +201,26 @@ std::vector<rl::SampleProgress> LiveBackend::wait_for_completions() {
     auto done = impl_->engine->step();
     if (done.empty()) continue;
     std::vector<rl::SampleProgress> out;
-    for (auto& d : done) {
-      auto& st = impl_->store.at(d.key);
-      st.tokens.insert(st.tokens.end(), d.tokens.begin(), d.tokens.end());
-      st.logprobs.insert(st.logprobs.end(), d.logprobs.begin(), d.logprobs.end());
-      out.push_back({d.key, static_cast<std::int32_t>(d.tokens.size()), {}});
-    }
+    for (auto& d : done) out.push_back(impl_->deliver(d, true, impl_->engine_version));
     return out;
   }
 }
 
 std::vector<rl::SampleProgress> LiveBackend::abort_all() {
   std::vector<rl::SampleProgress> out;
-  for (auto& d : impl_->engine->abort_all()) {
-    auto& st = impl_->store.at(d.key);
-    st.tokens.insert(st.tokens.end(), d.tokens.begin(), d.tokens.end());
-    st.logprobs.insert(st.logprobs.end(), d.logprobs.begin(), d.logprobs.end());
-    out.push_back({d.key, static_cast<std::int32_t>(d.tokens.size()), {}});
-  }
+  for (auto& d : impl_->engine->abort_all()) out.push_back(impl_->deliver(d, true, impl_->engine_version));
   return out;
 }
 
-rl::TrainReport LiveBackend::train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
+namespace {
+
+std::vector<TrainSampleData> train_data(const std::vector<rl::TrainSample>& batch,
+                                        const std::unordered_map<rl::SampleKey, Stored>& store, const CountdownTask& task) {
   std::vector<TrainSampleData> data;
   for (const auto& s : batch) {
-    const auto& st = impl_->store.at(s.key);
+    const auto& st = store.at(s.key);
     TrainSampleData d;
-    const auto ex = impl_->example(st.prompt_id);
+    const auto ex = task.example(CountdownTask::index_of(st.prompt_id));
     d.prompt = ex.prompt;
     d.response = st.tokens;
     d.rollout_logprobs = st.logprobs;
@@ -148,15 +233,100 @@ rl::TrainReport LiveBackend::train(const std::vector<rl::TrainSample>& batch, st
     d.group = rl::key_group(s.key);
     data.push_back(std::move(d));
   }
+  return data;
+}
+
+}  // namespace
+
+rl::TrainReport LiveBackend::train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
+  auto data = train_data(batch, impl_->store, impl_->task);
   const TrainStats st = impl_->trainer->step(data, version);
   for (const auto& s : batch) impl_->store.erase(s.key);
   impl_->last_loss = st.loss;
   return {st.reward_mean, st.accuracy, st.loss};
 }
 
-void LiveBackend::sync_weights(std::int64_t /*new_version*/) {
+void LiveBackend::start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
+  if (impl_->train_to_start || impl_->train_running.valid() || impl_->sync_to_run) {
+    throw std::logic_error("live backend: start_train while the trainer is busy");
+  }
+  // The batch's tokens are copied out now: the engine goes on while the trainer reads them.
+  impl_->train_to_start.emplace(train_data(batch, impl_->store, impl_->task), version);
+  for (const auto& s : batch) impl_->store.erase(s.key);
+  if (!impl_->paused_at) impl_->launch_train();
+}
+
+void LiveBackend::start_sync(std::int64_t new_version, bool recompute) {
+  if (impl_->train_to_start || impl_->train_running.valid() || impl_->sync_to_run) {
+    throw std::logic_error("live backend: start_sync while the trainer is busy");
+  }
+  impl_->sync_to_run.emplace(new_version, recompute);
+}
+
+rl::BackendEvents LiveBackend::wait_for_events() {
+  auto& im = *impl_;
+  resume_clock();
+  rl::BackendEvents ev;
+  if (im.sync_to_run) {
+    // The engine is at an iteration boundary (it steps on this thread): it
+    // waits for the copy, as DESIGN.md 3b's engines pause for a sync.
+    const auto [version, recompute] = *im.sync_to_run;
+    im.sync_to_run.reset();
+    im.attribute_in_flight(version - 1);
+    copy_weights(im.trainer->policy(), im.engine->model());
+    if (im.device.is_cuda()) torch::cuda::synchronize();
+    im.engine_version = version;
+    if (recompute) {
+      // AReaL's interruptible generation: each in-flight request drops its KV
+      // and is admitted again with prompt + its tokens so far, in the order
+      // it held; the re-prefill is counted as prefill, its draws continue at
+      // the same token index.
+      for (auto& d : im.engine->abort_all()) {
+        const auto n = static_cast<std::int32_t>(d.tokens.size());
+        im.deliver(d, false, version - 1);
+        auto& f = im.flight.at(d.key);
+        f.engine_base += n;
+        im.enqueue(d.key, f.max_new - f.engine_base);
+      }
+    }
+    ev.sync_ended = true;
+    return ev;
+  }
+  im.launch_train();
+  const bool lockstep = im.opt.train_lockstep_iterations > 0;
+  const auto report_train = [&] {
+    const TrainStats st = im.train_running.get();  // rethrows the trainer's error
+    im.last_loss = st.loss;
+    ev.train_ended = rl::TrainReport{st.reward_mean, st.accuracy, st.loss};
+  };
+  // The train step's end, seen at an iteration boundary: when its thread is
+  // done, or in lockstep mode once it has lasted its iterations.
+  const auto train_done = [&] {
+    if (!im.train_running.valid()) return false;
+    if (lockstep ? im.lockstep_left > 0 : im.train_running.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+    report_train();
+    return true;
+  };
+  for (;;) {
+    if (train_done()) return ev;
+    if (im.engine->running() == 0 && im.engine->waiting() == 0) {
+      if (!im.train_running.valid()) throw std::logic_error("wait_for_events with nothing in flight, training or syncing");
+      // Nothing else can happen before the train step ends (in lockstep
+      // mode its remaining iterations pass idle).
+      report_train();
+      return ev;
+    }
+    for (auto& d : im.engine->step()) ev.finished.push_back(im.deliver(d, true, im.engine_version));
+    if (im.train_running.valid() && im.lockstep_left > 0) --im.lockstep_left;
+    train_done();
+    if (!ev.finished.empty() || ev.train_ended) return ev;
+  }
+}
+
+void LiveBackend::sync_weights(std::int64_t new_version) {
   copy_weights(impl_->trainer->policy(), impl_->engine->model());
   if (impl_->device.is_cuda()) torch::cuda::synchronize();
+  impl_->engine_version = new_version;
 }
 
 std::vector<studies::IterationPoint> LiveBackend::take_iteration_log() { return impl_->engine->take_iteration_log(); }
@@ -188,6 +358,7 @@ double LiveBackend::warm_start(const std::function<void(std::int64_t, double)>& 
 }
 
 double LiveBackend::evaluate(std::int64_t prompts) {
+  impl_->settle_trainer();
   torch::NoGradGuard no_grad;
   EngineOptions e;
   e.slots = std::min<std::int64_t>(impl_->opt.slots, prompts);
@@ -234,6 +405,7 @@ std::vector<std::int32_t> LiveBackend::sample_tokens(rl::SampleKey key) const {
 }
 
 void LiveBackend::save(const std::string& dir) const {
+  impl_->settle_trainer();
   std::filesystem::create_directories(dir);
   torch::save(impl_->trainer->policy(), (std::filesystem::path(dir) / "model.pt").string());
   torch::save(impl_->trainer->optimizer(), (std::filesystem::path(dir) / "optimizer.pt").string());

@@ -42,6 +42,23 @@ class LiveBackend final : public rl::Backend {
   void sync_weights(std::int64_t new_version) override;
   [[nodiscard]] rl::BackendCounters counters() const override;
 
+  // Overlapped operation (DESIGN.md 3b): the trainer runs a step on its own
+  // thread and its own copy of the weights while the engine generates on the
+  // caller's; a sync copies the trainer's weights into the engine at an
+  // iteration boundary.
+  [[nodiscard]] bool can_overlap() const override { return true; }
+  void start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version) override;
+  void start_sync(std::int64_t new_version, bool recompute) override;
+  rl::BackendEvents wait_for_events() override;
+  // Stops the clock (and holds a train step started meanwhile until the next
+  // wait_for_events), so that runs taking turns on one machine each time only
+  // their own work: april validate interleaves policies step by step.
+  void pause_clock();
+  void resume_clock();
+  // Blocks until a train step started (and not held by a paused clock) has
+  // computed; its end is still reported by wait_for_events.
+  void wait_for_trainer();
+
   // Supervised warm start on the task (the "pretrained" starting point RL post-trains).
   double warm_start(const std::function<void(std::int64_t step, double loss)>& progress = {});
   // Greedy exact-match accuracy on `prompts` held-out prompts.

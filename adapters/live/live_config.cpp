@@ -30,7 +30,12 @@ void declare_live_knobs(base::ConfigSchema& s) {
   s.add({"live.sft_steps", KnobType::Int, std::int64_t{300}, "steps", "supervised warm-start steps before RL", base::in_range(0, 10'000'000)});
   s.add({"live.sft_batch", KnobType::Int, std::int64_t{32}, "examples", "warm-start batch size", base::in_range(1, 1 << 16)});
   s.add({"live.threads", KnobType::Int, std::int64_t{1}, "threads",
-         "torch intra-op threads (BLAS runs single-threaded); on 2 cores, 1 was faster and steadier than 2", base::in_range(1, 256)});
+         "torch intra-op threads (BLAS runs single-threaded), for the engine and, in an overlapped run, for the trainer beside it; "
+         "on 2 cores, 1 was faster and steadier than 2", base::in_range(1, 256)});
+  s.add({"live.train_lockstep_iterations", KnobType::Int, std::int64_t{0}, "iterations",
+         "overlapped policies: 0 = a train step ends when computed; K > 0 = it ends after exactly K engine iterations (waiting for "
+         "the trainer if need be), making the run reproducible",
+         base::in_range(0, 1 << 30)});
   s.add({"live.eval_prompts", KnobType::Int, std::int64_t{64}, "prompts", "held-out prompts for greedy accuracy before and after", base::in_range(0, 1 << 20)});
   s.add({"live.task_median_len", KnobType::Double, 6.0, "", "countdown task: median start number N (answer: N + 1 tokens)",
          base::in_range(1, 4096)});
@@ -59,6 +64,7 @@ LiveOptions live_options(const base::Config& c, const std::string& device, std::
   lo.sft_steps = c.get_int("live.sft_steps");
   lo.sft_batch = c.get_int("live.sft_batch");
   lo.threads = c.get_int("live.threads");
+  lo.train_lockstep_iterations = c.get_int("live.train_lockstep_iterations");
   lo.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
   lo.seed = static_cast<std::uint64_t>(c.get_int("seed"));
   return lo;

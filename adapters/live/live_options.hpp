@@ -21,6 +21,12 @@ struct LiveOptions {
   std::int64_t threads = 2;
   std::int32_t max_response_len = 48;
   std::uint64_t seed = 1;
+  // Overlapped runs: 0, a train step ends when its thread has computed it;
+  // K > 0, it ends after exactly K engine iterations (waiting for its thread
+  // if need be), so which tokens a sync finds in flight no longer depends on
+  // timing: the run is reproducible and a simulator twin with 1 iteration =
+  // 1 time unit and train = K units gives the same versions.
+  std::int64_t train_lockstep_iterations = 0;
   bool record_iterations = false;  // keep the engine's per-iteration log (take_iteration_log)
 };
 

@@ -130,7 +130,10 @@ void SimBackend::start_sync(std::int64_t new_version, bool recompute) {
   if (!config_.can_overlap) throw std::logic_error("start_sync on a colocated cluster");
   if (train_running_ || sync_running_) throw std::logic_error("start_sync while the trainer is busy");
   sync_running_ = true;
-  for (auto& e : engines_) e->pause();
+  // An iteration that began at this instant has done nothing yet: the engine
+  // is at its boundary and waits for the new weights (DESIGN.md 3b: an idle
+  // engine starts its next iteration only after the instant's decisions).
+  for (auto& e : engines_) e->pause(true);
   sim_.schedule_in(sim::TimeNs::from_s(config_.sync_time_s), kTagSyncEnd, [this, new_version, recompute] {
     for (auto& e : engines_) e->resume(new_version, recompute);
     sync_running_ = false;

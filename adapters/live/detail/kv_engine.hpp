@@ -67,6 +67,9 @@ class KvEngine {
   std::vector<GenResult> abort_all();
   [[nodiscard]] std::size_t running() const;
   [[nodiscard]] std::size_t waiting() const { return queue_.size(); }
+  // Each running request's tokens generated in this submission, then each
+  // queued one's (none), in the order abort_all returns them.
+  [[nodiscard]] std::vector<std::pair<std::uint64_t, std::int32_t>> in_flight_progress() const;
   [[nodiscard]] const EngineStats& stats() const { return stats_; }
   // The recorded iterations since the last call (empty unless record_iterations).
   std::vector<studies::IterationPoint> take_iteration_log() { return std::exchange(log_, {}); }
