@@ -76,6 +76,8 @@ int validate_command(const std::vector<std::string>& args) {
       "Runs each policy live (taking turns step by step, so machine drift hits all alike), then in the\n"
       "simulator calibrated to the live engine on the live run's own sample lengths, and reports per-step\n"
       "rollout-time error (median, p90), total-time error and the gain over sync, measured vs predicted.\n"
+      "one_step_off and async train beside the engine live and run on a disaggregated twin (one GPU each);\n"
+      "their steps are compared on step time.\n"
       "Without --calibration, the engine is profiled in slices between the live steps and fitted.\n\noptions");
   std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir;
   std::vector<std::string> policy_args, sets;
@@ -120,6 +122,24 @@ int validate_command(const std::vector<std::string>& args) {
     fmt::print("{:<8} {:>6} {:>4}/{:<3} {:>9} {:>11.1f}% {:>11.1f}% {:>+11.1f}% {:>12.0f} {:>12.0f}\n", p.policy, p.live.size(),
                p.instant_agree, p.instant_steps, p.steps_same_tokens, 100 * p.median_error, 100 * p.p90_error, 100 * p.total_time_error,
                p.live_rollout_tok_s, p.sim_rollout_tok_s);
+  }
+  bool any_overlapped = false;
+  for (const auto& p : report.policies) {
+    if (!p.effective_gain_measured) continue;
+    fmt::print("{} over sync, effective throughput (trained tok / total s): measured {:+.1f}%, predicted {:+.1f}% ({:+.1f} pp)\n",
+               p.policy, 100 * *p.effective_gain_measured, 100 * *p.effective_gain_predicted,
+               100 * (*p.effective_gain_predicted - *p.effective_gain_measured));
+  }
+  for (const auto& p : report.policies) {
+    if (!p.overlapped) continue;
+    any_overlapped = true;
+    const auto ratio = [](const std::optional<double>& r) { return r ? fmt::format("{:.2f}", *r) : std::string("-"); };
+    fmt::print("{}: live iteration time / calibrated prediction, median: {} beside a computing train step, {} alone\n", p.policy,
+               ratio(p.iteration_ratio_beside_train), ratio(p.iteration_ratio_alone));
+  }
+  if (any_overlapped) {
+    fmt::print("overlapped policies: the trainer runs beside the engine (one thread each) and the twin is disaggregated (one GPU\n"
+               "each); err compares whole steps; the twin does not model the two slowing each other (the ratios above)\n");
   }
   fmt::print("instant: steps whose batch was complete in the buffer (no rollout time), predicted as such / seen\n");
   fmt::print("same tok: steps whose rollout decoded as many tokens in the simulator as live (it replays the live schedule)\n");

@@ -24,6 +24,7 @@ namespace april::studies {
 // pays for requests x longest).
 struct IterationPoint {
   double batch = 0, kv_tok = 0, prefill_requests = 0, prefill_tok = 0, prefill_longest_tok = 0, time_s = 0;
+  bool beside_train = false;  // a live overlapped run's: a train step computed on the same machine meanwhile
   [[nodiscard]] double decode_batch() const { return batch - prefill_requests; }
 };
 // One train step on `samples` samples, `tokens` prompt + response tokens in

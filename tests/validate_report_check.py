@@ -4,7 +4,7 @@ import math
 import sys
 
 report = json.load(open(sys.argv[1]))
-assert set(report["policies"]) == {"sync", "april"}, report["policies"].keys()
+assert set(report["policies"]) == {"sync", "april", "one_step_off"}, report["policies"].keys()
 for name, p in report["policies"].items():
     for key in ("steps", "instant_steps", "instant_steps_predicted", "median_step_rollout_error", "p90_step_rollout_error",
                 "total_time_error", "live_rollout_throughput_tok_s", "sim_rollout_throughput_tok_s", "live_rollout_time_s",
@@ -18,10 +18,20 @@ for name, p in report["policies"].items():
     assert -1 < p["total_time_error"] < 10
     assert p["live_rollout_throughput_tok_s"] > 0 and p["sim_rollout_throughput_tok_s"] > 0
     assert all(t >= 0 for t in p["live_rollout_time_s"] + p["sim_rollout_time_s"])
-    # On the live run's own lengths the twin replays the live schedule: both
-    # policies decide by counts, not times, so every step decodes the same tokens.
+    # On the live run's own lengths the twin replays the live schedule: these
+    # policies decide by counts, not times (one_step_off's syncs wait for the
+    # whole rollout), so every step decodes the same tokens.
     assert p["live_tokens_generated"] == p["sim_tokens_generated"], f"{name}: {p['live_tokens_generated']} vs {p['sim_tokens_generated']}"
     assert p["steps_same_tokens"] == 5
+    # one_step_off trains beside the engine: compared on whole steps, on a disaggregated twin.
+    assert p["overlapped"] == (name == "one_step_off") and p["compared_time"] == ("step_time_s" if p["overlapped"] else "rollout_time_s")
+    assert p["live_effective_throughput_tok_s"] > 0 and p["sim_effective_throughput_tok_s"] > 0
+    if name == "sync":
+        assert p["effective_gain_measured"] is None
+    else:
+        assert math.isfinite(p["effective_gain_error_pp"]), name
+    if p["overlapped"]:
+        assert p["iteration_time_ratio_alone"] is not None and p["iteration_time_ratio_alone"] > 0
 for key in ("gain_measured", "gain_predicted", "gain_error_pp"):
     assert report[key] is not None and math.isfinite(report[key]), key
 assert report["calibration"]["engine"]["iteration_model"] == "linear"

@@ -187,6 +187,7 @@ std::vector<GenResult> KvEngine::step() {
     point.batch += static_cast<double>(active);
     point.kv_tok += point.prefill_tok;  // resident at the start, as the simulator counts it
     point.time_s = dt;
+    point.beside_train = beside_train_;
     log_.push_back(point);
   }
   return done;

@@ -170,7 +170,6 @@ void LiveBackend::resume_clock() {
   if (!impl_->paused_at) return;
   impl_->t0 += std::chrono::steady_clock::now() - *impl_->paused_at;
   impl_->paused_at.reset();
-  impl_->launch_train();
 }
 
 void LiveBackend::wait_for_trainer() { impl_->settle_trainer(); }
@@ -253,7 +252,9 @@ void LiveBackend::start_train(const std::vector<rl::TrainSample>& batch, std::in
   // The batch's tokens are copied out now: the engine goes on while the trainer reads them.
   impl_->train_to_start.emplace(train_data(batch, impl_->store, impl_->task), version);
   for (const auto& s : batch) impl_->store.erase(s.key);
-  if (!impl_->paused_at) impl_->launch_train();
+  // Its thread starts at the next wait_for_events, which the loop calls right
+  // after the instant's decisions: a caller that stops between steps (and
+  // pauses the clock) does not have it computing meanwhile.
 }
 
 void LiveBackend::start_sync(std::int64_t new_version, bool recompute) {
@@ -316,7 +317,11 @@ rl::BackendEvents LiveBackend::wait_for_events() {
       report_train();
       return ev;
     }
+    // Whether the trainer still computes (a lockstep step that has computed only waits).
+    im.engine->set_beside_train(im.train_running.valid() &&
+                                im.train_running.wait_for(std::chrono::seconds(0)) != std::future_status::ready);
     for (auto& d : im.engine->step()) ev.finished.push_back(im.deliver(d, true, im.engine_version));
+    im.engine->set_beside_train(false);
     if (im.train_running.valid() && im.lockstep_left > 0) --im.lockstep_left;
     train_done();
     if (!ev.finished.empty() || ev.train_ended) return ev;

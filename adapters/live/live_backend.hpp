@@ -50,12 +50,13 @@ class LiveBackend final : public rl::Backend {
   void start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version) override;
   void start_sync(std::int64_t new_version, bool recompute) override;
   rl::BackendEvents wait_for_events() override;
-  // Stops the clock (and holds a train step started meanwhile until the next
-  // wait_for_events), so that runs taking turns on one machine each time only
-  // their own work: april validate interleaves policies step by step.
+  // Stops the clock until the next wait_for_events (a train step started by
+  // the last decisions computes only from then on), so that runs taking turns
+  // on one machine each time only their own work: april validate interleaves
+  // policies step by step.
   void pause_clock();
   void resume_clock();
-  // Blocks until a train step started (and not held by a paused clock) has
+  // Starts a train step started by start_train and blocks until it has
   // computed; its end is still reported by wait_for_events.
   void wait_for_trainer();
 

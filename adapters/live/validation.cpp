@@ -10,6 +10,7 @@
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/live_config.hpp"
 #include "rl/rl_loop.hpp"
+#include "scenario/design_space.hpp"
 #include "scenario/simulation.hpp"
 #include "traces/trace_workload.hpp"
 
@@ -36,12 +37,21 @@ std::vector<base::GroupSpec> live_trace(const std::map<std::string, std::vector<
   return out;
 }
 
-base::Config simulator_twin(const base::Config& scenario, const studies::Calibration& calibration) {
+base::Config simulator_twin(const base::Config& scenario, const studies::Calibration& calibration, bool overlapped) {
   base::Config c = scenario;
   const std::string where = "validate";
-  c.set_from_text("cluster.gpus", "1", where);
-  c.set_from_text("cluster.engines", "1", where);
   c.set_from_text("cluster.tensor_parallel", "1", where);
+  if (overlapped) {
+    // The live trainer runs beside the engine on its own thread: one GPU each.
+    c.set_from_text("cluster.mode", "disaggregated", where);
+    c.set_from_text("cluster.gpus", "2", where);
+    c.set_from_text("cluster.rollout_gpus", "1", where);
+    c.set_from_text("cluster.train_gpus", "1", where);
+  } else {
+    c.set_from_text("cluster.mode", "colocated", where);
+    c.set_from_text("cluster.gpus", "1", where);
+    c.set_from_text("cluster.engines", "1", where);
+  }
   c.set("engine.max_running", scenario.get_int("live.slots"), where);
   c.set_from_text("engine.kv_capacity_tok", "1000000000", where);
   c.set_from_text("filter.dynamic_sampling", "false", where);
@@ -59,7 +69,10 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
   const auto steps = scenario.get_int("steps");
   const auto n = scenario.get_int("n_samples_per_prompt");
   const auto cap = static_cast<std::int32_t>(scenario.get_int("max_response_len"));
-  scenario::validate_scenario(simulator_twin(scenario, calibration.value_or(studies::Calibration{})));
+  for (const auto& name : policies) {
+    const bool overlapped = scenario::policy_overlaps(scenario, registry, name);
+    scenario::validate_scenario(simulator_twin(scenario, calibration.value_or(studies::Calibration{}), overlapped));
+  }
   std::unique_ptr<LiveProfiler> profiler;
   std::int64_t probes_per_round = 0;
   if (!calibration) {
@@ -83,10 +96,6 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
   for (std::size_t i = 0; i < policies.size(); ++i) {
     LiveArm& arm = arms[i];
     arm.policy = registry.get(policies[i]).make(scenario);
-    if (arm.policy->overlaps()) {
-      throw base::ConfigError(fmt::format("policy '{}' overlaps rollout and training; the live backend runs them in turn",
-                                          policies[i]));
-    }
     arm.task = std::make_unique<CountdownTask>(task_params(scenario), static_cast<std::uint64_t>(scenario.get_int("seed")));
     auto lo = live_options(scenario, device, arm.policy->mask_tokens_staler_than());
     lo.record_iterations = true;
@@ -107,12 +116,16 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     };
     PolicyValidation pv;
     pv.policy = policies[i];
+    pv.overlapped = arm.policy->overlaps();
     report.policies.push_back(std::move(pv));
   }
   for (std::int64_t s = 0; s < steps; ++s) {
     for (std::size_t i = 0; i < arms.size(); ++i) {
       PolicyValidation& pv = report.policies[i];
       pv.live.push_back(arms[i].loop->run_step());
+      // An overlapped run does not pause between steps: its clock (and a
+      // train step just started) waits while the other policies take their turn.
+      if (pv.overlapped) arms[i].backend->pause_clock();
       pv.live_iterations.push_back(arms[i].backend->take_iteration_log());
       if (progress) progress(fmt::format("{}: live step {} ({:.2f} s rollout)", pv.policy, s, pv.live.back().rollout_time_s));
     }
@@ -132,10 +145,10 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
   report.calibration = profiler ? studies::calibrate(profiler->profile()) : *calibration;
   report.profiled_interleaved = profiler != nullptr;
   profiler.reset();
-  const base::Config twin = simulator_twin(scenario, report.calibration);
   for (std::size_t i = 0; i < arms.size(); ++i) {
     PolicyValidation& pv = report.policies[i];
     const std::string& name = pv.policy;
+    const base::Config twin = simulator_twin(scenario, report.calibration, pv.overlapped);
     const auto drawn = arms[i].workload->next_index();
     pv.trace = live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kWhatIf);
     // The simulator twin on the same lengths, with the same kind of policy.
@@ -145,7 +158,9 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     rl::RlLoop sim_loop(*sim_backend, *sim_policy, replay, {twin.get_int("rollout_batch_size"), cap, false});
     for (std::int64_t s = 0; s < steps; ++s) pv.sim.push_back(sim_loop.run_step());
     for (std::size_t s = 0; s < pv.live.size(); ++s) {
-      const double meas = pv.live[s].rollout_time_s, pred = pv.sim[s].rollout_time_s;
+      // Colocated, the rollout phase (train and sync are timed apart); overlapped, the whole step.
+      const double meas = pv.overlapped ? pv.live[s].step_time_s : pv.live[s].rollout_time_s;
+      const double pred = pv.overlapped ? pv.sim[s].step_time_s : pv.sim[s].rollout_time_s;
       // A step whose batch was complete in the buffer takes no rollout time:
       // no relative error there; it counts as agreeing when both are instant.
       if (meas < kInstantS) {
@@ -165,6 +180,26 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     pv.total_time_error = lt.total_time_s > 0 ? (st.total_time_s - lt.total_time_s) / lt.total_time_s : 0.0;
     pv.live_rollout_tok_s = lt.rollout_throughput_tok_s;
     pv.sim_rollout_tok_s = st.rollout_throughput_tok_s;
+    pv.live_effective_tok_s = lt.effective_throughput_tok_s;
+    pv.sim_effective_tok_s = st.effective_throughput_tok_s;
+    if (pv.overlapped) {
+      std::vector<double> beside, alone;
+      for (const auto& step : pv.live_iterations) {
+        for (const auto& it : step) {
+          const double pred = studies::predicted_iteration_s(report.calibration, it);
+          if (pred > 0) (it.beside_train ? beside : alone).push_back(it.time_s / pred);
+        }
+      }
+      if (!beside.empty()) pv.iteration_ratio_beside_train = base::sample_quantile(beside, 0.5);
+      if (!alone.empty()) pv.iteration_ratio_alone = base::sample_quantile(alone, 0.5);
+    }
+  }
+  for (auto& pv : report.policies) {
+    for (const auto& sync : report.policies) {
+      if (sync.policy != "sync" || &sync == &pv || sync.live_effective_tok_s <= 0 || sync.sim_effective_tok_s <= 0) continue;
+      pv.effective_gain_measured = pv.live_effective_tok_s / sync.live_effective_tok_s - 1.0;
+      pv.effective_gain_predicted = pv.sim_effective_tok_s / sync.sim_effective_tok_s - 1.0;
+    }
   }
   const PolicyValidation* sync = nullptr;
   const PolicyValidation* other = nullptr;
@@ -193,11 +228,25 @@ nlohmann::json ValidationReport::to_json() const {
     pj["live_rollout_throughput_tok_s"] = p.live_rollout_tok_s;
     pj["sim_rollout_throughput_tok_s"] = p.sim_rollout_tok_s;
     pj["steps_same_tokens"] = p.steps_same_tokens;
+    pj["overlapped"] = p.overlapped;
+    pj["compared_time"] = p.overlapped ? "step_time_s" : "rollout_time_s";
+    pj["live_effective_throughput_tok_s"] = p.live_effective_tok_s;
+    pj["sim_effective_throughput_tok_s"] = p.sim_effective_tok_s;
+    const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    pj["effective_gain_measured"] = opt(p.effective_gain_measured);
+    pj["effective_gain_predicted"] = opt(p.effective_gain_predicted);
+    pj["effective_gain_error_pp"] =
+        p.effective_gain_measured && p.effective_gain_predicted ? nlohmann::json(100.0 * (*p.effective_gain_predicted - *p.effective_gain_measured))
+                                                                : nlohmann::json(nullptr);
+    pj["iteration_time_ratio_beside_train"] = opt(p.iteration_ratio_beside_train);
+    pj["iteration_time_ratio_alone"] = opt(p.iteration_ratio_alone);
     for (const auto& [side, steps] : {std::pair{"live", &p.live}, std::pair{"sim", &p.sim}}) {
       auto& times = pj[fmt::format("{}_rollout_time_s", side)] = nlohmann::json::array();
+      auto& step_times = pj[fmt::format("{}_step_time_s", side)] = nlohmann::json::array();
       auto& tokens = pj[fmt::format("{}_tokens_generated", side)] = nlohmann::json::array();
       for (const auto& m : *steps) {
         times.push_back(m.rollout_time_s);
+        step_times.push_back(m.step_time_s);
         tokens.push_back(m.tokens_generated);
       }
     }

@@ -22,11 +22,19 @@ struct PolicyValidation {
   std::vector<rl::StepMetrics> live, sim;
   std::vector<base::GroupSpec> trace;  // the live run's complete groups, a what-if input
   std::vector<std::vector<studies::IterationPoint>> live_iterations;  // per step: the live engine's iterations
-  std::vector<double> step_rollout_error;  // |sim - live| / live, per step that took rollout time
+  bool overlapped = false;  // trains beside the engine: its steps are compared on step time, the twin is disaggregated
+  std::vector<double> step_rollout_error;  // |sim - live| / live, per step that took rollout time (step time when overlapped)
   std::int64_t instant_steps = 0;          // batch complete in the buffer: no rollout time live
   std::int64_t instant_agree = 0;          // ... and none predicted either
   double median_error = 0, p90_error = 0, total_time_error = 0;
   double live_rollout_tok_s = 0, sim_rollout_tok_s = 0;
+  double live_effective_tok_s = 0, sim_effective_tok_s = 0;  // trained tokens over total time
+  std::optional<double> effective_gain_measured, effective_gain_predicted;  // over sync's
+  // Overlapped runs: live iteration time over the calibration's prediction,
+  // median, for iterations run while a train step computed beside the engine
+  // and for the others: how much the trainer slows the engine (the twin does
+  // not model it).
+  std::optional<double> iteration_ratio_beside_train, iteration_ratio_alone;
   // Steps whose rollout decoded as many tokens in the simulator as live: on
   // the live run's own lengths the twin replays the live schedule, so these
   // differ only where a policy's decisions depend on time.
@@ -46,7 +54,8 @@ struct ValidationReport {
 
 // The simulator scenario that mirrors the live engine: one engine of
 // live.slots, the calibrated linear iteration, train and sync models.
-base::Config simulator_twin(const base::Config& scenario, const studies::Calibration& calibration);
+// With `overlapped`, a disaggregated cluster: the engine on one GPU, the trainer on another.
+base::Config simulator_twin(const base::Config& scenario, const studies::Calibration& calibration, bool overlapped = false);
 
 // With a calibration, the simulator uses it. Without, the live engine is
 // profiled in slices between the live steps (`profile.repeats` passes in

@@ -74,6 +74,8 @@ class KvEngine {
   // The recorded iterations since the last call (empty unless record_iterations).
   std::vector<studies::IterationPoint> take_iteration_log() { return std::exchange(log_, {}); }
   [[nodiscard]] Transformer& model() { return model_; }
+  // Tags the iterations recorded from now on (IterationPoint::beside_train).
+  void set_beside_train(bool beside) { beside_train_ = beside; }
 
   // The sampling rule, public for tests: a draw from (seed, index).
   static std::int32_t sample(const torch::Tensor& logits_row, double temperature, double top_p, std::uint64_t seed,
@@ -101,6 +103,7 @@ class KvEngine {
   std::int64_t admissions_ = 0;
   EngineStats stats_;
   std::vector<studies::IterationPoint> log_;
+  bool beside_train_ = false;
 };
 
 }  // namespace april::live
