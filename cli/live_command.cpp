@@ -50,10 +50,6 @@ int live_command(const std::vector<std::string>& args) {
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   if (c.get_bool("filter.dynamic_sampling")) throw base::ConfigError("filter.dynamic_sampling is not supported by april live");
   auto policy = registry.get(policy_name).make(c);
-  if (policy->overlaps() && (!checkpoint.empty() || !resume.empty())) {
-    throw base::ConfigError(fmt::format("policy '{}' overlaps rollout and training: its run never pauses between steps, and "
-                                        "april live does not checkpoint or resume such a run yet (--checkpoint, --resume)", policy_name));
-  }
 
   const live::CountdownParams tp = live::task_params(c);
   const auto seed = static_cast<std::uint64_t>(c.get_int("seed"));
@@ -140,6 +136,9 @@ int live_command(const std::vector<std::string>& args) {
     if (!parent.empty()) std::filesystem::create_directories(parent);
     const std::string staging = base::staging_directory_for(checkpoint);
     try {
+      // An overlapped run's samples in flight come back with their tokens
+      // (resumed, they re-prefill); a train step just started is saved as its batch.
+      if (policy->overlaps()) loop.suspend();
       backend.save(staging);
       nlohmann::json j;
       j["loop"] = loop.save_state();

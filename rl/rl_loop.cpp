@@ -127,6 +127,10 @@ void RlLoop::submit_group(Group& g) {
   }
   g.in_flight = true;
   ++in_flight_groups_;
+  submit_samples(g);
+}
+
+void RlLoop::submit_samples(Group& g) {
   for (std::size_t i = 0; i < g.samples.size(); ++i) {
     Sample& s = g.samples[i];
     if (s.finished) continue;
@@ -429,6 +433,40 @@ void RlLoop::start_sync_overlapped() {
   ++published_steps_;
 }
 
+void RlLoop::suspend() {
+  if (!policy_.overlaps()) throw std::logic_error("suspend is for overlapped runs; a colocated run pauses between steps by itself");
+  if (suspended_ || !overlapped_started_) return;
+  if (sync_running_) throw std::logic_error("suspend during a sync");
+  for (const SampleProgress& p : backend_.abort_all()) {
+    Group& g = group_ref(key_group(p.key));
+    Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
+    if (!s.in_flight) throw std::logic_error("backend returned a sample that is not in flight");
+    if (p.finished) {
+      // It ended in the iteration the abort let finish: complete, counted at the next step.
+      if (finish_sample(g, s, p)) {
+        g.in_flight = false;
+        --in_flight_groups_;
+        completed_pending_.push_back(g.id);
+      }
+      continue;
+    }
+    add_progress(s, p);
+    s.in_flight = false;
+    --in_flight_samples_;
+  }
+  suspended_ = true;
+}
+
+void RlLoop::resubmit_suspended() {
+  std::vector<Group*> held;
+  for (auto& [id, g] : groups_) {
+    if (g.in_flight) held.push_back(&g);
+  }
+  std::sort(held.begin(), held.end(), [](const Group* a, const Group* b) { return a->submit_seq < b->submit_seq; });
+  for (Group* g : held) submit_samples(*g);
+  suspended_ = false;
+}
+
 StepMetrics RlLoop::run_step_overlapped() {
   if (!backend_.can_overlap()) {
     throw std::logic_error("this policy overlaps rollout and training; the backend cannot (a disaggregated cluster is needed)");
@@ -438,6 +476,7 @@ StepMetrics RlLoop::run_step_overlapped() {
     begin_window();
     apply(policy_.on_step_start(*this));
   }
+  if (suspended_) resubmit_suspended();
   while (!finished_step_) {
     drain_completed();
     if (in_flight_samples_ == 0 && !train_running_ && !sync_running_) {
@@ -482,9 +521,52 @@ StepMetrics RlLoop::run_step_overlapped() {
   return out;
 }
 
+nlohmann::json RlLoop::group_json(const Group& g) {
+  nlohmann::json gj;
+  gj["id"] = g.id;
+  gj["prompt_id"] = g.prompt_id;
+  gj["prompt_tok"] = g.prompt_tok;
+  gj["correct"] = g.correct;
+  gj["submit_seq"] = g.submit_seq;
+  gj["samples"] = nlohmann::json::array();
+  for (const auto& smp : g.samples) {
+    nlohmann::json sj;
+    sj["target_tok"] = smp.target_tok;
+    sj["finished"] = smp.finished;
+    sj["segments"] = nlohmann::json::array();
+    for (const auto& seg : smp.segments) sj["segments"].push_back({seg.version, seg.tokens});
+    gj["samples"].push_back(sj);
+  }
+  return gj;
+}
+
+RlLoop::Group RlLoop::group_from_json(const nlohmann::json& gj) {
+  Group g;
+  g.id = gj.at("id").get<GroupId>();
+  g.prompt_id = gj.at("prompt_id").get<std::string>();
+  g.prompt_tok = gj.at("prompt_tok").get<std::int32_t>();
+  g.correct = gj.at("correct").get<std::vector<std::uint8_t>>();
+  g.submit_seq = gj.value("submit_seq", std::int64_t{0});
+  for (const auto& sj : gj.at("samples")) {
+    Sample smp;
+    smp.target_tok = sj.at("target_tok").get<std::int32_t>();
+    smp.finished = sj.at("finished").get<bool>();
+    for (const auto& seg : sj.at("segments")) {
+      smp.segments.push_back({seg.at(0).get<std::int64_t>(), seg.at(1).get<std::int32_t>()});
+      smp.generated_tok += smp.segments.back().tokens;
+    }
+    if (smp.finished) ++g.finished;
+    g.samples.push_back(std::move(smp));
+  }
+  return g;
+}
+
 nlohmann::json RlLoop::save_state() const {
-  if (policy_.overlaps()) throw std::logic_error("save_state of an overlapped run: the rollout never pauses");
-  if (phase_metrics_ != nullptr) throw std::logic_error("save_state during a rollout phase");
+  const bool overlapped = policy_.overlaps();
+  if (overlapped && overlapped_started_ && (!suspended_ || in_flight_samples_ != 0)) {
+    throw std::logic_error("save_state of an overlapped run: suspend() it first");
+  }
+  if (!overlapped && phase_metrics_ != nullptr) throw std::logic_error("save_state during a rollout phase");
   nlohmann::json j;
   j["version"] = version_;
   j["next_group_id"] = next_group_id_;
@@ -493,29 +575,44 @@ nlohmann::json RlLoop::save_state() const {
   j["total_wasted_tok"] = total_wasted_;
   j["total_masked_tok"] = total_masked_;
   j["buffer"] = nlohmann::json::array();
-  for (GroupId id : buffer_) {
-    const Group& g = group_ref(id);
-    nlohmann::json gj;
-    gj["id"] = g.id;
-    gj["prompt_id"] = g.prompt_id;
-    gj["prompt_tok"] = g.prompt_tok;
-    gj["correct"] = g.correct;
-    gj["samples"] = nlohmann::json::array();
-    for (const auto& smp : g.samples) {
-      nlohmann::json sj;
-      sj["target_tok"] = smp.target_tok;
-      sj["finished"] = smp.finished;
-      sj["segments"] = nlohmann::json::array();
-      for (const auto& seg : smp.segments) sj["segments"].push_back({seg.version, seg.tokens});
-      gj["samples"].push_back(sj);
+  for (GroupId id : buffer_) j["buffer"].push_back(group_json(group_ref(id)));
+  if (overlapped) {
+    nlohmann::json o;
+    o["started"] = overlapped_started_;
+    o["in_flight"] = nlohmann::json::array();
+    for (const auto& [id, g] : groups_) {
+      if (g.in_flight) o["in_flight"].push_back(group_json(g));
     }
-    j["buffer"].push_back(gj);
+    // Complete groups not yet counted are queued after those already accepted.
+    o["queued"] = nlohmann::json::array();
+    for (GroupId id : accepted_) o["queued"].push_back(group_json(group_ref(id)));
+    o["complete_uncounted"] = nlohmann::json::array();
+    for (GroupId id : completed_pending_) o["complete_uncounted"].push_back(group_json(group_ref(id)));
+    o["train_running"] = train_running_;
+    o["trained_steps"] = trained_steps_;
+    o["published_steps"] = published_steps_;
+    o["submitted_total"] = submitted_total_;
+    o["rejected_total"] = rejected_total_;
+    o["submit_counter"] = submit_counter_;
+    // The counts of the step in progress (its times restart with the resumed clock).
+    const StepMetrics& w = window_;
+    o["window"] = {{"tokens_generated", w.tokens_generated}, {"batch_response_tok", w.batch_response_tok},
+                   {"tokens_trained", w.tokens_trained},     {"tokens_offpolicy", w.tokens_offpolicy},
+                   {"tokens_wasted", w.tokens_wasted},       {"tokens_masked", w.tokens_masked},
+                   {"tokens_carried", w.tokens_carried},     {"staleness_token_sum", w.staleness_token_sum},
+                   {"staleness_max", w.staleness_max},       {"groups_submitted", w.groups_submitted},
+                   {"groups_rejected", w.groups_rejected},   {"samples_truncated", w.samples_truncated}};
+    j["overlapped"] = o;
   }
   return j;
 }
 
 void RlLoop::load_state(const nlohmann::json& j) {
   if (phase_metrics_ != nullptr) throw std::logic_error("load_state during a rollout phase");
+  if (j.contains("overlapped") != policy_.overlaps()) {
+    throw std::invalid_argument(policy_.overlaps() ? "the checkpoint is of a run that does not overlap rollout and training"
+                                                   : "the checkpoint is of a run that overlaps rollout and training");
+  }
   version_ = j.at("version").get<std::int64_t>();
   next_group_id_ = j.at("next_group_id").get<GroupId>();
   total_generated_ = j.at("total_generated_tok").get<std::int64_t>();
@@ -526,24 +623,61 @@ void RlLoop::load_state(const nlohmann::json& j) {
   groups_.clear();
   buffer_.clear();
   for (const auto& gj : j.at("buffer")) {
-    Group g;
-    g.id = gj.at("id").get<GroupId>();
-    g.prompt_id = gj.at("prompt_id").get<std::string>();
-    g.prompt_tok = gj.at("prompt_tok").get<std::int32_t>();
-    g.correct = gj.at("correct").get<std::vector<std::uint8_t>>();
-    for (const auto& sj : gj.at("samples")) {
-      Sample smp;
-      smp.target_tok = sj.at("target_tok").get<std::int32_t>();
-      smp.finished = sj.at("finished").get<bool>();
-      for (const auto& seg : sj.at("segments")) {
-        smp.segments.push_back({seg.at(0).get<std::int64_t>(), seg.at(1).get<std::int32_t>()});
-        smp.generated_tok += smp.segments.back().tokens;
-      }
-      if (smp.finished) ++g.finished;
-      g.samples.push_back(std::move(smp));
-    }
+    Group g = group_from_json(gj);
     buffer_.push_back(g.id);
     groups_.emplace(g.id, std::move(g));
+  }
+  if (!j.contains("overlapped")) return;
+  const auto& o = j.at("overlapped");
+  accepted_.clear();
+  completed_pending_.clear();
+  in_flight_groups_ = 0;
+  in_flight_samples_ = 0;
+  for (const auto& gj : o.at("in_flight")) {
+    Group g = group_from_json(gj);
+    g.in_flight = true;
+    ++in_flight_groups_;
+    groups_.emplace(g.id, std::move(g));
+  }
+  for (const auto& gj : o.at("queued")) {
+    Group g = group_from_json(gj);
+    accepted_.push_back(g.id);
+    groups_.emplace(g.id, std::move(g));
+  }
+  for (const auto& gj : o.at("complete_uncounted")) {
+    Group g = group_from_json(gj);
+    completed_pending_.push_back(g.id);
+    groups_.emplace(g.id, std::move(g));
+  }
+  train_running_ = o.at("train_running").get<bool>();
+  sync_running_ = false;
+  trained_steps_ = o.at("trained_steps").get<std::int64_t>();
+  published_steps_ = o.at("published_steps").get<std::int64_t>();
+  submitted_total_ = o.at("submitted_total").get<std::int64_t>();
+  rejected_total_ = o.at("rejected_total").get<std::int64_t>();
+  submit_counter_ = o.at("submit_counter").get<std::int64_t>();
+  overlapped_started_ = o.at("started").get<bool>();
+  if (!overlapped_started_) return;
+  suspended_ = true;
+  // The step in progress starts again here; a train step that was started
+  // computes from the next wait (the backend holds its batch).
+  begin_window();
+  if (train_running_) window_.train_start_s = train_start_s_ = backend_.now_s();
+  if (o.contains("window")) {
+    const auto& w = o.at("window");
+    StepMetrics& m = window_;
+    m.tokens_generated = w.at("tokens_generated").get<std::int64_t>();
+    m.batch_response_tok = w.at("batch_response_tok").get<std::int64_t>();
+    m.tokens_trained = w.at("tokens_trained").get<std::int64_t>();
+    m.tokens_offpolicy = w.at("tokens_offpolicy").get<std::int64_t>();
+    m.tokens_wasted = w.at("tokens_wasted").get<std::int64_t>();
+    m.tokens_masked = w.at("tokens_masked").get<std::int64_t>();
+    m.tokens_carried = w.at("tokens_carried").get<std::int64_t>();
+    m.staleness_token_sum = w.at("staleness_token_sum").get<double>();
+    m.staleness_max = w.at("staleness_max").get<std::int64_t>();
+    m.groups_submitted = w.at("groups_submitted").get<std::int64_t>();
+    m.groups_rejected = w.at("groups_rejected").get<std::int64_t>();
+    m.samples_truncated = w.at("samples_truncated").get<std::int64_t>();
   }
 }
 

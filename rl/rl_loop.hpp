@@ -83,9 +83,18 @@ class RlLoop final : public policies::RolloutView {
   [[nodiscard]] const std::string& prompt_id(policies::GroupId id) const;
 
   // The loop's state between steps (version, buffered groups with their
-  // segments, counters), for checkpoints. Only valid between steps.
+  // segments, counters), for checkpoints. Only valid between steps; for an
+  // overlapped run, only after suspend(). Overlapped, it also holds the
+  // groups in flight (with the tokens they had at the suspend), the groups
+  // queued for training, whether a train step was started, and the counts
+  // the policy reads; a train step's batch is the backend's to save.
   [[nodiscard]] nlohmann::json save_state() const;
   void load_state(const nlohmann::json& state);
+  // Overlapped runs, between steps: takes every sample in flight back from
+  // the backend with its tokens so far (their versions kept), so that the
+  // state can be saved. The next run_step submits them again (each
+  // re-prefills prompt + its tokens, as at a version change under recompute).
+  void suspend();
 
   // Called with each training batch: (group id, prompt id) in batch order.
   std::function<void(std::int64_t step, const std::vector<std::pair<policies::GroupId, std::string>>&)> on_batch;
@@ -121,6 +130,10 @@ class RlLoop final : public policies::RolloutView {
   void drain_completed();
   StepMetrics run_step_overlapped();
   void begin_window();
+  void submit_samples(Group& g);
+  void resubmit_suspended();
+  [[nodiscard]] static nlohmann::json group_json(const Group& g);
+  [[nodiscard]] static Group group_from_json(const nlohmann::json& j);
   void start_train_overlapped(const std::vector<policies::GroupId>& batch);
   void start_sync_overlapped();
   void add_tokens(Sample& s, std::int32_t new_tok, std::int64_t version);
@@ -160,6 +173,7 @@ class RlLoop final : public policies::RolloutView {
 
   // Overlapped runs.
   bool overlapped_started_ = false;
+  bool suspended_ = false;  // in-flight samples were taken back (suspend) and await resubmission
   bool train_running_ = false, sync_running_ = false;
   std::int64_t trained_steps_ = 0, published_steps_ = 0;  // train steps started, syncs started
   std::int64_t submitted_total_ = 0, rejected_total_ = 0;

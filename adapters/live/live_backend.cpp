@@ -363,7 +363,9 @@ double LiveBackend::warm_start(const std::function<void(std::int64_t, double)>& 
 }
 
 double LiveBackend::evaluate(std::int64_t prompts) {
-  impl_->settle_trainer();
+  // A train step computing now is waited for; one started but not yet
+  // computing stays so: the weights evaluated are the last trained ones.
+  if (impl_->train_running.valid()) impl_->train_running.wait();
   torch::NoGradGuard no_grad;
   EngineOptions e;
   e.slots = std::min<std::int64_t>(impl_->opt.slots, prompts);
@@ -410,7 +412,12 @@ std::vector<std::int32_t> LiveBackend::sample_tokens(rl::SampleKey key) const {
 }
 
 void LiveBackend::save(const std::string& dir) const {
-  impl_->settle_trainer();
+  if (impl_->train_running.valid()) {
+    throw std::logic_error("live backend: save while a train step computes; save between steps");
+  }
+  if (!impl_->flight.empty()) {
+    throw std::logic_error(fmt::format("live backend: save with {} samples in flight (suspend the loop first)", impl_->flight.size()));
+  }
   std::filesystem::create_directories(dir);
   torch::save(impl_->trainer->policy(), (std::filesystem::path(dir) / "model.pt").string());
   torch::save(impl_->trainer->optimizer(), (std::filesystem::path(dir) / "optimizer.pt").string());
@@ -419,6 +426,21 @@ void LiveBackend::save(const std::string& dir) const {
     j.push_back({{"key", key}, {"prompt_id", st.prompt_id}, {"tokens", st.tokens}, {"logprobs", st.logprobs}});
   }
   base::write_file_atomically((std::filesystem::path(dir) / "samples.json").string(), j.dump());
+  // Overlapped runs: the engine's version, and a train step started but not
+  // yet computing (its batch; the weights saved are those it starts from).
+  nlohmann::json o;
+  o["engine_version"] = impl_->engine_version;
+  o["train_job"] = nullptr;
+  if (impl_->train_to_start) {
+    auto& job = o["train_job"];
+    job["version"] = impl_->train_to_start->second;
+    job["samples"] = nlohmann::json::array();
+    for (const auto& d : impl_->train_to_start->first) {
+      job["samples"].push_back({{"prompt", d.prompt}, {"response", d.response}, {"rollout_logprobs", d.rollout_logprobs},
+                                {"token_version", d.token_version}, {"reward", d.reward}, {"group", d.group}});
+    }
+  }
+  base::write_file_atomically((std::filesystem::path(dir) / "overlap.json").string(), o.dump());
 }
 
 void LiveBackend::load(const std::string& dir) {
@@ -439,6 +461,29 @@ void LiveBackend::load(const std::string& dir) {
     st.tokens = s["tokens"].get<std::vector<std::int32_t>>();
     st.logprobs = s["logprobs"].get<std::vector<float>>();
     impl_->store[s["key"].get<rl::SampleKey>()] = std::move(st);
+  }
+  impl_->flight.clear();
+  impl_->train_to_start.reset();
+  impl_->engine_version = 0;
+  // Checkpoints written before overlapped runs could be saved have no overlap.json.
+  if (std::ifstream oin(p / "overlap.json"); oin) {
+    const auto o = nlohmann::json::parse(oin);
+    impl_->engine_version = o.at("engine_version").get<std::int64_t>();
+    if (!o.at("train_job").is_null()) {
+      const auto& job = o.at("train_job");
+      std::vector<TrainSampleData> data;
+      for (const auto& d : job.at("samples")) {
+        TrainSampleData t;
+        t.prompt = d.at("prompt").get<std::vector<std::int32_t>>();
+        t.response = d.at("response").get<std::vector<std::int32_t>>();
+        t.rollout_logprobs = d.at("rollout_logprobs").get<std::vector<float>>();
+        t.token_version = d.at("token_version").get<std::vector<std::int64_t>>();
+        t.reward = d.at("reward").get<double>();
+        t.group = d.at("group").get<std::int64_t>();
+        data.push_back(std::move(t));
+      }
+      impl_->train_to_start.emplace(std::move(data), job.at("version").get<std::int64_t>());
+    }
   }
 }
 

@@ -70,7 +70,10 @@ class LiveBackend final : public rl::Backend {
   // The tokens of a sample held by the backend (for tests and traces).
   [[nodiscard]] std::vector<std::int32_t> sample_tokens(rl::SampleKey key) const;
 
-  // Model, optimizer and the tokens of buffered samples.
+  // Model, optimizer, the tokens of samples held (buffered, queued or
+  // suspended), the engine's version and a train step started but not yet
+  // computing (its batch). Between steps only: nothing in flight (an
+  // overlapped loop suspend()s first) and no train step computing.
   void save(const std::string& dir) const;
   void load(const std::string& dir);
 

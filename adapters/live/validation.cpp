@@ -59,6 +59,13 @@ base::Config simulator_twin(const base::Config& scenario, const studies::Calibra
   c.set_from_text("topology.preset", "none", where);
   c.set_from_text("topology.file", "", where);
   base::load_config_text(c, studies::calibration_scenario_json(calibration).dump(), "calibration");
+  // The live engine aborts in-process, between iterations: nothing generates
+  // while the abort is handled, so its fixed cost comes after the stop
+  // (engine.abort_confirm_s), not before it (engine.abort_latency_s, the
+  // trip to a remote engine that goes on generating meanwhile). Modelled as
+  // latency, the twin ran one more iteration at each abort than the live run.
+  c.set("engine.abort_confirm_s", calibration.abort_latency_s, where);
+  c.set("engine.abort_latency_s", 0.0, where);
   return c;
 }
 

@@ -609,6 +609,77 @@ TEST(LiveBackend, CheckpointResumeContinuesExactly) {
   std::filesystem::remove_all(dir);
 }
 
+// An overlapped run checkpointed between steps, with samples in flight and a
+// train step just started: resumed in a new backend and loop, it continues
+// exactly as the same run suspended and continued in place (the suspend
+// sends in-flight samples back to re-prefill; lockstep makes timing moot).
+TEST(LiveBackend, AnOverlappedRunResumesFromACheckpointAsIfSuspendedInPlace) {
+  const CountdownTask task({4, 0.6, 10}, 9);
+  april::testing::Fixture f("handcheck", {"cluster.mode=disaggregated", "cluster.gpus=2", "rollout_batch_size=2",
+                                          "n_samples_per_prompt=2", "max_response_len=16", "async.eta=2"});
+  LiveOptions o = tiny_live();
+  o.train_lockstep_iterations = 3;
+  const auto dir = (std::filesystem::temp_directory_path() / "april_live_overlap_checkpoint").string();
+  std::filesystem::remove_all(dir);
+  auto policy = f.registry.get("async").make(f.config);  // stateless: one object serves every run
+  // Suspend after the first step that ends with a train step started.
+  int k = 0;
+  std::vector<rl::StepMetrics> in_place;
+  std::int64_t held_at_suspend = 0, total_in_place = 0;
+  {
+    LiveBackend b(o, task);
+    CountdownWorkload w(task, 2);
+    rl::RlLoop loop(b, *policy, w, {2, 16, false});
+    do {
+      loop.run_step();
+      ++k;
+    } while (loop.trainer_idle() && k < 8);
+    ASSERT_FALSE(loop.trainer_idle()) << "no step ended with a train step started";
+    loop.suspend();
+    held_at_suspend = loop.buffered_tok();
+    for (int s = 0; s < 3; ++s) in_place.push_back(loop.run_step());
+    total_in_place = loop.total_generated_tok();
+  }
+  nlohmann::json state;
+  std::int64_t next = 0;
+  {
+    LiveBackend b(o, task);
+    CountdownWorkload w(task, 2);
+    rl::RlLoop loop(b, *policy, w, {2, 16, false});
+    for (int s = 0; s < k; ++s) loop.run_step();
+    EXPECT_THROW(b.save(dir), std::logic_error);  // samples in flight: suspend first
+    EXPECT_THROW((void)loop.save_state(), std::logic_error);
+    loop.suspend();
+    b.save(dir);
+    state = loop.save_state();
+    next = w.next_index();
+  }
+  EXPECT_GT(held_at_suspend, 0) << "nothing was in flight or queued: the test checks little";
+  LiveBackend b(o, task);
+  b.load(dir);
+  CountdownWorkload w(task, 2, next);
+  rl::RlLoop loop(b, *policy, w, {2, 16, false});
+  loop.load_state(state);
+  EXPECT_EQ(loop.buffered_tok(), held_at_suspend);
+  EXPECT_FALSE(loop.trainer_idle());
+  for (int s = 0; s < 3; ++s) {
+    const auto m = loop.run_step();
+    const auto& want = in_place[static_cast<std::size_t>(s)];
+    EXPECT_EQ(m.step, k + s);
+    EXPECT_EQ(m.tokens_generated, want.tokens_generated) << "step " << k + s;
+    EXPECT_EQ(m.tokens_trained, want.tokens_trained) << "step " << k + s;
+    EXPECT_EQ(m.tokens_offpolicy, want.tokens_offpolicy) << "step " << k + s;
+    EXPECT_EQ(m.staleness_token_sum, want.staleness_token_sum) << "step " << k + s;
+    EXPECT_EQ(m.reward_mean, want.reward_mean) << "step " << k + s;
+  }
+  EXPECT_EQ(loop.total_generated_tok(), total_in_place);
+  // A colocated policy refuses an overlapped run's checkpoint, by name.
+  auto april_policy = f.registry.get("april").make(f.config);
+  rl::RlLoop colocated(b, *april_policy, w, {2, 16, false});
+  EXPECT_THROW(colocated.load_state(state), std::invalid_argument);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LiveTrace, TheTwinRunsEveryDrawnGroupTheWhatIfTraceOnlyCompleteOnes) {
   const std::map<std::string, std::vector<std::int32_t>> lengths = {
       {CountdownTask::prompt_id(0), {5, 7}},                   // trained
