@@ -29,6 +29,8 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bo
   bc.abort_latency_s = c.get_double("engine.abort_latency_s");
   bc.abort_per_request_s = c.get_double("engine.abort_per_request_us") * 1e-6;
   bc.abort_confirm_s = c.get_double("engine.abort_confirm_s");
+  bc.engine_slowdown_beside_train = c.get_double("engine.slowdown_beside_train");
+  bc.train_slowdown_beside_engines = c.get_double("train.slowdown_beside_engines");
   bc.can_overlap = sim::cluster_shape(c).disaggregated();
   bc.record_timeline = record_timeline;
   return std::make_unique<adapters::SimBackend>(std::move(bc), sim::make_iteration_model(c));

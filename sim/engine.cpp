@@ -1,5 +1,7 @@
 #include "sim/engine.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
@@ -102,11 +104,19 @@ TimeNs Engine::busy_until() const {
 }
 
 std::int64_t Engine::segment_time_ns(std::int64_t iterations) const {
-  if (seg_prefill_tok_ > 0) {
-    // Segments with prefill are always a single iteration.
-    return model_.iteration_ns(IterationShape{seg_batch_, seg_kv0_tok_, seg_prefill_requests_, seg_prefill_tok_, seg_prefill_longest_tok_});
-  }
-  return model_.decode_window_ns(seg_batch_, seg_kv0_tok_, iterations);
+  // Segments with prefill are always a single iteration.
+  const std::int64_t ns =
+      seg_prefill_tok_ > 0
+          ? model_.iteration_ns(IterationShape{seg_batch_, seg_kv0_tok_, seg_prefill_requests_, seg_prefill_tok_, seg_prefill_longest_tok_})
+          : model_.decode_window_ns(seg_batch_, seg_kv0_tok_, iterations);
+  if (seg_time_factor_ == 1.0) return ns;  // exact: no rounding where nothing slows the engine
+  return std::llround(static_cast<double>(ns) * seg_time_factor_);
+}
+
+void Engine::set_time_factor(double factor) {
+  if (factor == time_factor_) return;
+  time_factor_ = factor;
+  cut_at_next_boundary();  // the next iteration starts a segment at the new speed
 }
 
 std::int64_t Engine::iterations_done_by(TimeNs t) const {
@@ -222,6 +232,7 @@ void Engine::start_segment() {
   }
   seg_start_ = sim_.now();
   seg_version_ = version_;
+  seg_time_factor_ = time_factor_;
   seg_batch_ = static_cast<std::int64_t>(running_.size());
   seg_kv0_tok_ = resident_kv_tok_;
   if (seg_prefill_tok_ > 0 || !config_.fast_forward) {

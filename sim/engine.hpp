@@ -98,6 +98,10 @@ class Engine {
   void resume(std::int64_t version, bool drop_kv);
   // Starts the next iteration at the current instant if there is work and nothing stops it.
   void start_if_idle();
+  // Iterations that start from now on take `factor` times their modelled
+  // time (a trainer computing on the same host, DESIGN.md 3b's shared
+  // machines); an iteration in progress keeps its speed.
+  void set_time_factor(double factor);
   [[nodiscard]] bool paused() const { return paused_; }
   [[nodiscard]] std::int64_t version() const { return version_; }
 
@@ -156,6 +160,7 @@ class Engine {
   std::int64_t seg_prefill_longest_tok_ = 0;
   std::int64_t seg_counted_prefill_tok_ = 0;  // added to counters_.prefill_tok when the segment began
   std::int64_t seg_iterations_ = 0;
+  double time_factor_ = 1.0, seg_time_factor_ = 1.0;  // for segments starting now; for the one in progress
   EventId seg_event_ = 0;
   EventId kick_event_ = 0;
 

@@ -72,6 +72,10 @@ void declare_engine_knobs(base::ConfigSchema& s) {
   s.add({"engine.abort_per_request_us", KnobType::Double, 200.0, "us",
          "abort: per request an engine releases (queued or running), one after another on that engine",
          base::in_range(0, kMaxIterationCostUnits)});
+  s.add({"engine.slowdown_beside_train", KnobType::Double, 1.0, "x",
+         "disaggregated: engine iterations that start while a train step computes take this many times longer (engines and "
+         "trainer sharing a host's cores or memory bandwidth; april validate measures it for the live backend); 1 = separate machines",
+         base::in_range(1, 100)});
   s.add({"engine.abort_confirm_s", KnobType::Double, 0.0, "s",
          "abort: from the last engine idle until the rollout knows it (engines idle meanwhile): 0 as in the APRIL-era slime, which "
          "awaited the aborted responses; current slime polls each engine's load and retries every 3 s while requests remain",

@@ -29,6 +29,10 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          base::in_range(0, kMaxPerTokenCost_us)});
   s.add({"train.linear_per_padded_tok_us", KnobType::Double, 0.0, "us",
          "linear train model: cost per token of the batch padded to its longest sample (samples x longest)", base::in_range(0, kMaxPerTokenCost_us)});
+  s.add({"train.slowdown_beside_engines", KnobType::Double, 1.0, "x",
+         "disaggregated: a train step progresses this many times slower while an engine runs requests (shared host); "
+         "1 = separate machines",
+         base::in_range(1, 100)});
   s.add({"train.mfu", KnobType::Double, 0.35, "", "trainer model FLOPs utilisation", base::in_range(0.01, 1)});
   s.add({"train.fixed_s", KnobType::Double, 2.0, "s", "fixed cost per train step (optimizer, offload and onload)",
          base::in_range(0, kMaxFixedCost_s)});

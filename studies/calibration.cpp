@@ -39,20 +39,61 @@ nlohmann::json spread(const std::vector<double>& v) {
 
 }  // namespace
 
+namespace {
+
+nlohmann::json iteration_json(const IterationPoint& it) {
+  return {{"batch", it.batch},
+          {"kv_tok", it.kv_tok},
+          {"prefill_requests", it.prefill_requests},
+          {"prefill_tok", it.prefill_tok},
+          {"prefill_longest_tok", it.prefill_longest_tok},
+          {"time_s", it.time_s}};
+}
+
+IterationPoint iteration_from_json(const nlohmann::json& it, const std::string& where, const std::string& what, std::size_t index) {
+  IterationPoint pt;
+  pt.batch = it.at("batch").get<double>();
+  pt.kv_tok = it.at("kv_tok").get<double>();
+  pt.prefill_requests = it.at("prefill_requests").get<double>();
+  pt.prefill_tok = it.at("prefill_tok").get<double>();
+  pt.prefill_longest_tok = it.at("prefill_longest_tok").get<double>();
+  pt.time_s = it.at("time_s").get<double>();
+  for (double v : {pt.batch, pt.kv_tok, pt.prefill_requests, pt.prefill_tok, pt.prefill_longest_tok, pt.time_s}) {
+    if (!std::isfinite(v) || v < 0) {
+      throw std::invalid_argument(fmt::format("{}: {} {}: every field must be a finite number >= 0", where, what, index));
+    }
+  }
+  if (pt.prefill_requests > pt.batch || pt.prefill_longest_tok * pt.prefill_requests < pt.prefill_tok) {
+    throw std::invalid_argument(fmt::format("{}: {} {}: inconsistent shape (prefill_requests > batch, or prefill_tok > "
+                                            "requests x longest)", where, what, index));
+  }
+  if (pt.batch < 1 || pt.time_s <= 0) {
+    // A zero-length or empty iteration would teach the model free work (0 s, infinite tok/s).
+    throw std::invalid_argument(fmt::format("{}: {} {}: an iteration runs at least one request and takes time > 0 "
+                                            "(batch {}, time_s {})", where, what, index, pt.batch, pt.time_s));
+  }
+  return pt;
+}
+
+TrainPoint train_from_json(const nlohmann::json& t, const std::string& where, const std::string& what, std::size_t index) {
+  const TrainPoint tp{t.at("samples").get<double>(), t.at("tokens").get<double>(), t.at("longest_tok").get<double>(),
+                      t.at("time_s").get<double>()};
+  if (!(std::isfinite(tp.time_s) && tp.time_s > 0 && tp.samples >= 1 && std::isfinite(tp.tokens) && tp.tokens >= 0 &&
+        std::isfinite(tp.longest_tok) && tp.longest_tok >= 0)) {
+    throw std::invalid_argument(fmt::format("{}: {} {}: needs samples >= 1, finite tokens >= 0 and time_s > 0", where, what, index));
+  }
+  return tp;
+}
+
+}  // namespace
+
 nlohmann::json profile_to_json(const Profile& p) {
   nlohmann::json j;
   j["device"] = p.device;
   j["model"] = p.model;
   j["slots"] = p.slots;
   j["iterations"] = nlohmann::json::array();
-  for (const auto& it : p.iterations) {
-    j["iterations"].push_back({{"batch", it.batch},
-                               {"kv_tok", it.kv_tok},
-                               {"prefill_requests", it.prefill_requests},
-                               {"prefill_tok", it.prefill_tok},
-                               {"prefill_longest_tok", it.prefill_longest_tok},
-                               {"time_s", it.time_s}});
-  }
+  for (const auto& it : p.iterations) j["iterations"].push_back(iteration_json(it));
   j["iteration_summary"] = nlohmann::json::array();
   for (const auto& [k, v] : times_by_shape(p.iterations)) {
     auto s = spread(v);
@@ -80,6 +121,12 @@ nlohmann::json profile_to_json(const Profile& p) {
   j["sync_summary"] = spread(p.sync_s);
   j["aborts"] = nlohmann::json::array();
   for (const auto& a : p.aborts) j["aborts"].push_back({{"requests", a.requests}, {"time_s", a.time_s}});
+  j["iterations_beside_train"] = nlohmann::json::array();
+  for (const auto& it : p.iterations_beside_train) j["iterations_beside_train"].push_back(iteration_json(it));
+  j["train_beside_engines"] = nlohmann::json::array();
+  for (const auto& t : p.train_beside_engines) {
+    j["train_beside_engines"].push_back({{"samples", t.samples}, {"tokens", t.tokens}, {"longest_tok", t.longest_tok}, {"time_s", t.time_s}});
+  }
   return j;
 }
 
@@ -89,38 +136,17 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
     p.device = j.at("device").get<std::string>();
     p.model = j.at("model").get<std::string>();
     p.slots = j.at("slots").get<std::int64_t>();
-    for (const auto& it : j.at("iterations")) {
-      IterationPoint pt;
-      pt.batch = it.at("batch").get<double>();
-      pt.kv_tok = it.at("kv_tok").get<double>();
-      pt.prefill_requests = it.at("prefill_requests").get<double>();
-      pt.prefill_tok = it.at("prefill_tok").get<double>();
-      pt.prefill_longest_tok = it.at("prefill_longest_tok").get<double>();
-      pt.time_s = it.at("time_s").get<double>();
-      for (double v : {pt.batch, pt.kv_tok, pt.prefill_requests, pt.prefill_tok, pt.prefill_longest_tok, pt.time_s}) {
-        if (!std::isfinite(v) || v < 0) {
-          throw std::invalid_argument(fmt::format("{}: iteration {}: every field must be a finite number >= 0", where, p.iterations.size()));
-        }
+    for (const auto& it : j.at("iterations")) p.iterations.push_back(iteration_from_json(it, where, "iteration", p.iterations.size()));
+    for (const auto& t : j.at("train")) p.train.push_back(train_from_json(t, where, "train step", p.train.size()));
+    if (j.contains("iterations_beside_train")) {
+      for (const auto& it : j.at("iterations_beside_train")) {
+        p.iterations_beside_train.push_back(
+            iteration_from_json(it, where, "iterations_beside_train", p.iterations_beside_train.size()));
       }
-      if (pt.prefill_requests > pt.batch || pt.prefill_longest_tok * pt.prefill_requests < pt.prefill_tok) {
-        throw std::invalid_argument(fmt::format("{}: iteration {}: inconsistent shape (prefill_requests > batch, or prefill_tok > "
-                                                "requests x longest)", where, p.iterations.size()));
-      }
-      if (pt.batch < 1 || pt.time_s <= 0) {
-        // A zero-length or empty iteration would teach the model free work (0 s, infinite tok/s).
-        throw std::invalid_argument(fmt::format("{}: iteration {}: an iteration runs at least one request and takes time > 0 "
-                                                "(batch {}, time_s {})", where, p.iterations.size(), pt.batch, pt.time_s));
-      }
-      p.iterations.push_back(pt);
     }
-    for (const auto& t : j.at("train")) {
-      p.train.push_back({t.at("samples").get<double>(), t.at("tokens").get<double>(), t.at("longest_tok").get<double>(),
-                         t.at("time_s").get<double>()});
-      const auto& tp = p.train.back();
-      if (!(std::isfinite(tp.time_s) && tp.time_s > 0 && tp.samples >= 1 && std::isfinite(tp.tokens) && tp.tokens >= 0 &&
-            std::isfinite(tp.longest_tok) && tp.longest_tok >= 0)) {
-        throw std::invalid_argument(fmt::format("{}: train step {}: needs samples >= 1, finite tokens >= 0 and time_s > 0", where,
-                                                p.train.size() - 1));
+    if (j.contains("train_beside_engines")) {
+      for (const auto& t : j.at("train_beside_engines")) {
+        p.train_beside_engines.push_back(train_from_json(t, where, "train_beside_engines", p.train_beside_engines.size()));
       }
     }
     p.sync_s = j.at("sync_s").get<std::vector<double>>();
@@ -172,6 +198,10 @@ double predicted_iteration_s(const Calibration& c, const IterationPoint& it) {
                                c.prefill_base_us * 1e-6, c.per_prefill_request_us * 1e-6, c.per_prefill_tok_us * 1e-6,
                                c.per_padded_prefill_tok_us * 1e-6};
   return std::inner_product(f.begin(), f.end(), x.begin(), 0.0);
+}
+
+double predicted_train_s(const Calibration& c, const TrainPoint& t) {
+  return c.train_base_s + c.train_per_tok_us * 1e-6 * t.tokens + c.train_per_padded_tok_us * 1e-6 * t.samples * t.longest_tok;
 }
 
 Calibration calibrate(const Profile& p) {
@@ -263,12 +293,29 @@ Calibration calibrate(const Profile& p) {
   }
   for (std::size_t i = 0; i < p.train.size(); ++i) {
     const auto& t = p.train[i];
-    const double pred = c.train_base_s + c.train_per_tok_us * 1e-6 * t.tokens + c.train_per_padded_tok_us * 1e-6 * t.samples * t.longest_tok;
+    const double pred = predicted_train_s(c, t);
     if (!(std::isfinite(pred) && pred > 0)) {
       throw std::invalid_argument(fmt::format("the fit predicts {} s for train step {} (measured {} s): profile more train steps", pred,
                                               i, t.time_s));
     }
   }
+  // Side by side: how much slower than the fitted (alone) model, as a median
+  // ratio; below 1 is noise (nothing speeds up beside more work).
+  {
+    std::vector<double> r;
+    for (const auto& it : p.iterations_beside_train) {
+      if (const double pred = predicted_iteration_s(c, it); pred > 0) r.push_back(it.time_s / pred);
+    }
+    if (!r.empty()) c.engine_slowdown_beside_train = std::max(1.0, base::median(r));
+  }
+  {
+    std::vector<double> r;
+    for (const auto& t : p.train_beside_engines) {
+      if (const double pred = predicted_train_s(c, t); pred > 0) r.push_back(t.time_s / pred);
+    }
+    if (!r.empty()) c.train_slowdown_beside_engines = std::max(1.0, base::median(r));
+  }
+  c.contention_points = static_cast<std::int64_t>(p.iterations_beside_train.size() + p.train_beside_engines.size());
   return c;
 }
 
@@ -286,11 +333,13 @@ nlohmann::json calibration_scenario_json(const Calibration& c) {
                  {"linear_per_prefill_tok_us", c.per_prefill_tok_us},
                  {"linear_per_padded_prefill_tok_us", c.per_padded_prefill_tok_us},
                  {"abort_latency_s", c.abort_latency_s},
-                 {"abort_per_request_us", c.abort_per_request_us}};
+                 {"abort_per_request_us", c.abort_per_request_us},
+                 {"slowdown_beside_train", c.engine_slowdown_beside_train}};
   j["train"] = {{"time_model", "linear"},
                 {"linear_base_s", c.train_base_s},
                 {"linear_per_tok_us", c.train_per_tok_us},
-                {"linear_per_padded_tok_us", c.train_per_padded_tok_us}};
+                {"linear_per_padded_tok_us", c.train_per_padded_tok_us},
+                {"slowdown_beside_engines", c.train_slowdown_beside_engines}};
   j["sync"] = {{"time_model", "fixed"}, {"latency_s", c.sync_s}};
   return j;
 }
@@ -312,6 +361,8 @@ Calibration calibration_from_config(const base::Config& k) {
   c.train_per_tok_us = k.get_double("train.linear_per_tok_us");
   c.train_per_padded_tok_us = k.get_double("train.linear_per_padded_tok_us");
   c.sync_s = k.get_double("sync.latency_s");
+  c.engine_slowdown_beside_train = k.get_double("engine.slowdown_beside_train");
+  c.train_slowdown_beside_engines = k.get_double("train.slowdown_beside_engines");
   c.abort_latency_s = k.get_double("engine.abort_latency_s");
   c.abort_per_request_us = k.get_double("engine.abort_per_request_us");
   return c;
@@ -325,10 +376,11 @@ std::string describe(const Calibration& c) {
   return fmt::format(
       "iteration: decode pass {:.1f} us + {:.2f} us/request + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.2f} us/request + {:.3f} us/token + "
       "{:.3f} us/padded token{}; train {:.3f} s + {:.3f} us/token + {:.3f} us/padded token; "
-      "sync {:.4f} s; abort {:.6f} s + {:.3f} us/request{}{}",
+      "sync {:.4f} s; abort {:.6f} s + {:.3f} us/request{}; side by side, iterations x{:.2f} and train steps x{:.2f}{}{}",
       c.base_us, c.per_request_us, c.per_kv_tok_ns, c.prefill_base_us, c.per_prefill_request_us, c.per_prefill_tok_us,
       c.per_padded_prefill_tok_us, fit, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, c.sync_s, c.abort_latency_s,
-      c.abort_per_request_us, c.fitted && c.abort_points == 0 ? " (the profile has no aborts)" : "",
+      c.abort_per_request_us, c.fitted && c.abort_points == 0 ? " (the profile has no aborts)" : "", c.engine_slowdown_beside_train,
+      c.train_slowdown_beside_engines, c.fitted && c.contention_points == 0 ? " (not measured)" : "",
       c.fitted ? "" : " (read from a calibration file)");
 }
 

@@ -46,6 +46,12 @@ struct Profile {
   std::vector<TrainPoint> train;
   std::vector<double> sync_s;
   std::vector<AbortPoint> aborts;  // optional: profiles written before aborts were probed have none
+  // Optional likewise: measured with the engine and a trainer working side by
+  // side on one host (as an overlapped live run has them): iterations that
+  // ran while a train step computed, and train steps that ran while the
+  // engine worked.
+  std::vector<IterationPoint> iterations_beside_train;
+  std::vector<TrainPoint> train_beside_engines;
 };
 
 nlohmann::json profile_to_json(const Profile& p);  // raw points plus medians and spread per configuration
@@ -60,6 +66,11 @@ struct Calibration {
   // both 0 when the profile has no aborts.
   double abort_latency_s = 0, abort_per_request_us = 0;
   std::int64_t abort_points = 0;
+  // Median of measured / fitted (alone) time over the side-by-side points, at
+  // least 1 (engine.slowdown_beside_train, train.slowdown_beside_engines); 1
+  // when the profile has none.
+  double engine_slowdown_beside_train = 1.0, train_slowdown_beside_engines = 1.0;
+  std::int64_t contention_points = 0;
   double iteration_heldout_mape = 0, train_heldout_mape = 0;  // mean absolute percentage error
   // Median |time / median of its shape's repeats - 1| over the profile: the
   // measurement noise, a floor for the held-out error.
@@ -75,11 +86,14 @@ struct Calibration {
 Calibration calibrate(const Profile& profile);
 // The linear model's predicted time for one iteration, seconds.
 double predicted_iteration_s(const Calibration& c, const IterationPoint& it);
+// The linear train model's predicted time for one step, seconds.
+double predicted_train_s(const Calibration& c, const TrainPoint& t);
 // One line with every coefficient (for `april calibrate` and `april validate`).
 std::string describe(const Calibration& c);
 
 // A scenario fragment: engine.iteration_model = linear and its coefficients,
-// engine.abort_*, train.time_model = linear, sync.time_model = fixed; plus the fit's errors.
+// engine.abort_*, engine.slowdown_beside_train, train.time_model = linear,
+// train.slowdown_beside_engines, sync.time_model = fixed; plus the fit's errors.
 nlohmann::json calibration_scenario_json(const Calibration& c);
 // Reads the coefficients back from a scenario holding such a fragment (engine.linear_*, engine.abort_*, train.linear_*, sync.latency_s).
 Calibration calibration_from_config(const base::Config& c);

@@ -86,6 +86,30 @@ TEST(AsyncHandcheck, OneStepOffTrainsEachBatchOneVersionLate) {
                                     {26, 24, 26, 29, 33, 5, 1, 5}});
 }
 
+// one_step_off on a shared host: iterations that start while a train step
+// computes take 2 ms (engine.slowdown_beside_train=2), and a train step
+// progresses 1.5 times slower while the engine runs requests (here all along:
+// 1.5 x 3 = 4.5 ms).
+//   0: g0 rolls out 0-5 alone (nothing trains). At 5 g1 is submitted and batch 0
+//      trains 5-9.5; g1's iterations start at 5, 7 and 9 (slow: the step computes
+//      until 9.5), then 11 and 12 (fast): g1 ends at 13; sync 13-15.      step 0 ends at 15
+//   1: at 15 g2 is submitted and g1 trains 15-19.5 (staleness 1 x 5); g2's iterations
+//      start at 15, 17, 19 (slow), 21, 22: it ends at 23; sync 23-25.     step 1 ends at 25
+TEST(AsyncHandcheck, ASharedHostSlowsTheEngineBesideATrainStepAndTheTrainStepBesideTheEngine) {
+  expect_steps("one_step_off", {"engine.slowdown_beside_train=2", "train.slowdown_beside_engines=1.5"},
+               {{0, 5, 5, 9.5, 15, 0, 0, 10}, {15, 13, 15, 19.5, 25, 5, 1, 5}});
+}
+
+// A train step runs at half speed only while the engine runs requests
+// (train.slowdown_beside_engines=2): at 5 batch 0 trains while g1 rolls out
+// 5-10, 2.5 of its 3 ms of work by 10; the engine idles then, and the last
+// 0.5 ms run at full speed: the step ends at 10.5; sync 10.5-12.5.
+//   1: g1 trains from 12.5 while g2 rolls out 12.5-17.5; ends 18; sync 18-20.
+TEST(AsyncHandcheck, ATrainStepSpeedsUpWhenTheEngineIdles) {
+  expect_steps("one_step_off", {"train.slowdown_beside_engines=2"},
+               {{0, 5, 5, 10.5, 12.5, 0, 0, 10}, {12.5, 10, 12.5, 18, 20, 5, 1, 5}});
+}
+
 // async, eta = 1 (room = (v + 2) x B - submitted), recompute at a version change:
 //   0: v0, room 2: g0 and g1 run together 0-5. At 5 g0 trains 5-8 (g1 queues);
 //      sync 8-10.                                                          step 0 ends at 10

@@ -287,6 +287,48 @@ TEST(Calibration, RecoversAKnownAbortLatency) {
   }
 }
 
+// The engine and the trainer slowing each other on one host: side-by-side
+// points 10% (iterations) and 25% (train steps) slower than the alone model
+// give those factors, through the profile's JSON, into the scenario keys the
+// simulator reads; noise below 1 counts as no slowdown; a profile without
+// such points says so; a bad point is named.
+TEST(Calibration, RecoversHowMuchEngineAndTrainerSlowEachOther) {
+  auto p = synthetic_profile();
+  const auto alone = calibrate(p);
+  for (std::size_t i = 0; i < p.iterations.size(); i += 7) {
+    auto it = p.iterations[i];
+    it.time_s = predicted_iteration_s(alone, it) * 1.10;
+    p.iterations_beside_train.push_back(it);
+  }
+  for (std::size_t i = 0; i < p.train.size(); i += 3) {
+    auto t = p.train[i];
+    t.time_s = predicted_train_s(alone, t) * 1.25;
+    p.train_beside_engines.push_back(t);
+  }
+  const auto c = calibrate(profile_from_json(profile_to_json(p), "p.json"));
+  EXPECT_GT(c.contention_points, 10);
+  EXPECT_NEAR(c.engine_slowdown_beside_train, 1.10, 1e-9);
+  EXPECT_NEAR(c.train_slowdown_beside_engines, 1.25, 1e-9);
+  april::testing::Fixture f("handcheck");
+  base::load_config_text(f.config, calibration_scenario_json(c).dump(), "model.json");
+  EXPECT_DOUBLE_EQ(f.config.get_double("engine.slowdown_beside_train"), c.engine_slowdown_beside_train);
+  EXPECT_DOUBLE_EQ(calibration_from_config(f.config).train_slowdown_beside_engines, c.train_slowdown_beside_engines);
+  auto faster = synthetic_profile();
+  auto t = faster.train[0];
+  t.time_s = predicted_train_s(alone, t) * 0.9;
+  faster.train_beside_engines.push_back(t);
+  EXPECT_EQ(calibrate(faster).train_slowdown_beside_engines, 1.0);
+  EXPECT_NE(describe(alone).find("x1.00 (not measured)"), std::string::npos) << describe(alone);
+  auto j = profile_to_json(p);
+  j["train_beside_engines"][1]["time_s"] = -1;
+  try {
+    profile_from_json(j, "p.json");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("p.json: train_beside_engines 1: needs samples"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Calibration, BadProfilesAreClearErrors) {
   EXPECT_THROW(profile_from_json(nlohmann::json::parse(R"({"device": "cpu"})"), "p.json"), std::invalid_argument);
   try {

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <optional>
 #include <set>
 #include <vector>
 
 #include "adapters/live/cpu_runtime.hpp"
+#include "base/stats.hpp"
 #include "adapters/live/detail/device.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
@@ -20,9 +22,10 @@ double since(std::chrono::steady_clock::time_point t0) {
 
 // One probe: an admission of `admitted` requests among `decoders` running
 // ones (then one decode-only iteration when decoders > 0), a train step, a
-// weight copy, or an abort of `admitted` running requests.
+// weight copy, an abort of `admitted` running requests, or a train step
+// beside the engine loaded with `decoders` requests.
 struct Probe {
-  enum Kind { kIteration, kTrain, kSync, kAbort } kind;
+  enum Kind { kIteration, kTrain, kSync, kAbort, kContention } kind;
   std::int64_t decoders = 0, admitted = 0;  // iteration, abort
   std::int64_t samples = 0;                 // train
   std::int64_t longest = 0;                 // context (iteration) or response (train) tokens
@@ -93,6 +96,7 @@ struct LiveProfiler::Impl {
       probes.push_back({Probe::kTrain, 0, 0, std::max<std::int64_t>(2, samples), longest, spread});
     }
     probes.push_back({Probe::kSync});
+    probes.push_back({Probe::kContention, o.slots, 0, std::max<std::int64_t>(2, o.slots / 2), full, true});
     for (std::int64_t a : admitted_counts) probes.push_back({Probe::kAbort, 0, a});
   }
 
@@ -133,9 +137,8 @@ struct LiveProfiler::Impl {
     for (auto& it : engine.take_iteration_log()) measured.iterations.push_back(it);
   }
 
-  void run_train(const Probe& p) {
+  std::vector<TrainSampleData> train_batch(const Probe& p, studies::TrainPoint& point) const {
     std::vector<TrainSampleData> batch;
-    studies::TrainPoint point;
     point.samples = static_cast<double>(p.samples);
     for (std::int64_t i = 0; i < p.samples; ++i) {
       const std::int64_t len = p.spread ? 1 + (p.longest - 1) * i / (p.samples - 1) : p.longest;
@@ -150,12 +153,58 @@ struct LiveProfiler::Impl {
       point.longest_tok = std::max(point.longest_tok, static_cast<double>(3 + len));
       batch.push_back(std::move(s));
     }
+    return batch;
+  }
+
+  void run_train(const Probe& p) {
+    studies::TrainPoint point;
+    const auto batch = train_batch(p, point);
     sync_device();
     const auto t0 = std::chrono::steady_clock::now();
     trainer.step(batch, 0);
     sync_device();
     point.time_s = since(t0);
     measured.train.push_back(point);
+  }
+
+  // The engine under a rollout's load (its slots kept full with requests of
+  // varied contexts and lengths, so admissions and decodes mix) beside a
+  // train step on its own thread, as an overlapped live run has them: every
+  // iteration that ran while the step computed, and the step.
+  void run_contention(const Probe& p) {
+    engine.abort_all();
+    running_decoders = 0;
+    (void)engine.take_iteration_log();
+    studies::TrainPoint point;
+    const auto batch = train_batch(p, point);
+    const std::int64_t max_ctx = task.max_prompt_tok() + o.max_response_len - 1;
+    const auto refill = [&] {
+      while (static_cast<std::int64_t>(engine.running() + engine.waiting()) < p.decoders) {
+        const std::int64_t ctx = 3 + static_cast<std::int64_t>(key % static_cast<std::uint64_t>(max_ctx - 2));
+        const auto room = static_cast<std::uint64_t>(std::max<std::int64_t>(1, cfg.max_seq - ctx));
+        engine.add(request(ctx, static_cast<std::int32_t>(1 + key % room)));
+      }
+    };
+    refill();
+    engine.step();  // everything admitted: the load is on before the step starts
+    (void)engine.take_iteration_log();
+    const auto threads = o.threads;
+    auto beside = std::async(std::launch::async, [&, threads] {
+      torch::set_num_threads(static_cast<int>(threads));
+      const auto start = std::chrono::steady_clock::now();
+      trainer.step(batch, 0);
+      if (device.is_cuda()) torch::cuda::synchronize();
+      return since(start);
+    });
+    while (beside.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      refill();
+      engine.step();
+      sync_device();
+      for (const auto& it : engine.take_iteration_log()) measured.iterations_beside_train.push_back(it);
+    }
+    point.time_s = beside.get();
+    measured.train_beside_engines.push_back(point);
+    engine.abort_all();
   }
 
   void run_abort(const Probe& p) {
@@ -200,6 +249,7 @@ void LiveProfiler::run(std::int64_t count) {
       case Probe::kTrain: impl_->run_train(p); break;
       case Probe::kSync: impl_->run_sync(); break;
       case Probe::kAbort: impl_->run_abort(p); break;
+      case Probe::kContention: impl_->run_contention(p); break;
     }
   }
 }

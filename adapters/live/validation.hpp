@@ -32,8 +32,8 @@ struct PolicyValidation {
   std::optional<double> effective_gain_measured, effective_gain_predicted;  // over sync's
   // Overlapped runs: live iteration time over the calibration's prediction,
   // median, for iterations run while a train step computed beside the engine
-  // and for the others: how much the trainer slows the engine (the twin does
-  // not model it).
+  // and for the others: how much the trainer slows the engine, as the live
+  // run saw it (the twin uses the profiled engine.slowdown_beside_train).
   std::optional<double> iteration_ratio_beside_train, iteration_ratio_alone;
   // Steps whose rollout decoded as many tokens in the simulator as live: on
   // the live run's own lengths the twin replays the live schedule, so these

@@ -38,7 +38,33 @@ void SimBackend::submit(const SampleRequest& r) {
   best->submit(er);
 }
 
+double SimBackend::train_speed_now() const {
+  const bool busy = std::any_of(engine_running_.begin(), engine_running_.end(), [](std::int64_t r) { return r > 0; });
+  return busy ? 1.0 / config_.train_slowdown_beside_engines : 1.0;
+}
+
+void SimBackend::schedule_train_end() {
+  train_end_event_ = sim_.schedule_at(train_progress_at_ + sim::TimeNs::from_s(train_work_left_s_ / train_speed_), kTagTrainEnd, [this] {
+    train_running_ = false;
+    train_ended_ = true;
+    for (auto& e : engines_) e->set_time_factor(1.0);
+  });
+}
+
 void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, std::int64_t running) {
+  if (engine_running_.size() <= engine) engine_running_.resize(engine + 1, 0);
+  engine_running_[engine] = running;
+  if (train_running_ && config_.train_slowdown_beside_engines != 1.0) {
+    const double speed = train_speed_now();
+    if (speed != train_speed_) {
+      // The step's progress so far at the old speed; the rest at the new one.
+      train_work_left_s_ = std::max(0.0, train_work_left_s_ - (now - train_progress_at_).to_s() * train_speed_);
+      train_progress_at_ = now;
+      train_speed_ = speed;
+      sim_.cancel(train_end_event_);
+      schedule_train_end();
+    }
+  }
   if (!config_.record_timeline) return;
   if (last_running_.size() <= engine) last_running_.resize(engine + 1, 0);
   if (last_running_[engine] == running) return;  // per-iteration stepping repeats itself
@@ -120,10 +146,13 @@ void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t
   if (!config_.can_overlap) throw std::logic_error("start_train on a colocated cluster");
   if (train_running_ || sync_running_) throw std::logic_error("start_train while the trainer is busy");
   train_running_ = true;
-  sim_.schedule_in(sim::TimeNs::from_s(train_time_of(batch)), kTagTrainEnd, [this] {
-    train_running_ = false;
-    train_ended_ = true;
-  });
+  for (auto& e : engines_) e->set_time_factor(config_.engine_slowdown_beside_train);
+  train_work_left_s_ = train_time_of(batch);
+  train_progress_at_ = sim_.now();
+  // Engines given work at this instant start their iteration after it: they count as busy now.
+  const bool engines_busy = std::any_of(engines_.begin(), engines_.end(), [](const auto& e) { return e->outstanding() > 0; });
+  train_speed_ = engines_busy ? 1.0 / config_.train_slowdown_beside_engines : 1.0;
+  schedule_train_end();
 }
 
 void SimBackend::start_sync(std::int64_t new_version, bool recompute) {

@@ -46,6 +46,11 @@ struct SimBackendConfig {
   double abort_latency_s = 0;
   double abort_per_request_s = 0;
   double abort_confirm_s = 0;
+  // Disaggregated runs on shared hosts: engine iterations that start while a
+  // train step computes take `engine_slowdown_beside_train` times their
+  // modelled time, and a train step progresses `train_slowdown_beside_engines`
+  // times slower while an engine runs requests (1: separate machines).
+  double engine_slowdown_beside_train = 1.0, train_slowdown_beside_engines = 1.0;
   bool record_timeline = false;
   // Disaggregated cluster: train and sync may overlap the rollout.
   bool can_overlap = false;
@@ -93,6 +98,14 @@ class SimBackend final : public Backend, private sim::EngineListener {
   std::vector<SampleProgress> wait_for_completions_at_this_instant();
   bool train_running_ = false, sync_running_ = false;
   bool train_ended_ = false, sync_ended_ = false;  // at the instant being reported
+  // The running train step on a shared host: its work left at full speed as
+  // of `train_progress_at_`, the speed since then, its end event.
+  double train_work_left_s_ = 0, train_speed_ = 1.0;
+  sim::TimeNs train_progress_at_{0};
+  sim::EventId train_end_event_ = 0;
+  std::vector<std::int64_t> engine_running_;  // per engine, requests running
+  [[nodiscard]] double train_speed_now() const;
+  void schedule_train_end();
 };
 
 }  // namespace april::adapters
