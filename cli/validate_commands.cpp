@@ -139,8 +139,9 @@ int validate_command(const std::vector<std::string>& args) {
   }
   if (any_overlapped) {
     fmt::print("overlapped policies: the trainer runs beside the engine (one thread each) and the twin is disaggregated (one GPU\n"
-               "each); err compares whole steps; the twin slows iterations that start beside a train step and train steps that\n"
-               "start beside the engine by the profiled factors (\"side by side\" above; the ratios measure the first live)\n");
+               "each); err compares whole steps; the twin slows iterations that start beside a train step and train steps while\n"
+               "the engine runs by the profiled factors (\"side by side\" on the calibration line; the ratios above\n"
+               "are the live run's own)\n");
   }
   fmt::print("instant: steps whose batch was complete in the buffer (no rollout time), predicted as such / seen\n");
   fmt::print("same tok: steps whose rollout decoded as many tokens in the simulator as live (it replays the live schedule)\n");

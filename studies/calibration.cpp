@@ -309,9 +309,16 @@ Calibration calibrate(const Profile& p) {
     if (!r.empty()) c.engine_slowdown_beside_train = std::max(1.0, base::median(r));
   }
   {
+    // A train step is compared with the same shape's steps alone where the
+    // profile has them: the linear train model can be off by more than the
+    // slowdown for one shape (lengths spread against all alike).
+    std::map<std::tuple<double, double, double>, std::vector<double>> alone;
+    for (const auto& t : p.train) alone[{t.samples, t.tokens, t.longest_tok}].push_back(t.time_s);
     std::vector<double> r;
     for (const auto& t : p.train_beside_engines) {
-      if (const double pred = predicted_train_s(c, t); pred > 0) r.push_back(t.time_s / pred);
+      const auto it = alone.find({t.samples, t.tokens, t.longest_tok});
+      const double ref = it != alone.end() ? base::median(it->second) : predicted_train_s(c, t);
+      if (ref > 0) r.push_back(t.time_s / ref);
     }
     if (!r.empty()) c.train_slowdown_beside_engines = std::max(1.0, base::median(r));
   }

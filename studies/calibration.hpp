@@ -66,9 +66,10 @@ struct Calibration {
   // both 0 when the profile has no aborts.
   double abort_latency_s = 0, abort_per_request_us = 0;
   std::int64_t abort_points = 0;
-  // Median of measured / fitted (alone) time over the side-by-side points, at
-  // least 1 (engine.slowdown_beside_train, train.slowdown_beside_engines); 1
-  // when the profile has none.
+  // Median over the side-by-side points of measured / alone time, at least 1
+  // (engine.slowdown_beside_train, train.slowdown_beside_engines); alone is
+  // the fitted model's, or for a train step the median of the same shape's
+  // steps alone where the profile has them; 1 when it has no such points.
   double engine_slowdown_beside_train = 1.0, train_slowdown_beside_engines = 1.0;
   std::int64_t contention_points = 0;
   double iteration_heldout_mape = 0, train_heldout_mape = 0;  // mean absolute percentage error

@@ -9,6 +9,7 @@
 #include "studies/nnls.hpp"
 #include "sim/engine_knobs.hpp"
 #include "base/rng.hpp"
+#include "base/stats.hpp"
 #include "test_support.hpp"
 
 namespace april::studies {
@@ -300,11 +301,18 @@ TEST(Calibration, RecoversHowMuchEngineAndTrainerSlowEachOther) {
     it.time_s = predicted_iteration_s(alone, it) * 1.10;
     p.iterations_beside_train.push_back(it);
   }
-  for (std::size_t i = 0; i < p.train.size(); i += 3) {
-    auto t = p.train[i];
-    t.time_s = predicted_train_s(alone, t) * 1.25;
-    p.train_beside_engines.push_back(t);
+  // Train steps of shapes the profile did not time alone are compared with
+  // the fit; one it did, with the median of its steps alone.
+  for (double samples : {5.0, 20.0, 40.0}) p.train_beside_engines.push_back({samples, samples * 20, 30, predicted_train_s(alone, {samples, samples * 20, 30, 0}) * 1.25});
+  std::vector<double> same_shape;
+  for (const auto& t : p.train) {
+    if (t.samples == p.train[0].samples && t.tokens == p.train[0].tokens && t.longest_tok == p.train[0].longest_tok) same_shape.push_back(t.time_s);
   }
+  ASSERT_GE(same_shape.size(), 2U);
+  auto measured_shape = p.train[0];
+  measured_shape.time_s = base::median(same_shape) * 1.25;
+  p.train_beside_engines.push_back(measured_shape);
+  p.train_beside_engines.push_back(measured_shape);
   const auto c = calibrate(profile_from_json(profile_to_json(p), "p.json"));
   EXPECT_GT(c.contention_points, 10);
   EXPECT_NEAR(c.engine_slowdown_beside_train, 1.10, 1e-9);

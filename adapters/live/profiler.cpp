@@ -23,7 +23,7 @@ double since(std::chrono::steady_clock::time_point t0) {
 // One probe: an admission of `admitted` requests among `decoders` running
 // ones (then one decode-only iteration when decoders > 0), a train step, a
 // weight copy, an abort of `admitted` running requests, or a train step
-// beside the engine loaded with `decoders` requests.
+// beside the engine rolling out waves of `decoders` requests.
 struct Probe {
   enum Kind { kIteration, kTrain, kSync, kAbort, kContention } kind;
   std::int64_t decoders = 0, admitted = 0;  // iteration, abort
@@ -96,7 +96,7 @@ struct LiveProfiler::Impl {
       probes.push_back({Probe::kTrain, 0, 0, std::max<std::int64_t>(2, samples), longest, spread});
     }
     probes.push_back({Probe::kSync});
-    probes.push_back({Probe::kContention, o.slots, 0, std::max<std::int64_t>(2, o.slots / 2), full, true});
+    probes.push_back({Probe::kContention, std::max<std::int64_t>(1, o.slots / 2), 0, std::max<std::int64_t>(2, o.slots / 2), full, true});
     for (std::int64_t a : admitted_counts) probes.push_back({Probe::kAbort, 0, a});
   }
 
@@ -167,22 +167,22 @@ struct LiveProfiler::Impl {
     measured.train.push_back(point);
   }
 
-  // The engine under a rollout's load (its slots kept full with requests of
-  // varied contexts and lengths, so admissions and decodes mix) beside a
-  // train step on its own thread, as an overlapped live run has them: every
-  // iteration that ran while the step computed, and the step.
+  // The engine under a rollout's load beside a train step on its own thread,
+  // as an overlapped live run has them: waves of `decoders` fresh prompts
+  // answered at the task's own lengths (one prefill pass, then decodes as the
+  // batch thins out), the next wave when one has drained; every iteration
+  // that ran while the step computed, and the step.
   void run_contention(const Probe& p) {
     engine.abort_all();
     running_decoders = 0;
     (void)engine.take_iteration_log();
     studies::TrainPoint point;
     const auto batch = train_batch(p, point);
-    const std::int64_t max_ctx = task.max_prompt_tok() + o.max_response_len - 1;
     const auto refill = [&] {
-      while (static_cast<std::int64_t>(engine.running() + engine.waiting()) < p.decoders) {
-        const std::int64_t ctx = 3 + static_cast<std::int64_t>(key % static_cast<std::uint64_t>(max_ctx - 2));
-        const auto room = static_cast<std::uint64_t>(std::max<std::int64_t>(1, cfg.max_seq - ctx));
-        engine.add(request(ctx, static_cast<std::int32_t>(1 + key % room)));
+      if (engine.running() + engine.waiting() > 0) return;
+      for (std::int64_t k = 0; k < p.decoders; ++k) {
+        const auto answer = static_cast<std::int32_t>(task.example(static_cast<std::int64_t>(key)).answer.size());
+        engine.add(request(task.max_prompt_tok(), std::clamp(answer, 1, o.max_response_len)));
       }
     };
     refill();
