@@ -579,10 +579,14 @@ nlohmann::json RlLoop::save_state() const {
   if (overlapped) {
     nlohmann::json o;
     o["started"] = overlapped_started_;
-    o["in_flight"] = nlohmann::json::array();
+    // In submission order, not the map's: the same run writes the same file.
+    std::vector<const Group*> in_flight;
     for (const auto& [id, g] : groups_) {
-      if (g.in_flight) o["in_flight"].push_back(group_json(g));
+      if (g.in_flight) in_flight.push_back(&g);
     }
+    std::sort(in_flight.begin(), in_flight.end(), [](const Group* a, const Group* b) { return a->submit_seq < b->submit_seq; });
+    o["in_flight"] = nlohmann::json::array();
+    for (const Group* g : in_flight) o["in_flight"].push_back(group_json(*g));
     // Complete groups not yet counted are queued after those already accepted.
     o["queued"] = nlohmann::json::array();
     for (GroupId id : accepted_) o["queued"].push_back(group_json(group_ref(id)));
