@@ -437,23 +437,21 @@ void RlLoop::suspend() {
   if (!policy_.overlaps()) throw std::logic_error("suspend is for overlapped runs; a colocated run pauses between steps by itself");
   if (suspended_ || !overlapped_started_) return;
   if (sync_running_) throw std::logic_error("suspend during a sync");
-  for (const SampleProgress& p : backend_.abort_all()) {
-    Group& g = group_ref(key_group(p.key));
-    Sample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
-    if (!s.in_flight) throw std::logic_error("backend returned a sample that is not in flight");
+  // A sample that ended in the iteration the abort let finish is complete,
+  // its group counted at the next step.
+  std::vector<SampleProgress> finished;
+  for (SampleProgress& p : backend_.abort_all()) {
     if (p.finished) {
-      // It ended in the iteration the abort let finish: complete, counted at the next step.
-      if (finish_sample(g, s, p)) {
-        g.in_flight = false;
-        --in_flight_groups_;
-        completed_pending_.push_back(g.id);
-      }
+      finished.push_back(std::move(p));
       continue;
     }
+    Sample& s = group_ref(key_group(p.key)).samples.at(static_cast<std::size_t>(key_index(p.key)));
+    if (!s.in_flight) throw std::logic_error("backend returned a sample that is not in flight");
     add_progress(s, p);
     s.in_flight = false;
     --in_flight_samples_;
   }
+  record_finished(finished);
   suspended_ = true;
 }
 

@@ -323,6 +323,19 @@ void record_steps(rl::RlLoop& loop, int steps, LoopRecord& r, std::map<std::stri
   }
 }
 
+// The trace a twin replays: every prompt drawn, in order, with its batched
+// samples' final lengths, or at the cap when never batched, so that it does
+// not complete earlier than it did live.
+std::vector<base::GroupSpec> twin_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t drawn) {
+  std::vector<base::GroupSpec> trace;
+  for (std::int64_t i = 0; i < drawn; ++i) {
+    const auto id = CountdownTask::prompt_id(i);
+    auto it = lengths.find(id);
+    trace.push_back(april::testing::group(id, it != lengths.end() ? it->second : std::vector<std::int32_t>{16, 16}, 3));
+  }
+  return trace;
+}
+
 // A live run of `policy` on the countdown task (B = 2, n = 2, cap 16), and
 // the trace its twin replays: batched groups with their final lengths, groups
 // never batched at the cap, so that they do not complete earlier than they did live.
@@ -334,11 +347,7 @@ LoopRecord run_live(policies::Policy& policy, int steps) {
   LoopRecord r;
   std::map<std::string, std::vector<std::int32_t>> lengths;
   record_steps(loop, steps, r, &lengths);
-  for (std::int64_t i = 0; i < workload.next_index(); ++i) {
-    const auto id = CountdownTask::prompt_id(i);
-    auto it = lengths.find(id);
-    r.trace.push_back(april::testing::group(id, it != lengths.end() ? it->second : std::vector<std::int32_t>{16, 16}, 3));
-  }
+  r.trace = twin_trace(lengths, workload.next_index());
   return r;
 }
 
@@ -526,11 +535,7 @@ OverlapRecord run_live_overlapped(const base::Config& config, policies::Policy& 
       lengths[r.batches[b][i / 2]].push_back(n);
     }
   }
-  for (std::int64_t i = 0; i < workload.next_index(); ++i) {
-    const auto id = CountdownTask::prompt_id(i);
-    auto it = lengths.find(id);
-    r.trace.push_back(april::testing::group(id, it != lengths.end() ? it->second : std::vector<std::int32_t>{16, 16}, 3));
-  }
+  r.trace = twin_trace(lengths, workload.next_index());
   return r;
 }
 
