@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace april::policies {
@@ -24,6 +25,13 @@ struct GroupInfo {
   bool complete = false;
 };
 
+// One sample as a real system sees it: tokens so far, and whether it ended.
+// Never its length to come (tests/policy_view_test.cpp).
+struct SampleState {
+  std::int32_t generated_tok = 0;
+  bool finished = false;
+};
+
 class RolloutView {
  public:
   [[nodiscard]] virtual std::int64_t step() const = 0;     // the policy version being rolled out
@@ -40,6 +48,12 @@ class RolloutView {
   // after every group completing at one instant has been counted.
   [[nodiscard]] virtual std::int64_t pending_complete_groups() const = 0;
   [[nodiscard]] virtual GroupInfo group(GroupId id) const = 0;
+  // Each sample of a group held (not yet trained), in index order.
+  [[nodiscard]] virtual std::vector<SampleState> group_samples(GroupId id) const = 0;
+  // The prompt a group samples. A prompt drawn again (a later epoch of the
+  // dataset, a trace replayed) has the same id: its earlier lengths are
+  // what a length predictor learns from (RhymeRL, Seer).
+  [[nodiscard]] virtual const std::string& prompt_id(GroupId id) const = 0;
 
   // Overlapped runs (DESIGN.md 3b). step() is the engines' version there,
   // and accepted_groups() the complete groups queued for training.
@@ -75,6 +89,24 @@ struct Decisions {
   bool start_sync = false;
 };
 
+// A sample about to be submitted.
+struct Submission {
+  GroupId group = -1;
+  std::int32_t sample = 0;
+  std::int32_t generated_tok = 0;  // held already: a resumed sample re-prefills them
+};
+
+// How a policy wants the samples of one instant submitted. Engines admit in
+// submission order (a router picks each sample's engine as it is submitted),
+// so the order is the admission priority.
+struct SubmissionPlan {
+  std::vector<std::size_t> order;  // a permutation of the submissions' indices; empty: as given
+  // Per submission (input indexing): the policy's prediction of the tokens
+  // it has still to generate, > 0; the simulator's router then balances
+  // predicted work across engines instead of request counts. Empty: none.
+  std::vector<std::int64_t> predicted_remaining_tok;
+};
+
 class Policy {
  public:
   virtual ~Policy() = default;
@@ -83,6 +115,10 @@ class Policy {
   virtual Decisions on_group_accepted(const RolloutView& view, GroupId group) = 0;
   // A group completed and the filter rejected it; its tokens are wasted.
   virtual Decisions on_group_rejected(const RolloutView& view, GroupId group) = 0;
+  // The samples the decisions of this instant submit, in the loop's order
+  // (groups as decided, each group's unfinished samples by index), before
+  // any reaches an engine. Default: that order, no prediction.
+  virtual SubmissionPlan plan_submissions(const RolloutView& /*view*/, const std::vector<Submission>& /*submissions*/) { return {}; }
   // Tokens more than this many versions stale get zero weight in the loss
   // (counted as masked, not trained); -1: none. 0 masks every off-policy token.
   [[nodiscard]] virtual std::int64_t mask_tokens_staler_than() const { return -1; }

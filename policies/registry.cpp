@@ -7,6 +7,7 @@
 #include "policies/april_adaptive_policy.hpp"
 #include "policies/april_policy.hpp"
 #include "policies/async_policy.hpp"
+#include "policies/length_aware_policy.hpp"
 #include "policies/one_step_off_policy.hpp"
 #include "policies/sorted_policy.hpp"
 #include "policies/sync_policy.hpp"
@@ -49,6 +50,7 @@ PolicyRegistry builtin_policies() {
   r.add(tail_batching_policy_entry());
   r.add(one_step_off_policy_entry());
   r.add(async_policy_entry());
+  r.add(length_aware_policy_entry());
   return r;
 }
 

@@ -30,6 +30,10 @@ struct SampleRequest {
   // The response length the workload assigned to this sample (its EOS).
   // The simulator stops the sample there; a live engine ignores it.
   std::int32_t target_response_tok = 0;
+  // The policy's prediction of the tokens still to generate (SubmissionPlan);
+  // 0: none. The simulator's router balances predicted work with it; a live
+  // backend with one engine has nothing to route.
+  std::int64_t predicted_remaining_tok = 0;
 };
 
 struct SampleProgress {

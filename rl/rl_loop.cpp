@@ -144,8 +144,41 @@ void RlLoop::submit_samples(Group& g) {
     r.target_response_tok = s.target_tok;
     s.in_flight = true;
     ++in_flight_samples_;
-    backend_.submit(r);
+    to_submit_.push_back(std::move(r));
   }
+}
+
+void RlLoop::flush_submissions() {
+  if (to_submit_.empty()) return;
+  std::vector<policies::Submission> subs;
+  subs.reserve(to_submit_.size());
+  for (const auto& r : to_submit_) subs.push_back({key_group(r.key), key_index(r.key), r.generated_tok});
+  const policies::SubmissionPlan plan = policy_.plan_submissions(*this, subs);
+  const std::size_t n = to_submit_.size();
+  if (!plan.predicted_remaining_tok.empty()) {
+    if (plan.predicted_remaining_tok.size() != n) {
+      throw std::logic_error(fmt::format("policy predicted {} lengths for {} submissions", plan.predicted_remaining_tok.size(), n));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (plan.predicted_remaining_tok[i] <= 0) throw std::logic_error("policy predicted a remaining length of 0 or less");
+      to_submit_[i].predicted_remaining_tok = plan.predicted_remaining_tok[i];
+    }
+  }
+  std::vector<std::size_t> order = plan.order;
+  if (order.empty()) {
+    order.resize(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  }
+  std::vector<char> seen(n, 0);
+  if (order.size() != n) throw std::logic_error(fmt::format("policy ordered {} of {} submissions", order.size(), n));
+  for (std::size_t i : order) {
+    if (i >= n || seen[i]) throw std::logic_error("policy's submission order is not a permutation of the submissions");
+    seen[i] = 1;
+  }
+  // Clear the queue before submitting: a backend may call back into the loop.
+  std::vector<SampleRequest> queued;
+  queued.swap(to_submit_);
+  for (std::size_t i : order) backend_.submit(queued[i]);
 }
 
 void RlLoop::apply(const policies::Decisions& d) {
@@ -171,6 +204,7 @@ void RlLoop::apply(const policies::Decisions& d) {
     auto [it, _] = groups_.emplace(g.id, std::move(g));
     submit_group(it->second);
   }
+  flush_submissions();
   if ((d.train || d.start_sync) && !policy_.overlaps()) {
     throw std::logic_error("only a policy that overlaps rollout and training starts train steps or syncs itself");
   }
@@ -462,6 +496,7 @@ void RlLoop::resubmit_suspended() {
   }
   std::sort(held.begin(), held.end(), [](const Group* a, const Group* b) { return a->submit_seq < b->submit_seq; });
   for (Group* g : held) submit_samples(*g);
+  flush_submissions();
   suspended_ = false;
 }
 

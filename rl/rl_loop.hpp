@@ -35,10 +35,7 @@ struct LoopOptions {
 };
 
 // Where one sample of a group stands: tokens so far, and whether it ended.
-struct SampleState {
-  std::int32_t generated_tok = 0;
-  bool finished = false;
-};
+using policies::SampleState;
 
 // Tokens produced by one policy version, in order.
 struct Segment {
@@ -78,9 +75,8 @@ class RlLoop final : public policies::RolloutView {
   [[nodiscard]] std::int64_t buffered_tok() const;
   // Segments of a buffered group's samples, for tests and traces.
   [[nodiscard]] std::vector<std::vector<Segment>> group_segments(policies::GroupId id) const;
-  // Each sample of a group not yet trained (e.g. a buffered one), in index order.
-  [[nodiscard]] std::vector<SampleState> group_samples(policies::GroupId id) const;
-  [[nodiscard]] const std::string& prompt_id(policies::GroupId id) const;
+  [[nodiscard]] std::vector<SampleState> group_samples(policies::GroupId id) const override;
+  [[nodiscard]] const std::string& prompt_id(policies::GroupId id) const override;
 
   // The loop's state between steps (version, buffered groups with their
   // segments, counters), for checkpoints. Only valid between steps; for an
@@ -130,7 +126,9 @@ class RlLoop final : public policies::RolloutView {
   void drain_completed();
   StepMetrics run_step_overlapped();
   void begin_window();
+  // Queues g's unfinished samples; flush_submissions submits the queue in the policy's plan.
   void submit_samples(Group& g);
+  void flush_submissions();
   void resubmit_suspended();
   [[nodiscard]] static nlohmann::json group_json(const Group& g);
   [[nodiscard]] static Group group_from_json(const nlohmann::json& j);
@@ -170,6 +168,7 @@ class RlLoop final : public policies::RolloutView {
 
   std::int64_t total_generated_ = 0, total_trained_ = 0, total_wasted_ = 0, total_masked_ = 0;
   std::int64_t submit_counter_ = 0;
+  std::vector<SampleRequest> to_submit_;  // queued by submit_samples, in the loop's order
 
   // Overlapped runs.
   bool overlapped_started_ = false;

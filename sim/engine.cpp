@@ -30,6 +30,16 @@ void Engine::submit(const EngineRequest& request) {
   }
 }
 
+std::int64_t Engine::predicted_outstanding_tok() const {
+  std::int64_t sum = 0;
+  const auto add = [&sum](const Request& r) {
+    if (r.req.predicted_end_tok > 0) sum += std::max<std::int64_t>(1, r.req.predicted_end_tok - r.req.generated_tok);
+  };
+  for (const auto& r : running_) add(r);
+  for (const auto& r : waiting_) add(r);
+  return sum;
+}
+
 void Engine::kick() {
   kick_pending_ = false;
   if (!busy_) boundary();

@@ -34,6 +34,9 @@ struct EngineRequest {
   std::int32_t prompt_tok = 0;
   std::int32_t generated_tok = 0;  // tokens already held when submitted (resumed samples)
   std::int32_t stop_at_tok = 0;    // finishes when generated_tok reaches this (EOS or length cap)
+  // Where a policy predicts it ends (generated_tok + predicted remaining),
+  // for routing on predicted work; 0: no prediction. Never stop_at_tok.
+  std::int64_t predicted_end_tok = 0;
 };
 
 struct EngineConfig {
@@ -107,6 +110,10 @@ class Engine {
 
   [[nodiscard]] std::size_t outstanding() const { return running_.size() + waiting_.size(); }
   [[nodiscard]] std::size_t running() const { return running_.size(); }
+  // Tokens the predicted requests held here (running or waiting) are still
+  // predicted to generate, at least 1 each. Read at submission instants,
+  // which are segment ends or idle times, so every request's count is current.
+  [[nodiscard]] std::int64_t predicted_outstanding_tok() const;
   [[nodiscard]] std::int64_t resident_kv_tok() const { return resident_kv_tok_; }
   [[nodiscard]] const EngineCounters& counters() const { return counters_; }
   [[nodiscard]] bool busy() const { return busy_; }

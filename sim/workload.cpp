@@ -16,7 +16,8 @@ std::int32_t to_tokens(double x) {
 
 }  // namespace
 
-LongTailGenerator::LongTailGenerator(const LongTailParams& params, std::uint64_t seed) : p_(params), rng_(seed, "workload") {}
+LongTailGenerator::LongTailGenerator(const LongTailParams& params, std::uint64_t seed)
+    : p_(params), seed_(seed), rng_(seed, "workload") {}
 
 double LongTailGenerator::drift_factor(std::int64_t step) const {
   if (p_.drift_dip == 0.0 && p_.drift_rise_per_step == 0.0) return 1.0;
@@ -28,10 +29,22 @@ double LongTailGenerator::drift_factor(std::int64_t step) const {
 
 GroupSpec LongTailGenerator::next_group(std::int64_t step) {
   GroupSpec g;
-  g.prompt_id = fmt::format("gen-{}", drawn_++);
-  g.prompt_tok = to_tokens(rng_.lognormal(std::log(p_.prompt_median_tok), p_.prompt_sigma));
-  const double group_log_median = std::log(p_.response_median_tok * drift_factor(step)) + rng_.normal(0.0, p_.sigma_between);
-  const double pass_rate = rng_.uniform01();
+  double prompt_offset = 0, pass_rate = 0;
+  if (p_.dataset_prompts > 0) {
+    // The prompt's own attributes, the same every epoch: from its own stream.
+    const std::int64_t k = drawn_++ % p_.dataset_prompts;
+    g.prompt_id = fmt::format("gen-{}", k);
+    base::Rng prompt_rng(seed_, g.prompt_id);
+    g.prompt_tok = to_tokens(prompt_rng.lognormal(std::log(p_.prompt_median_tok), p_.prompt_sigma));
+    prompt_offset = prompt_rng.normal(0.0, p_.sigma_between);
+    pass_rate = prompt_rng.uniform01();
+  } else {
+    g.prompt_id = fmt::format("gen-{}", drawn_++);
+    g.prompt_tok = to_tokens(rng_.lognormal(std::log(p_.prompt_median_tok), p_.prompt_sigma));
+    prompt_offset = rng_.normal(0.0, p_.sigma_between);
+    pass_rate = rng_.uniform01();
+  }
+  const double group_log_median = std::log(p_.response_median_tok * drift_factor(step)) + prompt_offset;
   const double incorrect_shift = std::log(p_.incorrect_len_factor);
   const auto n = static_cast<std::size_t>(p_.samples_per_group);
   g.response_tok.reserve(n);
@@ -73,6 +86,10 @@ void declare_workload_knobs(base::ConfigSchema& s) {
   s.add({"workload.drift_dip", KnobType::Double, 0.0, "", "fraction by which the median length falls until drift_dip_step",
          base::in_range(0, 0.95)});
   s.add({"workload.drift_dip_step", KnobType::Int, std::int64_t{100}, "steps", "step at which the length drift turns", base::in_range(1, 10'000'000)});
+  s.add({"workload.dataset_prompts", KnobType::Int, std::int64_t{0}, "prompts",
+         "prompts in the dataset: groups cycle through them epoch after epoch, each prompt keeping its length scale and pass "
+         "rate (its samples drawn afresh); 0 = every prompt new",
+         base::in_range(0, std::int64_t{1} << 40)});
   s.add({"workload.drift_rise_per_step", KnobType::Double, 0.0, "1/step",
          "after the dip, the median grows by this fraction of the initial median per step", base::in_range(0, 1000)});
 }
@@ -89,6 +106,7 @@ LongTailParams long_tail_params(const base::Config& c) {
   p.drift_dip = c.get_double("workload.drift_dip");
   p.drift_dip_step = c.get_int("workload.drift_dip_step");
   p.drift_rise_per_step = c.get_double("workload.drift_rise_per_step");
+  p.dataset_prompts = c.get_int("workload.dataset_prompts");
   return p;
 }
 

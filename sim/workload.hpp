@@ -18,6 +18,11 @@ using base::WorkloadSource;
 //                pass rate p ~ U(0, 1)
 //   per sample:  correct ~ Bernoulli(p); incorrect answers run `incorrect_len_factor` longer;
 //                length ~ LogNormal(log-median (+ log factor), sigma_within), at least 1 token.
+//   dataset:     with `dataset_prompts` N > 0, the groups cycle through N prompts (epochs):
+//                a prompt's length, median offset and pass rate are drawn once, from its own
+//                stream, and its samples are drawn afresh each time it comes back, so its
+//                lengths repeat in distribution (RhymeRL, Seer) without repeating exactly.
+//                N = 0: every prompt is new.
 //   drift(step): falls linearly by `drift_dip` until `drift_dip_step`, then rises by
 //                `drift_rise_per_step` per step (the fall-then-rise seen in RL training).
 struct LongTailParams {
@@ -31,6 +36,7 @@ struct LongTailParams {
   double drift_dip = 0.0;
   std::int64_t drift_dip_step = 100;
   double drift_rise_per_step = 0.0;
+  std::int64_t dataset_prompts = 0;
 };
 
 class LongTailGenerator final : public WorkloadSource {
@@ -42,6 +48,7 @@ class LongTailGenerator final : public WorkloadSource {
 
  private:
   LongTailParams p_;
+  std::uint64_t seed_;
   base::Rng rng_;
   std::int64_t drawn_ = 0;
 };

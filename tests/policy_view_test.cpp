@@ -40,8 +40,9 @@ std::string shown(const RolloutView& v, const std::string& event, std::set<Group
   for (GroupId id : known) {
     try {
       const auto g = v.group(id);
-      s += fmt::format(" | g{} {}/{} tok {} off {} oldest {}", g.id, g.finished_samples, g.samples, g.generated_tok, g.offpolicy_tok,
-                       g.oldest_version);
+      s += fmt::format(" | g{} {} {}/{} tok {} off {} oldest {} samples", g.id, v.prompt_id(id), g.finished_samples, g.samples,
+                       g.generated_tok, g.offpolicy_tok, g.oldest_version);
+      for (const auto& st : v.group_samples(id)) s += fmt::format(" {}{}", st.generated_tok, st.finished ? "." : "");
     } catch (const std::logic_error&) {
       s += fmt::format(" | g{} trained", id);  // no longer held: trained
     }

@@ -17,10 +17,22 @@ SimBackend::SimBackend(SimBackendConfig config, std::shared_ptr<const sim::Itera
 }
 
 void SimBackend::submit(const SampleRequest& r) {
-  // Least outstanding requests; ties go to the lowest index.
+  // Least outstanding requests; with the policy's prediction, least
+  // predicted work (Seer's balancing). Ties go to the lowest index.
   sim::Engine* best = engines_.front().get();
-  for (const auto& e : engines_) {
-    if (e->outstanding() < best->outstanding()) best = e.get();
+  if (r.predicted_remaining_tok > 0) {
+    std::int64_t best_work = best->predicted_outstanding_tok();
+    for (const auto& e : engines_) {
+      const std::int64_t work = e->predicted_outstanding_tok();
+      if (work < best_work) {
+        best = e.get();
+        best_work = work;
+      }
+    }
+  } else {
+    for (const auto& e : engines_) {
+      if (e->outstanding() < best->outstanding()) best = e.get();
+    }
   }
   sim::EngineRequest er;
   er.key = r.key;
@@ -28,6 +40,7 @@ void SimBackend::submit(const SampleRequest& r) {
   er.generated_tok = r.generated_tok;
   er.stop_at_tok = r.generated_tok + std::min(r.max_new_tok, std::max(0, r.target_response_tok - r.generated_tok));
   if (er.stop_at_tok <= er.generated_tok) throw std::logic_error("submitted a sample that has already finished");
+  if (r.predicted_remaining_tok > 0) er.predicted_end_tok = er.generated_tok + r.predicted_remaining_tok;
   if (static_cast<std::int64_t>(er.prompt_tok) + er.stop_at_tok > config_.engine.kv_capacity_tok) {
     throw std::invalid_argument(fmt::format(
         "prompt '{}' (sample {}) needs {} KV tokens ({} prompt + {} response), more than the engine KV capacity of {} tokens; "

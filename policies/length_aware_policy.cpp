@@ -1,0 +1,99 @@
+#include "policies/length_aware_policy.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "policies/april_policy.hpp"
+#include "policies/async_policy.hpp"
+#include "policies/sync_policy.hpp"
+
+namespace april::policies {
+
+LengthAwarePolicy::LengthAwarePolicy(std::unique_ptr<Policy> base, LengthAwareParams p)
+    : base_(std::move(base)), p_(p), predictor_(p.history_per_prompt) {}
+
+void LengthAwarePolicy::learn(const RolloutView& view, GroupId group) {
+  if (!learned_.insert(group).second) return;
+  const std::string& prompt = view.prompt_id(group);
+  for (const SampleState& s : view.group_samples(group)) predictor_.record(prompt, s.generated_tok);
+}
+
+Decisions LengthAwarePolicy::on_group_accepted(const RolloutView& view, GroupId group) {
+  learn(view, group);
+  return base_->on_group_accepted(view, group);
+}
+
+Decisions LengthAwarePolicy::on_group_rejected(const RolloutView& view, GroupId group) {
+  learn(view, group);
+  return base_->on_group_rejected(view, group);
+}
+
+SubmissionPlan LengthAwarePolicy::plan_submissions(const RolloutView& view, const std::vector<Submission>& subs) {
+  // Remaining tokens predicted per submission; 0: no prediction.
+  std::vector<std::int64_t> remaining(subs.size(), 0);
+  GroupId cached_group = -1;
+  std::vector<std::int32_t> siblings;
+  for (std::size_t i = 0; i < subs.size(); ++i) {
+    const Submission& s = subs[i];
+    if (s.group != cached_group) {
+      cached_group = s.group;
+      siblings.clear();
+      for (const SampleState& st : view.group_samples(s.group)) {
+        if (st.finished) siblings.push_back(st.generated_tok);
+      }
+    }
+    const std::int64_t total = predictor_.predict_total_tok(view.prompt_id(s.group), siblings, s.generated_tok);
+    if (total > 0) remaining[i] = total - s.generated_tok;
+  }
+  SubmissionPlan plan;
+  if (p_.order != AdmissionOrder::AsGiven) {
+    plan.order.resize(subs.size());
+    std::iota(plan.order.begin(), plan.order.end(), std::size_t{0});
+    const bool long_first = p_.order == AdmissionOrder::LongFirst;
+    // Stable: equal predictions keep the base's order; unpredicted go last.
+    std::stable_sort(plan.order.begin(), plan.order.end(), [&](std::size_t a, std::size_t b) {
+      const bool ka = remaining[a] > 0, kb = remaining[b] > 0;
+      if (ka != kb) return ka;
+      if (!ka) return false;
+      return long_first ? remaining[a] > remaining[b] : remaining[a] < remaining[b];
+    });
+  }
+  const bool all_predicted = std::all_of(remaining.begin(), remaining.end(), [](std::int64_t r) { return r > 0; });
+  if (p_.route_by_work && all_predicted) plan.predicted_remaining_tok = std::move(remaining);
+  return plan;
+}
+
+PolicyEntry length_aware_policy_entry() {
+  using base::Knob;
+  using base::KnobType;
+  std::vector<Knob> knobs = {
+      {"length_aware.base", KnobType::String, std::string("april"), "",
+       "the policy whose decisions this adds length-aware admission and routing to; its own keys (april.*, sync.*, async.*) apply",
+       base::one_of({"sync", "april", "async"})},
+      {"length_aware.order", KnobType::String, std::string("long_first"), "",
+       "admission priority by predicted remaining length: long_first, short_first, or as_given",
+       base::one_of({"long_first", "short_first", "as_given"})},
+      {"length_aware.route", KnobType::String, std::string("work"), "",
+       "simulator routing: work (least predicted tokens outstanding) or requests (fewest requests, as every other policy)",
+       base::one_of({"work", "requests"})},
+      {"length_aware.history_per_prompt", KnobType::Int, std::int64_t{16}, "samples",
+       "finished lengths remembered per prompt for the prediction", base::in_range(1, 1 << 20)},
+  };
+  return {"length_aware", "another policy (length_aware.base) plus admission order and routing by each sample's predicted length",
+          std::move(knobs), [](const base::Config& c) -> std::unique_ptr<Policy> {
+            const std::string base = c.get_string("length_aware.base");
+            std::unique_ptr<Policy> inner = base == "sync"    ? sync_policy_entry().make(c)
+                                            : base == "april" ? april_policy_entry().make(c)
+                                                              : async_policy_entry().make(c);
+            LengthAwareParams p;
+            const std::string order = c.get_string("length_aware.order");
+            p.order = order == "long_first" ? AdmissionOrder::LongFirst : order == "short_first" ? AdmissionOrder::ShortFirst : AdmissionOrder::AsGiven;
+            p.route_by_work = c.get_string("length_aware.route") == "work";
+            p.history_per_prompt = static_cast<std::size_t>(c.get_int("length_aware.history_per_prompt"));
+            return std::make_unique<LengthAwarePolicy>(std::move(inner), p);
+          }};
+}
+
+}  // namespace april::policies

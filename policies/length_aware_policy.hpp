@@ -1,0 +1,72 @@
+#pragma once
+// Length-aware scheduling on top of another policy (`length_aware.base`:
+// sync, april or async), from observable signals only. The base decides what
+// to submit, when to train and what to batch; this adds two decisions, both
+// driven by a LengthPredictor (policies/length_predictor.hpp) that learns
+// each prompt's lengths as its groups complete:
+//  - admission priority (`length_aware.order`): the samples submitted at one
+//    instant are submitted longest predicted remaining first (`long_first`,
+//    to start the tail early), shortest first (`short_first`, to complete
+//    groups early) or as the base gave them (`as_given`). Engines admit in
+//    submission order, so this is the order in which queued samples start.
+//    Samples with no prediction (nothing observed yet) keep their order and
+//    go after the predicted ones.
+//  - routing (`length_aware.route=work`): each sample carries its predicted
+//    remaining tokens, and the simulator's router sends it to the engine with
+//    the least predicted work outstanding instead of the fewest requests.
+//    Only when every sample of the instant has a prediction; a live backend
+//    with one engine has nothing to route.
+// The predictor's history lives in the policy object: a resumed checkpoint
+// starts it empty.
+#include <cstddef>
+#include <memory>
+#include <unordered_set>
+
+#include "policies/length_predictor.hpp"
+#include "policies/policy.hpp"
+#include "policies/registry.hpp"
+
+namespace april::policies {
+
+enum class AdmissionOrder { AsGiven, LongFirst, ShortFirst };
+
+struct LengthAwareParams {
+  AdmissionOrder order = AdmissionOrder::LongFirst;
+  bool route_by_work = true;
+  std::size_t history_per_prompt = 16;
+};
+
+class LengthAwarePolicy final : public Policy {
+ public:
+  LengthAwarePolicy(std::unique_ptr<Policy> base, LengthAwareParams p);
+
+  Decisions on_step_start(const RolloutView& view) override { return base_->on_step_start(view); }
+  Decisions on_group_accepted(const RolloutView& view, GroupId group) override;
+  Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
+  SubmissionPlan plan_submissions(const RolloutView& view, const std::vector<Submission>& submissions) override;
+
+  [[nodiscard]] std::int64_t mask_tokens_staler_than() const override { return base_->mask_tokens_staler_than(); }
+  [[nodiscard]] bool overlaps() const override { return base_->overlaps(); }
+  Decisions on_train_end(const RolloutView& view) override { return base_->on_train_end(view); }
+  Decisions on_sync_end(const RolloutView& view) override { return base_->on_sync_end(view); }
+  [[nodiscard]] bool recompute_on_update() const override { return base_->recompute_on_update(); }
+  [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t batch_size) const override {
+    return base_->resident_groups_bound(batch_size);
+  }
+
+  [[nodiscard]] const LengthPredictor& predictor() const { return predictor_; }
+
+ private:
+  // Records a complete group's lengths, once per group (a complete group
+  // returned unbatched completes again when resubmitted).
+  void learn(const RolloutView& view, GroupId group);
+
+  std::unique_ptr<Policy> base_;
+  LengthAwareParams p_;
+  LengthPredictor predictor_;
+  std::unordered_set<GroupId> learned_;
+};
+
+PolicyEntry length_aware_policy_entry();
+
+}  // namespace april::policies
