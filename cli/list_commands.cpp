@@ -52,9 +52,18 @@ int keys_command(const std::vector<std::string>& args_in) {
   const auto schema = scenario::make_schema(registry);
   if (markdown) {
     fmt::print("| key | type | default | unit | accepts | meaning |\n|---|---|---|---|---|---|\n");
+    // A '|' inside a cell would end it: escaped, as Markdown tables require.
+    const auto cell = [](const std::string& text) {
+      std::string out;
+      for (char ch : text) {
+        if (ch == '|') out += '\\';
+        out += ch;
+      }
+      return out;
+    };
     for (const auto& [name, k] : schema.knobs()) {
-      fmt::print("| `{}` | {} | `{}` | {} | {} | {} |\n", name, base::type_name(k.type), base::to_string(k.default_value), k.unit,
-                 k.validate.accepts, k.help);
+      fmt::print("| `{}` | {} | `{}` | {} | {} | {} |\n", name, base::type_name(k.type), cell(base::to_string(k.default_value)), k.unit,
+                 cell(k.validate.accepts), cell(k.help));
     }
     return 0;
   }

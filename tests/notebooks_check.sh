@@ -27,8 +27,12 @@ APRIL_BIN=$april APRIL_MATRIX_DB=$dir/policy_matrix.db APRIL_STEPS=5 APRIL_SEEDS
   /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
   --output-dir "$dir/executed" "$nbdir/policy_matrix.ipynb" >"$dir/policy_matrix.ipynb.log" 2>&1 ||
   { cat "$dir/policy_matrix.ipynb.log"; echo "FAIL: $nbdir/policy_matrix.ipynb"; exit 1; }
+APRIL_BIN=$april APRIL_LA_DB=$dir/length_aware.db APRIL_STEPS=10 APRIL_SEEDS=2 APRIL_DATASET=64 \
+  /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
+  --output-dir "$dir/executed" "$nbdir/length_aware.ipynb" >"$dir/length_aware.ipynb.log" 2>&1 ||
+  { cat "$dir/length_aware.ipynb.log"; echo "FAIL: $nbdir/length_aware.ipynb"; exit 1; }
 for fig in alpha_tuning.png policy_rollout_time.png policy_occupancy.png trace_cdf.png trace_group_spread.png sensitivity.png \
-  policy_matrix.png; do
+  policy_matrix.png length_aware.png; do
   [ -s "$dir/figures/$fig" ] || { echo "FAIL: $fig was not drawn"; exit 1; }
 done
 echo "notebooks: ok"

@@ -59,9 +59,12 @@ CountdownWorkload::CountdownWorkload(const CountdownTask& task, std::int64_t sam
     : task_(task), n_(samples_per_group), next_(first_index) {}
 
 base::GroupSpec CountdownWorkload::next_group(std::int64_t /*step*/) {
-  const auto ex = task_.example(next_);
+  const std::int64_t k = task_.params().dataset_prompts;
+  const std::int64_t index = k > 0 ? next_ % k : next_;
+  ++next_;
+  const auto ex = task_.example(index);
   base::GroupSpec g;
-  g.prompt_id = CountdownTask::prompt_id(next_++);
+  g.prompt_id = CountdownTask::prompt_id(index);
   g.prompt_tok = static_cast<std::int32_t>(ex.prompt.size());
   g.response_tok.assign(static_cast<std::size_t>(n_), static_cast<std::int32_t>(ex.answer.size()));
   return g;

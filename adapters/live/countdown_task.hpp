@@ -20,6 +20,10 @@ struct CountdownParams {
   double median_len = 6;   // median N
   double sigma = 0.7;      // lognormal sigma of N
   std::int64_t max_len = 32;  // largest N
+  // Training prompts in the dataset: groups cycle through prompts 0..K-1,
+  // epoch after epoch (their samples differ; their lengths to learn repeat).
+  // 0: every group a new prompt.
+  std::int64_t dataset_prompts = 0;
 };
 
 class CountdownTask {
@@ -36,6 +40,7 @@ class CountdownTask {
     std::vector<std::int32_t> answer;
   };
   [[nodiscard]] Example example(std::int64_t index) const;
+  [[nodiscard]] const CountdownParams& params() const { return p_; }
   [[nodiscard]] static std::string prompt_id(std::int64_t index);
   // The index in a prompt id made by prompt_id(); throws on anything else.
   [[nodiscard]] static std::int64_t index_of(const std::string& prompt_id);
@@ -49,7 +54,8 @@ class CountdownTask {
   std::uint64_t seed_;
 };
 
-// Groups in dataset order: prompt i of the task, n samples each; the
+// Groups in dataset order: prompt i of the task (i modulo the dataset's
+// size, when it has one), n samples each; the
 // response lengths given are the correct answers' (the live engine ignores them).
 class CountdownWorkload final : public base::WorkloadSource {
  public:

@@ -41,6 +41,9 @@ void declare_live_knobs(base::ConfigSchema& s) {
          base::in_range(1, 4096)});
   s.add({"live.task_sigma", KnobType::Double, 0.7, "", "countdown task: lognormal sigma of N", base::in_range(0, 10)});
   s.add({"live.task_max_len", KnobType::Int, std::int64_t{32}, "", "countdown task: largest N", base::in_range(1, 4096)});
+  s.add({"live.task_prompts", KnobType::Int, std::int64_t{0}, "prompts",
+         "countdown task: training prompts in the dataset, cycled epoch after epoch; 0 = every group a new prompt",
+         base::in_range(0, std::int64_t{1} << 40)});
 }
 
 LiveOptions live_options(const base::Config& c, const std::string& device, std::int64_t mask_staleness_above) {
@@ -75,6 +78,7 @@ CountdownParams task_params(const base::Config& c) {
   tp.median_len = c.get_double("live.task_median_len");
   tp.sigma = c.get_double("live.task_sigma");
   tp.max_len = c.get_int("live.task_max_len");
+  tp.dataset_prompts = c.get_int("live.task_prompts");
   return tp;
 }
 

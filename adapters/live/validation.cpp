@@ -16,14 +16,14 @@
 
 namespace april::live {
 
-std::vector<base::GroupSpec> live_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t groups,
-                                       std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use) {
+std::vector<base::GroupSpec> live_trace(const std::map<std::int64_t, std::vector<std::int32_t>>& lengths, std::int64_t groups,
+                                       std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use, std::int64_t dataset_prompts) {
   std::vector<base::GroupSpec> out;
   for (std::int64_t i = 0; i < groups; ++i) {
     base::GroupSpec g;
-    g.prompt_id = CountdownTask::prompt_id(i);
+    g.prompt_id = CountdownTask::prompt_id(dataset_prompts > 0 ? i % dataset_prompts : i);
     g.prompt_tok = 3;
-    auto it = lengths.find(g.prompt_id);
+    auto it = lengths.find(i);
     const bool known = it != lengths.end() && std::none_of(it->second.begin(), it->second.end(),
                                                            [](std::int32_t len) { return len == kUnfinishedSample; });
     if (use == LiveTraceUse::kWhatIf && !known) continue;
@@ -75,6 +75,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
   ValidationReport report;
   const auto steps = scenario.get_int("steps");
   const auto n = scenario.get_int("n_samples_per_prompt");
+  const std::int64_t dataset_prompts = task_params(scenario).dataset_prompts;
   const auto cap = static_cast<std::int32_t>(scenario.get_int("max_response_len"));
   for (const auto& name : policies) {
     const bool overlapped = scenario::policy_overlaps(scenario, registry, name);
@@ -97,7 +98,10 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     std::unique_ptr<LiveBackend> backend;
     std::unique_ptr<CountdownWorkload> workload;
     std::unique_ptr<rl::RlLoop> loop;
-    std::map<std::string, std::vector<std::int32_t>> lengths;
+    // Each drawn group's sample lengths by its draw index (its group id: the
+    // loop numbers fresh groups in draw order). Not by prompt: a dataset's
+    // prompts come back with other lengths.
+    std::map<std::int64_t, std::vector<std::int32_t>> lengths;
   };
   std::vector<LiveArm> arms(policies.size());
   for (std::size_t i = 0; i < policies.size(); ++i) {
@@ -117,7 +121,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
         for (const auto& segs : arm.loop->group_segments(id)) {
           std::int32_t len = 0;
           for (const auto& seg : segs) len += seg.tokens;
-          arm.lengths[prompt].push_back(len);
+          arm.lengths[id].push_back(len);
         }
       }
     };
@@ -145,7 +149,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
   // (the twin needs it, or it would run that sample on to the cap).
   for (LiveArm& arm : arms) {
     for (const auto id : arm.loop->buffer()) {
-      auto& lengths = arm.lengths[arm.loop->prompt_id(id)];
+      auto& lengths = arm.lengths[id];
       for (const auto& smp : arm.loop->group_samples(id)) lengths.push_back(smp.finished ? smp.generated_tok : kUnfinishedSample);
     }
   }
@@ -157,11 +161,11 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     const std::string& name = pv.policy;
     const base::Config twin = simulator_twin(scenario, report.calibration, pv.overlapped);
     const auto drawn = arms[i].workload->next_index();
-    pv.trace = live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kWhatIf);
+    pv.trace = live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kWhatIf, dataset_prompts);
     // The simulator twin on the same lengths, with the same kind of policy.
     auto sim_backend = scenario::make_sim_backend(twin);
     auto sim_policy = registry.get(name).make(twin);
-    traces::TraceReplay replay(live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kTwin), "live " + name);
+    traces::TraceReplay replay(live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kTwin, dataset_prompts), "live " + name);
     rl::RlLoop sim_loop(*sim_backend, *sim_policy, replay, {twin.get_int("rollout_batch_size"), cap, false});
     for (std::int64_t s = 0; s < steps; ++s) pv.sim.push_back(sim_loop.run_step());
     for (std::size_t s = 0; s < pv.live.size(); ++s) {

@@ -73,8 +73,11 @@ enum class LiveTraceUse {
   kWhatIf,  // only groups whose samples all finished: lengths that are all known
 };
 
-// A live run's groups from the length of each sample per prompt id.
-std::vector<base::GroupSpec> live_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t groups,
-                                       std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use);
+// A live run's groups from the length of each sample per drawn group (by
+// draw index), named by their prompts (draw i samples prompt i, or
+// i mod `dataset_prompts` when the task cycles through a dataset).
+std::vector<base::GroupSpec> live_trace(const std::map<std::int64_t, std::vector<std::int32_t>>& lengths, std::int64_t groups,
+                                       std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use,
+                                       std::int64_t dataset_prompts = 0);
 
 }  // namespace april::live

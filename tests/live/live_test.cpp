@@ -300,8 +300,8 @@ struct LoopRecord {
 };
 
 // Runs `steps` steps of `loop`, recording batches, buffers and metrics; with
-// `lengths`, also each batched sample's final length by prompt.
-void record_steps(rl::RlLoop& loop, int steps, LoopRecord& r, std::map<std::string, std::vector<std::int32_t>>* lengths) {
+// `lengths`, also each batched sample's final length by its group's draw index.
+void record_steps(rl::RlLoop& loop, int steps, LoopRecord& r, std::map<std::int64_t, std::vector<std::int32_t>>* lengths) {
   loop.on_batch = [&](std::int64_t, const auto& ids) {
     std::vector<std::string> b;
     for (const auto& [id, prompt] : ids) {
@@ -310,7 +310,7 @@ void record_steps(rl::RlLoop& loop, int steps, LoopRecord& r, std::map<std::stri
       for (const auto& segs : loop.group_segments(id)) {
         std::int32_t n = 0;
         for (const auto& s : segs) n += s.tokens;
-        (*lengths)[prompt].push_back(n);
+        (*lengths)[id].push_back(n);
       }
     }
     r.batches.push_back(b);
@@ -323,31 +323,21 @@ void record_steps(rl::RlLoop& loop, int steps, LoopRecord& r, std::map<std::stri
   }
 }
 
-// The trace a twin replays: every prompt drawn, in order, with its batched
-// samples' final lengths, or at the cap when never batched, so that it does
-// not complete earlier than it did live.
-std::vector<base::GroupSpec> twin_trace(const std::map<std::string, std::vector<std::int32_t>>& lengths, std::int64_t drawn) {
-  std::vector<base::GroupSpec> trace;
-  for (std::int64_t i = 0; i < drawn; ++i) {
-    const auto id = CountdownTask::prompt_id(i);
-    auto it = lengths.find(id);
-    trace.push_back(april::testing::group(id, it != lengths.end() ? it->second : std::vector<std::int32_t>{16, 16}, 3));
-  }
-  return trace;
-}
-
 // A live run of `policy` on the countdown task (B = 2, n = 2, cap 16), and
-// the trace its twin replays: batched groups with their final lengths, groups
-// never batched at the cap, so that they do not complete earlier than they did live.
-LoopRecord run_live(policies::Policy& policy, int steps) {
-  const CountdownTask task({4, 0.6, 10}, 7);
-  LiveBackend live(tiny_live(), task);
+// the trace its twin replays (live_trace): batched groups with their final
+// lengths, groups never batched at the cap, so that they do not complete
+// earlier than they did live.
+LoopRecord run_live(policies::Policy& policy, int steps, const CountdownParams& params = {4, 0.6, 10}, std::int64_t slots = 16) {
+  const CountdownTask task(params, 7);
+  LiveOptions o = tiny_live();
+  o.slots = slots;
+  LiveBackend live(o, task);
   CountdownWorkload workload(task, 2);
   rl::RlLoop loop(live, policy, workload, {2, 16, false});
   LoopRecord r;
-  std::map<std::string, std::vector<std::int32_t>> lengths;
+  std::map<std::int64_t, std::vector<std::int32_t>> lengths;
   record_steps(loop, steps, r, &lengths);
-  r.trace = twin_trace(lengths, workload.next_index());
+  r.trace = live_trace(lengths, workload.next_index(), 2, 16, LiveTraceUse::kTwin, params.dataset_prompts);
   return r;
 }
 
@@ -372,6 +362,31 @@ TEST(OnePolicyTwoBackends, SameCompletionOrderSameDecisions) {
   const auto sim = run_twin(f.config, *policy, live.trace, 5);
   EXPECT_EQ(sim.buffers, live.buffers);
   EXPECT_EQ(sim.batches, live.batches);
+}
+
+// length_aware on both backends: a dataset of 3 prompts (each comes back
+// every 1.5 steps), an engine that runs 2 of the step's 4 samples at a time,
+// so admission order decides the completion order. The live engine and the
+// simulator (handcheck, engine.max_running=2) admit in the order the policy
+// gives, so they complete groups alike: the same batches, in the same order.
+// Long first changes that order live (against as_given), so the test would
+// see a live engine that ignored it.
+TEST(OnePolicyTwoBackends, LengthAwareAdmitsInTheSameOrderLiveAndSimulated) {
+  const CountdownParams dataset{4, 0.6, 10, 3};
+  const int steps = 8;
+  std::vector<std::vector<std::vector<std::string>>> live_batches;
+  for (const std::string order : {"long_first", "as_given"}) {
+    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
+                                            "engine.max_running=2", "length_aware.base=sync", "length_aware.order=" + order});
+    const auto& entry = f.registry.get("length_aware");
+    auto live_policy = entry.make(f.config);
+    const auto live = run_live(*live_policy, steps, dataset, 2);
+    auto sim_policy = entry.make(f.config);
+    const auto sim = run_twin(f.config, *sim_policy, live.trace, steps);
+    EXPECT_EQ(sim.batches, live.batches) << order;
+    live_batches.push_back(live.batches);
+  }
+  EXPECT_NE(live_batches[0], live_batches[1]) << "long first never changed the completion order: the test would prove nothing";
 }
 
 // april_adaptive on both backends: the same factory makes one object for the
@@ -527,15 +542,16 @@ OverlapRecord run_live_overlapped(const base::Config& config, policies::Policy& 
   rl::RlLoop loop(live, policy, workload, {config.get_int("rollout_batch_size"), 16, false});
   OverlapRecord r;
   record_overlapped(loop, steps, r);
-  std::map<std::string, std::vector<std::int32_t>> lengths;
+  // Every prompt is new here, so its index is its group's draw index.
+  std::map<std::int64_t, std::vector<std::int32_t>> lengths;
   for (std::size_t b = 0; b < r.batches.size(); ++b) {
     for (std::size_t i = 0; i < r.segments[b].size(); ++i) {
       std::int32_t n = 0;
       for (const auto& s : r.segments[b][i]) n += s.tokens;
-      lengths[r.batches[b][i / 2]].push_back(n);
+      lengths[CountdownTask::index_of(r.batches[b][i / 2])].push_back(n);
     }
   }
-  r.trace = twin_trace(lengths, workload.next_index());
+  r.trace = live_trace(lengths, workload.next_index(), 2, 16, LiveTraceUse::kTwin);
   return r;
 }
 
@@ -686,10 +702,10 @@ TEST(LiveBackend, AnOverlappedRunResumesFromACheckpointAsIfSuspendedInPlace) {
 }
 
 TEST(LiveTrace, TheTwinRunsEveryDrawnGroupTheWhatIfTraceOnlyCompleteOnes) {
-  const std::map<std::string, std::vector<std::int32_t>> lengths = {
-      {CountdownTask::prompt_id(0), {5, 7}},                   // trained
-      {CountdownTask::prompt_id(1), {4, kUnfinishedSample}},  // buffered, one sample still running
-  };                                                         // group 2: drawn, never returned
+  const std::map<std::int64_t, std::vector<std::int32_t>> lengths = {
+      {0, {5, 7}},                   // trained
+      {1, {4, kUnfinishedSample}},  // buffered, one sample still running
+  };                               // group 2: drawn, never returned
   const auto twin = live_trace(lengths, 3, 2, 48, LiveTraceUse::kTwin);
   ASSERT_EQ(twin.size(), 3U);
   EXPECT_EQ(twin[0].response_tok, (std::vector<std::int32_t>{5, 7}));
@@ -700,6 +716,20 @@ TEST(LiveTrace, TheTwinRunsEveryDrawnGroupTheWhatIfTraceOnlyCompleteOnes) {
   ASSERT_EQ(whatif.size(), 1U);
   EXPECT_EQ(whatif[0].prompt_id, CountdownTask::prompt_id(0));
   EXPECT_EQ(whatif[0].response_tok, (std::vector<std::int32_t>{5, 7}));
+}
+
+TEST(LiveTrace, ADatasetsPromptsComeBackInTheTwinWithEachDrawsOwnLengths) {
+  // Two prompts, three draws: draw 2 is prompt 0 again, with its own lengths.
+  const std::map<std::int64_t, std::vector<std::int32_t>> lengths = {{0, {5, 7}}, {1, {3, 3}}, {2, {6, 9}}};
+  const auto twin = live_trace(lengths, 3, 2, 48, LiveTraceUse::kTwin, 2);
+  ASSERT_EQ(twin.size(), 3U);
+  EXPECT_EQ(twin[2].prompt_id, CountdownTask::prompt_id(0));
+  EXPECT_EQ(twin[0].response_tok, (std::vector<std::int32_t>{5, 7}));
+  EXPECT_EQ(twin[2].response_tok, (std::vector<std::int32_t>{6, 9}));
+  // The live task draws the same prompts in the same order.
+  const CountdownTask task({4, 0.6, 10, 2}, 7);
+  CountdownWorkload w(task, 2);
+  for (const auto& g : twin) EXPECT_EQ(w.next_group(0).prompt_id, g.prompt_id);
 }
 
 }  // namespace
