@@ -123,9 +123,12 @@ nlohmann::json profile_to_json(const Profile& p) {
   for (const auto& a : p.aborts) j["aborts"].push_back({{"requests", a.requests}, {"time_s", a.time_s}});
   j["iterations_beside_train"] = nlohmann::json::array();
   for (const auto& it : p.iterations_beside_train) j["iterations_beside_train"].push_back(iteration_json(it));
-  j["train_beside_engines"] = nlohmann::json::array();
-  for (const auto& t : p.train_beside_engines) {
-    j["train_beside_engines"].push_back({{"samples", t.samples}, {"tokens", t.tokens}, {"longest_tok", t.longest_tok}, {"time_s", t.time_s}});
+  for (const char* key : {"train_beside_engines", "train_alone_paired"}) {
+    const auto& points = std::string(key) == "train_beside_engines" ? p.train_beside_engines : p.train_alone_paired;
+    j[key] = nlohmann::json::array();
+    for (const auto& t : points) {
+      j[key].push_back({{"samples", t.samples}, {"tokens", t.tokens}, {"longest_tok", t.longest_tok}, {"time_s", t.time_s}});
+    }
   }
   return j;
 }
@@ -147,6 +150,16 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
     if (j.contains("train_beside_engines")) {
       for (const auto& t : j.at("train_beside_engines")) {
         p.train_beside_engines.push_back(train_from_json(t, where, "train_beside_engines", p.train_beside_engines.size()));
+      }
+    }
+    if (j.contains("train_alone_paired")) {
+      for (const auto& t : j.at("train_alone_paired")) {
+        p.train_alone_paired.push_back(train_from_json(t, where, "train_alone_paired", p.train_alone_paired.size()));
+      }
+      // Empty: a profile without pairs (older, or nothing measured side by side).
+      if (!p.train_alone_paired.empty() && p.train_alone_paired.size() != p.train_beside_engines.size()) {
+        throw std::invalid_argument(fmt::format("{}: train_alone_paired has {} steps and train_beside_engines {}: they come in pairs", where,
+                                                p.train_alone_paired.size(), p.train_beside_engines.size()));
       }
     }
     p.sync_s = j.at("sync_s").get<std::vector<double>>();
@@ -309,16 +322,25 @@ Calibration calibrate(const Profile& p) {
     if (!r.empty()) c.engine_slowdown_beside_train = std::max(1.0, base::median(r));
   }
   {
-    // A train step is compared with the same shape's steps alone where the
-    // profile has them: the linear train model can be off by more than the
-    // slowdown for one shape (lengths spread against all alike).
-    std::map<std::tuple<double, double, double>, std::vector<double>> alone;
-    for (const auto& t : p.train) alone[{t.samples, t.tokens, t.longest_tok}].push_back(t.time_s);
+    // Best, each step beside the engine against the same batch timed alone
+    // just before it (train_alone_paired): the machine drifts by as much as
+    // the effect between steps timed minutes apart. Without pairs, against
+    // the same shape's steps alone where the profile has them (the linear
+    // train model can be off by more than the slowdown for one shape), else
+    // against the fit.
     std::vector<double> r;
-    for (const auto& t : p.train_beside_engines) {
-      const auto it = alone.find({t.samples, t.tokens, t.longest_tok});
-      const double ref = it != alone.end() ? base::median(it->second) : predicted_train_s(c, t);
-      if (ref > 0) r.push_back(t.time_s / ref);
+    if (!p.train_alone_paired.empty() && p.train_alone_paired.size() == p.train_beside_engines.size()) {
+      for (std::size_t i = 0; i < p.train_beside_engines.size(); ++i) {
+        if (p.train_alone_paired[i].time_s > 0) r.push_back(p.train_beside_engines[i].time_s / p.train_alone_paired[i].time_s);
+      }
+    } else {
+      std::map<std::tuple<double, double, double>, std::vector<double>> alone;
+      for (const auto& t : p.train) alone[{t.samples, t.tokens, t.longest_tok}].push_back(t.time_s);
+      for (const auto& t : p.train_beside_engines) {
+        const auto it = alone.find({t.samples, t.tokens, t.longest_tok});
+        const double ref = it != alone.end() ? base::median(it->second) : predicted_train_s(c, t);
+        if (ref > 0) r.push_back(t.time_s / ref);
+      }
     }
     if (!r.empty()) c.train_slowdown_beside_engines = std::max(1.0, base::median(r));
   }

@@ -52,6 +52,10 @@ struct Profile {
   // engine worked.
   std::vector<IterationPoint> iterations_beside_train;
   std::vector<TrainPoint> train_beside_engines;
+  // Optional: the same batch's train step timed alone just before each of
+  // train_beside_engines (same index), so that the slowdown is a ratio of two
+  // steps taken moments apart, with the machine's drift between them small.
+  std::vector<TrainPoint> train_alone_paired;
 };
 
 nlohmann::json profile_to_json(const Profile& p);  // raw points plus medians and spread per configuration

@@ -337,6 +337,37 @@ TEST(Calibration, RecoversHowMuchEngineAndTrainerSlowEachOther) {
   }
 }
 
+// Pairs (a step alone, then the same batch beside the engine) win over any
+// reference taken at another time: the machine drifted here, every step
+// alone in the main profile ran at half the speed of the pairs' moment, and
+// the slowdown must still come out as the pairs' 1.3, not 0.65.
+TEST(Calibration, PairedTrainStepsGiveTheSlowdownWhateverTheMachineDidMeanwhile) {
+  auto p = synthetic_profile();
+  for (double samples : {5.0, 20.0, 40.0}) {
+    const TrainPoint shape{samples, samples * 20, 30, 0};
+    TrainPoint alone = shape, beside = shape;
+    alone.time_s = 0.5 * predicted_train_s(calibrate(p), shape);
+    beside.time_s = alone.time_s * 1.3;
+    p.train_alone_paired.push_back(alone);
+    p.train_beside_engines.push_back(beside);
+  }
+  const auto c = calibrate(profile_from_json(profile_to_json(p), "p.json"));
+  EXPECT_NEAR(c.train_slowdown_beside_engines, 1.3, 1e-9);
+  // Without the pairs the same steps beside read as faster than alone: 1.
+  auto unpaired = p;
+  unpaired.train_alone_paired.clear();
+  EXPECT_EQ(calibrate(unpaired).train_slowdown_beside_engines, 1.0);
+  // A pair with a half missing is a clear error, naming the file.
+  auto j = profile_to_json(p);
+  j["train_alone_paired"].erase(0);
+  try {
+    profile_from_json(j, "p.json");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("p.json: train_alone_paired has 2 steps and train_beside_engines 3"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Calibration, BadProfilesAreClearErrors) {
   EXPECT_THROW(profile_from_json(nlohmann::json::parse(R"({"device": "cpu"})"), "p.json"), std::invalid_argument);
   try {

@@ -171,7 +171,7 @@ struct LiveProfiler::Impl {
   // as an overlapped live run has them: waves of `decoders` fresh prompts
   // answered at the task's own lengths (one prefill pass, then decodes as the
   // batch thins out), the next wave when one has drained; every iteration
-  // that ran while the step computed, and the step.
+  // that ran while the step computed, and the step, after the same step alone.
   void run_contention(const Probe& p) {
     engine.abort_all();
     running_decoders = 0;
@@ -185,17 +185,23 @@ struct LiveProfiler::Impl {
         engine.add(request(task.max_prompt_tok(), std::clamp(answer, 1, o.max_response_len)));
       }
     };
-    refill();
-    engine.step();  // everything admitted: the load is on before the step starts
-    (void)engine.take_iteration_log();
     const auto threads = o.threads;
-    auto beside = std::async(std::launch::async, [&, threads] {
+    const auto train_on_own_thread = [&, threads] {
       torch::set_num_threads(static_cast<int>(threads));
       const auto start = std::chrono::steady_clock::now();
       trainer.step(batch, 0);
       if (device.is_cuda()) torch::cuda::synchronize();
       return since(start);
-    });
+    };
+    // The same step alone first, on a thread of its own as beside: the pair's
+    // ratio is the slowdown, with little time for the machine to drift.
+    studies::TrainPoint alone = point;
+    alone.time_s = std::async(std::launch::async, train_on_own_thread).get();
+    measured.train_alone_paired.push_back(alone);
+    refill();
+    engine.step();  // everything admitted: the load is on before the step starts
+    (void)engine.take_iteration_log();
+    auto beside = std::async(std::launch::async, train_on_own_thread);
     while (beside.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
       refill();
       engine.step();
