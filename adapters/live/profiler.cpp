@@ -96,7 +96,11 @@ struct LiveProfiler::Impl {
       probes.push_back({Probe::kTrain, 0, 0, std::max<std::int64_t>(2, samples), longest, spread});
     }
     probes.push_back({Probe::kSync});
-    probes.push_back({Probe::kContention, std::max<std::int64_t>(1, o.slots / 2), 0, std::max<std::int64_t>(2, o.slots / 2), full, true});
+    // Two side-by-side probes per pass, one midway and one at the end: more
+    // pairs at different moments, since the slowdown is the noisiest figure.
+    const Probe contention{Probe::kContention, std::max<std::int64_t>(1, o.slots / 2), 0, std::max<std::int64_t>(2, o.slots / 2), full, true};
+    probes.insert(probes.begin() + static_cast<std::ptrdiff_t>(probes.size() / 2), contention);
+    probes.push_back(contention);
     for (std::int64_t a : admitted_counts) probes.push_back({Probe::kAbort, 0, a});
   }
 
