@@ -71,18 +71,22 @@ int profile_command(const std::vector<std::string>& args) {
 
 int validate_command(const std::vector<std::string>& args) {
   po::options_description opts(
-      "usage: april validate [--scenario S] [--policy sync,april] [--steps N] [--calibration MODEL.json]\n"
-      "                      [--device cpu|cuda] [--db FILE] [--out DIR]\n"
+      "usage: april validate [--scenario S] [--policy sync,april] [--steps N] [--warmup-steps W]\n"
+      "                      [--calibration MODEL.json] [--device cpu|cuda] [--db FILE] [--out DIR]\n"
       "Runs each policy live (taking turns step by step, so machine drift hits all alike), then in the\n"
       "simulator calibrated to the live engine on the live run's own sample lengths, and reports per-step\n"
       "rollout-time error (median, p90), total-time error and the gain over sync, measured vs predicted.\n"
       "one_step_off and async train beside the engine live and run on a disaggregated twin (one GPU each);\n"
       "their steps are compared on step time.\n"
-      "Without --calibration, the engine is profiled in slices between the live steps and fitted.\n\noptions");
+      "Without --calibration, the engine is profiled in slices between the live steps and fitted.\n"
+      "The first W steps (default 1) run on both sides but are left out of the errors and gains: what\n"
+      "they cost live beyond the model (first allocations) does not recur; their live/twin ratio is printed.\n\noptions");
   std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir;
   std::vector<std::string> policy_args, sets;
+  std::int64_t warmup_steps = 1;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_args), "policies (default sync,april)")("steps", po::value<std::int64_t>(), "RL steps")(
+      "warmup-steps", po::value(&warmup_steps), "leading steps left out of the errors and gains (default 1)")(
       "seed", po::value<std::int64_t>(), "seed")("set", po::value(&sets), "override a key")(
       "calibration", po::value(&calibration), "a fragment from `april calibrate`")("device", po::value(&device), "cpu or cuda")(
       "db", po::value(&db_path), "store both sides of every run in this results database")(
@@ -94,6 +98,9 @@ int validate_command(const std::vector<std::string>& args) {
   base::Config c(schema);
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   const auto policies = policy_list(policy_args, registry, {"sync", "april"});
+  if (warmup_steps < 0 || warmup_steps >= c.get_int("steps")) {
+    throw std::invalid_argument(fmt::format("--warmup-steps {}: must be at least 0 and fewer than the {} steps", warmup_steps, c.get_int("steps")));
+  }
 
   std::optional<studies::Calibration> given;
   if (!calibration.empty()) {
@@ -109,10 +116,13 @@ int validate_command(const std::vector<std::string>& args) {
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
   std::optional<studies::ResultsDb> db;
   if (!db_path.empty()) db.emplace(db_path);
-  const auto report = live::validate(c, registry, policies, given, profile_options(c, device, live::ProfileOptions{}.repeats), device, [](const std::string& line) {
-    fmt::print("  {}\n", line);
-    std::fflush(stdout);
-  });
+  const auto report = live::validate(
+      c, registry, policies, given, profile_options(c, device, live::ProfileOptions{}.repeats), device,
+      [](const std::string& line) {
+        fmt::print("  {}\n", line);
+        std::fflush(stdout);
+      },
+      warmup_steps);
   const auto& cal = report.calibration;
   fmt::print("calibration{}: {}\n", report.profiled_interleaved ? " (profiled between the live steps)" : "", studies::describe(cal));
 
@@ -142,6 +152,14 @@ int validate_command(const std::vector<std::string>& args) {
                "each); err compares whole steps; the twin slows iterations that start beside a train step and train steps while\n"
                "the engine runs by the profiled factors (\"side by side\" on the calibration line; the ratios above\n"
                "are the live run's own)\n");
+  }
+  if (report.warmup_steps > 0) {
+    std::string ratios;
+    for (const auto& p : report.policies) {
+      ratios += fmt::format("{}{} {:.2f}", ratios.empty() ? "" : "; ", p.policy, fmt::join(p.warmup_live_over_sim, " "));
+    }
+    fmt::print("warm-up: the first {} step(s), left out of the errors and gains above; live / twin step time: {}\n", report.warmup_steps,
+               ratios);
   }
   fmt::print("instant: steps whose batch was complete in the buffer (no rollout time), predicted as such / seen\n");
   fmt::print("same tok: steps whose rollout decoded as many tokens in the simulator as live (it replays the live schedule)\n");

@@ -32,6 +32,9 @@ for name, p in report["policies"].items():
         assert math.isfinite(p["effective_gain_error_pp"]), name
     if p["overlapped"]:
         assert p["iteration_time_ratio_alone"] is not None and p["iteration_time_ratio_alone"] > 0
+    # The default warm-up: step 0 is left out of the errors and gains, its ratio reported apart.
+    assert len(p["warmup_live_over_sim"]) == 1 and p["warmup_live_over_sim"][0] > 0, p["warmup_live_over_sim"]
+assert report["warmup_steps"] == 1
 for key in ("gain_measured", "gain_predicted", "gain_error_pp"):
     assert report[key] is not None and math.isfinite(report[key]), key
 assert report["calibration"]["engine"]["iteration_model"] == "linear"

@@ -71,9 +71,13 @@ base::Config simulator_twin(const base::Config& scenario, const studies::Calibra
 
 ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
                           const std::optional<studies::Calibration>& calibration, const ProfileOptions& profile,
-                          const std::string& device, const std::function<void(const std::string&)>& progress) {
+                          const std::string& device, const std::function<void(const std::string&)>& progress,
+                          std::int64_t warmup_steps) {
   ValidationReport report;
   const auto steps = scenario.get_int("steps");
+  if (warmup_steps < 0 || warmup_steps >= steps) {
+    throw std::invalid_argument(fmt::format("{} warm-up steps leave none of the {} steps to compare: use fewer than the steps", warmup_steps, steps));
+  }
   const auto n = scenario.get_int("n_samples_per_prompt");
   const std::int64_t dataset_prompts = task_params(scenario).dataset_prompts;
   const auto cap = static_cast<std::int32_t>(scenario.get_int("max_response_len"));
@@ -168,7 +172,11 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     traces::TraceReplay replay(live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kTwin, dataset_prompts), "live " + name);
     rl::RlLoop sim_loop(*sim_backend, *sim_policy, replay, {twin.get_int("rollout_batch_size"), cap, false});
     for (std::int64_t s = 0; s < steps; ++s) pv.sim.push_back(sim_loop.run_step());
-    for (std::size_t s = 0; s < pv.live.size(); ++s) {
+    const auto warm = static_cast<std::size_t>(std::min<std::int64_t>(warmup_steps, static_cast<std::int64_t>(pv.live.size())));
+    for (std::size_t s = 0; s < warm; ++s) {
+      if (pv.sim[s].step_time_s > 0) pv.warmup_live_over_sim.push_back(pv.live[s].step_time_s / pv.sim[s].step_time_s);
+    }
+    for (std::size_t s = warm; s < pv.live.size(); ++s) {
       // Colocated, the rollout phase (train and sync are timed apart); overlapped, the whole step.
       const double meas = pv.overlapped ? pv.live[s].step_time_s : pv.live[s].rollout_time_s;
       const double pred = pv.overlapped ? pv.sim[s].step_time_s : pv.sim[s].rollout_time_s;
@@ -186,8 +194,11 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     }
     pv.median_error = base::sample_quantile(pv.step_rollout_error, 0.5);
     pv.p90_error = base::sample_quantile(pv.step_rollout_error, 0.9);
-    const auto lt = rl::derive(rl::summarize(pv.live).totals);
-    const auto st = rl::derive(rl::summarize(pv.sim).totals);
+    const auto after_warmup = [warm](const std::vector<rl::StepMetrics>& v) {
+      return std::vector<rl::StepMetrics>(v.begin() + static_cast<std::ptrdiff_t>(std::min(warm, v.size())), v.end());
+    };
+    const auto lt = rl::derive(rl::summarize(after_warmup(pv.live)).totals);
+    const auto st = rl::derive(rl::summarize(after_warmup(pv.sim)).totals);
     pv.total_time_error = lt.total_time_s > 0 ? (st.total_time_s - lt.total_time_s) / lt.total_time_s : 0.0;
     pv.live_rollout_tok_s = lt.rollout_throughput_tok_s;
     pv.sim_rollout_tok_s = st.rollout_throughput_tok_s;
@@ -212,6 +223,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
       pv.effective_gain_predicted = pv.sim_effective_tok_s / sync.sim_effective_tok_s - 1.0;
     }
   }
+  report.warmup_steps = warmup_steps;
   const PolicyValidation* sync = nullptr;
   const PolicyValidation* other = nullptr;
   for (const auto& p : report.policies) {
@@ -239,6 +251,7 @@ nlohmann::json ValidationReport::to_json() const {
     pj["live_rollout_throughput_tok_s"] = p.live_rollout_tok_s;
     pj["sim_rollout_throughput_tok_s"] = p.sim_rollout_tok_s;
     pj["steps_same_tokens"] = p.steps_same_tokens;
+    pj["warmup_live_over_sim"] = p.warmup_live_over_sim;
     pj["overlapped"] = p.overlapped;
     pj["compared_time"] = p.overlapped ? "step_time_s" : "rollout_time_s";
     pj["live_effective_throughput_tok_s"] = p.live_effective_tok_s;
@@ -263,6 +276,7 @@ nlohmann::json ValidationReport::to_json() const {
     }
     j["policies"][p.policy] = pj;
   }
+  j["warmup_steps"] = warmup_steps;
   j["gain_measured"] = gain_measured ? nlohmann::json(*gain_measured) : nlohmann::json(nullptr);
   j["gain_predicted"] = gain_predicted ? nlohmann::json(*gain_predicted) : nlohmann::json(nullptr);
   j["gain_error_pp"] = gain_measured && gain_predicted ? nlohmann::json(100.0 * (*gain_predicted - *gain_measured)) : nlohmann::json(nullptr);

@@ -39,6 +39,11 @@ struct PolicyValidation {
   // the live run's own lengths the twin replays the live schedule, so these
   // differ only where a policy's decisions depend on time.
   std::int64_t steps_same_tokens = 0;
+  // The warm-up steps (left out of the errors and gains above): live step
+  // time over the twin's, per step. What the first steps cost live beyond
+  // the model (first allocations of the engine, the trainer and its
+  // optimizer state) does not recur, and a run of thousands of steps never sees it.
+  std::vector<double> warmup_live_over_sim;
 };
 
 // Rollout phases shorter than this took no iteration (the batch was in the buffer).
@@ -49,6 +54,7 @@ struct ValidationReport {
   studies::Calibration calibration;  // the one the simulator used
   bool profiled_interleaved = false;  // fitted to a profile taken in slices between the live steps
   std::optional<double> gain_measured, gain_predicted;  // first policy over sync, rollout throughput
+  std::int64_t warmup_steps = 0;  // leading steps left out of the errors and gains
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
@@ -60,9 +66,12 @@ base::Config simulator_twin(const base::Config& scenario, const studies::Calibra
 // With a calibration, the simulator uses it. Without, the live engine is
 // profiled in slices between the live steps (`profile.repeats` passes in
 // all) and the fit to that profile is used: both then see the same machine.
+// The first `warmup_steps` steps run on both sides but are left out of the
+// errors and gains (their live/twin ratio is reported apart).
 ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
                           const std::optional<studies::Calibration>& calibration, const ProfileOptions& profile,
-                          const std::string& device, const std::function<void(const std::string&)>& progress = {});
+                          const std::string& device, const std::function<void(const std::string&)>& progress = {},
+                          std::int64_t warmup_steps = 0);
 
 // A live sample still running when the run stopped: its length is unknown.
 inline constexpr std::int32_t kUnfinishedSample = -1;
