@@ -352,6 +352,28 @@ LoopRecord run_twin(const base::Config& config, policies::Policy& policy, const 
   return r;
 }
 
+// A policy that keeps state from step to step cannot serve two runs: the
+// registry entry makes one object for the live run and one for its twin.
+struct LiveAndTwin {
+  LoopRecord live, sim;
+};
+LiveAndTwin live_and_twin(const april::testing::Fixture& f, const std::string& policy, int steps, const CountdownParams& params = {4, 0.6, 10},
+                          std::int64_t slots = 16) {
+  const auto& entry = f.registry.get(policy);
+  auto live_policy = entry.make(f.config);
+  LiveAndTwin r;
+  r.live = run_live(*live_policy, steps, params, slots);
+  auto sim_policy = entry.make(f.config);
+  r.sim = run_twin(f.config, *sim_policy, r.live.trace, steps);
+  return r;
+}
+
+std::vector<std::int64_t> groups_submitted(const LoopRecord& r) {
+  std::vector<std::int64_t> out;
+  for (const auto& m : r.steps) out.push_back(m.groups_submitted);
+  return out;
+}
+
 // One policy object drives the live backend and, given the same completion
 // order, the simulator to the same decisions: the live run's sample lengths
 // become a trace, and the simulator replays it.
@@ -372,20 +394,11 @@ TEST(OnePolicyTwoBackends, SameCompletionOrderSameDecisions) {
 TEST(OnePolicyTwoBackends, TailBatchingRunsTheSameShortAndLongRoundsLiveAndSimulated) {
   april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16", "tail_batching.alpha=2",
                                           "tail_batching.resume=keep"});
-  const auto& entry = f.registry.get("tail_batching");
-  const int steps = 6;
-  auto live_policy = entry.make(f.config);
-  const auto live = run_live(*live_policy, steps);
-  auto sim_policy = entry.make(f.config);
-  const auto sim = run_twin(f.config, *sim_policy, live.trace, steps);
+  const auto [live, sim] = live_and_twin(f, "tail_batching", 6);
   EXPECT_EQ(sim.batches, live.batches);
   EXPECT_EQ(sim.buffers, live.buffers);
-  std::vector<std::int64_t> live_submitted, sim_submitted;
-  for (int s = 0; s < steps; ++s) {
-    live_submitted.push_back(live.steps[static_cast<std::size_t>(s)].groups_submitted);
-    sim_submitted.push_back(sim.steps[static_cast<std::size_t>(s)].groups_submitted);
-  }
-  EXPECT_EQ(sim_submitted, live_submitted);
+  const auto live_submitted = groups_submitted(live);
+  EXPECT_EQ(groups_submitted(sim), live_submitted);
   // A long round submits exactly the B set-aside prompts: one happened.
   EXPECT_NE(std::find(live_submitted.begin(), live_submitted.end(), 2), live_submitted.end()) << "no long round: the test would prove little";
 }
@@ -404,11 +417,7 @@ TEST(OnePolicyTwoBackends, LengthAwareAdmitsInTheSameOrderLiveAndSimulated) {
   for (const std::string order : {"long_first", "as_given"}) {
     april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
                                             "engine.max_running=2", "length_aware.base=sync", "length_aware.order=" + order});
-    const auto& entry = f.registry.get("length_aware");
-    auto live_policy = entry.make(f.config);
-    const auto live = run_live(*live_policy, steps, dataset, 2);
-    auto sim_policy = entry.make(f.config);
-    const auto sim = run_twin(f.config, *sim_policy, live.trace, steps);
+    const auto [live, sim] = live_and_twin(f, "length_aware", steps, dataset, 2);
     EXPECT_EQ(sim.batches, live.batches) << order;
     live_batches.push_back(live.batches);
   }
@@ -423,20 +432,14 @@ TEST(OnePolicyTwoBackends, LengthAwareAdmitsInTheSameOrderLiveAndSimulated) {
 TEST(OnePolicyTwoBackends, AprilAdaptiveChoosesTheSameOverProvisioningLiveAndSimulated) {
   april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
                                           "april_adaptive.alpha=2", "april_adaptive.target_offpolicy=0.2", "april_adaptive.gain=4"});
-  const auto& entry = f.registry.get("april_adaptive");
   const int steps = 6;
-  auto live_policy = entry.make(f.config);
-  const auto live = run_live(*live_policy, steps);
-  auto sim_policy = entry.make(f.config);
-  const auto sim = run_twin(f.config, *sim_policy, live.trace, steps);
-  std::vector<std::int64_t> live_submitted, sim_submitted;
+  const auto [live, sim] = live_and_twin(f, "april_adaptive", steps);
   for (int s = 0; s < steps; ++s) {
     const auto k = static_cast<std::size_t>(s);
     EXPECT_EQ(sim.steps[k].tokens_offpolicy, live.steps[k].tokens_offpolicy) << "step " << s;
-    live_submitted.push_back(live.steps[k].groups_submitted);
-    sim_submitted.push_back(sim.steps[k].groups_submitted);
   }
-  EXPECT_EQ(sim_submitted, live_submitted);
+  const auto live_submitted = groups_submitted(live);
+  EXPECT_EQ(groups_submitted(sim), live_submitted);
   EXPECT_EQ(sim.batches, live.batches);
   EXPECT_EQ(sim.buffers, live.buffers);
   // It adapted: B' left its starting 4.
