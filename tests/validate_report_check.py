@@ -11,6 +11,10 @@ for name, p in report["policies"].items():
                 "sim_rollout_time_s", "live_tokens_generated", "sim_tokens_generated", "steps_same_tokens"):
         assert key in p, f"{name}: missing {key}"
     assert p["steps"] == 5 and len(p["live_rollout_time_s"]) == 5 and len(p["sim_rollout_time_s"]) == 5
+    for side in ("live", "sim"):
+        for key in ("train_time_s", "sync_time_s", "tokens_trained"):
+            v = p[f"{side}_{key}"]
+            assert len(v) == 5 and all(x >= 0 for x in v), f"{name}: {side}_{key} = {v}"
     assert 0 <= p["instant_steps_predicted"] <= p["instant_steps"] <= 5
     for key in ("median_step_rollout_error", "p90_step_rollout_error"):
         assert 0 <= p[key] < 10 and math.isfinite(p[key]), f"{name}: {key} = {p[key]}"

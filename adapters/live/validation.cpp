@@ -268,10 +268,17 @@ nlohmann::json ValidationReport::to_json() const {
       auto& times = pj[fmt::format("{}_rollout_time_s", side)] = nlohmann::json::array();
       auto& step_times = pj[fmt::format("{}_step_time_s", side)] = nlohmann::json::array();
       auto& tokens = pj[fmt::format("{}_tokens_generated", side)] = nlohmann::json::array();
+      // Where a step's time went, per step: what a gap between the sides is made of.
+      auto& train_times = pj[fmt::format("{}_train_time_s", side)] = nlohmann::json::array();
+      auto& sync_times = pj[fmt::format("{}_sync_time_s", side)] = nlohmann::json::array();
+      auto& trained = pj[fmt::format("{}_tokens_trained", side)] = nlohmann::json::array();
       for (const auto& m : *steps) {
         times.push_back(m.rollout_time_s);
         step_times.push_back(m.step_time_s);
         tokens.push_back(m.tokens_generated);
+        train_times.push_back(m.train_time_s);
+        sync_times.push_back(m.sync_time_s);
+        trained.push_back(m.tokens_trained);
       }
     }
     j["policies"][p.policy] = pj;
