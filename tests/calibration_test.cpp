@@ -74,6 +74,17 @@ Profile synthetic_profile() {
   return p;
 }
 
+
+// Reading `j` as profile "p.json" fails with an error containing `message`.
+void expect_profile_error(const nlohmann::json& j, const std::string& message) {
+  try {
+    profile_from_json(j, "p.json");
+    ADD_FAILURE() << "no error; expected: " << message;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
 TEST(Calibration, RecoversKnownCoefficientsFromNoisyProfiles) {
   const auto c = calibrate(synthetic_profile());
   EXPECT_NEAR(c.per_request_us, 30, 4);
@@ -280,12 +291,7 @@ TEST(Calibration, RecoversAKnownAbortLatency) {
   // A bad abort point is named.
   j = profile_to_json(synthetic_profile());
   j["aborts"][3]["requests"] = 0;
-  try {
-    profile_from_json(j, "p.json");
-    FAIL();
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("p.json: aborts[3]: needs requests >= 1"), std::string::npos) << e.what();
-  }
+  expect_profile_error(j, "p.json: aborts[3]: needs requests >= 1");
 }
 
 // The engine and the trainer slowing each other on one host: side-by-side
@@ -329,12 +335,7 @@ TEST(Calibration, RecoversHowMuchEngineAndTrainerSlowEachOther) {
   EXPECT_NE(describe(alone).find("x1.00 (not measured)"), std::string::npos) << describe(alone);
   auto j = profile_to_json(p);
   j["train_beside_engines"][1]["time_s"] = -1;
-  try {
-    profile_from_json(j, "p.json");
-    FAIL();
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("p.json: train_beside_engines 1: needs samples"), std::string::npos) << e.what();
-  }
+  expect_profile_error(j, "p.json: train_beside_engines 1: needs samples");
 }
 
 // Pairs (a step alone, then the same batch beside the engine) win over any
@@ -360,23 +361,13 @@ TEST(Calibration, PairedTrainStepsGiveTheSlowdownWhateverTheMachineDidMeanwhile)
   // A pair with a half missing is a clear error, naming the file.
   auto j = profile_to_json(p);
   j["train_alone_paired"].erase(0);
-  try {
-    profile_from_json(j, "p.json");
-    FAIL();
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("p.json: train_alone_paired has 2 steps and train_beside_engines 3"), std::string::npos) << e.what();
-  }
+  expect_profile_error(j, "p.json: train_alone_paired has 2 steps and train_beside_engines 3");
 }
 
 TEST(Calibration, BadProfilesAreClearErrors) {
   EXPECT_THROW(profile_from_json(nlohmann::json::parse(R"({"device": "cpu"})"), "p.json"), std::invalid_argument);
-  try {
-    profile_from_json(nlohmann::json::parse(R"({"device": "cpu", "model": "m", "slots": 4, "iterations": [], "train": [], "sync_s": []})"),
-                      "p.json");
-    FAIL();
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("p.json: too few measurements"), std::string::npos);
-  }
+  expect_profile_error(nlohmann::json::parse(R"({"device": "cpu", "model": "m", "slots": 4, "iterations": [], "train": [], "sync_s": []})"),
+                       "p.json: too few measurements");
 }
 
 // A zero-length iteration or train step would teach the model free work: the
