@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <ftw.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,6 +26,9 @@ std::string temp_name(const std::string& path, const char* what) {
 }
 
 std::string old_name(const std::string& dest) { return dest + ".old.tmp"; }
+
+// nftw callback: children come before their folder (FTW_DEPTH).
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
 
 void fsync_path(const std::string& path, int flags) {
   const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
@@ -95,13 +100,13 @@ void replace_directory_atomically(const std::string& staging, const std::string&
 #ifdef RENAME_EXCHANGE
   if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) == 0) {
     fsync_path(parent_of(dest), O_RDONLY | O_DIRECTORY);
-    fs::remove_all(staging, ec);  // now the old version
+    remove_tree(staging);  // now the old version
     return;
   }
 #endif
   // No atomic swap here: move the old version aside, then the new one in.
   const std::string old = old_name(dest);
-  fs::remove_all(old, ec);
+  remove_tree(old);
   if (::rename(dest.c_str(), old.c_str()) != 0) {
     throw std::runtime_error(fmt::format("{}: cannot move the old version aside: {}", dest, std::strerror(errno)));
   }
@@ -111,7 +116,7 @@ void replace_directory_atomically(const std::string& staging, const std::string&
     throw std::runtime_error(fmt::format("{}: cannot put {} in place: {}", dest, staging, std::strerror(err)));
   }
   fsync_path(parent_of(dest), O_RDONLY | O_DIRECTORY);
-  fs::remove_all(old, ec);
+  remove_tree(old);
 }
 
 bool recover_directory(const std::string& dest) {
@@ -122,6 +127,13 @@ bool recover_directory(const std::string& dest) {
     throw std::runtime_error(fmt::format("{}: cannot restore the previous version from {}: {}", dest, old, std::strerror(errno)));
   }
   return true;
+}
+
+bool remove_tree(const std::string& path) noexcept {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT;
+  // FTW_PHYS: a link is removed, never followed.
+  return ::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0;
 }
 
 }  // namespace april::base

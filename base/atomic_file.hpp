@@ -23,4 +23,12 @@ void replace_directory_atomically(const std::string& staging, const std::string&
 // replace_directory_atomically() exists, restores it. Returns true if it did.
 bool recover_directory(const std::string& dest);
 
+// Removes `path` and everything under it, like std::filesystem::remove_all,
+// through the C library. PyTorch's pip wheels export a broken copy of
+// std::filesystem::remove_all from libtorch that a program may bind to
+// (pytorch/pytorch#133437; it crashed here with torch 2.11). Returns false,
+// with errno set, where something could not be removed; a missing path is
+// not an error.
+bool remove_tree(const std::string& path) noexcept;
+
 }  // namespace april::base

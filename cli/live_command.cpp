@@ -146,8 +146,7 @@ int live_command(const std::vector<std::string>& args) {
       base::write_file_atomically((std::filesystem::path(staging) / "loop.json").string(), j.dump() + "\n");
       base::replace_directory_atomically(staging, checkpoint);
     } catch (...) {
-      std::error_code ec;
-      std::filesystem::remove_all(staging, ec);
+      base::remove_tree(staging);
       throw;
     }
     fmt::print("checkpoint written to {}\n", checkpoint);

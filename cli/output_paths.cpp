@@ -41,8 +41,7 @@ OutputFolder::OutputFolder(std::string dest, const std::string& option) : dest_(
 
 OutputFolder::~OutputFolder() {
   if (committed_) return;
-  std::error_code ec;
-  fs::remove_all(staging_, ec);
+  base::remove_tree(staging_);
 }
 
 void OutputFolder::commit() {

@@ -33,6 +33,25 @@ std::size_t entries(const fs::path& dir) {
   return n;
 }
 
+// remove_tree: a whole nested folder goes; a link inside is removed, not
+// followed; a missing path is no error.
+TEST(AtomicFile, RemoveTreeRemovesNestedFoldersButNotWhatALinkPointsTo) {
+  const auto dir = fresh_dir("tree");
+  const auto outside = fresh_dir("outside");
+  write_file_atomically((outside / "keep.txt").string(), "kept");
+  fs::create_directories(dir / "a" / "b");
+  write_file_atomically((dir / "a" / "b" / "x.txt").string(), "x");
+  write_file_atomically((dir / "y.txt").string(), "y");
+  fs::create_directory_symlink(outside, dir / "a" / "link");
+  EXPECT_TRUE(remove_tree(dir.string()));
+  EXPECT_FALSE(fs::exists(dir));
+  EXPECT_EQ(read(outside / "keep.txt"), "kept");
+  EXPECT_TRUE(remove_tree(dir.string()));  // already gone
+  write_file_atomically((dir.string() + ".file"), "z");
+  EXPECT_TRUE(remove_tree(dir.string() + ".file"));  // a plain file too
+  EXPECT_FALSE(fs::exists(dir.string() + ".file"));
+}
+
 TEST(AtomicFile, ReplacesTheFileAndLeavesNoTemporary) {
   const auto dir = fresh_dir("f");
   const auto path = (dir / "summary.json").string();

@@ -102,9 +102,9 @@ std::int32_t json_tokens(const nlohmann::json& v, const std::string& path, std::
 }
 
 std::vector<base::GroupSpec> import_jsonl(const std::string& path, const ImportOptions& o) {
-  const auto& id_key = mapped(o, "prompt_id");
-  const auto& pt_key = mapped(o, "prompt_tokens");
-  const auto& rt_key = mapped(o, "response_tokens");
+  const std::string id_key = mapped(o, "prompt_id");
+  const std::string pt_key = mapped(o, "prompt_tokens");
+  const std::string rt_key = mapped(o, "response_tokens");
   Grouper g;
   for_each_jsonl_object(read_text_file(path), path, [&](const nlohmann::json& j, std::size_t line) {
     for (const auto* key : {&id_key, &pt_key, &rt_key}) {

@@ -11,9 +11,10 @@ namespace april::live {
 
 KvEngine::KvEngine(Transformer model, EngineOptions options) : model_(std::move(model)), opt_(options) {
   if (opt_.slots < 1) throw std::invalid_argument("engine needs at least one slot");
-  model_->to(opt_.device);
+  model_->to(opt_.device, opt_.dtype);
   model_->eval();
-  cache_ = model_->make_cache(opt_.slots, opt_.device);
+  cache_ = model_->make_cache(opt_.slots, opt_.device, opt_.dtype);
+  decode_ = std::make_unique<DecodeGraph>(opt_.device, opt_.cuda_graph);
   slots_.resize(static_cast<std::size_t>(opt_.slots));
 }
 
@@ -111,6 +112,8 @@ void KvEngine::admit(studies::IterationPoint& point) {
   // One batched prefill for everything admitted at this boundary.
   std::int64_t t_max = 0;
   for (auto i : admitted) t_max = std::max<std::int64_t>(t_max, static_cast<std::int64_t>(slots_[i].seq.size()));
+  const auto pad = std::max<std::int64_t>(1, opt_.prefill_pad_tok);
+  t_max = std::min((t_max + pad - 1) / pad * pad, std::max(t_max, model_->config().max_seq));
   const auto a = static_cast<std::int64_t>(admitted.size());
   point.prefill_requests = static_cast<double>(a);
   point.prefill_longest_tok = static_cast<double>(t_max);
@@ -156,8 +159,7 @@ std::vector<GenResult> KvEngine::step() {
     ++active;
   }
   if (active > 0) {
-    const auto opts = torch::TensorOptions().dtype(torch::kLong).device(opt_.device);
-    const auto logits = model_->decode(torch::tensor(tok, opts), torch::tensor(pos, opts), cache_).to(torch::kCPU);
+    const auto logits = decode_->run(model_, cache_, tok, pos).to(torch::kCPU);
     ++stats_.iterations;
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       Slot& s = slots_[i];

@@ -12,6 +12,20 @@ void declare_live_knobs(base::ConfigSchema& s) {
   s.add({"live.top_p", KnobType::Double, 1.0, "", "nucleus sampling mass", base::in_range(0.01, 1)});
   s.add({"live.exact_prefill", KnobType::Bool, true, "",
          "prefill through the decode kernel one token per iteration (bitwise batch- and resume-invariant) instead of one batched forward", {}});
+  s.add({"live.fused_attention", KnobType::Bool, false, "",
+         "the engine's decode attends through torch 2.x's fused scaled_dot_product_attention (libtorch >= 2; an error on 1.x); "
+         "prefill and training keep the manual path, whose shapes change with every batch",
+         {}});
+  s.add({"live.cuda_graph", KnobType::Bool, true, "",
+         "on CUDA, the engine replays its fixed-shape decode from a captured CUDA graph (no effect on CPU)", {}});
+  s.add({"live.engine_dtype", KnobType::String, std::string("float32"), "",
+         "the engine's weights and KV cache: float32, or bfloat16 (as SGLang serves; the trainer keeps float32 master weights "
+         "and each weight sync converts)",
+         base::one_of({"float32", "bfloat16"})});
+  s.add({"live.prefill_pad_tok", KnobType::Int, std::int64_t{1}, "tokens",
+         "batched prefill pads its longest context up to a multiple of this (at most the model's length), bounding the distinct "
+         "prefill shapes, each of which costs a slow first pass on a GPU; 1 = no padding",
+         base::in_range(1, 4096)});
   s.add({"live.lr", KnobType::Double, 5e-4, "", "AdamW learning rate", base::above_and_at_most(0, 10)});
   s.add({"live.weight_decay", KnobType::Double, 0.01, "", "AdamW weight decay", base::in_range(0, 10)});
   s.add({"live.grad_clip", KnobType::Double, 1.0, "", "gradient norm clip", base::above_and_at_most(0, 1e6)});
@@ -54,6 +68,10 @@ LiveOptions live_options(const base::Config& c, const std::string& device, std::
   lo.temperature = c.get_double("live.temperature");
   lo.top_p = c.get_double("live.top_p");
   lo.exact_prefill = c.get_bool("live.exact_prefill");
+  lo.fused_attention = c.get_bool("live.fused_attention");
+  lo.cuda_graph = c.get_bool("live.cuda_graph");
+  lo.engine_bf16 = c.get_string("live.engine_dtype") == "bfloat16";
+  lo.prefill_pad_tok = c.get_int("live.prefill_pad_tok");
   lo.lr = c.get_double("live.lr");
   lo.weight_decay = c.get_double("live.weight_decay");
   lo.grad_clip = c.get_double("live.grad_clip");

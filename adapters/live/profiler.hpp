@@ -17,6 +17,10 @@ struct ProfileOptions {
   std::int64_t slots = 64;
   std::int64_t threads = 1;
   std::int32_t max_response_len = 48;
+  bool fused_attention = false;  // as LiveOptions
+  bool cuda_graph = true;
+  bool engine_bf16 = false;
+  std::int64_t prefill_pad_tok = 1;
   std::int64_t repeats = 3;  // passes over the grid
   std::uint64_t seed = 1;
   CountdownParams task;

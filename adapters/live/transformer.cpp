@@ -42,14 +42,30 @@ BlockImpl::BlockImpl(const ModelConfig& c) : n_heads_(c.n_heads), n_kv_heads_(c.
 torch::Tensor BlockImpl::attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) const {
   // Grouped-query attention: each KV head serves n_heads / n_kv_heads query heads.
   const auto rep = n_heads_ / n_kv_heads_;
-  const auto kk = rep == 1 ? k : k.repeat_interleave(rep, 1);
-  const auto vv = rep == 1 ? v : v.repeat_interleave(rep, 1);
+  // Head h reads KV head h / rep. Expand + reshape is repeat_interleave's copy
+  // without its output-size computation, which may wait for the device (and
+  // a CUDA graph capture allows no such wait).
+  const auto widen = [rep](const torch::Tensor& t) {
+    const auto sz = t.sizes();
+    return t.unsqueeze(2).expand({sz[0], sz[1], rep, sz[2], sz[3]}).reshape({sz[0], sz[1] * rep, sz[2], sz[3]});
+  };
+  const auto kk = rep == 1 ? k : widen(k);
+  const auto vv = rep == 1 ? v : widen(v);
 #if TORCH_VERSION_MAJOR >= 2
   if (fast_attention_) return at::scaled_dot_product_attention(q, kk, vv, mask);
 #endif
   auto scores = torch::matmul(q, kk.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));
   scores = scores + mask;
   return torch::matmul(torch::softmax(scores, -1), vv);
+}
+
+torch::Tensor BlockImpl::attend_grouped(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) const {
+#if TORCH_VERSION_MAJOR >= 2
+  if (fast_attention_ || fast_decode_attention_) return at::scaled_dot_product_attention(q, k, v, mask);
+#endif
+  auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));
+  scores = scores + mask;
+  return torch::matmul(torch::softmax(scores, -1), v);
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, const torch::Tensor& mask,
@@ -86,7 +102,13 @@ torch::Tensor BlockImpl::decode(const torch::Tensor& x, const torch::Tensor& cos
   const auto rows = torch::arange(s, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
   cache_k.index_put_({rows, Slice(), pos}, k.squeeze(2));
   cache_v.index_put_({rows, Slice(), pos}, v.squeeze(2));
-  const auto a = attend(q, cache_k, cache_v, key_mask).transpose(1, 2).reshape({s, 1, n_heads_ * head_dim_});
+  // Grouped-query decode without widening the cache: the rep query heads of
+  // one KV head become rep query rows against that head's keys ([S, Hkv, rep,
+  // hd]); head h = kv * rep + r, as in attend(). The whole cache is read once,
+  // not copied rep times per layer.
+  const auto rep = n_heads_ / n_kv_heads_;
+  const auto qg = q.reshape({s, n_kv_heads_, rep, head_dim_});
+  const auto a = attend_grouped(qg, cache_k, cache_v, key_mask).reshape({s, 1, n_heads_ * head_dim_});
   const auto x2 = x + wo_(a);
   const auto h2 = norm2_(x2);
   return x2 + w_down_(torch::silu(w_gate_(h2)) * w_up_(h2));
@@ -144,9 +166,9 @@ torch::Tensor TransformerImpl::decode(const torch::Tensor& tokens, const torch::
   return lm_head_(norm_(x)).squeeze(1);
 }
 
-KvCache TransformerImpl::make_cache(std::int64_t slots, const torch::Device& device) const {
+KvCache TransformerImpl::make_cache(std::int64_t slots, const torch::Device& device, torch::ScalarType dtype) const {
   KvCache c;
-  const auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(device);
+  const auto opts = torch::TensorOptions().dtype(dtype).device(device);
   for (std::int64_t i = 0; i < config_.n_layers; ++i) {
     c.k.push_back(torch::zeros({slots, config_.n_kv_heads, config_.max_seq, config_.head_dim()}, opts));
     c.v.push_back(torch::zeros({slots, config_.n_kv_heads, config_.max_seq, config_.head_dim()}, opts));
@@ -159,6 +181,13 @@ void TransformerImpl::set_fast_attention(bool on) {
     throw std::invalid_argument("the fused attention path needs libtorch >= 2 (this one is " + std::string(TORCH_VERSION) + ")");
   }
   for (auto& b : blocks_) b->set_fast_attention(on);
+}
+
+void TransformerImpl::set_fast_decode_attention(bool on) {
+  if (on && !fast_attention_available()) {
+    throw std::invalid_argument("the fused attention path needs libtorch >= 2 (this one is " + std::string(TORCH_VERSION) + ")");
+  }
+  for (auto& b : blocks_) b->set_fast_decode_attention(on);
 }
 
 void copy_weights(Transformer& from, Transformer& to) {

@@ -1,12 +1,17 @@
-// Tests of the libtorch live backend, on CPU with the tiny model.
+// Tests of the libtorch live backend with the tiny model: on CPU, or on the
+// device that APRIL_LIVE_DEVICE names (cuda: scripts/gpu-build-and-test.sh).
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
+#include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "adapters/live/countdown_task.hpp"
+#include "adapters/live/detail/decode_graph.hpp"
+#include "adapters/live/detail/device.hpp"
+#include "base/atomic_file.hpp"
 #include "base/hash.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
@@ -23,6 +28,15 @@ namespace {
 
 ModelConfig tiny(std::int64_t max_seq = 64) { return model_config("tiny", 24, max_seq); }
 
+// The device the tests run on: cpu unless APRIL_LIVE_DEVICE says otherwise.
+// Weights are always drawn on the CPU (the same numbers on every device) and
+// moved by whatever serves or trains them.
+std::string device_name() {
+  const char* d = std::getenv("APRIL_LIVE_DEVICE");
+  return d != nullptr && *d != '\0' ? d : "cpu";
+}
+torch::Device test_device() { return parse_device(device_name()); }
+
 Transformer make_model(std::uint64_t seed) {
   torch::manual_seed(seed);
   Transformer m(tiny());
@@ -38,31 +52,36 @@ std::vector<std::int32_t> run_alone(KvEngine& e, GenRequest r) {
   }
 }
 
+// float32 on every device (TF32 off, libtorch's default for matmul): 1e-4
+// covers the summation orders of a full forward against one-token decodes.
 TEST(Transformer, KvCacheDecodingEqualsTheFullForward) {
   auto m = make_model(1);
+  const auto dev = test_device();
+  m->to(dev);
   torch::NoGradGuard ng;
   const std::vector<std::int64_t> seq = {1, 7, 2, 9, 4, 4, 11, 5, 3, 12};
   const auto t = static_cast<std::int64_t>(seq.size());
-  const auto full = m->forward(torch::tensor(seq).unsqueeze(0))[0];  // [T, V]
+  const auto full = m->forward(torch::tensor(seq).unsqueeze(0).to(dev))[0];  // [T, V]
   // Token by token through the fixed-shape decode path, in slot 2 of 4.
-  auto cache = m->make_cache(4, torch::kCPU);
+  auto cache = m->make_cache(4, test_device());
   for (std::int64_t p = 0; p < t; ++p) {
     auto tok = torch::zeros({4}, torch::kLong), pos = torch::zeros({4}, torch::kLong);
     tok[2] = seq[static_cast<std::size_t>(p)];
     pos[2] = p;
-    const auto logits = m->decode(tok, pos, cache)[2];
+    const auto logits = m->decode(tok.to(dev), pos.to(dev), cache)[2];
     ASSERT_TRUE(torch::allclose(logits, full[p], 1e-4, 1e-4)) << "position " << p;
   }
   // Batched prefill of the first 6 tokens, then decode the rest.
-  auto cache2 = m->make_cache(4, torch::kCPU);
-  const auto last = m->prefill(torch::tensor(std::vector<std::int64_t>(seq.begin(), seq.begin() + 6)).unsqueeze(0),
-                               torch::tensor(std::vector<std::int64_t>{6}), torch::tensor(std::vector<std::int64_t>{1}), cache2)[0];
+  auto cache2 = m->make_cache(4, test_device());
+  const auto last = m->prefill(torch::tensor(std::vector<std::int64_t>(seq.begin(), seq.begin() + 6)).unsqueeze(0).to(dev),
+                               torch::tensor(std::vector<std::int64_t>{6}).to(dev), torch::tensor(std::vector<std::int64_t>{1}).to(dev),
+                               cache2)[0];
   EXPECT_TRUE(torch::allclose(last, full[5], 1e-4, 1e-4));
   for (std::int64_t p = 6; p < t; ++p) {
     auto tok = torch::zeros({4}, torch::kLong), pos = torch::zeros({4}, torch::kLong);
     tok[1] = seq[static_cast<std::size_t>(p)];
     pos[1] = p;
-    ASSERT_TRUE(torch::allclose(m->decode(tok, pos, cache2)[1], full[p], 1e-4, 1e-4)) << "position " << p;
+    ASSERT_TRUE(torch::allclose(m->decode(tok.to(dev), pos.to(dev), cache2)[1], full[p], 1e-4, 1e-4)) << "position " << p;
   }
 }
 
@@ -72,11 +91,45 @@ TEST(Transformer, FusedAttentionMatchesTheManualOne) {
     GTEST_SKIP() << "libtorch " << TORCH_VERSION << " has no scaled_dot_product_attention; the manual path is the only one";
   }
   auto m = make_model(2);
+  m->to(test_device());
   torch::NoGradGuard ng;
-  const auto tokens = torch::tensor(std::vector<std::int64_t>{1, 5, 2, 8, 8, 3, 9}).unsqueeze(0);
+  const auto tokens = torch::tensor(std::vector<std::int64_t>{1, 5, 2, 8, 8, 3, 9}).unsqueeze(0).to(test_device());
   const auto manual = m->forward(tokens);
+  // The grouped-query decode too, token by token into a cache.
+  const auto decode_all = [&] {
+    auto cache = m->make_cache(2, test_device());
+    std::vector<torch::Tensor> out;
+    for (std::int64_t p = 0; p < tokens.size(1); ++p) {
+      const auto tok = tokens[0][p].expand({2}).contiguous();
+      out.push_back(m->decode(tok, torch::full({2}, p, tok.options()), cache));
+    }
+    return torch::stack(out);
+  };
+  const auto manual_decode = decode_all();
   m->set_fast_attention(true);
   EXPECT_TRUE(torch::allclose(m->forward(tokens), manual, 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(decode_all(), manual_decode, 1e-5, 1e-5));
+}
+
+// On CUDA the engine replays its decode from a captured graph: the same
+// kernels as the eager decode, so the same logits iteration after iteration
+// (1e-5: the capture may pick other cuBLAS workspaces). Elsewhere the graph
+// path is the eager decode and captures nothing.
+TEST(Transformer, GraphDecodeEqualsTheEagerDecode) {
+  const auto dev = test_device();
+  auto m = make_model(4);
+  m->to(dev);
+  torch::NoGradGuard ng;
+  DecodeGraph graph(dev, true);
+  auto cache_graph = m->make_cache(4, dev), cache_eager = m->make_cache(4, dev);
+  for (std::int64_t p = 0; p < 12; ++p) {
+    const std::vector<std::int64_t> tok = {1 + p % 20, 2 + (3 * p) % 20, 5, 1 + (7 * p) % 23};
+    const std::vector<std::int64_t> pos = {p, p, std::min<std::int64_t>(p, 4), p / 2};
+    const auto got = graph.run(m, cache_graph, tok, pos).cpu();
+    const auto want = m->decode(torch::tensor(tok).to(dev), torch::tensor(pos).to(dev), cache_eager).cpu();
+    ASSERT_TRUE(torch::allclose(got, want, 1e-5, 1e-5)) << "iteration " << p;
+  }
+  EXPECT_EQ(graph.captured(), dev.is_cuda() && DecodeGraph::available());
 }
 
 TEST(Transformer, FusedAttentionIsRefusedWhereMissing) {
@@ -88,11 +141,13 @@ TEST(Transformer, FusedAttentionIsRefusedWhereMissing) {
 // Abort after k tokens, resume with prompt + those tokens: the same tokens as
 // an uninterrupted run, greedy and sampled, with both prefill modes.
 TEST(KvEngine, AbortThenResumeGivesTheTokensOfAnUninterruptedRun) {
-  for (double temperature : {0.0, 1.0}) {
-    for (bool exact : {true, false}) {
+  for (auto [temperature, exact, dtype] : {std::tuple{0.0, true, torch::kFloat32}, {0.0, false, torch::kFloat32}, {1.0, true, torch::kFloat32},
+                                           {1.0, false, torch::kFloat32}, {1.0, true, torch::kBFloat16}}) {
+    {
       EngineOptions o;
       // No EOS: every run is 30 tokens long, so both cuts fall mid-answer.
-      o.slots = 8, o.temperature = temperature, o.top_p = 0.9, o.exact_prefill = exact, o.eos = -1;
+      o.slots = 8, o.temperature = temperature, o.top_p = 0.9, o.exact_prefill = exact, o.eos = -1, o.device = test_device();
+      o.dtype = dtype;
       const GenRequest req{42, {1, 9, 2}, 0, 30, 1234};
       KvEngine whole(make_model(5), o);
       const auto expected = run_alone(whole, req);
@@ -110,7 +165,7 @@ TEST(KvEngine, AbortThenResumeGivesTheTokensOfAnUninterruptedRun) {
         resume.max_new = req.max_new - resume.generated_before;
         const auto rest = run_alone(e, resume);
         got.insert(got.end(), rest.begin(), rest.end());
-        EXPECT_EQ(got, expected) << "temperature " << temperature << " exact " << exact << " cut " << cut_steps;
+        EXPECT_EQ(got, expected) << "temperature " << temperature << " exact " << exact << " " << c10::toString(dtype) << " cut " << cut_steps;
       }
     }
   }
@@ -119,7 +174,7 @@ TEST(KvEngine, AbortThenResumeGivesTheTokensOfAnUninterruptedRun) {
 TEST(KvEngine, ARequestsOutputIsTheSameAloneAndInAFullBatch) {
   for (bool exact : {true, false}) {
     EngineOptions o;
-    o.slots = 16, o.temperature = 1.0, o.exact_prefill = exact, o.eos = 3;
+    o.slots = 16, o.temperature = 1.0, o.exact_prefill = exact, o.eos = 3, o.device = test_device();
     const GenRequest probe{7, {1, 12, 2}, 0, 40, 99};
     KvEngine alone(make_model(3), o);
     const auto expected = run_alone(alone, probe);
@@ -180,7 +235,7 @@ std::vector<TrainSampleData> sampled_batch(Transformer& policy) {
   Transformer serving(tiny());
   copy_weights(policy, serving);
   EngineOptions o;
-  o.slots = 8, o.temperature = 1.0, o.eos = 3;
+  o.slots = 8, o.temperature = 1.0, o.eos = 3, o.device = test_device();
   KvEngine e(serving, o);
   const CountdownTask task({4, 0.5, 10}, 1);
   std::vector<TrainSampleData> batch;
@@ -224,12 +279,12 @@ TEST(Grpo, TokensStalerThanTheCapAreMaskedTheRestTrain) {
   ASSERT_LT(too_stale, total);
   GrpoOptions g;
   g.mask_staleness_above = 1;
-  GrpoTrainer trainer(policy, std::nullopt, g, torch::kCPU);
+  GrpoTrainer trainer(policy, std::nullopt, g, test_device());
   const auto st = trainer.step(batch, 3);
   EXPECT_EQ(st.tokens, total);
   EXPECT_EQ(st.masked_tokens, too_stale);
   GrpoOptions none;
-  GrpoTrainer unmasked(policy, std::nullopt, none, torch::kCPU);
+  GrpoTrainer unmasked(policy, std::nullopt, none, test_device());
   EXPECT_EQ(unmasked.step(batch, 3).masked_tokens, 0);
 }
 
@@ -238,7 +293,7 @@ TEST(Grpo, RatioIsOneAtTheFirstUpdateWhenLogProbsComeFromTheSampler) {
   const auto batch = sampled_batch(policy);
   GrpoOptions g;
   g.recompute_old_logprobs = false;  // live.old_logprobs=rollout
-  GrpoTrainer trainer(policy, std::nullopt, g, torch::kCPU);
+  GrpoTrainer trainer(policy, std::nullopt, g, test_device());
   trainer.step(batch, 0);
   const auto r = trainer.last_ratios();
   ASSERT_GT(r.numel(), 0);
@@ -258,7 +313,7 @@ TEST(Grpo, RecomputedOldLogProbsEqualTheSamplersAndFreshTokensWeighOne) {
   GrpoOptions g;
   g.tis_cap = 2.0;
   g.lr = 0.05;  // a visible change in one update
-  GrpoTrainer trainer(policy, std::nullopt, g, torch::kCPU);
+  GrpoTrainer trainer(policy, std::nullopt, g, test_device());
   trainer.step(batch, 0);
   ASSERT_EQ(trainer.last_old_logprobs().numel(), sampler.numel());
   EXPECT_LT((trainer.last_old_logprobs() - sampler).abs().max().item<double>(), 1e-4);
@@ -275,7 +330,7 @@ TEST(Grpo, RecomputedOldLogProbsEqualTheSamplersAndFreshTokensWeighOne) {
   // With live.tis_scope=stale the fresh tokens keep weight 1 exactly.
   GrpoOptions stale_only = g;
   stale_only.tis_stale_only = true;
-  GrpoTrainer t2(make_model(11), std::nullopt, stale_only, torch::kCPU);
+  GrpoTrainer t2(make_model(11), std::nullopt, stale_only, test_device());
   t2.step(batch, 0);
   EXPECT_EQ((t2.last_tis_weights() - 1).abs().max().item<double>(), 0.0);
 }
@@ -288,6 +343,7 @@ LiveOptions tiny_live() {
   o.exact_prefill = false;
   o.threads = 1;
   o.seed = 3;
+  o.device = device_name();
   return o;
 }
 
@@ -501,12 +557,12 @@ TEST(LiveOverlap, ARecomputedRequestContinuesAsAFreshOneUnderTheNewWeights) {
     while (done.size() < probes.size()) {
       for (auto& p : b.wait_for_events().finished) done[p.key] = p;
     }
-    std::filesystem::remove_all(dir);
+    base::remove_tree(dir);
     b.save(dir);  // the trainer's weights: version 1
     Transformer updated(model_config(o.model_size, task.vocab(), task.max_prompt_tok() + o.max_response_len));
     torch::load(updated, (std::filesystem::path(dir) / "model.pt").string());
     EngineOptions e;
-    e.slots = o.slots, e.temperature = temperature, e.top_p = o.top_p, e.exact_prefill = true, e.eos = CountdownTask::kEos;
+    e.slots = o.slots, e.temperature = temperature, e.top_p = o.top_p, e.exact_prefill = true, e.eos = CountdownTask::kEos, e.device = test_device();
     KvEngine fresh(updated, e);
     int cut = 0;
     for (auto key : probes) {
@@ -533,7 +589,7 @@ TEST(LiveOverlap, ARecomputedRequestContinuesAsAFreshOneUnderTheNewWeights) {
     }
     EXPECT_GT(cut, 0) << "no probe was in flight at the sync; temperature " << temperature;
   }
-  std::filesystem::remove_all(dir);
+  base::remove_tree(dir);
 }
 
 // A live overlapped run in lockstep mode (a train step lasts exactly K engine
@@ -625,7 +681,7 @@ TEST(LiveBackend, CheckpointResumeContinuesExactly) {
   april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "april.alpha=2"});
   auto policy = f.registry.get("april").make(f.config);
   const auto dir = (std::filesystem::temp_directory_path() / "april_live_checkpoint").string();
-  std::filesystem::remove_all(dir);
+  base::remove_tree(dir);
   std::vector<rl::StepMetrics> straight;
   {
     LiveBackend b(tiny_live(), task);
@@ -656,7 +712,7 @@ TEST(LiveBackend, CheckpointResumeContinuesExactly) {
     EXPECT_EQ(m.reward_mean, straight[static_cast<std::size_t>(s)].reward_mean) << "step " << s;
     EXPECT_EQ(m.tokens_offpolicy, straight[static_cast<std::size_t>(s)].tokens_offpolicy) << "step " << s;
   }
-  std::filesystem::remove_all(dir);
+  base::remove_tree(dir);
 }
 
 // An overlapped run checkpointed between steps, with samples in flight and a
@@ -670,7 +726,7 @@ TEST(LiveBackend, AnOverlappedRunResumesFromACheckpointAsIfSuspendedInPlace) {
   LiveOptions o = tiny_live();
   o.train_lockstep_iterations = 3;
   const auto dir = (std::filesystem::temp_directory_path() / "april_live_overlap_checkpoint").string();
-  std::filesystem::remove_all(dir);
+  base::remove_tree(dir);
   auto policy = f.registry.get("async").make(f.config);  // stateless: one object serves every run
   // Suspend after the first step that ends with a train step started.
   int k = 0;
@@ -727,7 +783,7 @@ TEST(LiveBackend, AnOverlappedRunResumesFromACheckpointAsIfSuspendedInPlace) {
   auto april_policy = f.registry.get("april").make(f.config);
   rl::RlLoop colocated(b, *april_policy, w, {2, 16, false});
   EXPECT_THROW(colocated.load_state(state), std::invalid_argument);
-  std::filesystem::remove_all(dir);
+  base::remove_tree(dir);
 }
 
 TEST(LiveTrace, TheTwinRunsEveryDrawnGroupTheWhatIfTraceOnlyCompleteOnes) {

@@ -14,11 +14,13 @@
 //    batch; log-probs are recorded at sampling time.
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "studies/calibration.hpp"
+#include "adapters/live/detail/decode_graph.hpp"
 #include "adapters/live/detail/transformer.hpp"
 
 namespace april::live {
@@ -30,6 +32,14 @@ struct EngineOptions {
   bool exact_prefill = true;
   std::int32_t eos = 3;
   torch::Device device = torch::kCPU;
+  // The serving copy's weights and KV cache (float32 or bfloat16). The trainer
+  // keeps float32 master weights; a weight sync converts.
+  torch::ScalarType dtype = torch::kFloat32;
+  bool cuda_graph = true;
+  // Batched prefill pads its longest context up to a multiple of this (at
+  // most max_seq): fewer distinct prefill shapes, each of which costs a slow
+  // first pass on a GPU. 1: no padding.
+  std::int64_t prefill_pad_tok = 1;          // on CUDA, replay decode from a captured graph (detail/decode_graph.hpp)
   bool record_iterations = false;  // keep one IterationPoint per step() (for validation)
 };
 
@@ -98,6 +108,7 @@ class KvEngine {
   Transformer model_;
   EngineOptions opt_;
   KvCache cache_;
+  std::unique_ptr<DecodeGraph> decode_;
   std::vector<Slot> slots_;
   std::deque<GenRequest> queue_;
   std::int64_t admissions_ = 0;

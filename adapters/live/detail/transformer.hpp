@@ -42,11 +42,15 @@ class BlockImpl : public torch::nn::Module {
   torch::Tensor decode(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, torch::Tensor& cache_k,
                        torch::Tensor& cache_v, const torch::Tensor& pos, const torch::Tensor& key_mask);
   void set_fast_attention(bool on) { fast_attention_ = on; }
+  void set_fast_decode_attention(bool on) { fast_decode_attention_ = on; }
 
  private:
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) const;
+  // q [S, Hkv, rep, hd] against k, v [S, Hkv, T, hd]: no KV head is widened.
+  torch::Tensor attend_grouped(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) const;
   std::int64_t n_heads_, n_kv_heads_, head_dim_;
-  bool fast_attention_ = false;
+  bool fast_attention_ = false;         // forward and prefill (variable shapes)
+  bool fast_decode_attention_ = false;  // decode (fixed shapes)
   RMSNorm norm1_{nullptr}, norm2_{nullptr};
   torch::nn::Linear wq_{nullptr}, wk_{nullptr}, wv_{nullptr}, wo_{nullptr};
   torch::nn::Linear w_gate_{nullptr}, w_up_{nullptr}, w_down_{nullptr};
@@ -63,10 +67,17 @@ class TransformerImpl : public torch::nn::Module {
   torch::Tensor prefill(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& slots, KvCache& cache);
   // One decode iteration over every slot: tokens [S], pos [S] -> logits [S, vocab].
   torch::Tensor decode(const torch::Tensor& tokens, const torch::Tensor& pos, KvCache& cache);
-  KvCache make_cache(std::int64_t slots, const torch::Device& device) const;
+  KvCache make_cache(std::int64_t slots, const torch::Device& device, torch::ScalarType dtype = torch::kFloat32) const;
   // torch 2.x's fused scaled_dot_product_attention instead of the manual
   // attention; throws where libtorch has none (1.x).
   void set_fast_attention(bool on);
+  // The fused path in decode only. On CUDA, torch's fused attention builds a
+  // plan for every new shape (the cuDNN backend): the engine's fixed-shape
+  // decode pays once, while prefill and training, whose shapes change with
+  // every batch, paid it again and again (measured on an H100: a resumed
+  // APRIL rollout 3.6x slower live than its twin with the fused path
+  // everywhere, 1.2x with it nowhere).
+  void set_fast_decode_attention(bool on);
   static bool fast_attention_available() { return TORCH_VERSION_MAJOR >= 2; }
   [[nodiscard]] const ModelConfig& config() const { return config_; }
 
