@@ -102,7 +102,7 @@ stage_validate() {
   local april="$build/cli/april" v="$out/validate"
   mkdir -p "$v"
   local common=(--set live.model=medium --set live.slots=64 --set live.fused_attention=true --set live.engine_dtype=bfloat16
-                --set live.exact_prefill=false --set live.eval_prompts=0)
+                --set live.exact_prefill=false --set live.prefill_pad_tok=16 --set live.eval_prompts=0)
   "$april" profile --device cuda "${common[@]}" --repeats 2 --out "$v/profile.json" | tail -3
   "$april" calibrate "$v/profile.json" --out "$v/model.json" | tail -3
   for sigma in 0.5 1.0; do

@@ -171,6 +171,38 @@ TEST(KvEngine, AbortThenResumeGivesTheTokensOfAnUninterruptedRun) {
   }
 }
 
+// live.prefill_pad_tok: a batched prefill padded to a multiple of 16 tokens
+// (fewer distinct shapes for the GPU) gives the same tokens: padded positions
+// sit after every real one, so the causal mask hides them, and decoding
+// overwrites their cache entries before they become visible.
+TEST(KvEngine, PaddedBatchedPrefillGivesTheSameTokens) {
+  for (double temperature : {0.0, 1.0}) {
+    std::vector<std::vector<std::int32_t>> by_pad;
+    for (std::int64_t pad : {1, 16}) {
+      EngineOptions o;
+      o.slots = 8, o.temperature = temperature, o.exact_prefill = false, o.eos = 3, o.device = test_device(), o.prefill_pad_tok = pad;
+      KvEngine e(make_model(6), o);
+      // Contexts of 3 to 9 tokens, as resumed samples bring.
+      for (std::uint64_t k = 0; k < 6; ++k) {
+        std::vector<std::int32_t> ctx = {1, static_cast<std::int32_t>(5 + k), 2};
+        for (std::uint64_t j = 0; j < k; ++j) ctx.push_back(static_cast<std::int32_t>(4 + (j * 7 + k) % 18));
+        e.add({k, ctx, static_cast<std::int32_t>(k), 20, 50 + k});
+      }
+      std::vector<std::int32_t> all;
+      std::size_t finished = 0;
+      while (finished < 6) {
+        for (auto& d : e.step()) {
+          all.push_back(static_cast<std::int32_t>(d.key));
+          all.insert(all.end(), d.tokens.begin(), d.tokens.end());
+          ++finished;
+        }
+      }
+      by_pad.push_back(all);
+    }
+    EXPECT_EQ(by_pad[0], by_pad[1]) << "temperature " << temperature;
+  }
+}
+
 TEST(KvEngine, ARequestsOutputIsTheSameAloneAndInAFullBatch) {
   for (bool exact : {true, false}) {
     EngineOptions o;
