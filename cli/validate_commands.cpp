@@ -36,6 +36,7 @@ live::ProfileOptions profile_options(const base::Config& c, const std::string& d
   o.engine_bf16 = c.get_string("live.engine_dtype") == "bfloat16";
   o.prefill_pad_tok = c.get_int("live.prefill_pad_tok");
   o.repeats = repeats;
+  o.batch_samples = c.get_int("rollout_batch_size") * c.get_int("n_samples_per_prompt");
   o.seed = static_cast<std::uint64_t>(c.get_int("seed"));
   o.task = live::task_params(c);
   return o;

@@ -30,6 +30,7 @@ struct Probe {
   std::int64_t samples = 0;                 // train
   std::int64_t longest = 0;                 // context (iteration) or response (train) tokens
   bool spread = false;                      // lengths spread evenly up to the longest, else all the longest
+  bool task_lengths = false;                // train: response lengths drawn from the task, as a live batch has them
 };
 
 }  // namespace
@@ -44,6 +45,9 @@ struct LiveProfiler::Impl {
   std::vector<Probe> probes;
   std::size_t next = 0;
   std::uint64_t key = 0;
+  // Task examples drawn for train batches: indices far from the engine's keys.
+  static constexpr std::int64_t kTrainDrawBase = std::int64_t{1} << 40;
+  std::int64_t train_draws = 0;
   std::int64_t running_decoders = 0, decoder_left = 0;
   studies::Profile measured;
 
@@ -104,10 +108,17 @@ struct LiveProfiler::Impl {
              {o.slots, full, true}}) {
       probes.push_back({Probe::kTrain, 0, 0, std::max<std::int64_t>(2, samples), longest, spread});
     }
+    // A live batch itself: B x n answers at the task's lengths (fresh draws each
+    // pass), so that the fit has points at the shape the twin will predict.
+    const std::int64_t live_batch = std::max<std::int64_t>(2, o.batch_samples > 0 ? o.batch_samples : o.slots);
+    probes.push_back({Probe::kTrain, 0, 0, live_batch, full, false, true});
     probes.push_back({Probe::kSync});
     // Two side-by-side probes per pass, one midway and one at the end: more
     // pairs at different moments, since the slowdown is the noisiest figure.
-    const Probe contention{Probe::kContention, std::max<std::int64_t>(1, o.slots / 2), 0, std::max<std::int64_t>(2, o.slots / 2), full, true};
+    // The train step beside the engine is a live batch too: the slowdown depends
+    // on the batch's shape (a batch of short answers is hurt more than the
+    // long padded one this probe used before).
+    const Probe contention{Probe::kContention, std::max<std::int64_t>(1, o.slots / 2), 0, live_batch, full, false, true};
     probes.insert(probes.begin() + static_cast<std::ptrdiff_t>(probes.size() / 2), contention);
     probes.push_back(contention);
     for (std::int64_t a : admitted_counts) probes.push_back({Probe::kAbort, 0, a});
@@ -150,11 +161,15 @@ struct LiveProfiler::Impl {
     for (auto& it : engine.take_iteration_log()) measured.iterations.push_back(it);
   }
 
-  std::vector<TrainSampleData> train_batch(const Probe& p, studies::TrainPoint& point) const {
+  std::vector<TrainSampleData> train_batch(const Probe& p, studies::TrainPoint& point) {
     std::vector<TrainSampleData> batch;
     point.samples = static_cast<double>(p.samples);
     for (std::int64_t i = 0; i < p.samples; ++i) {
-      const std::int64_t len = p.spread ? 1 + (p.longest - 1) * i / (p.samples - 1) : p.longest;
+      std::int64_t len = p.spread ? 1 + (p.longest - 1) * i / (p.samples - 1) : p.longest;
+      if (p.task_lengths) {
+        const auto answer = static_cast<std::int64_t>(task.example(kTrainDrawBase + train_draws++).answer.size());
+        len = std::clamp<std::int64_t>(answer, 1, o.max_response_len);
+      }
       TrainSampleData s;
       s.prompt = {CountdownTask::kBos, kFiller, CountdownTask::kSep};
       s.response.assign(static_cast<std::size_t>(len), kFiller);

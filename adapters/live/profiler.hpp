@@ -22,6 +22,7 @@ struct ProfileOptions {
   bool engine_bf16 = false;
   std::int64_t prefill_pad_tok = 1;
   std::int64_t repeats = 3;  // passes over the grid
+  std::int64_t batch_samples = 0;  // samples a live train batch has (B x n); 0: slots
   std::uint64_t seed = 1;
   CountdownParams task;
 };

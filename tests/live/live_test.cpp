@@ -16,6 +16,7 @@
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 #include "adapters/live/live_backend.hpp"
+#include "adapters/live/profiler.hpp"
 #include "adapters/live/validation.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/simulation.hpp"
@@ -377,6 +378,34 @@ LiveOptions tiny_live() {
   o.seed = 3;
   o.device = device_name();
   return o;
+}
+
+// The profile times train steps on live batches (B x n answers at the task's
+// own lengths), alone and beside the engine, so that the calibrated train
+// model and its slowdown are fitted at the shape the twin predicts.
+TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
+  ProfileOptions o;
+  o.model_size = "tiny";
+  o.device = device_name();
+  o.slots = 8;
+  o.max_response_len = 16;
+  o.repeats = 1;
+  o.batch_samples = 12;
+  o.task = {6, 0.7, 14};
+  const auto prof = profile_live(o);
+  const auto live_shaped = std::count_if(prof.train.begin(), prof.train.end(), [](const studies::TrainPoint& t) { return t.samples == 12; });
+  EXPECT_EQ(live_shaped, 1);
+  ASSERT_EQ(prof.train_beside_engines.size(), 2U);
+  ASSERT_EQ(prof.train_alone_paired.size(), 2U);
+  for (const auto& t : prof.train_beside_engines) {
+    EXPECT_EQ(t.samples, 12);
+    // Countdown answers (N + 1 tokens, N lognormal around 6) are shorter than
+    // the cap: the batch is not the padded worst case.
+    EXPECT_LT(t.longest_tok, 3 + 16);
+    EXPECT_GT(t.tokens, 12 * (3 + 1));
+  }
+  // Fresh draws each probe: the two contention batches differ.
+  EXPECT_NE(prof.train_beside_engines[0].tokens, prof.train_beside_engines[1].tokens);
 }
 
 // What a run of the RL loop did, step by step: for comparing a live run with
