@@ -108,10 +108,12 @@ struct LiveProfiler::Impl {
              {o.slots, full, true}}) {
       probes.push_back({Probe::kTrain, 0, 0, std::max<std::int64_t>(2, samples), longest, spread});
     }
-    // A live batch itself: B x n answers at the task's lengths (fresh draws each
-    // pass), so that the fit has points at the shape the twin will predict.
+    // Live batches themselves: B x n answers at the task's lengths (fresh draws
+    // each time), three per pass, so that the fit is held at the shape the twin
+    // predicts rather than left to the linear model's reach from the corners
+    // (measured on the 2-core machine: 20% high there with one such point).
     const std::int64_t live_batch = std::max<std::int64_t>(2, o.batch_samples > 0 ? o.batch_samples : o.slots);
-    probes.push_back({Probe::kTrain, 0, 0, live_batch, full, false, true});
+    for (int i = 0; i < 3; ++i) probes.push_back({Probe::kTrain, 0, 0, live_batch, full, false, true});
     probes.push_back({Probe::kSync});
     // Two side-by-side probes per pass, one midway and one at the end: more
     // pairs at different moments, since the slowdown is the noisiest figure.
@@ -222,7 +224,11 @@ struct LiveProfiler::Impl {
       return since(start);
     };
     // The same step alone first, on a thread of its own as beside: the pair's
-    // ratio is the slowdown, with little time for the machine to drift.
+    // ratio is the slowdown, with little time for the machine to drift. One
+    // untimed step before both: the first step of a new batch shape is slow
+    // (fresh allocations), and that cost landed on the step alone, which made
+    // the measured slowdown read below 1 (0.70 and 0.77 in the first pairs).
+    (void)std::async(std::launch::async, train_on_own_thread).get();
     studies::TrainPoint alone = point;
     alone.time_s = std::async(std::launch::async, train_on_own_thread).get();
     measured.train_alone_paired.push_back(alone);

@@ -394,7 +394,7 @@ TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
   o.task = {6, 0.7, 14};
   const auto prof = profile_live(o);
   const auto live_shaped = std::count_if(prof.train.begin(), prof.train.end(), [](const studies::TrainPoint& t) { return t.samples == 12; });
-  EXPECT_EQ(live_shaped, 1);
+  EXPECT_EQ(live_shaped, 3);
   ASSERT_EQ(prof.train_beside_engines.size(), 2U);
   ASSERT_EQ(prof.train_alone_paired.size(), 2U);
   for (const auto& t : prof.train_beside_engines) {
