@@ -112,8 +112,10 @@ void KvEngine::admit(studies::IterationPoint& point) {
   // One batched prefill for everything admitted at this boundary.
   std::int64_t t_max = 0;
   for (auto i : admitted) t_max = std::max<std::int64_t>(t_max, static_cast<std::int64_t>(slots_[i].seq.size()));
+  // Padded to a multiple of prefill_pad_tok, never past max_seq (which add()
+  // keeps every context under).
   const auto pad = std::max<std::int64_t>(1, opt_.prefill_pad_tok);
-  t_max = std::min((t_max + pad - 1) / pad * pad, std::max(t_max, model_->config().max_seq));
+  t_max = std::min((t_max + pad - 1) / pad * pad, model_->config().max_seq);
   const auto a = static_cast<std::int64_t>(admitted.size());
   point.prefill_requests = static_cast<double>(a);
   point.prefill_longest_tok = static_cast<double>(t_max);
