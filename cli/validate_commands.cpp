@@ -95,7 +95,7 @@ int validate_command(const std::vector<std::string>& args) {
       "seed", po::value<std::int64_t>(), "seed")("set", po::value(&sets), "override a key")(
       "calibration", po::value(&calibration), "a fragment from `april calibrate`")("device", po::value(&device), "cpu or cuda")(
       "db", po::value(&db_path), "store both sides of every run in this results database")(
-      "out", po::value(&out_dir), "write report.json and each policy's live trace here");
+      "out", po::value(&out_dir), "write report.json, each policy's live trace and, when profiled between the live steps, profile.json here");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   const auto registry = policies::builtin_policies();
@@ -178,6 +178,9 @@ int validate_command(const std::vector<std::string>& args) {
     j["scenario"] = c.resolved();
     j["calibration"] = studies::calibration_scenario_json(cal);
     base::write_file_atomically((dir / "report.json").string(), j.dump(2) + "\n");
+    // The profile fitted between the live steps: `april calibrate` re-fits it,
+    // and its points show what the fit made of the machine.
+    if (report.profile) base::write_file_atomically((dir / "profile.json").string(), studies::profile_to_json(*report.profile).dump(2) + "\n");
     for (const auto& p : report.policies) {
       traces::write_jsonl_trace((dir / (p.policy + "_trace.jsonl")).string(), p.trace);
       std::string csv = "step,batch,kv_tok,prefill_requests,prefill_tok,prefill_longest_tok,time_s,predicted_s\n";

@@ -157,7 +157,8 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
       for (const auto& smp : arm.loop->group_samples(id)) lengths.push_back(smp.finished ? smp.generated_tok : kUnfinishedSample);
     }
   }
-  report.calibration = profiler ? studies::calibrate(profiler->profile()) : *calibration;
+  if (profiler) report.profile = profiler->profile();
+  report.calibration = report.profile ? studies::calibrate(*report.profile) : *calibration;
   report.profiled_interleaved = profiler != nullptr;
   profiler.reset();
   for (std::size_t i = 0; i < arms.size(); ++i) {

@@ -53,6 +53,7 @@ struct ValidationReport {
   std::vector<PolicyValidation> policies;
   studies::Calibration calibration;  // the one the simulator used
   bool profiled_interleaved = false;  // fitted to a profile taken in slices between the live steps
+  std::optional<studies::Profile> profile;  // that profile (interleaved runs only), to keep beside the report
   std::optional<double> gain_measured, gain_predicted;  // first policy over sync, rollout throughput
   std::int64_t warmup_steps = 0;  // leading steps left out of the errors and gains
   [[nodiscard]] nlohmann::json to_json() const;
