@@ -31,10 +31,7 @@ live::ProfileOptions profile_options(const base::Config& c, const std::string& d
   o.slots = c.get_int("live.slots");
   o.threads = c.get_int("live.threads");
   o.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
-  o.fused_attention = c.get_bool("live.fused_attention");
-  o.cuda_graph = c.get_bool("live.cuda_graph");
-  o.engine_bf16 = c.get_string("live.engine_dtype") == "bfloat16";
-  o.prefill_pad_tok = c.get_int("live.prefill_pad_tok");
+  o.serving = live::serving_options(c);
   o.repeats = repeats;
   o.batch_samples = c.get_int("rollout_batch_size") * c.get_int("n_samples_per_prompt");
   o.seed = static_cast<std::uint64_t>(c.get_int("seed"));

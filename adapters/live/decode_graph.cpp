@@ -30,36 +30,36 @@ bool DecodeGraph::captured() const { return state_ != nullptr; }
 
 torch::Tensor DecodeGraph::run(Transformer& model, KvCache& cache, const std::vector<std::int64_t>& tokens, const std::vector<std::int64_t>& pos) {
   const auto host_tok = torch::tensor(tokens, torch::kLong), host_pos = torch::tensor(pos, torch::kLong);
-  if (!enabled_) return model->decode(host_tok.to(device_), host_pos.to(device_), cache);
 #ifdef APRIL_TORCH_CUDA
-  if (!state_) {
-    auto st = std::make_unique<State>();
-    st->tokens = host_tok.to(device_);
-    st->pos = host_pos.to(device_);
-    // Capture on a side stream, after one eager run there (cuBLAS handles and
-    // workspaces are made outside the capture). A decode writes K/V at `pos`
-    // from its inputs only, so running it twice leaves the cache as once.
-    torch::cuda::synchronize();
-    const auto side = c10::cuda::getStreamFromPool();
-    {
-      const c10::cuda::CUDAStreamGuard guard(side);
-      (void)model->decode(st->tokens, st->pos, cache);
+  if (enabled_) {
+    if (!state_) {
+      auto st = std::make_unique<State>();
+      st->tokens = host_tok.to(device_);
+      st->pos = host_pos.to(device_);
+      // Capture on a side stream, after one eager run there (cuBLAS handles and
+      // workspaces are made outside the capture). A decode writes K/V at `pos`
+      // from its inputs only, so running it twice leaves the cache as once.
+      torch::cuda::synchronize();
+      const auto side = c10::cuda::getStreamFromPool();
+      {
+        const c10::cuda::CUDAStreamGuard guard(side);
+        (void)model->decode(st->tokens, st->pos, cache);
+        side.synchronize();
+        st->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+        st->logits = model->decode(st->tokens, st->pos, cache);
+        st->graph.capture_end();
+      }
       side.synchronize();
-      st->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
-      st->logits = model->decode(st->tokens, st->pos, cache);
-      st->graph.capture_end();
+      state_ = std::move(st);
+    } else {
+      state_->tokens.copy_(host_tok);
+      state_->pos.copy_(host_pos);
     }
-    side.synchronize();
-    state_ = std::move(st);
-  } else {
-    state_->tokens.copy_(host_tok);
-    state_->pos.copy_(host_pos);
+    state_->graph.replay();
+    return state_->logits;
   }
-  state_->graph.replay();
-  return state_->logits;
-#else
-  return model->decode(host_tok.to(device_), host_pos.to(device_), cache);
 #endif
+  return model->decode(host_tok.to(device_), host_pos.to(device_), cache);
 }
 
 }  // namespace april::live

@@ -9,6 +9,13 @@
 
 namespace april::live {
 
+void apply_serving(const ServingOptions& serving, EngineOptions& options, Transformer& model) {
+  options.cuda_graph = serving.cuda_graph;
+  options.dtype = serving.bf16 ? torch::kBFloat16 : torch::kFloat32;
+  options.prefill_pad_tok = serving.prefill_pad_tok;
+  if (serving.fused_attention) model->set_fast_decode_attention(true);
+}
+
 KvEngine::KvEngine(Transformer model, EngineOptions options) : model_(std::move(model)), opt_(options) {
   if (opt_.slots < 1) throw std::invalid_argument("engine needs at least one slot");
   model_->to(opt_.device, opt_.dtype);

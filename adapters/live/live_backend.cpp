@@ -77,7 +77,6 @@ struct LiveBackend::Impl {
       reference = Transformer(config);
       copy_weights(policy, *reference);
     }
-    if (o.fused_attention) serving->set_fast_decode_attention(true);
     GrpoOptions g;
     g.clip_low = o.clip_low, g.clip_high = o.clip_high, g.kl_coef = o.kl_coef, g.tis_cap = o.tis_cap;
     g.mask_staleness_above = o.mask_staleness_above, g.lr = o.lr, g.weight_decay = o.weight_decay, g.grad_clip = o.grad_clip;
@@ -86,9 +85,8 @@ struct LiveBackend::Impl {
     trainer = std::make_unique<GrpoTrainer>(policy, reference, g, device);
     EngineOptions e;
     e.slots = o.slots, e.temperature = o.temperature, e.top_p = o.top_p, e.exact_prefill = o.exact_prefill;
-    e.eos = CountdownTask::kEos, e.device = device, e.record_iterations = o.record_iterations, e.cuda_graph = o.cuda_graph;
-    e.dtype = o.engine_bf16 ? torch::kBFloat16 : torch::kFloat32;
-    e.prefill_pad_tok = o.prefill_pad_tok;
+    e.eos = CountdownTask::kEos, e.device = device, e.record_iterations = o.record_iterations;
+    apply_serving(o.serving, e, serving);
     engine = std::make_unique<KvEngine>(serving, e);
   }
 
@@ -376,12 +374,9 @@ double LiveBackend::evaluate(std::int64_t prompts) {
   e.exact_prefill = false;
   e.eos = CountdownTask::kEos;
   e.device = impl_->device;
-  e.cuda_graph = impl_->opt.cuda_graph;
-  e.dtype = impl_->opt.engine_bf16 ? torch::kBFloat16 : torch::kFloat32;
-  e.prefill_pad_tok = impl_->opt.prefill_pad_tok;
   Transformer eval_model(impl_->config);
   copy_weights(impl_->trainer->policy(), eval_model);
-  if (impl_->opt.fused_attention) eval_model->set_fast_decode_attention(true);
+  apply_serving(impl_->opt.serving, e, eval_model);
   KvEngine eng(eval_model, e);
   constexpr std::int64_t kEvalBase = std::int64_t{1} << 41;
   std::unordered_map<std::uint64_t, CountdownTask::Example> ex;

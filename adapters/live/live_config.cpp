@@ -68,10 +68,7 @@ LiveOptions live_options(const base::Config& c, const std::string& device, std::
   lo.temperature = c.get_double("live.temperature");
   lo.top_p = c.get_double("live.top_p");
   lo.exact_prefill = c.get_bool("live.exact_prefill");
-  lo.fused_attention = c.get_bool("live.fused_attention");
-  lo.cuda_graph = c.get_bool("live.cuda_graph");
-  lo.engine_bf16 = c.get_string("live.engine_dtype") == "bfloat16";
-  lo.prefill_pad_tok = c.get_int("live.prefill_pad_tok");
+  lo.serving = serving_options(c);
   lo.lr = c.get_double("live.lr");
   lo.weight_decay = c.get_double("live.weight_decay");
   lo.grad_clip = c.get_double("live.grad_clip");
@@ -89,6 +86,15 @@ LiveOptions live_options(const base::Config& c, const std::string& device, std::
   lo.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
   lo.seed = static_cast<std::uint64_t>(c.get_int("seed"));
   return lo;
+}
+
+ServingOptions serving_options(const base::Config& c) {
+  ServingOptions s;
+  s.fused_attention = c.get_bool("live.fused_attention");
+  s.cuda_graph = c.get_bool("live.cuda_graph");
+  s.bf16 = c.get_string("live.engine_dtype") == "bfloat16";
+  s.prefill_pad_tok = c.get_int("live.prefill_pad_tok");
+  return s;
 }
 
 CountdownParams task_params(const base::Config& c) {

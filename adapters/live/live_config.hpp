@@ -14,5 +14,6 @@ void declare_live_knobs(base::ConfigSchema& schema);
 // from the command line.
 LiveOptions live_options(const base::Config& config, const std::string& device, std::int64_t mask_staleness_above);
 CountdownParams task_params(const base::Config& config);
+ServingOptions serving_options(const base::Config& config);
 
 }  // namespace april::live

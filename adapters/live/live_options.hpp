@@ -6,16 +6,22 @@
 
 namespace april::live {
 
+// How the engine serves, shared by the live backend and the profiler (which
+// must time the engine as the live run has it).
+struct ServingOptions {
+  bool fused_attention = false;      // torch 2.x scaled_dot_product_attention in decode (an error on 1.x)
+  bool cuda_graph = true;            // on CUDA, decode replays a captured graph
+  bool bf16 = false;                 // bfloat16 weights and KV cache (the trainer stays float32)
+  std::int64_t prefill_pad_tok = 1;  // batched prefill's longest context rounded up to a multiple of this
+};
+
 struct LiveOptions {
   std::string model_size = "small";
   std::string device = "cpu";  // cpu or cuda
   std::int64_t slots = 64;
   double temperature = 1.0, top_p = 1.0;
   bool exact_prefill = true;
-  bool fused_attention = false;  // torch 2.x scaled_dot_product_attention in decode (an error on 1.x)
-  bool cuda_graph = true;        // on CUDA, decode replays a captured graph
-  bool engine_bf16 = false;
-  std::int64_t prefill_pad_tok = 1;  // batched prefill's longest context rounded up to a multiple of this      // the engine serves bfloat16 weights and KV (the trainer stays float32)
+  ServingOptions serving;
   double lr = 5e-4, weight_decay = 0.01, grad_clip = 1.0;
   double clip_low = 0.2, clip_high = 0.28, kl_coef = 0.0, tis_cap = 0.0;
   bool recompute_old_logprobs = true;  // slime's default; false: the sampler's log-probs are pi_old

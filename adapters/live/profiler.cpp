@@ -55,30 +55,23 @@ struct LiveProfiler::Impl {
 
   Impl(const ProfileOptions& options, torch::Device dev, const ModelConfig& config)
       : o(options), device(dev), task(options.task, options.seed), cfg(config),
-        engine(serving_model(cfg, options), engine_options(options, dev)), trainer(Transformer(cfg), std::nullopt, GrpoOptions{}, dev) {
+        engine(make_engine(cfg, options, dev)), trainer(Transformer(cfg), std::nullopt, GrpoOptions{}, dev) {
     measured.device = device.str();
     measured.model = o.model_size;
     measured.slots = o.slots;
     build_probes();
   }
 
-  static Transformer serving_model(const ModelConfig& c, const ProfileOptions& o) {
-    Transformer t(c);
-    if (o.fused_attention) t->set_fast_decode_attention(true);  // as the live engine
-    return t;
-  }
-
-  static EngineOptions engine_options(const ProfileOptions& o, torch::Device dev) {
+  static KvEngine make_engine(const ModelConfig& c, const ProfileOptions& o, torch::Device dev) {
+    Transformer model(c);
     EngineOptions eo;
-    eo.cuda_graph = o.cuda_graph;
-    eo.dtype = o.engine_bf16 ? torch::kBFloat16 : torch::kFloat32;
-    eo.prefill_pad_tok = o.prefill_pad_tok;
+    apply_serving(o.serving, eo, model);  // as the live engine serves
     eo.slots = o.slots;
     eo.eos = -1;  // nothing stops early: lengths are set by max_new
     eo.exact_prefill = false;
     eo.device = dev;
     eo.record_iterations = true;
-    return eo;
+    return KvEngine(model, eo);
   }
 
   void build_probes() {

@@ -8,6 +8,7 @@
 
 #include "studies/calibration.hpp"
 #include "adapters/live/countdown_task.hpp"
+#include "adapters/live/live_options.hpp"
 
 namespace april::live {
 
@@ -17,10 +18,7 @@ struct ProfileOptions {
   std::int64_t slots = 64;
   std::int64_t threads = 1;
   std::int32_t max_response_len = 48;
-  bool fused_attention = false;  // as LiveOptions
-  bool cuda_graph = true;
-  bool engine_bf16 = false;
-  std::int64_t prefill_pad_tok = 1;
+  ServingOptions serving;  // as the live run's engine
   std::int64_t repeats = 3;  // passes over the grid
   std::int64_t batch_samples = 0;  // samples a live train batch has (B x n); 0: slots
   std::uint64_t seed = 1;

@@ -49,19 +49,17 @@ torch::Tensor BlockImpl::attend(const torch::Tensor& q, const torch::Tensor& k, 
     const auto sz = t.sizes();
     return t.unsqueeze(2).expand({sz[0], sz[1], rep, sz[2], sz[3]}).reshape({sz[0], sz[1] * rep, sz[2], sz[3]});
   };
-  const auto kk = rep == 1 ? k : widen(k);
-  const auto vv = rep == 1 ? v : widen(v);
-#if TORCH_VERSION_MAJOR >= 2
-  if (fast_attention_) return at::scaled_dot_product_attention(q, kk, vv, mask);
-#endif
-  auto scores = torch::matmul(q, kk.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));
-  scores = scores + mask;
-  return torch::matmul(torch::softmax(scores, -1), vv);
+  return scaled_attention(q, rep == 1 ? k : widen(k), rep == 1 ? v : widen(v), mask, fast_attention_);
 }
 
 torch::Tensor BlockImpl::attend_grouped(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) const {
+  return scaled_attention(q, k, v, mask, fast_attention_ || fast_decode_attention_);
+}
+
+torch::Tensor BlockImpl::scaled_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask,
+                                          [[maybe_unused]] bool fused) const {
 #if TORCH_VERSION_MAJOR >= 2
-  if (fast_attention_ || fast_decode_attention_) return at::scaled_dot_product_attention(q, k, v, mask);
+  if (fused) return at::scaled_dot_product_attention(q, k, v, mask);
 #endif
   auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));
   scores = scores + mask;

@@ -22,6 +22,7 @@
 #include "studies/calibration.hpp"
 #include "adapters/live/detail/decode_graph.hpp"
 #include "adapters/live/detail/transformer.hpp"
+#include "adapters/live/live_options.hpp"
 
 namespace april::live {
 
@@ -65,6 +66,10 @@ struct EngineStats {
   double busy_s = 0;              // wall time inside step()
   double running_slot_s = 0;      // running requests x step time
 };
+
+// The live.* serving settings onto an engine's options and its model (the
+// fused path goes on the serving model's decode only).
+void apply_serving(const ServingOptions& serving, EngineOptions& options, Transformer& model);
 
 class KvEngine {
  public:

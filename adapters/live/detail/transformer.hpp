@@ -48,6 +48,9 @@ class BlockImpl : public torch::nn::Module {
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) const;
   // q [S, Hkv, rep, hd] against k, v [S, Hkv, T, hd]: no KV head is widened.
   torch::Tensor attend_grouped(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) const;
+  // softmax(q k^T / sqrt(hd) + mask) v, through torch 2.x's fused kernel when `fused`.
+  torch::Tensor scaled_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask,
+                                 bool fused) const;
   std::int64_t n_heads_, n_kv_heads_, head_dim_;
   bool fast_attention_ = false;         // forward and prefill (variable shapes)
   bool fast_decode_attention_ = false;  // decode (fixed shapes)
