@@ -182,6 +182,14 @@ struct LiveProfiler::Impl {
   void run_train(const Probe& p) {
     studies::TrainPoint point;
     const auto batch = train_batch(p, point);
+    // One untimed step of the same batch first. Timed cold, after the probes
+    // before it, 3 of the 9 train probes of every pass took 1.4-1.6x the
+    // fit, and the fit to that mix predicted a live run's train steps 9-12%
+    // too slow (they follow one another at like shapes, warm). Timed after a
+    // warm-up, the probes came within 0.94-1.04x of the fit (but the largest,
+    // at 2x: a linear model's reach ends there) and the live train steps
+    // within 0.97-1.04x of its prediction (`april validate`, 2026-11-23).
+    trainer.step(batch, 0);
     sync_device();
     const auto t0 = std::chrono::steady_clock::now();
     trainer.step(batch, 0);
