@@ -23,8 +23,9 @@ void configure_runtime(std::int64_t torch_threads) {
   // One arena for every thread. glibc gives each new thread an arena of its
   // own, made of 64 MiB heaps that are unmapped whenever they empty, so a
   // train step on the trainer's thread faulted its tensors' pages in afresh
-  // each time: 3.5x the page faults and 1.15-1.6x the step time of the same
-  // step on the main thread (bench/live_trainer_thread_bench.cpp). That is a
+  // each time: 16,626 minor faults per step against 284, and 1.5x the step
+  // time of the same step on the main thread (bench/
+  // live_trainer_thread_bench.cpp, 2-core machine). That is a
   // cost of the allocator, not of overlapping, and it made an overlapped
   // run's trainer slower than the profile predicted. The main arena keeps
   // its pages (the trim threshold above); its lock is taken a few hundred

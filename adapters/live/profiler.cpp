@@ -187,8 +187,9 @@ struct LiveProfiler::Impl {
     // fit, and the fit to that mix predicted a live run's train steps 9-12%
     // too slow (they follow one another at like shapes, warm). Timed after a
     // warm-up, the probes came within 0.94-1.04x of the fit (but the largest,
-    // at 2x: a linear model's reach ends there) and the live train steps
-    // within 0.97-1.04x of its prediction (`april validate`, 2026-11-23).
+    // at 2x: a linear model's reach ends there) and the colocated live train
+    // steps, summed per run, within 0.95-1.08x of its prediction (8 runs of
+    // `april validate`, 2026-11-23).
     trainer.step(batch, 0);
     sync_device();
     const auto t0 = std::chrono::steady_clock::now();
