@@ -54,15 +54,9 @@ long minor_faults() {
 std::vector<TrainSampleData> make_batch(std::int64_t samples, std::int64_t response_tok) {
   std::vector<TrainSampleData> batch;
   for (std::int64_t i = 0; i < samples; ++i) {
-    TrainSampleData s;
     const auto len = static_cast<std::size_t>(1 + (response_tok - 1) * (i % 8 + 1) / 8);
-    s.prompt = {CountdownTask::kBos, CountdownTask::kOne, CountdownTask::kSep};
-    s.response.assign(len, CountdownTask::kOne);
-    s.rollout_logprobs.assign(len, -1.0F);
-    s.token_version.assign(len, 0);
-    s.reward = static_cast<double>(i % 2);
-    s.group = i / 8;
-    batch.push_back(std::move(s));
+    batch.push_back(april::live::filler_sample({CountdownTask::kBos, CountdownTask::kOne, CountdownTask::kSep}, CountdownTask::kOne, len,
+                                               static_cast<double>(i % 2), i / 8));
   }
   return batch;
 }

@@ -5,6 +5,18 @@
 
 namespace april::live {
 
+TrainSampleData filler_sample(const std::vector<std::int32_t>& prompt, std::int32_t token, std::size_t response_tok, double reward,
+                              std::int64_t group) {
+  TrainSampleData s;
+  s.prompt = prompt;
+  s.response.assign(response_tok, token);
+  s.rollout_logprobs.assign(response_tok, -1.0F);
+  s.token_version.assign(response_tok, 0);
+  s.reward = reward;
+  s.group = group;
+  return s;
+}
+
 std::vector<double> group_advantages(const std::vector<double>& rewards, const std::vector<std::int64_t>& groups) {
   std::map<std::int64_t, std::pair<double, double>> sums;  // group -> (sum, sum of squares)
   std::map<std::int64_t, double> counts;

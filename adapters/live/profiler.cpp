@@ -165,16 +165,10 @@ struct LiveProfiler::Impl {
         const auto answer = static_cast<std::int64_t>(task.example(kTrainDrawBase + train_draws++).answer.size());
         len = std::clamp<std::int64_t>(answer, 1, o.max_response_len);
       }
-      TrainSampleData s;
-      s.prompt = {CountdownTask::kBos, kFiller, CountdownTask::kSep};
-      s.response.assign(static_cast<std::size_t>(len), kFiller);
-      s.rollout_logprobs.assign(static_cast<std::size_t>(len), -1.0F);
-      s.token_version.assign(static_cast<std::size_t>(len), 0);
-      s.reward = static_cast<double>(i % 2);
-      s.group = i / 4;
+      batch.push_back(filler_sample({CountdownTask::kBos, kFiller, CountdownTask::kSep}, kFiller, static_cast<std::size_t>(len),
+                                    static_cast<double>(i % 2), i / 4));
       point.tokens += static_cast<double>(3 + len);
       point.longest_tok = std::max(point.longest_tok, static_cast<double>(3 + len));
-      batch.push_back(std::move(s));
     }
     return batch;
   }

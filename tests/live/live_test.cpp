@@ -432,15 +432,8 @@ TEST(CpuRuntime, ATrainStepOnItsOwnThreadReusesFreedMemory) {
                       torch::Device(torch::kCPU));
   std::vector<TrainSampleData> batch;
   for (int i = 0; i < 32; ++i) {
-    TrainSampleData d;
-    const auto len = static_cast<std::size_t>(8 + i % 16);
-    d.prompt = {CountdownTask::kBos, CountdownTask::kOne, CountdownTask::kSep};
-    d.response.assign(len, CountdownTask::kOne);
-    d.rollout_logprobs.assign(len, -1.0F);
-    d.token_version.assign(len, 0);
-    d.reward = i % 2;
-    d.group = i / 4;
-    batch.push_back(std::move(d));
+    batch.push_back(filler_sample({CountdownTask::kBos, CountdownTask::kOne, CountdownTask::kSep}, CountdownTask::kOne,
+                                  static_cast<std::size_t>(8 + i % 16), i % 2, i / 4));
   }
   const auto step_on_own_thread = [&] {
     return std::async(std::launch::async, [&] {

@@ -37,6 +37,12 @@ struct TrainSampleData {
   std::int64_t group = 0;
 };
 
+// A sample of `response_tok` copies of `token` after `prompt`, all sampled by
+// version 0 with log-prob -1: the synthetic batches the profiler and the
+// trainer benches and tests time a step on (content does not change its cost).
+TrainSampleData filler_sample(const std::vector<std::int32_t>& prompt, std::int32_t token, std::size_t response_tok, double reward,
+                              std::int64_t group);
+
 struct TrainStats {
   double loss = 0, reward_mean = 0, accuracy = 0, clip_fraction = 0, kl = 0, grad_norm = 0, ratio_mean = 0;
   std::int64_t tokens = 0, masked_tokens = 0;
