@@ -7,7 +7,8 @@
 // (configure_runtime), `per-thread` glibc's default, where a thread's arena
 // unmaps its heaps when they empty. glibc fixes the limit at a thread's first
 // arena, so one process measures one setting: run the bench once for each.
-// usage: april_live_trainer_bench [SIZE] [SAMPLES] [RESPONSE_TOK] [ROUNDS] [ARENAS]   (default: small 64 22 8 one)
+// WAVE is how many requests the engine decodes at once beside the step.
+// usage: april_live_trainer_bench [SIZE] [SAMPLES] [RESPONSE_TOK] [ROUNDS] [ARENAS] [WAVE]   (default: small 64 22 8 one 32)
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <torch/torch.h>
@@ -69,8 +70,11 @@ int main(int argc, char** argv) {
   const std::int64_t response_tok = argc > 3 ? std::atoll(argv[3]) : 22;
   const std::int64_t rounds = argc > 4 ? std::atoll(argv[4]) : 8;
   const std::string arenas = argc > 5 ? argv[5] : "one";
-  if (samples < 1 || response_tok < 1 || response_tok > 64 || rounds < 1 || (arenas != "one" && arenas != "per-thread")) {
-    fmt::print(stderr, "usage: april_live_trainer_bench [SIZE] [SAMPLES >= 1] [RESPONSE_TOK 1..64] [ROUNDS >= 1] [one|per-thread]\n");
+  const std::int64_t wave = argc > 6 ? std::atoll(argv[6]) : 32;
+  if (samples < 1 || response_tok < 1 || response_tok > 64 || rounds < 1 || (arenas != "one" && arenas != "per-thread") || wave < 1 ||
+      wave > 64) {
+    fmt::print(stderr,
+               "usage: april_live_trainer_bench [SIZE] [SAMPLES >= 1] [RESPONSE_TOK 1..64] [ROUNDS >= 1] [one|per-thread] [WAVE 1..64]\n");
     return 2;
   }
   april::live::configure_runtime(1);
@@ -88,11 +92,11 @@ int main(int argc, char** argv) {
   const auto batch = make_batch(samples, response_tok);
 
   std::uint64_t key = 0;
-  // The engine decodes on this thread until `done`: waves of 32 requests of 48 tokens.
+  // The engine decodes on this thread until `done`: waves of `wave` requests of 48 tokens.
   const auto engine_until = [&](const std::function<bool()>& done) {
     while (!done()) {
       if (engine.running() + engine.waiting() == 0) {
-        for (int k = 0; k < 32; ++k) engine.add({key++, std::vector<std::int32_t>(8, CountdownTask::kOne), 0, 48, 0});
+        for (std::int64_t k = 0; k < wave; ++k) engine.add({key++, std::vector<std::int32_t>(8, CountdownTask::kOne), 0, 48, 0});
       }
       engine.step();
     }
@@ -112,8 +116,8 @@ int main(int argc, char** argv) {
     return f.get();
   };
 
-  fmt::print("model {}, {} samples up to {} response tokens, {} rounds, 1 torch thread per side, malloc arenas: {}\n", size,
-             samples, response_tok, rounds, arenas);
+  fmt::print("model {}, {} samples up to {} response tokens, {} rounds, 1 torch thread per side, malloc arenas: {}, engine waves of {}\n",
+             size, samples, response_tok, rounds, arenas, wave);
   (void)timed_step();  // this shape's first allocations, on no arm's clock
   (void)on_own_thread(false);
   std::map<std::string, std::vector<double>> times;
