@@ -11,7 +11,6 @@
 // the largest shape runs before round 0.
 // usage: april_live_trainer_cold_bench [SIZE] [SAMPLES] [ROUNDS] [none|prewarm]   (default: small 64 1 none)
 #include <fmt/format.h>
-#include <sys/resource.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -22,28 +21,12 @@
 #include "adapters/live/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/grpo.hpp"
+#include "bench/live_train_batch.hpp"
 
 namespace {
 
 using april::live::CountdownTask;
 using april::live::TrainSampleData;
-
-long minor_faults() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_minflt;
-}
-
-// A GRPO batch whose longest response is `response_tok` (so its padded length is fixed by it).
-std::vector<TrainSampleData> make_batch(std::int64_t samples, std::int64_t response_tok) {
-  std::vector<TrainSampleData> batch;
-  for (std::int64_t i = 0; i < samples; ++i) {
-    const auto len = static_cast<std::size_t>(1 + (response_tok - 1) * (i % 8 + 1) / 8);
-    batch.push_back(april::live::filler_sample({CountdownTask::kBos, CountdownTask::kOne, CountdownTask::kSep}, CountdownTask::kOne, len,
-                                               static_cast<double>(i % 2), i / 8));
-  }
-  return batch;
-}
 
 struct Timed {
   double s = 0;
@@ -72,14 +55,14 @@ int main(int argc, char** argv) {
   for (std::int64_t r = 0; r < rounds; ++r) {
     april::live::GrpoTrainer trainer(april::live::Transformer(cfg), std::nullopt, april::live::GrpoOptions{}, cpu);
     const auto timed = [&](const std::vector<TrainSampleData>& batch) {
-      const long f0 = minor_faults();
+      const long f0 = april::bench::minor_faults();
       const auto t0 = std::chrono::steady_clock::now();
       trainer.step(batch, 0);
-      return Timed{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), minor_faults() - f0};
+      return Timed{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), april::bench::minor_faults() - f0};
     };
-    if (mode == "prewarm" && r == 0) (void)timed(make_batch(samples, shapes.back()));
+    if (mode == "prewarm" && r == 0) (void)timed(april::bench::filler_batch(samples, shapes.back()));
     for (const auto longest : shapes) {
-      const auto batch = make_batch(samples, longest);
+      const auto batch = april::bench::filler_batch(samples, longest);
       const Timed cold = timed(batch);
       const Timed warm = timed(batch);
       fmt::print("{:>8} {:>10.3f} {:>10.3f} {:>12} {:>12} {:>10.2f}\n", longest, cold.s, warm.s, cold.faults, warm.faults, cold.s / warm.s);

@@ -10,7 +10,6 @@
 // WAVE is how many requests the engine decodes at once beside the step.
 // usage: april_live_trainer_bench [SIZE] [SAMPLES] [RESPONSE_TOK] [ROUNDS] [ARENAS] [WAVE]   (default: small 64 22 8 one 32)
 #include <fmt/format.h>
-#include <sys/resource.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -29,6 +28,7 @@
 #include "adapters/live/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/grpo.hpp"
+#include "bench/live_train_batch.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 
 namespace {
@@ -43,23 +43,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-long minor_faults() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_minflt;
-}
-
-// A GRPO batch: lengths spread up to `response_tok`, groups of 8, half rewarded.
-std::vector<TrainSampleData> make_batch(std::int64_t samples, std::int64_t response_tok) {
-  std::vector<TrainSampleData> batch;
-  for (std::int64_t i = 0; i < samples; ++i) {
-    const auto len = static_cast<std::size_t>(1 + (response_tok - 1) * (i % 8 + 1) / 8);
-    batch.push_back(april::live::filler_sample({CountdownTask::kBos, CountdownTask::kOne, CountdownTask::kSep}, CountdownTask::kOne, len,
-                                               static_cast<double>(i % 2), i / 8));
-  }
-  return batch;
 }
 
 }  // namespace
@@ -89,7 +72,7 @@ int main(int argc, char** argv) {
   april::live::EngineOptions eo;
   eo.slots = 64, eo.eos = -1, eo.device = cpu;
   april::live::KvEngine engine(april::live::Transformer(cfg), eo);
-  const auto batch = make_batch(samples, response_tok);
+  const auto batch = april::bench::filler_batch(samples, response_tok);
 
   std::uint64_t key = 0;
   // The engine decodes on this thread until `done`: waves of `wave` requests of 48 tokens.
@@ -121,13 +104,13 @@ int main(int argc, char** argv) {
   (void)timed_step();  // this shape's first allocations, on no arm's clock
   (void)on_own_thread(false);
   std::map<std::string, std::vector<double>> times;
-  const long faults0 = minor_faults();
+  const long faults0 = april::bench::minor_faults();
   for (std::int64_t r = 0; r < rounds; ++r) {
     times["main thread, alone"].push_back(timed_step());
     times["own thread, alone"].push_back(on_own_thread(false));
     times["own thread, beside engine"].push_back(on_own_thread(true));
   }
-  const long faults = minor_faults() - faults0;
+  const long faults = april::bench::minor_faults() - faults0;
   const double base = median(times["main thread, alone"]);
   fmt::print("{:<28} {:>10} {:>16}\n", "train step", "median s", "/ main, alone");
   for (const auto& [name, v] : times) fmt::print("{:<28} {:>10.3f} {:>16.2f}\n", name, median(v), median(v) / base);
