@@ -28,8 +28,8 @@
 #include "adapters/live/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/grpo.hpp"
-#include "bench/live_train_batch.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
+#include "bench/live_train_batch.hpp"
 
 namespace {
 

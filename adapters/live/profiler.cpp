@@ -96,7 +96,7 @@ struct LiveProfiler::Impl {
     // such a shape, and on the 2-core machine the one at 2x the batch (128 x
     // 51) grew the heap past glibc's trim threshold (configure_runtime), which
     // handed the pages back after it: the live steps that followed at their
-    // largest shapes faulted them in again, 1.2-1.45x their prediction
+    // largest shapes faulted them in again, 1.19-1.49x their prediction
     // (sync's step 5, one_step_off's steps 8 and 11 in run after run).
     const std::int64_t most_samples = o.batch_samples > 0 ? std::min(o.slots, o.batch_samples) : o.slots;
     for (const auto& [samples, longest, spread] : std::vector<std::tuple<std::int64_t, std::int64_t, bool>>{

@@ -411,6 +411,23 @@ TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
   EXPECT_NE(prof.train_beside_engines[0].tokens, prof.train_beside_engines[1].tokens);
 }
 
+// No train probe is larger than a live batch: no live step has such a shape,
+// and the one at 2x the batch grew the heap past the trim threshold, so the
+// live steps after it faulted their pages in again (profiler.cpp).
+TEST(LiveProfiler, TrainProbesStopAtTheLiveBatch) {
+  ProfileOptions o;
+  o.model_size = "tiny";
+  o.device = device_name();
+  o.slots = 16;
+  o.max_response_len = 8;
+  o.repeats = 1;
+  o.batch_samples = 8;
+  const auto prof = profile_live(o);
+  ASSERT_FALSE(prof.train.empty());
+  for (const auto& t : prof.train) EXPECT_LE(t.samples, 8);
+  for (const auto& t : prof.train_beside_engines) EXPECT_LE(t.samples, 8);
+}
+
 // An overlapped run trains on a thread of its own. Its steps must reuse the
 // memory the previous step freed, as a step on the main thread does: with
 // glibc's default arena per thread, the thread's heaps were unmapped when they
