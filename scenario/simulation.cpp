@@ -31,6 +31,7 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bo
   bc.abort_confirm_s = c.get_double("engine.abort_confirm_s");
   bc.engine_slowdown_beside_train = c.get_double("engine.slowdown_beside_train");
   bc.train_slowdown_beside_engines = c.get_double("train.slowdown_beside_engines");
+  bc.train_handoff_s = c.get_double("train.handoff_s");
   bc.can_overlap = sim::cluster_shape(c).disaggregated();
   bc.record_timeline = record_timeline;
   return std::make_unique<adapters::SimBackend>(std::move(bc), sim::make_iteration_model(c));

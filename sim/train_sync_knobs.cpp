@@ -33,6 +33,10 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "disaggregated: a train step progresses this many times slower while an engine runs requests (shared host); "
          "1 = separate machines",
          base::in_range(1, 100)});
+  s.add({"train.handoff_s", KnobType::Double, 0.0, "s",
+         "disaggregated: wall time per train step outside its compute, not slowed by engines: handing the batch to the "
+         "trainer and its end back (an RPC to a remote trainer; on a shared host, waking the trainer's idle CPU)",
+         base::in_range(0, kMaxFixedCost_s)});
   s.add({"train.mfu", KnobType::Double, 0.35, "", "trainer model FLOPs utilisation", base::in_range(0.01, 1)});
   s.add({"train.fixed_s", KnobType::Double, 2.0, "s", "fixed cost per train step (optimizer, offload and onload)",
          base::in_range(0, kMaxFixedCost_s)});

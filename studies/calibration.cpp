@@ -130,6 +130,8 @@ nlohmann::json profile_to_json(const Profile& p) {
       j[key].push_back({{"samples", t.samples}, {"tokens", t.tokens}, {"longest_tok", t.longest_tok}, {"time_s", t.time_s}});
     }
   }
+  j["train_start_latency_s"] = p.train_start_latency_s;
+  j["train_end_latency_s"] = p.train_end_latency_s;
   return j;
 }
 
@@ -160,6 +162,15 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
       if (!p.train_alone_paired.empty() && p.train_alone_paired.size() != p.train_beside_engines.size()) {
         throw std::invalid_argument(fmt::format("{}: train_alone_paired has {} steps and train_beside_engines {}: they come in pairs", where,
                                                 p.train_alone_paired.size(), p.train_beside_engines.size()));
+      }
+    }
+    for (auto [key, v] : {std::pair{"train_start_latency_s", &p.train_start_latency_s}, std::pair{"train_end_latency_s", &p.train_end_latency_s}}) {
+      if (!j.contains(key)) continue;  // older profiles
+      *v = j.at(key).get<std::vector<double>>();
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        if (!(std::isfinite((*v)[i]) && (*v)[i] >= 0)) {
+          throw std::invalid_argument(fmt::format("{}: {}[{}]: a latency must be a finite number of seconds >= 0", where, key, i));
+        }
       }
     }
     p.sync_s = j.at("sync_s").get<std::vector<double>>();
@@ -345,6 +356,9 @@ Calibration calibrate(const Profile& p) {
     if (!r.empty()) c.train_slowdown_beside_engines = std::max(1.0, base::median(r));
   }
   c.contention_points = static_cast<std::int64_t>(p.iterations_beside_train.size() + p.train_beside_engines.size());
+  for (const auto* v : {&p.train_start_latency_s, &p.train_end_latency_s}) {
+    if (!v->empty()) c.train_handoff_s += base::median(*v);
+  }
   return c;
 }
 
@@ -368,7 +382,8 @@ nlohmann::json calibration_scenario_json(const Calibration& c) {
                 {"linear_base_s", c.train_base_s},
                 {"linear_per_tok_us", c.train_per_tok_us},
                 {"linear_per_padded_tok_us", c.train_per_padded_tok_us},
-                {"slowdown_beside_engines", c.train_slowdown_beside_engines}};
+                {"slowdown_beside_engines", c.train_slowdown_beside_engines},
+                {"handoff_s", c.train_handoff_s}};
   j["sync"] = {{"time_model", "fixed"}, {"latency_s", c.sync_s}};
   return j;
 }
@@ -392,6 +407,7 @@ Calibration calibration_from_config(const base::Config& k) {
   c.sync_s = k.get_double("sync.latency_s");
   c.engine_slowdown_beside_train = k.get_double("engine.slowdown_beside_train");
   c.train_slowdown_beside_engines = k.get_double("train.slowdown_beside_engines");
+  c.train_handoff_s = k.get_double("train.handoff_s");
   c.abort_latency_s = k.get_double("engine.abort_latency_s");
   c.abort_per_request_us = k.get_double("engine.abort_per_request_us");
   return c;
@@ -405,11 +421,12 @@ std::string describe(const Calibration& c) {
   return fmt::format(
       "iteration: decode pass {:.1f} us + {:.2f} us/request + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.2f} us/request + {:.3f} us/token + "
       "{:.3f} us/padded token{}; train {:.3f} s + {:.3f} us/token + {:.3f} us/padded token; "
-      "sync {:.4f} s; abort {:.6f} s + {:.3f} us/request{}; side by side, iterations x{:.2f} and train steps x{:.2f}{}{}",
+      "sync {:.4f} s; abort {:.6f} s + {:.3f} us/request{}; side by side, iterations x{:.2f} and train steps x{:.2f}{}, "
+      "train handoff {:.1f} ms{}",
       c.base_us, c.per_request_us, c.per_kv_tok_ns, c.prefill_base_us, c.per_prefill_request_us, c.per_prefill_tok_us,
       c.per_padded_prefill_tok_us, fit, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, c.sync_s, c.abort_latency_s,
       c.abort_per_request_us, c.fitted && c.abort_points == 0 ? " (the profile has no aborts)" : "", c.engine_slowdown_beside_train,
-      c.train_slowdown_beside_engines, c.fitted && c.contention_points == 0 ? " (not measured)" : "",
+      c.train_slowdown_beside_engines, c.fitted && c.contention_points == 0 ? " (not measured)" : "", 1e3 * c.train_handoff_s,
       c.fitted ? "" : " (read from a calibration file)");
 }
 

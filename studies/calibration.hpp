@@ -56,6 +56,13 @@ struct Profile {
   // train_beside_engines (same index), so that the slowdown is a ratio of two
   // steps taken moments apart, with the machine's drift between them small.
   std::vector<TrainPoint> train_alone_paired;
+  // Optional: the wall time of an overlapped train step outside its compute.
+  // Start: from handing the step to the trainer's idle thread, while the
+  // engine computes, to the step's first line; end: from its last line to
+  // the waiting caller's return. On the 2-core machine these are the waits
+  // for an idle CPU to run again, tens of ms, which no time measured inside
+  // the step has.
+  std::vector<double> train_start_latency_s, train_end_latency_s;
 };
 
 nlohmann::json profile_to_json(const Profile& p);  // raw points plus medians and spread per configuration
@@ -76,6 +83,8 @@ struct Calibration {
   // steps alone where the profile has them; 1 when it has no such points.
   double engine_slowdown_beside_train = 1.0, train_slowdown_beside_engines = 1.0;
   std::int64_t contention_points = 0;
+  // Median start latency + median end latency (train.handoff_s); 0 when the profile has none.
+  double train_handoff_s = 0;
   double iteration_heldout_mape = 0, train_heldout_mape = 0;  // mean absolute percentage error
   // Median |time / median of its shape's repeats - 1| over the profile: the
   // measurement noise, a floor for the held-out error.
@@ -98,7 +107,7 @@ std::string describe(const Calibration& c);
 
 // A scenario fragment: engine.iteration_model = linear and its coefficients,
 // engine.abort_*, engine.slowdown_beside_train, train.time_model = linear,
-// train.slowdown_beside_engines, sync.time_model = fixed; plus the fit's errors.
+// train.slowdown_beside_engines, train.handoff_s, sync.time_model = fixed; plus the fit's errors.
 nlohmann::json calibration_scenario_json(const Calibration& c);
 // Reads the coefficients back from a scenario holding such a fragment (engine.linear_*, engine.abort_*, train.linear_*, sync.latency_s).
 Calibration calibration_from_config(const base::Config& c);

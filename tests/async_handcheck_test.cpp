@@ -110,6 +110,18 @@ TEST(AsyncHandcheck, ATrainStepSpeedsUpWhenTheEngineIdles) {
                {{0, 5, 5, 10.5, 12.5, 0, 0, 10}, {12.5, 10, 12.5, 18, 20, 5, 1, 5}});
 }
 
+// A train step handed to the trainer (train.handoff_s = 1 ms) computes only
+// after the handoff, and the handoff is not slowed by the engine (here
+// train.slowdown_beside_engines = 2):
+//   0: at 5 batch 0 is handed over 5-6 while g1 rolls out 5-10; it computes at
+//      half speed 6-10 (2 of its 3 ms of work), then alone 10-11; sync 11-13.
+//   1: g1 is handed over 13-14 while g2 rolls out 13-18; half speed 14-18, alone
+//      18-19; sync 19-21.
+TEST(AsyncHandcheck, ATrainStepComputesAfterItsHandoff) {
+  expect_steps("one_step_off", {"train.slowdown_beside_engines=2", "train.handoff_s=0.001"},
+               {{0, 5, 5, 11, 13, 0, 0, 10}, {13, 10, 13, 19, 21, 5, 1, 5}});
+}
+
 // async, eta = 1 (room = (v + 2) x B - submitted), recompute at a version change:
 //   0: v0, room 2: g0 and g1 run together 0-5. At 5 g0 trains 5-8 (g1 queues);
 //      sync 8-10.                                                          step 0 ends at 10

@@ -364,6 +364,27 @@ TEST(Calibration, PairedTrainStepsGiveTheSlowdownWhateverTheMachineDidMeanwhile)
   expect_profile_error(j, "p.json: train_alone_paired has 2 steps and train_beside_engines 3");
 }
 
+// The handoff of an overlapped train step (waking the trainer's thread, and
+// the caller after it) is the median start latency plus the median end
+// latency; it goes through the file and the scenario fragment to
+// train.handoff_s; a profile without latencies has none; a bad one is named.
+TEST(Calibration, TheTrainHandoffIsTheMedianStartPlusTheMedianEndLatency) {
+  auto p = synthetic_profile();
+  EXPECT_EQ(calibrate(p).train_handoff_s, 0.0);
+  p.train_start_latency_s = {0.030, 0.045, 0.040};
+  p.train_end_latency_s = {0.010, 0.002};
+  const auto c = calibrate(profile_from_json(profile_to_json(p), "p.json"));
+  EXPECT_NEAR(c.train_handoff_s, 0.040 + 0.006, 1e-12);
+  EXPECT_NE(describe(c).find("train handoff 46.0 ms"), std::string::npos) << describe(c);
+  april::testing::Fixture f("handcheck");
+  base::load_config_text(f.config, calibration_scenario_json(c).dump(), "model.json");
+  EXPECT_DOUBLE_EQ(f.config.get_double("train.handoff_s"), c.train_handoff_s);
+  EXPECT_DOUBLE_EQ(calibration_from_config(f.config).train_handoff_s, c.train_handoff_s);
+  auto j = profile_to_json(p);
+  j["train_end_latency_s"][1] = -0.5;
+  expect_profile_error(j, "p.json: train_end_latency_s[1]: a latency must be a finite number of seconds >= 0");
+}
+
 TEST(Calibration, BadProfilesAreClearErrors) {
   EXPECT_THROW(profile_from_json(nlohmann::json::parse(R"({"device": "cpu"})"), "p.json"), std::invalid_argument);
   expect_profile_error(nlohmann::json::parse(R"({"device": "cpu", "model": "m", "slots": 4, "iterations": [], "train": [], "sync_s": []})"),

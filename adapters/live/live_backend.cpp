@@ -15,6 +15,7 @@
 #include "adapters/live/detail/device.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
+#include "adapters/live/detail/worker_thread.hpp"
 
 namespace april::live {
 namespace {
@@ -56,11 +57,12 @@ struct LiveBackend::Impl {
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> paused_at;
   double last_loss = 0;
-  // Overlapped runs: a train step waiting to start, the one running (its
-  // thread; declared after the trainer so it is joined before the trainer
-  // goes), and a sync waiting to run.
+  // Overlapped runs: a train step waiting to start, the one running, the
+  // trainer's thread (made at the first overlapped step; declared after the
+  // trainer so it is joined before the trainer goes), and a sync waiting to run.
   std::optional<std::pair<std::vector<TrainSampleData>, std::int64_t>> train_to_start;
   std::future<TrainStats> train_running;
+  std::unique_ptr<WorkerThread> trainer_thread;
   std::optional<std::pair<std::int64_t, bool>> sync_to_run;  // (new version, recompute)
   std::int64_t lockstep_left = 0;  // engine iterations the running train step still lasts (lockstep mode)
 
@@ -141,11 +143,11 @@ struct LiveBackend::Impl {
     train_to_start.reset();
     const auto threads = opt.threads;
     lockstep_left = opt.train_lockstep_iterations;
-    train_running = std::async(std::launch::async, [this, threads, data = std::move(job.first), version = job.second] {
+    if (!trainer_thread) {
       // OpenMP's thread count is per thread: this one gets the same as the engine's.
-      torch::set_num_threads(static_cast<int>(threads));
-      return trainer->step(data, version);
-    });
+      trainer_thread = std::make_unique<WorkerThread>([threads] { torch::set_num_threads(static_cast<int>(threads)); });
+    }
+    train_running = trainer_thread->run([this, data = std::move(job.first), version = job.second] { return trainer->step(data, version); });
   }
 
   // Training started (or waiting to start) is finished, so the trainer's weights can be read.
@@ -253,7 +255,7 @@ void LiveBackend::start_train(const std::vector<rl::TrainSample>& batch, std::in
   // The batch's tokens are copied out now: the engine goes on while the trainer reads them.
   impl_->train_to_start.emplace(train_data(batch, impl_->store, impl_->task), version);
   for (const auto& s : batch) impl_->store.erase(s.key);
-  // Its thread starts at the next wait_for_events, which the loop calls right
+  // It goes to the trainer's thread at the next wait_for_events, which the loop calls right
   // after the instant's decisions: a caller that stops between steps (and
   // pauses the clock) does not have it computing meanwhile.
 }

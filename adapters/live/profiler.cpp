@@ -12,6 +12,7 @@
 #include "adapters/live/detail/device.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
+#include "adapters/live/detail/worker_thread.hpp"
 
 namespace april::live {
 namespace {
@@ -50,6 +51,9 @@ struct LiveProfiler::Impl {
   std::int64_t train_draws = 0;
   std::int64_t running_decoders = 0, decoder_left = 0;
   studies::Profile measured;
+  // The trainer's own thread, idle between steps, as an overlapped live run
+  // has it (LiveBackend). Last: joined before the trainer and engine go.
+  WorkerThread worker{[threads = o.threads] { torch::set_num_threads(static_cast<int>(threads)); }};
 
   static constexpr std::int32_t kFiller = CountdownTask::kOne;
 
@@ -200,12 +204,14 @@ struct LiveProfiler::Impl {
     measured.train.push_back(point);
   }
 
-  // The engine under a rollout's load beside a train step on its own thread,
-  // as an overlapped live run has them: waves of `decoders` fresh prompts
-  // answered at the task's own lengths (one prefill pass, then decodes as the
-  // batch thins out), the next wave when one has drained; every iteration
-  // that ran while the step computed, and the step, after the same step alone.
+  // The engine under a rollout's load beside a train step on the trainer's
+  // thread, as an overlapped live run has them: waves of `decoders` fresh
+  // prompts answered at the task's own lengths (one prefill pass, then decodes
+  // as the batch thins out), the next wave when one has drained; every
+  // iteration that ran while the step computed, and the step, after the same
+  // step alone. And the step's handoff either way (Profile's latencies).
   void run_contention(const Probe& p) {
+    using Clock = std::chrono::steady_clock;
     engine.abort_all();
     running_decoders = 0;
     (void)engine.take_iteration_log();
@@ -218,34 +224,49 @@ struct LiveProfiler::Impl {
         engine.add(request(task.max_prompt_tok(), std::clamp(answer, 1, o.max_response_len)));
       }
     };
-    const auto threads = o.threads;
-    const auto train_on_own_thread = [&, threads] {
-      torch::set_num_threads(static_cast<int>(threads));
-      const auto start = std::chrono::steady_clock::now();
+    // The step on the trainer's thread: when its first and last lines ran.
+    const auto step_on_worker = [&] {
+      const auto start = Clock::now();
       trainer.step(batch, 0);
       if (device.is_cuda()) torch::cuda::synchronize();
-      return since(start);
+      return std::pair{start, Clock::now()};
     };
-    // The same step alone first, on a thread of its own as beside: the pair's
-    // ratio is the slowdown, with little time for the machine to drift. One
+    const auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+    // The same step alone first, with this thread waiting for it as a live
+    // run's loop waits for a train step that outlasts its rollout: the
+    // pair's ratio is the slowdown, with little time for the machine to
+    // drift; the wait's end after the step's is the end latency. One
     // untimed step before both: the first step of a new batch shape is slow
-    // (fresh allocations), and that cost landed on the step alone, which made
-    // the measured slowdown read below 1 (0.70 and 0.77 in the first pairs).
-    (void)std::async(std::launch::async, train_on_own_thread).get();
+    // (fresh allocations), and that cost landed on the step alone, which
+    // made the measured slowdown read below 1 (0.70 and 0.77 in the first pairs).
+    (void)worker.run(step_on_worker).get();
+    const auto [alone_start, alone_end] = worker.run(step_on_worker).get();
+    measured.train_end_latency_s.push_back(seconds(Clock::now() - alone_end));
     studies::TrainPoint alone = point;
-    alone.time_s = std::async(std::launch::async, train_on_own_thread).get();
+    alone.time_s = seconds(alone_end - alone_start);
     measured.train_alone_paired.push_back(alone);
+    // The engine alone for a while, the trainer's thread idle: a live run's
+    // trainer waits seconds between steps (its CPU goes idle) while the
+    // engine computes, and starting the step then is what the start latency is.
     refill();
-    engine.step();  // everything admitted: the load is on before the step starts
+    const auto engine_alone_until = Clock::now() + std::chrono::seconds(1);
+    while (Clock::now() < engine_alone_until) {
+      refill();
+      engine.step();
+      sync_device();
+    }
     (void)engine.take_iteration_log();
-    auto beside = std::async(std::launch::async, train_on_own_thread);
+    const auto handed = Clock::now();
+    auto beside = worker.run(step_on_worker);
     while (beside.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
       refill();
       engine.step();
       sync_device();
       for (const auto& it : engine.take_iteration_log()) measured.iterations_beside_train.push_back(it);
     }
-    point.time_s = beside.get();
+    const auto [beside_start, beside_end] = beside.get();
+    measured.train_start_latency_s.push_back(seconds(beside_start - handed));
+    point.time_s = seconds(beside_end - beside_start);
     measured.train_beside_engines.push_back(point);
     engine.abort_all();
   }

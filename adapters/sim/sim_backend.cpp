@@ -71,8 +71,11 @@ void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, std::in
     const double speed = train_speed_now();
     if (speed != train_speed_) {
       // The step's progress so far at the old speed; the rest at the new one.
-      train_work_left_s_ = std::max(0.0, train_work_left_s_ - (now - train_progress_at_).to_s() * train_speed_);
-      train_progress_at_ = now;
+      // (A step still in its handoff has not started computing.)
+      if (now > train_progress_at_) {
+        train_work_left_s_ = std::max(0.0, train_work_left_s_ - (now - train_progress_at_).to_s() * train_speed_);
+        train_progress_at_ = now;
+      }
       train_speed_ = speed;
       sim_.cancel(train_end_event_);
       schedule_train_end();
@@ -161,7 +164,7 @@ void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t
   train_running_ = true;
   for (auto& e : engines_) e->set_time_factor(config_.engine_slowdown_beside_train);
   train_work_left_s_ = train_time_of(batch);
-  train_progress_at_ = sim_.now();
+  train_progress_at_ = sim_.now() + sim::TimeNs::from_s(config_.train_handoff_s);
   // Engines given work at this instant start their iteration after it: they count as busy now.
   const bool engines_busy = std::any_of(engines_.begin(), engines_.end(), [](const auto& e) { return e->outstanding() > 0; });
   train_speed_ = engines_busy ? 1.0 / config_.train_slowdown_beside_engines : 1.0;

@@ -51,6 +51,9 @@ struct SimBackendConfig {
   // modelled time, and a train step progresses `train_slowdown_beside_engines`
   // times slower while an engine runs requests (1: separate machines).
   double engine_slowdown_beside_train = 1.0, train_slowdown_beside_engines = 1.0;
+  // Disaggregated: wall time at the start of each train step before it
+  // computes (handing the batch over and the result back, in one).
+  double train_handoff_s = 0.0;
   bool record_timeline = false;
   // Disaggregated cluster: train and sync may overlap the rollout.
   bool can_overlap = false;

@@ -409,6 +409,15 @@ TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
   }
   // Fresh draws each probe: the two contention batches differ.
   EXPECT_NE(prof.train_beside_engines[0].tokens, prof.train_beside_engines[1].tokens);
+  // Each side-by-side probe times the step's handoff both ways (the twin's train.handoff_s).
+  ASSERT_EQ(prof.train_start_latency_s.size(), 2U);
+  ASSERT_EQ(prof.train_end_latency_s.size(), 2U);
+  for (const auto* v : {&prof.train_start_latency_s, &prof.train_end_latency_s}) {
+    for (double s : *v) {
+      EXPECT_GE(s, 0.0);
+      EXPECT_LT(s, 5.0);
+    }
+  }
 }
 
 // No train probe is larger than a live batch: no live step has such a shape,
