@@ -383,17 +383,23 @@ LiveOptions tiny_live() {
   return o;
 }
 
+// One pass of the tiny model's profile, for a live batch of `batch_samples`.
+ProfileOptions tiny_profile(std::int64_t slots, std::int32_t max_response_len, std::int64_t batch_samples) {
+  ProfileOptions o;
+  o.model_size = "tiny";
+  o.device = device_name();
+  o.slots = slots;
+  o.max_response_len = max_response_len;
+  o.repeats = 1;
+  o.batch_samples = batch_samples;
+  return o;
+}
+
 // The profile times train steps on live batches (B x n answers at the task's
 // own lengths), alone and beside the engine, so that the calibrated train
 // model and its slowdown are fitted at the shape the twin predicts.
 TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
-  ProfileOptions o;
-  o.model_size = "tiny";
-  o.device = device_name();
-  o.slots = 8;
-  o.max_response_len = 16;
-  o.repeats = 1;
-  o.batch_samples = 12;
+  auto o = tiny_profile(8, 16, 12);
   o.task = {6, 0.7, 14};
   const auto prof = profile_live(o);
   const auto live_shaped = std::count_if(prof.train.begin(), prof.train.end(), [](const studies::TrainPoint& t) { return t.samples == 12; });
@@ -424,14 +430,7 @@ TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
 // and the one at 2x the batch grew the heap past the trim threshold, so the
 // live steps after it faulted their pages in again (profiler.cpp).
 TEST(LiveProfiler, TrainProbesStopAtTheLiveBatch) {
-  ProfileOptions o;
-  o.model_size = "tiny";
-  o.device = device_name();
-  o.slots = 16;
-  o.max_response_len = 8;
-  o.repeats = 1;
-  o.batch_samples = 8;
-  const auto prof = profile_live(o);
+  const auto prof = profile_live(tiny_profile(16, 8, 8));
   ASSERT_FALSE(prof.train.empty());
   for (const auto& t : prof.train) EXPECT_LE(t.samples, 8);
   for (const auto& t : prof.train_beside_engines) EXPECT_LE(t.samples, 8);
