@@ -155,7 +155,7 @@ int validate_command(const std::vector<std::string>& args) {
     fmt::print("overlapped policies: the trainer runs beside the engine (one thread each) and the twin is disaggregated (one GPU\n"
                "each); err compares whole steps; the twin slows iterations that start beside a train step and train steps while\n"
                "the engine runs by the profiled factors (\"side by side\" on the calibration line; the ratios above\n"
-               "are the live run's own)\n");
+               "are the live run's own), and adds the profiled train handoff to each train step\n");
   }
   if (report.warmup_steps > 0) {
     std::string ratios;
