@@ -59,9 +59,10 @@ struct Profile {
   // Optional: the wall time of an overlapped train step outside its compute.
   // Start: from handing the step to the trainer's idle thread, while the
   // engine computes, to the step's first line; end: from its last line to
-  // the waiting caller's return. On the 2-core machine these are the waits
-  // for an idle CPU to run again, tens of ms, which no time measured inside
-  // the step has.
+  // the waiting caller's return. No time measured inside the step has them.
+  // On the 2-core VM, with both sides waiting in 1 ms slices, they are
+  // 0.1-0.5 ms; blocked outright, they were the host's 10-70 ms to wake a
+  // halted virtual CPU (live::WorkerThread).
   std::vector<double> train_start_latency_s, train_end_latency_s;
 };
 

@@ -153,7 +153,7 @@ struct LiveBackend::Impl {
   // Training started (or waiting to start) is finished, so the trainer's weights can be read.
   void settle_trainer() {
     launch_train();
-    if (train_running.valid()) train_running.wait();
+    if (train_running.valid()) wait_in_slices(train_running);
   }
 };
 
@@ -299,6 +299,7 @@ rl::BackendEvents LiveBackend::wait_for_events() {
   im.launch_train();
   const bool lockstep = im.opt.train_lockstep_iterations > 0;
   const auto report_train = [&] {
+    wait_in_slices(im.train_running);
     const TrainStats st = im.train_running.get();  // rethrows the trainer's error
     im.last_loss = st.loss;
     ev.train_ended = rl::TrainReport{st.reward_mean, st.accuracy, st.loss};

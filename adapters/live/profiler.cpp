@@ -239,8 +239,14 @@ struct LiveProfiler::Impl {
     // untimed step before both: the first step of a new batch shape is slow
     // (fresh allocations), and that cost landed on the step alone, which
     // made the measured slowdown read below 1 (0.70 and 0.77 in the first pairs).
-    (void)worker.run(step_on_worker).get();
-    const auto [alone_start, alone_end] = worker.run(step_on_worker).get();
+    // This thread waits as the live loop does (in slices).
+    const auto alone_step = [&] {
+      auto f = worker.run(step_on_worker);
+      wait_in_slices(f);
+      return f.get();
+    };
+    (void)alone_step();
+    const auto [alone_start, alone_end] = alone_step();
     measured.train_end_latency_s.push_back(seconds(Clock::now() - alone_end));
     studies::TrainPoint alone = point;
     alone.time_s = seconds(alone_end - alone_start);

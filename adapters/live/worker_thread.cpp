@@ -30,7 +30,8 @@ void WorkerThread::loop(const std::function<void()>& on_start) {
     std::function<void()> job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+      // A notify wakes it at once; the slices only keep its CPU from halting.
+      while (!stop_ && jobs_.empty()) cv_.wait_for(lock, kWaitSlice);
       if (jobs_.empty()) return;  // stopping, nothing left
       job = std::move(jobs_.front());
       jobs_.pop_front();

@@ -1,11 +1,18 @@
 #pragma once
 // One long-lived thread that runs jobs one after another: the trainer of an
 // overlapped live run, and the profiler's side-by-side probe of it, so that
-// both time a train step on the same kind of thread, one that has waited idle
-// for its next job, with its per-thread settings made once. (A thread made
-// per step waited as long to start, 37-46 ms beside a computing engine on the
-// 2-core machine, and was joined after each step: the wait is the idle CPU's,
-// not the thread's; studies::Profile's train latencies measure it.)
+// both time a train step on the same kind of thread, with its per-thread
+// settings made once.
+//
+// Neither side of a handoff sleeps for long. On the 2-core VM this runs on, a
+// thread blocked for seconds lets its virtual CPU halt, and waking that CPU
+// took the host 10-70 ms: a train step handed to a trainer idle since its
+// last one started 11-73 ms late, and a loop blocked on a train step saw its
+// end 11-21 ms late, where a thread that woke every millisecond was woken in
+// 0.2-0.5 ms (april profile's train latencies, 2026-11-23). A live trainer
+// and engine on their own devices have no such wait, so both sides wait in
+// slices of kWaitSlice: the job queue here, and wait_in_slices for results.
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -16,6 +23,16 @@
 #include <type_traits>
 
 namespace april::live {
+
+// How long a waiting thread sleeps before it looks again.
+inline constexpr std::chrono::milliseconds kWaitSlice{1};
+
+// Waits until `f` is ready, waking every kWaitSlice (see above).
+template <class T>
+void wait_in_slices(const std::future<T>& f) {
+  while (f.wait_for(kWaitSlice) != std::future_status::ready) {
+  }
+}
 
 class WorkerThread {
  public:
