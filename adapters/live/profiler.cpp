@@ -238,8 +238,8 @@ struct LiveProfiler::Impl {
     // drift; the wait's end after the step's is the end latency. One
     // untimed step before both: the first step of a new batch shape is slow
     // (fresh allocations), and that cost landed on the step alone, which
-    // made the measured slowdown read below 1 (0.70 and 0.77 in the first pairs).
-    // This thread waits as the live loop does (in slices).
+    // made the measured slowdown read below 1 (0.70 and 0.77 in the first
+    // pairs). This thread waits as the live loop does, in slices.
     const auto alone_step = [&] {
       auto f = worker.run(step_on_worker);
       wait_in_slices(f);
@@ -252,7 +252,7 @@ struct LiveProfiler::Impl {
     alone.time_s = seconds(alone_end - alone_start);
     measured.train_alone_paired.push_back(alone);
     // The engine alone for a while, the trainer's thread idle: a live run's
-    // trainer waits seconds between steps (its CPU goes idle) while the
+    // trainer waits seconds between steps (in slices, WorkerThread) while the
     // engine computes, and starting the step then is what the start latency is.
     refill();
     const auto engine_alone_until = Clock::now() + std::chrono::seconds(1);
