@@ -81,7 +81,8 @@ int validate_command(const std::vector<std::string>& args) {
       "simulator calibrated to the live engine on the live run's own sample lengths, and reports per-step\n"
       "rollout-time error (median, p90), total-time error and the gain over sync, measured vs predicted.\n"
       "one_step_off and async train beside the engine live and run on a disaggregated twin (one GPU each);\n"
-      "their steps are compared on step time.\n"
+      "their steps are compared on step time. Each policy's live train steps are set against the model of\n"
+      "them (overlapped: with the slowdown beside the engine they imply, against the profiled one).\n"
       "Without --calibration, the engine is profiled in slices between the live steps and fitted.\n"
       "The first W steps (default 1) run on both sides but are left out of the errors and gains: what\n"
       "they cost live beyond the model (first allocations) does not recur; their live/twin ratio is printed.\n\noptions");
@@ -144,12 +145,19 @@ int validate_command(const std::vector<std::string>& args) {
                p.policy, 100 * *p.effective_gain_measured, 100 * *p.effective_gain_predicted,
                100 * (*p.effective_gain_predicted - *p.effective_gain_measured));
   }
+  const auto ratio = [](const std::optional<double>& r) { return r ? fmt::format("{:.2f}", *r) : std::string("-"); };
   for (const auto& p : report.policies) {
-    if (!p.overlapped) continue;
+    if (!p.overlapped) {
+      fmt::print("{}: live train step compute time / calibrated prediction, median: {}\n", p.policy, ratio(p.train_ratio));
+      continue;
+    }
     any_overlapped = true;
-    const auto ratio = [](const std::optional<double>& r) { return r ? fmt::format("{:.2f}", *r) : std::string("-"); };
     fmt::print("{}: live iteration time / calibrated prediction, median: {} beside a computing train step, {} alone\n", p.policy,
                ratio(p.iteration_ratio_beside_train), ratio(p.iteration_ratio_alone));
+    fmt::print("{}: live train step compute time / the twin's model of it, median: {} (the engine ran beside {:.0f}% of it); "
+               "slowdown beside the engine the steps imply: {} (profiled {:.2f})\n",
+               p.policy, ratio(p.train_ratio), 100 * p.train_beside_engine_share, ratio(p.train_slowdown_implied),
+               report.calibration.train_slowdown_beside_engines);
   }
   if (any_overlapped) {
     fmt::print("overlapped policies: the trainer runs beside the engine (one thread each) and the twin is disaggregated (one GPU\n"

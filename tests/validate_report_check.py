@@ -36,6 +36,9 @@ for name, p in report["policies"].items():
         assert math.isfinite(p["effective_gain_error_pp"]), name
     if p["overlapped"]:
         assert p["iteration_time_ratio_alone"] is not None and p["iteration_time_ratio_alone"] > 0
+    # Every policy trains after the warm-up: its train steps against the model of them.
+    assert p["train_time_ratio"] is not None and 0 < p["train_time_ratio"] < 10, f"{name}: {p['train_time_ratio']}"
+    assert 0 <= p["train_beside_engine_share"] <= 1 and (p["overlapped"] or p["train_beside_engine_share"] == 0), name
     # The default warm-up: step 0 is left out of the errors and gains, its ratio reported apart.
     assert len(p["warmup_live_over_sim"]) == 1 and p["warmup_live_over_sim"][0] > 0, p["warmup_live_over_sim"]
 assert report["warmup_steps"] == 1

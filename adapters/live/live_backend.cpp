@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
+#include <utility>
 
 #include "adapters/live/cpu_runtime.hpp"
 #include "base/atomic_file.hpp"
@@ -35,6 +37,19 @@ struct InFlight {
   bool crossed_sync = false;      // a sync found it in flight: its tokens span versions
   base::TokensByVersion by_version;
 };
+
+// A batch's shape as the simulator's train model reads it (prompt + response
+// tokens per sample; a padded batch pays samples x longest).
+studies::TrainPoint train_shape(const std::vector<rl::TrainSample>& batch) {
+  studies::TrainPoint p;
+  p.samples = static_cast<double>(batch.size());
+  for (const auto& s : batch) {
+    const auto tok = static_cast<double>(s.prompt_tok + s.response_tok);
+    p.tokens += tok;
+    p.longest_tok = std::max(p.longest_tok, tok);
+  }
+  return p;
+}
 
 }  // namespace
 
@@ -65,6 +80,13 @@ struct LiveBackend::Impl {
   std::unique_ptr<WorkerThread> trainer_thread;
   std::optional<std::pair<std::int64_t, bool>> sync_to_run;  // (new version, recompute)
   std::int64_t lockstep_left = 0;  // engine iterations the running train step still lasts (lockstep mode)
+  // With record_iterations: the train steps computed, and the one started
+  // (its shape, the engine's time beside it so far). train_compute_s is
+  // written by the trainer's thread before its future is ready and read
+  // only after get().
+  std::vector<LiveTrainStep> train_log;
+  LiveTrainStep train_record;
+  double train_compute_s = 0;
 
   Impl(const LiveOptions& o, const CountdownTask& t)
       : opt(o), task(t), device(parse_device(o.device)),
@@ -137,17 +159,32 @@ struct LiveBackend::Impl {
     }
   }
 
+  // Every train step runs on this one thread, overlapped or not, and so do
+  // the profiler's (LiveProfiler): the train model is fitted to steps on the
+  // kind of thread that runs them live. A step on a thread other than the
+  // one that ran the engine cost 1.02-1.04x the same step on it
+  // (bench/results/live_trainer_thread_small.txt), which a fit to main-thread
+  // steps put in no figure.
+  WorkerThread& trainer_worker() {
+    if (!trainer_thread) {
+      // OpenMP's thread count is per thread: this one gets the same as the engine's.
+      trainer_thread = std::make_unique<WorkerThread>([threads = opt.threads] { torch::set_num_threads(static_cast<int>(threads)); });
+    }
+    return *trainer_thread;
+  }
+
   void launch_train() {
     if (!train_to_start) return;
     auto job = std::move(*train_to_start);
     train_to_start.reset();
-    const auto threads = opt.threads;
     lockstep_left = opt.train_lockstep_iterations;
-    if (!trainer_thread) {
-      // OpenMP's thread count is per thread: this one gets the same as the engine's.
-      trainer_thread = std::make_unique<WorkerThread>([threads] { torch::set_num_threads(static_cast<int>(threads)); });
-    }
-    train_running = trainer_thread->run([this, data = std::move(job.first), version = job.second] { return trainer->step(data, version); });
+    train_running = trainer_worker().run([this, data = std::move(job.first), version = job.second] {
+      const auto start = std::chrono::steady_clock::now();
+      TrainStats st = trainer->step(data, version);
+      if (device.is_cuda()) torch::cuda::synchronize();
+      train_compute_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return st;
+    });
   }
 
   // Training started (or waiting to start) is finished, so the trainer's weights can be read.
@@ -242,7 +279,21 @@ std::vector<TrainSampleData> train_data(const std::vector<rl::TrainSample>& batc
 
 rl::TrainReport LiveBackend::train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
   auto data = train_data(batch, impl_->store, impl_->task);
-  const TrainStats st = impl_->trainer->step(data, version);
+  // On the trainer's thread (Impl::trainer_worker), this one waiting for it.
+  auto& im = *impl_;
+  auto step = im.trainer_worker().run([&im, &data, version] {
+    const auto start = std::chrono::steady_clock::now();
+    TrainStats result = im.trainer->step(data, version);
+    if (im.device.is_cuda()) torch::cuda::synchronize();
+    return std::pair{result, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  });
+  wait_in_slices(step);
+  const auto [st, compute_s] = step.get();  // rethrows the trainer's error
+  if (im.opt.record_iterations) {
+    LiveTrainStep rec{train_shape(batch), 0.0};
+    rec.point.time_s = compute_s;
+    im.train_log.push_back(rec);
+  }
   for (const auto& s : batch) impl_->store.erase(s.key);
   impl_->last_loss = st.loss;
   return {st.reward_mean, st.accuracy, st.loss};
@@ -254,6 +305,7 @@ void LiveBackend::start_train(const std::vector<rl::TrainSample>& batch, std::in
   }
   // The batch's tokens are copied out now: the engine goes on while the trainer reads them.
   impl_->train_to_start.emplace(train_data(batch, impl_->store, impl_->task), version);
+  impl_->train_record = LiveTrainStep{train_shape(batch), 0.0};
   for (const auto& s : batch) impl_->store.erase(s.key);
   // It goes to the trainer's thread at the next wait_for_events, which the loop calls right
   // after the instant's decisions: a caller that stops between steps (and
@@ -301,6 +353,12 @@ rl::BackendEvents LiveBackend::wait_for_events() {
   const auto report_train = [&] {
     wait_in_slices(im.train_running);
     const TrainStats st = im.train_running.get();  // rethrows the trainer's error
+    if (im.opt.record_iterations) {
+      im.train_record.point.time_s = im.train_compute_s;
+      // The iteration under way at the step's end counted whole.
+      im.train_record.beside_engine_s = std::min(im.train_record.beside_engine_s, im.train_compute_s);
+      im.train_log.push_back(im.train_record);
+    }
     im.last_loss = st.loss;
     ev.train_ended = rl::TrainReport{st.reward_mean, st.accuracy, st.loss};
   };
@@ -322,9 +380,11 @@ rl::BackendEvents LiveBackend::wait_for_events() {
       return ev;
     }
     // Whether the trainer still computes (a lockstep step that has computed only waits).
-    im.engine->set_beside_train(im.train_running.valid() &&
-                                im.train_running.wait_for(std::chrono::seconds(0)) != std::future_status::ready);
+    const bool beside = im.train_running.valid() && im.train_running.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+    im.engine->set_beside_train(beside);
+    const auto iteration_start = std::chrono::steady_clock::now();
     for (auto& d : im.engine->step()) ev.finished.push_back(im.deliver(d, true, im.engine_version));
+    if (beside) im.train_record.beside_engine_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - iteration_start).count();
     im.engine->set_beside_train(false);
     if (im.train_running.valid() && im.lockstep_left > 0) --im.lockstep_left;
     train_done();
@@ -339,6 +399,8 @@ void LiveBackend::sync_weights(std::int64_t new_version) {
 }
 
 std::vector<studies::IterationPoint> LiveBackend::take_iteration_log() { return impl_->engine->take_iteration_log(); }
+
+std::vector<LiveTrainStep> LiveBackend::take_train_log() { return std::exchange(impl_->train_log, {}); }
 
 rl::BackendCounters LiveBackend::counters() const {
   const auto& s = impl_->engine->stats();

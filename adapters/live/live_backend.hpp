@@ -25,6 +25,14 @@ struct LiveStats {
   double last_train_loss = 0;
 };
 
+// One train step as it ran live: its batch's shape and compute time (from
+// its first line to its last, on whichever thread ran it), and how long the
+// engine iterated meanwhile (0 for a step the loop ran alone).
+struct LiveTrainStep {
+  studies::TrainPoint point;
+  double beside_engine_s = 0;
+};
+
 class LiveBackend final : public rl::Backend {
  public:
   LiveBackend(const LiveOptions& options, const CountdownTask& task);
@@ -67,6 +75,8 @@ class LiveBackend final : public rl::Backend {
   [[nodiscard]] LiveStats stats() const;
   // The engine iterations since the last call, when LiveOptions::record_iterations.
   std::vector<studies::IterationPoint> take_iteration_log();
+  // The train steps computed since the last call, when LiveOptions::record_iterations.
+  std::vector<LiveTrainStep> take_train_log();
   // The tokens of a sample held by the backend (for tests and traces).
   [[nodiscard]] std::vector<std::int32_t> sample_tokens(rl::SampleKey key) const;
 

@@ -37,7 +37,7 @@ struct LiveOptions {
   // timing: the run is reproducible and a simulator twin with 1 iteration =
   // 1 time unit and train = K units gives the same versions.
   std::int64_t train_lockstep_iterations = 0;
-  bool record_iterations = false;  // keep the engine's per-iteration log (take_iteration_log)
+  bool record_iterations = false;  // keep the engine's per-iteration log and the train steps' (take_iteration_log, take_train_log)
 };
 
 }  // namespace april::live

@@ -69,6 +69,35 @@ base::Config simulator_twin(const base::Config& scenario, const studies::Calibra
   return c;
 }
 
+namespace {
+
+void train_step_ratios(PolicyValidation& pv, const studies::Calibration& c, std::size_t warm) {
+  std::vector<double> ratio, implied;
+  double compute_s = 0, beside_s = 0;
+  for (std::size_t s = warm; s < pv.live_train_steps.size(); ++s) {
+    for (const auto& t : pv.live_train_steps[s]) {
+      const double alone_s = studies::predicted_train_s(c, t.point);
+      const double live_s = t.point.time_s;
+      if (!(alone_s > 0) || !(live_s > 0)) continue;
+      compute_s += live_s;
+      beside_s += t.beside_engine_s;
+      // The twin's time for it: the engine's time beside it at the profiled
+      // slowdown, then what work is left alone (or all of it beside).
+      const double slow = c.train_slowdown_beside_engines;
+      const double beside_work_s = t.beside_engine_s / slow;
+      const double model_s = beside_work_s >= alone_s ? alone_s * slow : t.beside_engine_s + (alone_s - beside_work_s);
+      ratio.push_back(live_s / model_s);
+      const double alone_part_s = live_s - t.beside_engine_s;
+      if (t.beside_engine_s >= 0.5 * live_s && alone_s > alone_part_s) implied.push_back(t.beside_engine_s / (alone_s - alone_part_s));
+    }
+  }
+  if (!ratio.empty()) pv.train_ratio = base::sample_quantile(ratio, 0.5);
+  if (!implied.empty()) pv.train_slowdown_implied = base::sample_quantile(implied, 0.5);
+  pv.train_beside_engine_share = compute_s > 0 ? beside_s / compute_s : 0.0;
+}
+
+}  // namespace
+
 ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
                           const std::optional<studies::Calibration>& calibration, const ProfileOptions& profile,
                           const std::string& device, const std::function<void(const std::string&)>& progress,
@@ -142,6 +171,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
       // train step just started) waits while the other policies take their turn.
       if (pv.overlapped) arms[i].backend->pause_clock();
       pv.live_iterations.push_back(arms[i].backend->take_iteration_log());
+      pv.live_train_steps.push_back(arms[i].backend->take_train_log());
       if (progress) progress(fmt::format("{}: live step {} ({:.2f} s rollout)", pv.policy, s, pv.live.back().rollout_time_s));
     }
     if (profiler) {
@@ -216,6 +246,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
       if (!beside.empty()) pv.iteration_ratio_beside_train = base::sample_quantile(beside, 0.5);
       if (!alone.empty()) pv.iteration_ratio_alone = base::sample_quantile(alone, 0.5);
     }
+    train_step_ratios(pv, report.calibration, warm);
   }
   for (auto& pv : report.policies) {
     for (const auto& sync : report.policies) {
@@ -265,6 +296,9 @@ nlohmann::json ValidationReport::to_json() const {
                                                                 : nlohmann::json(nullptr);
     pj["iteration_time_ratio_beside_train"] = opt(p.iteration_ratio_beside_train);
     pj["iteration_time_ratio_alone"] = opt(p.iteration_ratio_alone);
+    pj["train_time_ratio"] = opt(p.train_ratio);
+    pj["train_slowdown_implied"] = opt(p.train_slowdown_implied);
+    pj["train_beside_engine_share"] = p.train_beside_engine_share;
     for (const auto& [side, steps] : {std::pair{"live", &p.live}, std::pair{"sim", &p.sim}}) {
       auto& times = pj[fmt::format("{}_rollout_time_s", side)] = nlohmann::json::array();
       auto& step_times = pj[fmt::format("{}_step_time_s", side)] = nlohmann::json::array();

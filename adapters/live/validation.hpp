@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "studies/calibration.hpp"
+#include "adapters/live/live_backend.hpp"
 #include "adapters/live/profiler.hpp"
 #include "rl/step_metrics.hpp"
 #include "policies/registry.hpp"
@@ -35,6 +36,18 @@ struct PolicyValidation {
   // and for the others: how much the trainer slows the engine, as the live
   // run saw it (the twin uses the profiled engine.slowdown_beside_train).
   std::optional<double> iteration_ratio_beside_train, iteration_ratio_alone;
+  // Per step: the live train steps that computed during it, timed on the
+  // thread that ran them.
+  std::vector<std::vector<LiveTrainStep>> live_train_steps;
+  // After the warm-up, median: live train step compute time over the
+  // calibration's prediction for it, the profiled slowdown applied to the
+  // part the engine ran beside it (the twin's model); and, for steps the
+  // engine ran beside for at least half their time, the slowdown that
+  // step's time implies (the engine's time beside it at s times the alone
+  // model's speed, the rest at its speed). Sync's ratio against an
+  // overlapped policy's says whether the profiled slowdown fits this run.
+  std::optional<double> train_ratio, train_slowdown_implied;
+  double train_beside_engine_share = 0;  // of the overlapped steps' compute time, the engine's part
   // Steps whose rollout decoded as many tokens in the simulator as live: on
   // the live run's own lengths the twin replays the live schedule, so these
   // differ only where a policy's decisions depend on time.

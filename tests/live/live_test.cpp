@@ -806,6 +806,50 @@ TEST(OnePolicyTwoBackends, OverlappedPoliciesGiveTheSameVersionsLiveAndSimulated
   }
 }
 
+// validate compares each live train step with the twin's model of it: the
+// log must hold every step computed, once, with its batch's shape and the
+// engine's time beside it (none where the loop trains alone).
+TEST(LiveBackend, TheTrainLogHoldsEveryComputedStepWithItsShapeAndTheEnginesTimeBesideIt) {
+  const int steps = 4;
+  for (const std::string name : {"sync", "one_step_off"}) {
+    const bool overlapped = name == "one_step_off";
+    april::testing::Fixture f("handcheck", {overlapped ? "cluster.mode=disaggregated" : "cluster.mode=colocated", "cluster.gpus=2",
+                                            "rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16"});
+    auto policy = f.registry.get(name).make(f.config);
+    const CountdownTask task({4, 0.6, 10}, 7);
+    LiveOptions o = tiny_live();
+    o.record_iterations = true;
+    LiveBackend live(o, task);
+    CountdownWorkload workload(task, 2);
+    rl::RlLoop loop(live, *policy, workload, {2, 16, false});
+    std::vector<LiveTrainStep> log;
+    std::int64_t batches = 0;
+    loop.on_batch = [&](std::int64_t, const auto&) { ++batches; };
+    for (int s = 0; s < steps; ++s) {
+      loop.run_step();
+      for (const auto& t : live.take_train_log()) log.push_back(t);
+    }
+    live.wait_for_trainer();
+    // Every batch handed over is a train step; the last overlapped one may
+    // still be reported by the next step's events, so at most one is missing.
+    EXPECT_LE(static_cast<std::int64_t>(log.size()), batches) << name;
+    EXPECT_GE(static_cast<std::int64_t>(log.size()), overlapped ? batches - 1 : batches) << name;
+    EXPECT_GE(log.size(), 3U) << name;
+    for (const auto& t : log) {
+      EXPECT_EQ(t.point.samples, 4) << name;
+      EXPECT_GT(t.point.time_s, 0) << name;
+      EXPECT_LE(t.point.tokens, t.point.samples * t.point.longest_tok) << name;
+      EXPECT_GT(t.point.longest_tok, 0) << name;
+      EXPECT_GE(t.beside_engine_s, 0) << name;
+      EXPECT_LE(t.beside_engine_s, t.point.time_s) << name;
+      if (!overlapped) {
+        EXPECT_EQ(t.beside_engine_s, 0) << name;
+      }
+    }
+    EXPECT_TRUE(live.take_train_log().empty()) << name << ": taken twice";
+  }
+}
+
 TEST(LiveBackend, CheckpointResumeContinuesExactly) {
   const CountdownTask task({4, 0.6, 10}, 9);
   april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "april.alpha=2"});

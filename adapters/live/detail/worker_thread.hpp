@@ -1,8 +1,8 @@
 #pragma once
-// One long-lived thread that runs jobs one after another: the trainer of an
-// overlapped live run, and the profiler's side-by-side probe of it, so that
-// both time a train step on the same kind of thread, with its per-thread
-// settings made once.
+// One long-lived thread that runs jobs one after another: a live run's
+// trainer (every train step, overlapped or not) and the profiler's train
+// probes, so that both time a train step on the same kind of thread, with
+// its per-thread settings made once.
 //
 // Neither side of a handoff sleeps for long. On the 2-core VM this runs on, a
 // thread blocked for seconds lets its virtual CPU halt, and waking that CPU
