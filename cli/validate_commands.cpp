@@ -190,14 +190,26 @@ int validate_command(const std::vector<std::string>& args) {
     if (report.profile) base::write_file_atomically((dir / "profile.json").string(), studies::profile_to_json(*report.profile).dump(2) + "\n");
     for (const auto& p : report.policies) {
       traces::write_jsonl_trace((dir / (p.policy + "_trace.jsonl")).string(), p.trace);
-      std::string csv = "step,batch,kv_tok,prefill_requests,prefill_tok,prefill_longest_tok,time_s,predicted_s\n";
+      // predicted_s is the model alone: an iteration beside a computing train
+      // step is predicted at engine.slowdown_beside_train times it.
+      std::string csv = "step,batch,kv_tok,prefill_requests,prefill_tok,prefill_longest_tok,beside_train,time_s,predicted_s\n";
       for (std::size_t step = 0; step < p.live_iterations.size(); ++step) {
         for (const auto& it : p.live_iterations[step]) {
-          csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f}\n", step, it.batch, it.kv_tok, it.prefill_requests, it.prefill_tok,
-                             it.prefill_longest_tok, it.time_s, studies::predicted_iteration_s(cal, it));
+          csv += fmt::format("{},{},{},{},{},{},{:d},{:.6f},{:.6f}\n", step, it.batch, it.kv_tok, it.prefill_requests, it.prefill_tok,
+                             it.prefill_longest_tok, it.beside_train, it.time_s, studies::predicted_iteration_s(cal, it));
         }
       }
       base::write_file_atomically((dir / (p.policy + "_live_iterations.csv")).string(), csv);
+      // Every live train step: its shape, compute time, the engine's time
+      // beside it, and the model's time for it alone.
+      std::string train_csv = "step,samples,tokens,longest_tok,time_s,beside_engine_s,predicted_alone_s\n";
+      for (std::size_t step = 0; step < p.live_train_steps.size(); ++step) {
+        for (const auto& t : p.live_train_steps[step]) {
+          train_csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f}\n", step, t.point.samples, t.point.tokens, t.point.longest_tok,
+                                   t.point.time_s, t.beside_engine_s, studies::predicted_train_s(cal, t.point));
+        }
+      }
+      base::write_file_atomically((dir / (p.policy + "_live_train_steps.csv")).string(), train_csv);
     }
     out->commit();
     fmt::print("wrote {0}/report.json and {0}/<policy>_trace.jsonl\n", out_dir);

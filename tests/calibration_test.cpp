@@ -338,6 +338,32 @@ TEST(Calibration, RecoversHowMuchEngineAndTrainerSlowEachOther) {
   expect_profile_error(j, "p.json: train_beside_engines 1: needs samples");
 }
 
+// The engine's slowdown beside a train step is weighed by time: the twin
+// multiplies every iteration beside a step by it, so it must give their
+// total. Here most iterations (the small ones) run at the model's speed and
+// the few large ones 1.3x slower: the median ratio would say 1.0.
+TEST(Calibration, TheEnginesSlowdownBesideTrainingGivesTheTotalTimeOfItsIterations) {
+  auto p = synthetic_profile();
+  const auto alone = calibrate(p);
+  std::vector<IterationPoint> small, large;
+  for (const auto& it : p.iterations) (it.batch >= 48 ? large : small).push_back(it);
+  ASSERT_GE(large.size(), 2U);
+  ASSERT_GT(small.size(), large.size());
+  double measured_s = 0, predicted_s = 0;
+  for (auto [points, factor] : {std::pair{&small, 1.0}, std::pair{&large, 1.3}}) {
+    for (auto it : *points) {
+      const double pred = predicted_iteration_s(alone, it);
+      it.time_s = pred * factor;
+      measured_s += it.time_s;
+      predicted_s += pred;
+      p.iterations_beside_train.push_back(it);
+    }
+  }
+  const auto c = calibrate(profile_from_json(profile_to_json(p), "p.json"));
+  EXPECT_NEAR(c.engine_slowdown_beside_train, measured_s / predicted_s, 1e-9);
+  EXPECT_GT(c.engine_slowdown_beside_train, 1.05);
+}
+
 // Pairs (a step alone, then the same batch beside the engine) win over any
 // reference taken at another time: the machine drifted here, every step
 // alone in the main profile ran at half the speed of the pairs' moment, and

@@ -404,8 +404,8 @@ TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
   const auto prof = profile_live(o);
   const auto live_shaped = std::count_if(prof.train.begin(), prof.train.end(), [](const studies::TrainPoint& t) { return t.samples == 12; });
   EXPECT_EQ(live_shaped, 3);
-  ASSERT_EQ(prof.train_beside_engines.size(), 2U);
-  ASSERT_EQ(prof.train_alone_paired.size(), 2U);
+  ASSERT_EQ(prof.train_beside_engines.size(), 4U);
+  ASSERT_EQ(prof.train_alone_paired.size(), 4U);
   for (const auto& t : prof.train_beside_engines) {
     EXPECT_EQ(t.samples, 12);
     // Countdown answers (N + 1 tokens, N lognormal around 6) are shorter than
@@ -413,11 +413,11 @@ TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
     EXPECT_LT(t.longest_tok, 3 + 16);
     EXPECT_GT(t.tokens, 12 * (3 + 1));
   }
-  // Fresh draws each probe: the two contention batches differ.
+  // Fresh draws each probe: the contention batches differ.
   EXPECT_NE(prof.train_beside_engines[0].tokens, prof.train_beside_engines[1].tokens);
   // Each side-by-side probe times the step's handoff both ways (the twin's train.handoff_s).
-  ASSERT_EQ(prof.train_start_latency_s.size(), 2U);
-  ASSERT_EQ(prof.train_end_latency_s.size(), 2U);
+  ASSERT_EQ(prof.train_start_latency_s.size(), 4U);
+  ASSERT_EQ(prof.train_end_latency_s.size(), 4U);
   for (const auto* v : {&prof.train_start_latency_s, &prof.train_end_latency_s}) {
     for (double s : *v) {
       EXPECT_GE(s, 0.0);
