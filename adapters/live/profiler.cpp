@@ -120,10 +120,10 @@ struct LiveProfiler::Impl {
     for (int i = 0; i < 3; ++i) probes.push_back({Probe::kTrain, 0, 0, live_batch, full, false, true});
     probes.push_back({Probe::kSync});
     // Four side-by-side probes per pass, at its quarters and its end: the
-    // slowdown is the noisiest figure. One pair's ratio moved between 0.81
-    // and 1.20 within a pass, and the median of the six that two per pass
-    // gave moved between x1.03 and x1.13 from run to run (2026-11-23, 2-core
-    // machine), which moves an overlapped twin's train-bound steps as much.
+    // slowdown is the noisiest figure. One profile's six pairs read 0.81 to
+    // 1.20, and the median of the six that two per pass gave moved between
+    // x1.03 and x1.13 from run to run (2026-11-23, 2-core machine), which
+    // moves an overlapped twin's train-bound steps as much.
     // The train step beside the engine is a live batch too: the slowdown depends
     // on the batch's shape (a batch of short answers is hurt more than the
     // long padded one this probe used before).
