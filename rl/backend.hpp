@@ -55,6 +55,24 @@ struct TrainSample {
   std::vector<std::pair<std::int64_t, std::int32_t>> segments;  // (policy version, tokens), in token order
 };
 
+// A train batch's size as the train time models read it: samples, prompt +
+// response tokens in all, and the longest sample (a padded trainer pays
+// samples x longest). One definition for the simulator and for the live
+// steps validate sets against it.
+struct TrainBatchTokens {
+  std::int64_t samples = 0, tokens = 0, longest_tok = 0;
+};
+inline TrainBatchTokens train_batch_tokens(const std::vector<TrainSample>& batch) {
+  TrainBatchTokens b;
+  b.samples = static_cast<std::int64_t>(batch.size());
+  for (const auto& s : batch) {
+    const std::int64_t tok = std::int64_t{s.prompt_tok} + s.response_tok;
+    b.tokens += tok;
+    if (tok > b.longest_tok) b.longest_tok = tok;
+  }
+  return b;
+}
+
 // What a train step reports beyond its duration; a live trainer knows
 // rewards, the simulator does not.
 struct TrainReport {

@@ -38,16 +38,13 @@ struct InFlight {
   base::TokensByVersion by_version;
 };
 
-// A batch's shape as the simulator's train model reads it (prompt + response
-// tokens per sample; a padded batch pays samples x longest).
+// A batch's shape as the simulator's train model reads it.
 studies::TrainPoint train_shape(const std::vector<rl::TrainSample>& batch) {
+  const auto b = rl::train_batch_tokens(batch);
   studies::TrainPoint p;
-  p.samples = static_cast<double>(batch.size());
-  for (const auto& s : batch) {
-    const auto tok = static_cast<double>(s.prompt_tok + s.response_tok);
-    p.tokens += tok;
-    p.longest_tok = std::max(p.longest_tok, tok);
-  }
+  p.samples = static_cast<double>(b.samples);
+  p.tokens = static_cast<double>(b.tokens);
+  p.longest_tok = static_cast<double>(b.longest_tok);
   return p;
 }
 
@@ -179,12 +176,18 @@ struct LiveBackend::Impl {
     train_to_start.reset();
     lockstep_left = opt.train_lockstep_iterations;
     train_running = trainer_worker().run([this, data = std::move(job.first), version = job.second] {
-      const auto start = std::chrono::steady_clock::now();
-      TrainStats st = trainer->step(data, version);
-      if (device.is_cuda()) torch::cuda::synchronize();
-      train_compute_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      auto [st, compute_s] = timed_step(data, version);
+      train_compute_s = compute_s;
       return st;
     });
+  }
+
+  // One train step and its compute time, from its first line to its last (on the trainer's thread).
+  std::pair<TrainStats, double> timed_step(const std::vector<TrainSampleData>& data, std::int64_t version) {
+    const auto start = std::chrono::steady_clock::now();
+    TrainStats st = trainer->step(data, version);
+    if (device.is_cuda()) torch::cuda::synchronize();
+    return {st, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
   }
 
   // Training started (or waiting to start) is finished, so the trainer's weights can be read.
@@ -281,12 +284,7 @@ rl::TrainReport LiveBackend::train(const std::vector<rl::TrainSample>& batch, st
   auto data = train_data(batch, impl_->store, impl_->task);
   // On the trainer's thread (Impl::trainer_worker), this one waiting for it.
   auto& im = *impl_;
-  auto step = im.trainer_worker().run([&im, &data, version] {
-    const auto start = std::chrono::steady_clock::now();
-    TrainStats result = im.trainer->step(data, version);
-    if (im.device.is_cuda()) torch::cuda::synchronize();
-    return std::pair{result, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
-  });
+  auto step = im.trainer_worker().run([&im, &data, version] { return im.timed_step(data, version); });
   wait_in_slices(step);
   const auto [st, compute_s] = step.get();  // rethrows the trainer's error
   if (im.opt.record_iterations) {

@@ -144,12 +144,8 @@ std::vector<SampleProgress> SimBackend::abort_all() {
 }
 
 double SimBackend::train_time_of(const std::vector<TrainSample>& batch) const {
-  TrainBatchShape shape;
-  shape.samples = static_cast<std::int64_t>(batch.size());
-  for (const auto& s : batch) {
-    shape.tokens += s.prompt_tok + s.response_tok;
-    shape.longest_tok = std::max<std::int64_t>(shape.longest_tok, s.prompt_tok + s.response_tok);
-  }
+  const auto b = rl::train_batch_tokens(batch);
+  const TrainBatchShape shape{b.samples, b.tokens, b.longest_tok};
   return config_.train_time_s ? config_.train_time_s(shape) : 0.0;
 }
 
