@@ -79,7 +79,9 @@ int validate_command(const std::vector<std::string>& args) {
       "                      [--calibration MODEL.json] [--device cpu|cuda] [--db FILE] [--out DIR]\n"
       "Runs each policy live (taking turns step by step, so machine drift hits all alike), then in the\n"
       "simulator calibrated to the live engine on the live run's own sample lengths, and reports per-step\n"
-      "rollout-time error (median, p90), total-time error and the gain over sync, measured vs predicted.\n"
+      "rollout-time error (median, p90), total-time error and the gain over sync, measured vs predicted,\n"
+      "with the gain error's 95% interval over the run's own steps (a paired bootstrap: how far it could\n"
+      "move on other steps of the same run; wide means the run is too short or the machine too noisy).\n"
       "one_step_off and async train beside the engine live and run on a disaggregated twin (one GPU each);\n"
       "their steps are compared on step time. Each policy's live train steps are set against the model of\n"
       "them (overlapped: with the slowdown beside the engine they imply, against the profiled one).\n"
@@ -141,9 +143,11 @@ int validate_command(const std::vector<std::string>& args) {
   bool any_overlapped = false;
   for (const auto& p : report.policies) {
     if (!p.effective_gain_measured) continue;
-    fmt::print("{} over sync, effective throughput (trained tok / total s): measured {:+.1f}%, predicted {:+.1f}% ({:+.1f} pp)\n",
+    const auto& ci = p.effective_gain_error_interval;
+    fmt::print("{} over sync, effective throughput (trained tok / total s): measured {:+.1f}%, predicted {:+.1f}% ({:+.1f} pp{})\n",
                p.policy, 100 * *p.effective_gain_measured, 100 * *p.effective_gain_predicted,
-               100 * (*p.effective_gain_predicted - *p.effective_gain_measured));
+               100 * (*p.effective_gain_predicted - *p.effective_gain_measured),
+               ci ? fmt::format("; over this run's steps, 95%: {:+.1f} to {:+.1f}", ci->lo_pp, ci->hi_pp) : std::string());
   }
   const auto ratio = [](const std::optional<double>& r) { return r ? fmt::format("{:.2f}", *r) : std::string("-"); };
   for (const auto& p : report.policies) {

@@ -31,9 +31,12 @@ for name, p in report["policies"].items():
     assert p["overlapped"] == (name == "one_step_off") and p["compared_time"] == ("step_time_s" if p["overlapped"] else "rollout_time_s")
     assert p["live_effective_throughput_tok_s"] > 0 and p["sim_effective_throughput_tok_s"] > 0
     if name == "sync":
-        assert p["effective_gain_measured"] is None
+        assert p["effective_gain_measured"] is None and p["effective_gain_error_ci95_pp"] is None
     else:
         assert math.isfinite(p["effective_gain_error_pp"]), name
+        # The error's interval over this run's 4 steps after the warm-up.
+        lo, hi = p["effective_gain_error_ci95_pp"]
+        assert math.isfinite(lo) and math.isfinite(hi) and lo <= hi, (name, lo, hi)
     if p["overlapped"]:
         assert p["iteration_time_ratio_alone"] is not None and p["iteration_time_ratio_alone"] > 0
     # Every policy trains after the warm-up: its train steps against the model of them.

@@ -253,6 +253,9 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
       if (sync.policy != "sync" || &sync == &pv || sync.live_effective_tok_s <= 0 || sync.sim_effective_tok_s <= 0) continue;
       pv.effective_gain_measured = pv.live_effective_tok_s / sync.live_effective_tok_s - 1.0;
       pv.effective_gain_predicted = pv.sim_effective_tok_s / sync.sim_effective_tok_s - 1.0;
+      pv.effective_gain_error_interval =
+          studies::gain_error_interval(pv.live, pv.sim, sync.live, sync.sim, static_cast<std::size_t>(warmup_steps),
+                                       static_cast<std::uint64_t>(scenario.get_int("seed")));
     }
   }
   report.warmup_steps = warmup_steps;
@@ -294,6 +297,9 @@ nlohmann::json ValidationReport::to_json() const {
     pj["effective_gain_error_pp"] =
         p.effective_gain_measured && p.effective_gain_predicted ? nlohmann::json(100.0 * (*p.effective_gain_predicted - *p.effective_gain_measured))
                                                                 : nlohmann::json(nullptr);
+    pj["effective_gain_error_ci95_pp"] = p.effective_gain_error_interval
+                                             ? nlohmann::json::array({p.effective_gain_error_interval->lo_pp, p.effective_gain_error_interval->hi_pp})
+                                             : nlohmann::json(nullptr);
     pj["iteration_time_ratio_beside_train"] = opt(p.iteration_ratio_beside_train);
     pj["iteration_time_ratio_alone"] = opt(p.iteration_ratio_alone);
     pj["train_time_ratio"] = opt(p.train_ratio);

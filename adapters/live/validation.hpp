@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "studies/calibration.hpp"
+#include "studies/gain_interval.hpp"
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/profiler.hpp"
 #include "rl/step_metrics.hpp"
@@ -31,6 +32,9 @@ struct PolicyValidation {
   double live_rollout_tok_s = 0, sim_rollout_tok_s = 0;
   double live_effective_tok_s = 0, sim_effective_tok_s = 0;  // trained tokens over total time
   std::optional<double> effective_gain_measured, effective_gain_predicted;  // over sync's
+  // Predicted minus measured effective gain: its 95% interval over the run's
+  // own steps after the warm-up (studies/gain_interval.hpp).
+  std::optional<studies::GainErrorInterval> effective_gain_error_interval;
   // Overlapped runs: live iteration time over the calibration's prediction,
   // median, for iterations run while a train step computed beside the engine
   // and for the others: how much the trainer slows the engine, as the live
