@@ -98,17 +98,21 @@ struct LiveBackend::Impl {
       reference = Transformer(config);
       copy_weights(policy, *reference);
     }
-    GrpoOptions g;
-    g.clip_low = o.clip_low, g.clip_high = o.clip_high, g.kl_coef = o.kl_coef, g.tis_cap = o.tis_cap;
-    g.mask_staleness_above = o.mask_staleness_above, g.lr = o.lr, g.weight_decay = o.weight_decay, g.grad_clip = o.grad_clip;
-    g.temperature = o.temperature;
-    g.recompute_old_logprobs = o.recompute_old_logprobs, g.tis_stale_only = o.tis_stale_only;
-    trainer = std::make_unique<GrpoTrainer>(policy, reference, g, device);
+    trainer = std::make_unique<GrpoTrainer>(policy, reference, grpo_options(o), device);
     EngineOptions e;
     e.slots = o.slots, e.temperature = o.temperature, e.top_p = o.top_p, e.exact_prefill = o.exact_prefill;
     e.eos = CountdownTask::kEos, e.device = device, e.record_iterations = o.record_iterations;
     apply_serving(o.serving, e, serving);
     engine = std::make_unique<KvEngine>(serving, e);
+  }
+
+  static GrpoOptions grpo_options(const LiveOptions& o) {
+    GrpoOptions g;
+    g.clip_low = o.clip_low, g.clip_high = o.clip_high, g.kl_coef = o.kl_coef, g.tis_cap = o.tis_cap;
+    g.mask_staleness_above = o.mask_staleness_above, g.lr = o.lr, g.weight_decay = o.weight_decay, g.grad_clip = o.grad_clip;
+    g.temperature = o.temperature;
+    g.recompute_old_logprobs = o.recompute_old_logprobs, g.tis_stale_only = o.tis_stale_only;
+    return g;
   }
 
   CountdownTask::Example example(const std::string& prompt_id) const { return task.example(CountdownTask::index_of(prompt_id)); }
@@ -407,6 +411,29 @@ rl::BackendCounters LiveBackend::counters() const {
   c.running_slot_s = s.running_slot_s;
   c.prefill_tok = s.prefill_tok;
   return c;
+}
+
+void LiveBackend::grow_heap_for_train(std::int64_t samples) {
+  auto& im = *impl_;
+  std::vector<TrainSampleData> batch;
+  for (std::int64_t i = 0; i < samples; ++i) {
+    batch.push_back(filler_sample({CountdownTask::kBos, CountdownTask::kOne, CountdownTask::kSep}, CountdownTask::kOne,
+                                  static_cast<std::size_t>(im.opt.max_response_len), static_cast<double>(i % 2), i / 8));
+  }
+  auto step = im.trainer_worker().run([&im, &batch] {
+    // The scratch model's initial weights draw from torch's global generator:
+    // its state is put back, so the live runs draw what they would have.
+    auto generator = at::detail::getDefaultCPUGenerator();
+    const auto state = generator.get_state();
+    std::optional<Transformer> reference;
+    if (im.opt.kl_coef > 0) reference = Transformer(im.config);
+    GrpoTrainer scratch(Transformer(im.config), reference, Impl::grpo_options(im.opt), im.device);
+    scratch.step(batch, 0);
+    if (im.device.is_cuda()) torch::cuda::synchronize();
+    generator.set_state(state);
+  });
+  wait_in_slices(step);
+  step.get();
 }
 
 double LiveBackend::warm_start(const std::function<void(std::int64_t, double)>& progress) {

@@ -850,6 +850,36 @@ TEST(LiveBackend, TheTrainLogHoldsEveryComputedStepWithItsShapeAndTheEnginesTime
   }
 }
 
+// validate grows the heap with one scratch train step before the live runs:
+// it must leave the run exactly as it would have been (weights, optimizer,
+// torch's global generator, the train log).
+TEST(LiveBackend, GrowingTheHeapForTrainLeavesTheRunAsItWas) {
+  april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16"});
+  const CountdownTask task({4, 0.6, 10}, 7);
+  const auto run = [&](bool grow) {
+    auto policy = f.registry.get("sync").make(f.config);
+    LiveOptions o = tiny_live();
+    o.record_iterations = true;
+    LiveBackend live(o, task);
+    torch::manual_seed(11);
+    if (grow) live.grow_heap_for_train(8);
+    const double drawn = torch::rand({1}).item<double>();
+    EXPECT_TRUE(live.take_train_log().empty());
+    CountdownWorkload workload(task, 2);
+    rl::RlLoop loop(live, *policy, workload, {2, 16, false});
+    std::vector<double> out{drawn};
+    for (int s = 0; s < 3; ++s) {
+      const auto m = loop.run_step();
+      out.push_back(m.reward_mean.value_or(-1.0));
+      out.push_back(static_cast<double>(m.tokens_generated));
+      out.push_back(static_cast<double>(live.take_train_log().size()));
+    }
+    out.push_back(live.evaluate(4));
+    return out;
+  };
+  EXPECT_EQ(run(true), run(false));
+}
+
 TEST(LiveBackend, CheckpointResumeContinuesExactly) {
   const CountdownTask task({4, 0.6, 10}, 9);
   april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "april.alpha=2"});
