@@ -6,15 +6,15 @@
 namespace april::studies {
 namespace {
 
-// Trained tokens over step time on the given steps; nullopt when no time passed.
+// Trained tokens over step time on the given steps, as the run's summary
+// has it (rl::derive); nullopt when no time passed.
 std::optional<double> effective_tok_s(const std::vector<rl::StepMetrics>& steps, const std::vector<std::size_t>& indices) {
-  double tokens = 0, time_s = 0;
-  for (const auto i : indices) {
-    tokens += static_cast<double>(steps[i].tokens_trained);
-    time_s += steps[i].step_time_s;
-  }
-  if (time_s <= 0) return std::nullopt;
-  return tokens / time_s;
+  std::vector<rl::StepMetrics> drawn;
+  drawn.reserve(indices.size());
+  for (const auto i : indices) drawn.push_back(steps[i]);
+  const auto d = rl::derive(rl::summarize(drawn).totals);
+  if (d.total_time_s <= 0) return std::nullopt;
+  return d.effective_throughput_tok_s;
 }
 
 }  // namespace
