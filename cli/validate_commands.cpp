@@ -205,12 +205,13 @@ int validate_command(const std::vector<std::string>& args) {
       }
       base::write_file_atomically((dir / (p.policy + "_live_iterations.csv")).string(), csv);
       // Every live train step: its shape, compute time, the engine's time
-      // beside it, and the model's time for it alone.
-      std::string train_csv = "step,samples,tokens,longest_tok,time_s,beside_engine_s,predicted_alone_s\n";
+      // beside it, the model's time for it alone, and its page faults (a step
+      // that grew the heap is slower than its shape says).
+      std::string train_csv = "step,samples,tokens,longest_tok,time_s,beside_engine_s,predicted_alone_s,minor_faults\n";
       for (std::size_t step = 0; step < p.live_train_steps.size(); ++step) {
         for (const auto& t : p.live_train_steps[step]) {
-          train_csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f}\n", step, t.point.samples, t.point.tokens, t.point.longest_tok,
-                                   t.point.time_s, t.beside_engine_s, studies::predicted_train_s(cal, t.point));
+          train_csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{}\n", step, t.point.samples, t.point.tokens, t.point.longest_tok,
+                                   t.point.time_s, t.beside_engine_s, studies::predicted_train_s(cal, t.point), t.minor_faults);
         }
       }
       base::write_file_atomically((dir / (p.policy + "_live_train_steps.csv")).string(), train_csv);

@@ -1,6 +1,8 @@
 """Checks that `april validate`'s report has every field with sane values."""
+import csv
 import json
 import math
+import os
 import sys
 
 report = json.load(open(sys.argv[1]))
@@ -48,4 +50,11 @@ assert report["warmup_steps"] == 1
 for key in ("gain_measured", "gain_predicted", "gain_error_pp"):
     assert report[key] is not None and math.isfinite(report[key]), key
 assert report["calibration"]["engine"]["iteration_model"] == "linear"
+# Each policy's train steps beside the report: shape, time, model and page faults.
+for name, p in report["policies"].items():
+    with open(os.path.join(os.path.dirname(sys.argv[1]), f"{name}_live_train_steps.csv")) as f:
+        rows = list(csv.DictReader(f))
+    assert rows and set(rows[0]) == {"step", "samples", "tokens", "longest_tok", "time_s", "beside_engine_s", "predicted_alone_s",
+                                     "minor_faults"}, (name, rows[:1])
+    assert all(int(r["minor_faults"]) >= 0 and float(r["time_s"]) > 0 for r in rows), name
 print("validate report: ok")

@@ -1,6 +1,7 @@
 #include "adapters/live/cpu_runtime.hpp"
 
 #include <dlfcn.h>
+#include <sys/resource.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -32,6 +33,14 @@ void configure_runtime(std::int64_t torch_threads) {
   // times per step, for tensors, not per element.
   mallopt(M_ARENA_MAX, 1);
 #endif
+}
+
+std::int64_t thread_minor_faults() {
+#if defined(RUSAGE_THREAD)
+  rusage u{};
+  if (getrusage(RUSAGE_THREAD, &u) == 0) return static_cast<std::int64_t>(u.ru_minflt);
+#endif
+  return 0;
 }
 
 }  // namespace april::live

@@ -24,4 +24,11 @@ namespace april::live {
 // Idempotent; these are process-wide by nature, not state of this program.
 void configure_runtime(std::int64_t torch_threads);
 
+// Minor page faults the calling thread has taken so far (getrusage's
+// RUSAGE_THREAD; 0 where that is not available). A new page is expensive on a
+// virtual machine (3.1 s per GiB first touched on the 2-core one), so a train
+// step that grows the heap is slow for a reason no model of its shape sees:
+// the live train log records each step's faults to tell such steps apart.
+std::int64_t thread_minor_faults();
+
 }  // namespace april::live

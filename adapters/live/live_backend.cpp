@@ -78,12 +78,14 @@ struct LiveBackend::Impl {
   std::optional<std::pair<std::int64_t, bool>> sync_to_run;  // (new version, recompute)
   std::int64_t lockstep_left = 0;  // engine iterations the running train step still lasts (lockstep mode)
   // With record_iterations: the train steps computed, and the one started
-  // (its shape, the engine's time beside it so far). train_compute_s is
+  // (its shape, the engine's time beside it so far). train_compute_s and
+  // train_minor_faults are
   // written by the trainer's thread before its future is ready and read
   // only after get().
   std::vector<LiveTrainStep> train_log;
   LiveTrainStep train_record;
   double train_compute_s = 0;
+  std::int64_t train_minor_faults = 0;
 
   Impl(const LiveOptions& o, const CountdownTask& t)
       : opt(o), task(t), device(parse_device(o.device)),
@@ -180,18 +182,29 @@ struct LiveBackend::Impl {
     train_to_start.reset();
     lockstep_left = opt.train_lockstep_iterations;
     train_running = trainer_worker().run([this, data = std::move(job.first), version = job.second] {
-      auto [st, compute_s] = timed_step(data, version);
-      train_compute_s = compute_s;
-      return st;
+      auto t = timed_step(data, version);
+      train_compute_s = t.compute_s;
+      train_minor_faults = t.minor_faults;
+      return t.stats;
     });
   }
 
-  // One train step and its compute time, from its first line to its last (on the trainer's thread).
-  std::pair<TrainStats, double> timed_step(const std::vector<TrainSampleData>& data, std::int64_t version) {
+  // One train step, its compute time from its first line to its last, and
+  // the page faults it took (on the trainer's thread).
+  struct TimedStep {
+    TrainStats stats;
+    double compute_s = 0;
+    std::int64_t minor_faults = 0;
+  };
+  TimedStep timed_step(const std::vector<TrainSampleData>& data, std::int64_t version) {
+    const auto faults_before = thread_minor_faults();
     const auto start = std::chrono::steady_clock::now();
-    TrainStats st = trainer->step(data, version);
+    TimedStep t;
+    t.stats = trainer->step(data, version);
     if (device.is_cuda()) torch::cuda::synchronize();
-    return {st, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+    t.compute_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    t.minor_faults = thread_minor_faults() - faults_before;
+    return t;
   }
 
   // Training started (or waiting to start) is finished, so the trainer's weights can be read.
@@ -290,9 +303,9 @@ rl::TrainReport LiveBackend::train(const std::vector<rl::TrainSample>& batch, st
   auto& im = *impl_;
   auto step = im.trainer_worker().run([&im, &data, version] { return im.timed_step(data, version); });
   wait_in_slices(step);
-  const auto [st, compute_s] = step.get();  // rethrows the trainer's error
+  const auto [st, compute_s, minor_faults] = step.get();  // rethrows the trainer's error
   if (im.opt.record_iterations) {
-    LiveTrainStep rec{train_shape(batch), 0.0};
+    LiveTrainStep rec{train_shape(batch), 0.0, minor_faults};
     rec.point.time_s = compute_s;
     im.train_log.push_back(rec);
   }
@@ -357,6 +370,7 @@ rl::BackendEvents LiveBackend::wait_for_events() {
     const TrainStats st = im.train_running.get();  // rethrows the trainer's error
     if (im.opt.record_iterations) {
       im.train_record.point.time_s = im.train_compute_s;
+      im.train_record.minor_faults = im.train_minor_faults;
       // The iteration under way at the step's end counted whole.
       im.train_record.beside_engine_s = std::min(im.train_record.beside_engine_s, im.train_compute_s);
       im.train_log.push_back(im.train_record);

@@ -31,6 +31,7 @@ struct LiveStats {
 struct LiveTrainStep {
   studies::TrainPoint point;
   double beside_engine_s = 0;
+  std::int64_t minor_faults = 0;  // pages the step touched for the first time (thread_minor_faults)
 };
 
 class LiveBackend final : public rl::Backend {

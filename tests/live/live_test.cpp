@@ -1,7 +1,7 @@
 // Tests of the libtorch live backend with the tiny model: on CPU, or on the
 // device that APRIL_LIVE_DEVICE names (cuda: scripts/gpu-build-and-test.sh).
 #include <gtest/gtest.h>
-#include <sys/resource.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -442,11 +442,6 @@ TEST(LiveProfiler, TrainProbesStopAtTheLiveBatch) {
 // emptied and each step faulted its tensors' pages in afresh (16,600 minor
 // faults per step against 280, 1.5x the step time; bench/
 // live_trainer_thread_bench.cpp). Counted, not timed: faults are not noise.
-long thread_minor_faults() {
-  rusage u{};
-  getrusage(RUSAGE_THREAD, &u);
-  return u.ru_minflt;
-}
 
 TEST(CpuRuntime, ATrainStepOnItsOwnThreadReusesFreedMemory) {
   if (test_device().is_cuda()) GTEST_SKIP() << "host page faults: a CPU test";
@@ -463,15 +458,15 @@ TEST(CpuRuntime, ATrainStepOnItsOwnThreadReusesFreedMemory) {
   const auto step_on_own_thread = [&] {
     return std::async(std::launch::async, [&] {
              torch::set_num_threads(1);
-             const long before = thread_minor_faults();
+             const auto before = thread_minor_faults();
              trainer.step(batch, 0);
              return thread_minor_faults() - before;
            })
         .get();
   };
   trainer.step(batch, 0);  // the shape's memory, once, on this thread
-  const long first = step_on_own_thread();
-  const long second = step_on_own_thread();
+  const auto first = step_on_own_thread();
+  const auto second = step_on_own_thread();
   // Measured on the 2-core machine: 1 fault with one arena, 63,622 with an
   // arena per thread.
   EXPECT_LT(second, 1500) << "first step on a thread: " << first << " faults";
@@ -847,6 +842,34 @@ TEST(LiveBackend, TheTrainLogHoldsEveryComputedStepWithItsShapeAndTheEnginesTime
       }
     }
     EXPECT_TRUE(live.take_train_log().empty()) << name << ": taken twice";
+  }
+}
+
+// A train step that grows the heap is slow for a reason its shape does not
+// give (each new page is faulted in), so validate's train log counts each
+// step's page faults: those of the trainer's thread, where the step runs,
+// not of the thread that waits for it. The free heap is handed back before
+// every step, so every step must fault pages in again.
+TEST(LiveBackend, TheTrainLogCountsEachStepsPageFaultsOnTheTrainersThread) {
+  if (test_device().is_cuda()) GTEST_SKIP() << "host page faults: a CPU test";
+  for (const std::string name : {"sync", "one_step_off"}) {
+    april::testing::Fixture f("handcheck", {name == "sync" ? "cluster.mode=colocated" : "cluster.mode=disaggregated", "cluster.gpus=2",
+                                            "rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16"});
+    auto policy = f.registry.get(name).make(f.config);
+    const CountdownTask task({4, 0.6, 10}, 7);
+    LiveOptions o = tiny_live();
+    o.record_iterations = true;
+    LiveBackend live(o, task);
+    CountdownWorkload workload(task, 2);
+    rl::RlLoop loop(live, *policy, workload, {2, 16, false});
+    std::vector<LiveTrainStep> log;
+    for (int s = 0; s < 4; ++s) {
+      malloc_trim(0);
+      loop.run_step();
+      for (const auto& t : live.take_train_log()) log.push_back(t);
+    }
+    ASSERT_GE(log.size(), 3U) << name;
+    for (const auto& t : log) EXPECT_GT(t.minor_faults, 0) << name;
   }
 }
 
