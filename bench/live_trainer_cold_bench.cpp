@@ -6,7 +6,7 @@
 // The bench runs shapes of growing padded length, each twice (cold, then
 // warm), and prints the time and minor page faults of both, for a fresh
 // trainer per round. The heap stays grown from one round to the next
-// (configure_runtime trims only above 1 GiB free), so round 0 shows a cold process and
+// (configure_runtime never trims), so round 0 shows a cold process and
 // the later rounds a heap already grown. With `prewarm`, one untimed step of
 // the largest shape runs before round 0.
 // usage: april_live_trainer_cold_bench [SIZE] [SAMPLES] [ROUNDS] [none|prewarm]   (default: small 64 1 none)

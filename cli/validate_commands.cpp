@@ -86,6 +86,9 @@ int validate_command(const std::vector<std::string>& args) {
       "their steps are compared on step time. Each policy's live train steps are set against the model of\n"
       "them (overlapped: with the slowdown beside the engine they imply, against the profiled one).\n"
       "Without --calibration, the engine is profiled in slices between the live steps and fitted.\n"
+      "Before the first live step, one scratch train step (2 x B x n answers at the length cap) grows the\n"
+      "heap, so no live step pays for new pages; --out's <policy>_live_train_steps.csv counts each step's\n"
+      "page faults (minor_faults).\n"
       "The first W steps (default 1) run on both sides but are left out of the errors and gains: what\n"
       "they cost live beyond the model (first allocations) does not recur; their live/twin ratio is printed.\n\noptions");
   std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir;

@@ -18,9 +18,14 @@ void configure_runtime(std::int64_t torch_threads) {
   torch::set_num_threads(static_cast<int>(std::max<std::int64_t>(1, torch_threads)));
   torch::globalContext().setFlushDenormal(true);
 #if defined(__GLIBC__)
-  // 32 MiB is glibc's largest mmap threshold on 64-bit; trimming only above 1 GiB free.
+  // 32 MiB is glibc's largest mmap threshold on 64-bit. No trimming: a page
+  // handed back is faulted in again when a later step needs it, at 3.1 s per
+  // GiB on the 2-core virtual machine, and validate grows the heap before the
+  // live runs so that no live step pays for that (validation.cpp). A trim
+  // threshold (1 GiB until 2026-11-23) would undo that growth: once the free
+  // top exceeds it, glibc hands back all of it.
   mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
-  mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
+  mallopt(M_TRIM_THRESHOLD, -1);
   // One arena for every thread. glibc gives each new thread an arena of its
   // own, made of 64 MiB heaps that are unmapped whenever they empty, so a
   // train step on the trainer's thread faulted its tensors' pages in afresh

@@ -18,7 +18,9 @@ namespace april::live {
 //   block to the kernel: with the default dynamic mmap threshold, each
 //   iteration's multi-MB temporaries were fresh mmaps and page faults, which
 //   on a 2-core machine doubled the spread of iteration times (measured by
-//   `april calibrate`'s noise figure: 4.2% -> 2.1%);
+//   `april calibrate`'s noise figure: 4.2% -> 2.1%), and never hands the
+//   heap's free pages back (each page faulted in again costs 3.1 s per GiB
+//   on the virtual machine);
 // - one malloc arena for all threads, so that the trainer's thread beside the
 //   engine keeps its freed memory as the main thread does (see the .cpp).
 // Idempotent; these are process-wide by nature, not state of this program.

@@ -72,9 +72,9 @@ class LiveBackend final : public rl::Backend {
   // Supervised warm start on the task (the "pretrained" starting point RL post-trains).
   double warm_start(const std::function<void(std::int64_t step, double loss)>& progress = {});
   // One untimed train step of `samples` answers at live.max_response_len, on
-  // a scratch trainer of the same model and options on the trainer's thread:
-  // the largest step a run can take, so the heap is grown before any live
-  // step. The step whose batch is the largest so far otherwise pays for
+  // a scratch trainer of the same model and options on the trainer's thread,
+  // so the heap is grown before any live step (validate asks for twice a
+  // live batch, B x n: see validation.cpp). The step whose batch is the largest so far otherwise pays for
   // growing it (1.2-1.9x its time, faulting the new pages in), and in one
   // process whichever run meets that shape first pays for the others
   // (validate). Nothing of this backend's weights, optimizer or logs changes.

@@ -98,7 +98,7 @@ struct LiveProfiler::Impl {
     const std::int64_t full = o.max_response_len;
     // No train probe beyond a live batch (B x n, when known): no live step has
     // such a shape, and on the 2-core machine the one at 2x the batch (128 x
-    // 51) grew the heap past glibc's trim threshold (configure_runtime), which
+    // 51) grew the heap past glibc's trim threshold (then 1 GiB), which
     // handed the pages back after it: the live steps that followed at their
     // largest shapes faulted them in again, 1.19-1.49x their prediction
     // (sync's step 5, one_step_off's steps 8 and 11 in run after run).

@@ -163,15 +163,19 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     pv.overlapped = arm.policy->overlaps();
     report.policies.push_back(std::move(pv));
   }
-  // The heap grown to the largest train step before the first live one (one
-  // allocator for the whole process): otherwise the policy that meets a new
-  // largest batch first pays for growing it, and with sync first in every
-  // round and its batches the longest, that was sync, in its first steps
-  // (1.1-1.9x their model, 2026-11-23), which the twin does not model and
-  // the gains over sync then counted against it.
+  // The heap grown before the first live step (one allocator for the whole
+  // process): otherwise the policy that meets a new largest batch first pays
+  // for growing it, and with sync first in every round and its batches the
+  // longest, that was sync (1.1-1.9x its model, 2026-11-23), which the twin
+  // does not model and the gains over sync then counted against it. Twice
+  // the largest train step: one step's worth was not enough. With the other
+  // runs' tensors placed between, the heap's free memory (1.17 GB of 2.25
+  // GB after one step's worth) was in pieces, and sync's first step at a
+  // padded length of 51 still grew it by 130 MB (31,755 faults, 1.5x its
+  // model) in every wide-tail run. configure_runtime keeps the pages.
   if (!arms.empty()) {
-    if (progress) progress("growing the heap to the largest train step");
-    arms.front().backend->grow_heap_for_train(scenario.get_int("rollout_batch_size") * n);
+    if (progress) progress("growing the heap to twice the largest train step");
+    arms.front().backend->grow_heap_for_train(2 * scenario.get_int("rollout_batch_size") * n);
   }
   for (std::int64_t s = 0; s < steps; ++s) {
     for (std::size_t i = 0; i < arms.size(); ++i) {
