@@ -79,9 +79,8 @@ struct LiveBackend::Impl {
   std::int64_t lockstep_left = 0;  // engine iterations the running train step still lasts (lockstep mode)
   // With record_iterations: the train steps computed, and the one started
   // (its shape, the engine's time beside it so far). train_compute_s and
-  // train_minor_faults are
-  // written by the trainer's thread before its future is ready and read
-  // only after get().
+  // train_minor_faults are written by the trainer's thread before its future
+  // is ready and read only after get().
   std::vector<LiveTrainStep> train_log;
   LiveTrainStep train_record;
   double train_compute_s = 0;

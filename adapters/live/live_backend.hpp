@@ -31,7 +31,7 @@ struct LiveStats {
 struct LiveTrainStep {
   studies::TrainPoint point;
   double beside_engine_s = 0;
-  std::int64_t minor_faults = 0;  // pages the step touched for the first time (thread_minor_faults)
+  std::int64_t minor_faults = 0;  // page faults of the trainer's thread during the step (thread_minor_faults)
 };
 
 class LiveBackend final : public rl::Backend {
@@ -74,10 +74,11 @@ class LiveBackend final : public rl::Backend {
   // One untimed train step of `samples` answers at live.max_response_len, on
   // a scratch trainer of the same model and options on the trainer's thread,
   // so the heap is grown before any live step (validate asks for twice a
-  // live batch, B x n: see validation.cpp). The step whose batch is the largest so far otherwise pays for
-  // growing it (1.2-1.9x its time, faulting the new pages in), and in one
-  // process whichever run meets that shape first pays for the others
-  // (validate). Nothing of this backend's weights, optimizer or logs changes.
+  // live batch, B x n: see validation.cpp). The step whose batch is the
+  // largest so far otherwise pays for growing it (1.2-1.9x its time,
+  // faulting the new pages in), and in one process whichever run meets that
+  // shape first pays for the others (validate). Nothing of this backend's
+  // weights, optimizer or logs changes.
   void grow_heap_for_train(std::int64_t samples);
   // Greedy exact-match accuracy on `prompts` held-out prompts.
   double evaluate(std::int64_t prompts);
