@@ -78,10 +78,16 @@ struct Calibration {
   // both 0 when the profile has no aborts.
   double abort_latency_s = 0, abort_per_request_us = 0;
   std::int64_t abort_points = 0;
-  // Median over the side-by-side points of measured / alone time, at least 1
-  // (engine.slowdown_beside_train, train.slowdown_beside_engines); alone is
-  // the fitted model's, or for a train step the median of the same shape's
-  // steps alone where the profile has them; 1 when it has no such points.
+  // The factor each relative fit (iterations, train steps) was multiplied by
+  // so that its total over the points it was fitted to equals theirs; it is
+  // already in the coefficients above. Above 1 where slow outliers sit above
+  // the typical point.
+  double iteration_sum_scale = 1.0, train_sum_scale = 1.0;
+  // How much slower side by side, at least 1 (engine.slowdown_beside_train,
+  // train.slowdown_beside_engines); 1 when the profile has no such points.
+  // Iterations: their measured total over the model's. Train steps: the
+  // median of each step's ratio to the same batch timed alone just before it
+  // (train_alone_paired), else to the same shape's steps alone, else to the fit.
   double engine_slowdown_beside_train = 1.0, train_slowdown_beside_engines = 1.0;
   std::int64_t contention_points = 0;
   // Median start latency + median end latency (train.handoff_s); 0 when the profile has none.

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -362,6 +363,45 @@ TEST(Calibration, TheEnginesSlowdownBesideTrainingGivesTheTotalTimeOfItsIteratio
   const auto c = calibrate(profile_from_json(profile_to_json(p), "p.json"));
   EXPECT_NEAR(c.engine_slowdown_beside_train, measured_s / predicted_s, 1e-9);
   EXPECT_GT(c.engine_slowdown_beside_train, 1.05);
+}
+
+// A shared machine's slow spells: every tenth point runs 1.5x slower, alone
+// and side by side alike. The fitted models must add up to the profile's
+// measured totals (the twin sums iterations and train steps; a model of the
+// typical point falls short by the spells), and the spells, which hit both
+// sides, must not read as a slowdown beside training.
+TEST(Calibration, TheFitsAddUpToTheProfilesTotalsAndSlowSpellsAreNoSlowdown) {
+  auto p = synthetic_profile();
+  const auto typical = calibrate(p);
+  EXPECT_NEAR(typical.iteration_sum_scale, 1.0, 0.01);
+  for (std::size_t i = 0; i < p.iterations.size(); ++i) {
+    auto it = p.iterations[i];
+    it.time_s = predicted_iteration_s(typical, it) * (i % 10 == 0 ? 1.5 : 1.0);
+    p.iterations[i] = it;
+    p.iterations_beside_train.push_back(it);
+  }
+  for (std::size_t i = 0; i < p.train.size(); ++i) p.train[i].time_s = predicted_train_s(typical, p.train[i]) * (i % 10 == 0 ? 1.5 : 1.0);
+  const auto c = calibrate(profile_from_json(profile_to_json(p), "p.json"));
+  // The fitted points are those the held-out split (every 4th) leaves.
+  double measured_s = 0, predicted_s = 0, train_measured_s = 0, train_predicted_s = 0;
+  for (std::size_t i = 0; i < p.iterations.size(); ++i) {
+    if (i % 4 == 3) continue;
+    measured_s += p.iterations[i].time_s;
+    predicted_s += predicted_iteration_s(c, p.iterations[i]);
+  }
+  for (std::size_t i = 0; i < p.train.size(); ++i) {
+    if (i % 4 == 3) continue;
+    train_measured_s += p.train[i].time_s;
+    train_predicted_s += predicted_train_s(c, p.train[i]);
+  }
+  EXPECT_NEAR(predicted_s / measured_s, 1.0, 1e-9);
+  EXPECT_NEAR(train_predicted_s / train_measured_s, 1.0, 1e-9);
+  EXPECT_GT(c.iteration_sum_scale, 1.02);
+  EXPECT_GT(c.train_sum_scale, 1.02);
+  // Beside training the same spells: no slowdown (the model of the typical
+  // iteration would have read them as x1.04).
+  EXPECT_LT(c.engine_slowdown_beside_train, 1.01);
+  EXPECT_NE(describe(c).find(fmt::format("scaled x{:.3f} to the profile's total", c.iteration_sum_scale)), std::string::npos) << describe(c);
 }
 
 // Pairs (a step alone, then the same batch beside the engine) win over any
