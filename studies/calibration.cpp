@@ -137,11 +137,8 @@ nlohmann::json profile_to_json(const Profile& p) {
   j["sync_summary"] = spread(p.sync_s);
   j["aborts"] = nlohmann::json::array();
   for (const auto& a : p.aborts) j["aborts"].push_back({{"requests", a.requests}, {"time_s", a.time_s}});
-  for (const char* key : {"iterations_beside_train", "iterations_alone_paired"}) {
-    const auto& points = std::string(key) == "iterations_beside_train" ? p.iterations_beside_train : p.iterations_alone_paired;
-    j[key] = nlohmann::json::array();
-    for (const auto& it : points) j[key].push_back(iteration_json(it));
-  }
+  j["iterations_beside_train"] = nlohmann::json::array();
+  for (const auto& it : p.iterations_beside_train) j["iterations_beside_train"].push_back(iteration_json(it));
   for (const char* key : {"train_beside_engines", "train_alone_paired"}) {
     const auto& points = std::string(key) == "train_beside_engines" ? p.train_beside_engines : p.train_alone_paired;
     j[key] = nlohmann::json::array();
@@ -162,10 +159,11 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
     p.slots = j.at("slots").get<std::int64_t>();
     for (const auto& it : j.at("iterations")) p.iterations.push_back(iteration_from_json(it, where, "iteration", p.iterations.size()));
     for (const auto& t : j.at("train")) p.train.push_back(train_from_json(t, where, "train step", p.train.size()));
-    for (auto [key, points] : {std::pair{"iterations_beside_train", &p.iterations_beside_train},
-                               std::pair{"iterations_alone_paired", &p.iterations_alone_paired}}) {
-      if (!j.contains(key)) continue;  // older profiles
-      for (const auto& it : j.at(key)) points->push_back(iteration_from_json(it, where, key, points->size()));
+    if (j.contains("iterations_beside_train")) {
+      for (const auto& it : j.at("iterations_beside_train")) {
+        p.iterations_beside_train.push_back(
+            iteration_from_json(it, where, "iterations_beside_train", p.iterations_beside_train.size()));
+      }
     }
     if (j.contains("train_beside_engines")) {
       for (const auto& t : j.at("train_beside_engines")) {
@@ -359,22 +357,15 @@ Calibration calibrate(const Profile& p) {
   // a train step ran x1.10-1.18 in sum. The model is scaled to the alone
   // points' total (sum_scale), so the machine's slow spells, which land on
   // both sides, are not counted again here as slowdown.
-  // With the engine's paired reference (the second before each side-by-side
-  // phase), the ratio is taken over it rather than over the model alone: the
-  // machine's speed at that moment drops out, as it does for the train pairs.
   {
-    const auto over_model = [&c](const std::vector<IterationPoint>& points) {
-      double measured_s = 0, predicted_s = 0;
-      for (const auto& it : points) {
-        if (const double pred = predicted_iteration_s(c, it); pred > 0) {
-          measured_s += it.time_s;
-          predicted_s += pred;
-        }
+    double measured_s = 0, predicted_s = 0;
+    for (const auto& it : p.iterations_beside_train) {
+      if (const double pred = predicted_iteration_s(c, it); pred > 0) {
+        measured_s += it.time_s;
+        predicted_s += pred;
       }
-      return predicted_s > 0 ? measured_s / predicted_s : 0.0;
-    };
-    const double beside = over_model(p.iterations_beside_train), reference = over_model(p.iterations_alone_paired);
-    if (beside > 0) c.engine_slowdown_beside_train = std::max(1.0, reference > 0 ? beside / reference : beside);
+    }
+    if (predicted_s > 0) c.engine_slowdown_beside_train = std::max(1.0, measured_s / predicted_s);
   }
   {
     // Best, each step beside the engine against the same batch timed alone

@@ -56,11 +56,6 @@ struct Profile {
   // train_beside_engines (same index), so that the slowdown is a ratio of two
   // steps taken moments apart, with the machine's drift between them small.
   std::vector<TrainPoint> train_alone_paired;
-  // Optional: the engine's iterations in the second before each side-by-side
-  // phase, the trainer's thread idle, under the same waves of prompts: the
-  // engine's reference taken moments apart, as train_alone_paired is the
-  // trainer's.
-  std::vector<IterationPoint> iterations_alone_paired;
   // Optional: the wall time of an overlapped train step outside its compute.
   // Start: from handing the step to the trainer's idle thread, while the
   // engine computes, to the step's first line; end: from its last line to
@@ -90,8 +85,7 @@ struct Calibration {
   double iteration_sum_scale = 1.0, train_sum_scale = 1.0;
   // How much slower side by side, at least 1 (engine.slowdown_beside_train,
   // train.slowdown_beside_engines); 1 when the profile has no such points.
-  // Iterations: their measured total over the model's, divided by the same
-  // for iterations_alone_paired where the profile has them. Train steps: the
+  // Iterations: their measured total over the model's. Train steps: the
   // median of each step's ratio to the same batch timed alone just before it
   // (train_alone_paired), else to the same shape's steps alone, else to the fit.
   double engine_slowdown_beside_train = 1.0, train_slowdown_beside_engines = 1.0;

@@ -430,30 +430,6 @@ TEST(Calibration, PairedTrainStepsGiveTheSlowdownWhateverTheMachineDidMeanwhile)
   expect_profile_error(j, "p.json: train_alone_paired has 2 steps and train_beside_engines 3");
 }
 
-// The engine's side of the pairs: the second before each side-by-side phase,
-// the machine ran 1.2x slower than when the profile's alone points were
-// taken, and beside training 1.1x slower than that. The slowdown is the 1.1,
-// not 1.32; without the reference it reads 1.32.
-TEST(Calibration, TheEnginesPairedReferenceTakesTheMachinesSpeedOutOfItsSlowdown) {
-  auto p = synthetic_profile();
-  const auto alone = calibrate(p);
-  for (std::size_t i = 0; i < p.iterations.size(); i += 5) {
-    auto reference = p.iterations[i], beside = p.iterations[(i + 2) % p.iterations.size()];
-    reference.time_s = predicted_iteration_s(alone, reference) * 1.2;
-    beside.time_s = predicted_iteration_s(alone, beside) * 1.2 * 1.1;
-    p.iterations_alone_paired.push_back(reference);
-    p.iterations_beside_train.push_back(beside);
-  }
-  const auto c = calibrate(profile_from_json(profile_to_json(p), "p.json"));
-  EXPECT_NEAR(c.engine_slowdown_beside_train, 1.1, 1e-9);
-  auto unpaired = p;
-  unpaired.iterations_alone_paired.clear();
-  EXPECT_NEAR(calibrate(unpaired).engine_slowdown_beside_train, 1.32, 1e-9);
-  auto j = profile_to_json(p);
-  j["iterations_alone_paired"][2]["time_s"] = -1;
-  expect_profile_error(j, "p.json: iterations_alone_paired 2: every field must be");
-}
-
 // The handoff of an overlapped train step (waking the trainer's thread, and
 // the caller after it) is the median start latency plus the median end
 // latency; it goes through the file and the scenario fragment to

@@ -407,12 +407,6 @@ TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
   EXPECT_EQ(live_shaped, 3);
   ASSERT_EQ(prof.train_beside_engines.size(), 4U);
   ASSERT_EQ(prof.train_alone_paired.size(), 4U);
-  // The engine's reference: a second of its waves before each phase beside the
-  // trainer, so at least one iteration per probe, each with a fresh wave's prefill.
-  EXPECT_GE(prof.iterations_alone_paired.size(), 4U);
-  EXPECT_GE(std::count_if(prof.iterations_alone_paired.begin(), prof.iterations_alone_paired.end(),
-                          [](const studies::IterationPoint& it) { return it.prefill_requests > 0; }),
-            4);
   for (const auto& t : prof.train_beside_engines) {
     EXPECT_EQ(t.samples, 12);
     // Countdown answers (N + 1 tokens, N lognormal around 6) are shorter than
