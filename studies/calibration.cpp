@@ -11,6 +11,7 @@
 #include <map>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 namespace april::studies {
 namespace {
@@ -39,6 +40,45 @@ double sum_scale(const std::vector<std::vector<double>>& rows, const std::vector
     predicted_s += std::inner_product(x.begin(), x.end(), rows[r].begin(), 0.0);
   }
   return predicted_s > 0 ? measured_s / predicted_s : 1.0;
+}
+
+// A linear model fitted by non-negative least squares on relative error
+// (each row divided by its time), so cheap and expensive points count alike
+// and a slow outlier weighs less; every fourth point (by index) held out,
+// points without a positive time skipped; the coefficients multiplied by
+// their sum_scale. `empty_error`, where given, is thrown when either the
+// fitted or the held-out set is empty.
+struct RelativeFit {
+  std::vector<double> x;
+  double sum_scale = 1.0, heldout_mape = 0;
+  std::int64_t fit_points = 0, heldout_points = 0;
+};
+RelativeFit fit_relative(const std::vector<std::vector<double>>& rows, const std::vector<double>& times_s, const char* empty_error) {
+  std::vector<std::vector<double>> fit_a, held_a, fit_rows;
+  std::vector<double> fit_y, held_y, fit_times;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!(times_s[i] > 0)) continue;
+    if (i % 4 == 3) {
+      held_a.push_back(rows[i]);
+      held_y.push_back(times_s[i]);
+      continue;
+    }
+    fit_rows.push_back(rows[i]);
+    fit_times.push_back(times_s[i]);
+    auto relative = rows[i];
+    for (auto& v : relative) v /= times_s[i];
+    fit_a.push_back(std::move(relative));
+    fit_y.push_back(1.0);
+  }
+  if (empty_error && (fit_a.empty() || held_a.empty())) throw std::invalid_argument(empty_error);
+  RelativeFit f;
+  f.x = nonnegative_least_squares(fit_a, fit_y);
+  f.sum_scale = sum_scale(fit_rows, fit_times, f.x);
+  for (auto& v : f.x) v *= f.sum_scale;
+  f.heldout_mape = mape(held_a, held_y, f.x);
+  f.fit_points = static_cast<std::int64_t>(fit_a.size());
+  f.heldout_points = static_cast<std::int64_t>(held_a.size());
+  return f;
 }
 
 // Iteration times grouped by shape (resident KV aside: repeats of a shape differ only in it).
@@ -247,30 +287,16 @@ double predicted_train_s(const Calibration& c, const TrainPoint& t) {
 Calibration calibrate(const Profile& p) {
   Calibration c;
   c.fitted = true;
-  // Least squares on relative error (each row divided by its time), so cheap
-  // and expensive iterations count alike and a slow outlier weighs less.
-  std::vector<std::vector<double>> fit_a, held_a, fit_rows;
-  std::vector<double> fit_y, held_y, fit_times;
-  for (std::size_t i = 0; i < p.iterations.size(); ++i) {
-    const auto& it = p.iterations[i];
-    if (!(it.time_s > 0)) continue;
+  std::vector<std::vector<double>> rows;
+  std::vector<double> times_s;
+  for (const auto& it : p.iterations) {
     const auto features = iteration_features(it);
-    std::vector<double> row(features.begin(), features.end());
-    if (i % 4 == 3) {
-      held_a.push_back(row);
-      held_y.push_back(it.time_s);
-    } else {
-      fit_rows.push_back(row);
-      fit_times.push_back(it.time_s);
-      for (auto& v : row) v /= it.time_s;
-      fit_a.push_back(row);
-      fit_y.push_back(1.0);
-    }
+    rows.emplace_back(features.begin(), features.end());
+    times_s.push_back(it.time_s);
   }
-  if (fit_a.empty() || held_a.empty()) throw std::invalid_argument("profile: no iteration with a positive time");
-  auto x = nonnegative_least_squares(fit_a, fit_y);
-  c.iteration_sum_scale = sum_scale(fit_rows, fit_times, x);
-  for (auto& v : x) v *= c.iteration_sum_scale;
+  const auto fit = fit_relative(rows, times_s, "profile: no iteration with a positive time");
+  const auto& x = fit.x;
+  c.iteration_sum_scale = fit.sum_scale;
   c.base_us = x[0] * 1e6;
   c.per_request_us = x[1] * 1e6;
   c.per_kv_tok_ns = x[2] * 1e9;
@@ -278,9 +304,9 @@ Calibration calibrate(const Profile& p) {
   c.per_prefill_request_us = x[4] * 1e6;
   c.per_prefill_tok_us = x[5] * 1e6;
   c.per_padded_prefill_tok_us = x[6] * 1e6;
-  c.iteration_heldout_mape = mape(held_a, held_y, x);
-  c.iteration_points = static_cast<std::int64_t>(fit_a.size());
-  c.heldout_points = static_cast<std::int64_t>(held_a.size());
+  c.iteration_heldout_mape = fit.heldout_mape;
+  c.iteration_points = fit.fit_points;
+  c.heldout_points = fit.heldout_points;
   // Noise: each point against the median of the points of its shape (KV aside).
   std::vector<double> deviations;
   for (const auto& [shape, times] : times_by_shape(p.iterations)) {
@@ -289,30 +315,18 @@ Calibration calibrate(const Profile& p) {
     for (double t : times) deviations.push_back(std::fabs(t / m - 1.0));
   }
   c.iteration_noise = base::median(deviations);
-  std::vector<std::vector<double>> ta, tha, train_rows;
-  std::vector<double> ty, thy, train_times;
-  for (std::size_t i = 0; i < p.train.size(); ++i) {
-    const auto& t = p.train[i];
-    if (!(t.time_s > 0)) continue;
-    std::vector<double> row = {1.0, t.tokens, t.samples * t.longest_tok};
-    if (i % 4 == 3) {
-      tha.push_back(row);
-      thy.push_back(t.time_s);
-    } else {
-      train_rows.push_back(row);
-      train_times.push_back(t.time_s);
-      for (auto& v : row) v /= t.time_s;  // relative error, as for iterations
-      ta.push_back(row);
-      ty.push_back(1.0);
-    }
+  std::vector<std::vector<double>> train_rows;
+  std::vector<double> train_times_s;
+  for (const auto& t : p.train) {
+    train_rows.push_back({1.0, t.tokens, t.samples * t.longest_tok});
+    train_times_s.push_back(t.time_s);
   }
-  auto tx = nonnegative_least_squares(ta, ty);
-  c.train_sum_scale = sum_scale(train_rows, train_times, tx);
-  for (auto& v : tx) v *= c.train_sum_scale;
-  c.train_base_s = tx[0];
-  c.train_per_tok_us = tx[1] * 1e6;
-  c.train_per_padded_tok_us = tx[2] * 1e6;
-  c.train_heldout_mape = mape(tha, thy, tx);
+  const auto train_fit = fit_relative(train_rows, train_times_s, nullptr);
+  c.train_sum_scale = train_fit.sum_scale;
+  c.train_base_s = train_fit.x[0];
+  c.train_per_tok_us = train_fit.x[1] * 1e6;
+  c.train_per_padded_tok_us = train_fit.x[2] * 1e6;
+  c.train_heldout_mape = train_fit.heldout_mape;
   c.sync_s = base::median(p.sync_s);
   if (!p.aborts.empty()) {
     // abort = latency + per_request x requests, fitted on absolute error: an
