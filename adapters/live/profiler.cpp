@@ -119,17 +119,26 @@ struct LiveProfiler::Impl {
     const std::int64_t live_batch = std::max<std::int64_t>(2, o.batch_samples > 0 ? o.batch_samples : o.slots);
     for (int i = 0; i < 3; ++i) probes.push_back({Probe::kTrain, 0, 0, live_batch, full, false, true});
     probes.push_back({Probe::kSync});
-    // Four side-by-side probes per pass, at its quarters and its end: the
+    // Eight side-by-side probes per pass, spread evenly through it: the
     // slowdown is the noisiest figure. One profile's six pairs read 0.81 to
     // 1.20, and the median of the six that two per pass gave moved between
     // x1.03 and x1.13 from run to run (2026-11-23, 2-core machine), which
-    // moves an overlapped twin's train-bound steps as much.
+    // moves an overlapped twin's train-bound steps as much. With four per
+    // pass, the engine's slowdown per probe was bimodal, near x1.0 or
+    // x1.15-1.36 (the machine's slow spells land on the two threads side by
+    // side), and the 12 probes' total fell below the live rollouts' beside a
+    // train step in 7 of 8 validations (x1.09 against x1.13 on average,
+    // 2026-11-24): a total of few draws from a right-skewed spread mostly
+    // misses its tail.
     // The train step beside the engine is a live batch too: the slowdown depends
     // on the batch's shape (a batch of short answers is hurt more than the
     // long padded one this probe used before).
     const Probe contention{Probe::kContention, std::max<std::int64_t>(1, o.slots / 2), 0, live_batch, full, false, true};
+    constexpr std::size_t kContentionPerPass = 8;
     const std::size_t before = probes.size();
-    for (std::size_t q = 3; q >= 1; --q) probes.insert(probes.begin() + static_cast<std::ptrdiff_t>(before * q / 4), contention);
+    for (std::size_t q = kContentionPerPass - 1; q >= 1; --q) {
+      probes.insert(probes.begin() + static_cast<std::ptrdiff_t>(before * q / kContentionPerPass), contention);
+    }
     probes.push_back(contention);
     for (std::int64_t a : admitted_counts) probes.push_back({Probe::kAbort, 0, a});
   }

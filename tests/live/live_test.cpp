@@ -398,15 +398,16 @@ ProfileOptions tiny_profile(std::int64_t slots, std::int32_t max_response_len, s
 
 // The profile times train steps on live batches (B x n answers at the task's
 // own lengths), alone and beside the engine, so that the calibrated train
-// model and its slowdown are fitted at the shape the twin predicts.
+// model and its slowdown are fitted at the shape the twin predicts; eight
+// side-by-side probes per pass.
 TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
   auto o = tiny_profile(8, 16, 12);
   o.task = {6, 0.7, 14};
   const auto prof = profile_live(o);
   const auto live_shaped = std::count_if(prof.train.begin(), prof.train.end(), [](const studies::TrainPoint& t) { return t.samples == 12; });
   EXPECT_EQ(live_shaped, 3);
-  ASSERT_EQ(prof.train_beside_engines.size(), 4U);
-  ASSERT_EQ(prof.train_alone_paired.size(), 4U);
+  ASSERT_EQ(prof.train_beside_engines.size(), 8U);
+  ASSERT_EQ(prof.train_alone_paired.size(), 8U);
   for (const auto& t : prof.train_beside_engines) {
     EXPECT_EQ(t.samples, 12);
     // Countdown answers (N + 1 tokens, N lognormal around 6) are shorter than
@@ -417,8 +418,8 @@ TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
   // Fresh draws each probe: the contention batches differ.
   EXPECT_NE(prof.train_beside_engines[0].tokens, prof.train_beside_engines[1].tokens);
   // Each side-by-side probe times the step's handoff both ways (the twin's train.handoff_s).
-  ASSERT_EQ(prof.train_start_latency_s.size(), 4U);
-  ASSERT_EQ(prof.train_end_latency_s.size(), 4U);
+  ASSERT_EQ(prof.train_start_latency_s.size(), 8U);
+  ASSERT_EQ(prof.train_end_latency_s.size(), 8U);
   for (const auto* v : {&prof.train_start_latency_s, &prof.train_end_latency_s}) {
     for (double s : *v) {
       EXPECT_GE(s, 0.0);
