@@ -1,6 +1,7 @@
 // `april profile` and `april validate` (both need the live backend).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -85,7 +86,9 @@ int validate_command(const std::vector<std::string>& args) {
       "one_step_off and async train beside the engine live and run on a disaggregated twin (one GPU each);\n"
       "their steps are compared on step time. Each policy's live train steps are set against the model of\n"
       "them (overlapped: with the slowdown beside the engine they imply, against the profiled one).\n"
-      "Without --calibration, the engine is profiled in slices between the live steps and fitted.\n"
+      "Without --calibration, the engine is profiled in slices between the live steps and fitted; the slices\n"
+      "also tell how much slower than on average the machine ran at each step (its points against their\n"
+      "shapes' medians), and \"drift-adj\" is the median error with each twin step scaled by that.\n"
       "Before the first live step, one scratch train step (2 x B x n answers at the length cap) grows the\n"
       "heap, so no live step pays for new pages; --out's <policy>_live_train_steps.csv counts each step's\n"
       "page faults (minor_faults).\n"
@@ -136,12 +139,13 @@ int validate_command(const std::vector<std::string>& args) {
   const auto& cal = report.calibration;
   fmt::print("calibration{}: {}\n", report.profiled_interleaved ? " (profiled between the live steps)" : "", studies::describe(cal));
 
-  fmt::print("\n{:<8} {:>6} {:>8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "policy", "steps", "instant", "same tok", "median err",
-             "p90 err", "total err", "live tok/s", "sim tok/s");
+  fmt::print("\n{:<8} {:>6} {:>8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "policy", "steps", "instant", "same tok",
+             "median err", "drift-adj", "p90 err", "total err", "live tok/s", "sim tok/s");
   for (const auto& p : report.policies) {
-    fmt::print("{:<8} {:>6} {:>4}/{:<3} {:>9} {:>11.1f}% {:>11.1f}% {:>+11.1f}% {:>12.0f} {:>12.0f}\n", p.policy, p.live.size(),
-               p.instant_agree, p.instant_steps, p.steps_same_tokens, 100 * p.median_error, 100 * p.p90_error, 100 * p.total_time_error,
-               p.live_rollout_tok_s, p.sim_rollout_tok_s);
+    const std::string adjusted = p.median_error_drift_adjusted ? fmt::format("{:.1f}%", 100 * *p.median_error_drift_adjusted) : "-";
+    fmt::print("{:<8} {:>6} {:>4}/{:<3} {:>9} {:>11.1f}% {:>12} {:>11.1f}% {:>+11.1f}% {:>12.0f} {:>12.0f}\n", p.policy, p.live.size(),
+               p.instant_agree, p.instant_steps, p.steps_same_tokens, 100 * p.median_error, adjusted, 100 * p.p90_error,
+               100 * p.total_time_error, p.live_rollout_tok_s, p.sim_rollout_tok_s);
   }
   bool any_overlapped = false;
   for (const auto& p : report.policies) {
@@ -179,6 +183,18 @@ int validate_command(const std::vector<std::string>& args) {
     }
     fmt::print("warm-up: the first {} step(s), left out of the errors and gains above; live / twin step time: {}\n", report.warmup_steps,
                ratios);
+  }
+  if (!report.machine_slowdown_by_step.empty()) {
+    std::vector<double> known;
+    for (const auto& m : report.machine_slowdown_by_step) {
+      if (m) known.push_back(*m);
+    }
+    const auto [lo, hi] = known.empty() ? std::pair{1.0, 1.0} : std::pair{*std::min_element(known.begin(), known.end()),
+                                                                          *std::max_element(known.begin(), known.end())};
+    fmt::print("drift-adj: the median error with each twin step scaled by how much slower than on average the machine ran then,\n"
+               "by the profile's slices beside the step (x{:.2f} to x{:.2f} in this run): the machine's drift, which no fixed\n"
+               "model predicts, taken out; the gains need no such help (the policies take turns, so drift hits all alike)\n",
+               lo, hi);
   }
   fmt::print("instant: steps whose batch was complete in the buffer (no rollout time), predicted as such / seen\n");
   fmt::print("same tok: steps whose rollout decoded as many tokens in the simulator as live (it replays the live schedule)\n");

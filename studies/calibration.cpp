@@ -188,6 +188,8 @@ nlohmann::json profile_to_json(const Profile& p) {
   }
   j["train_start_latency_s"] = p.train_start_latency_s;
   j["train_end_latency_s"] = p.train_end_latency_s;
+  j["slices"] = nlohmann::json::array();
+  for (const auto& sl : p.slices) j["slices"].push_back({{"iterations_end", sl.iterations_end}, {"train_end", sl.train_end}});
   return j;
 }
 
@@ -227,6 +229,23 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
         if (!(std::isfinite((*v)[i]) && (*v)[i] >= 0)) {
           throw std::invalid_argument(fmt::format("{}: {}[{}]: a latency must be a finite number of seconds >= 0", where, key, i));
         }
+      }
+    }
+    if (j.contains("slices")) {  // older profiles and single-slice ones may lack it
+      std::int64_t iterations_before = 0, train_before = 0;
+      for (const auto& sl : j.at("slices")) {
+        const Profile::Slice slice{sl.at("iterations_end").get<std::int64_t>(), sl.at("train_end").get<std::int64_t>()};
+        if (slice.iterations_end < iterations_before || slice.train_end < train_before ||
+            slice.iterations_end > static_cast<std::int64_t>(p.iterations.size()) ||
+            slice.train_end > static_cast<std::int64_t>(p.train.size())) {
+          throw std::invalid_argument(fmt::format("{}: slices[{}]: iterations_end {} and train_end {} must not decrease and must not pass "
+                                                  "the {} iterations and {} train steps",
+                                                  where, p.slices.size(), slice.iterations_end, slice.train_end, p.iterations.size(),
+                                                  p.train.size()));
+        }
+        iterations_before = slice.iterations_end;
+        train_before = slice.train_end;
+        p.slices.push_back(slice);
       }
     }
     p.sync_s = j.at("sync_s").get<std::vector<double>>();

@@ -64,6 +64,14 @@ struct Profile {
   // 0.1-0.5 ms; blocked outright, they were the host's 10-70 ms to wake a
   // halted virtual CPU (live::WorkerThread).
   std::vector<double> train_start_latency_s, train_end_latency_s;
+  // Optional: a profile taken in slices between other work (LiveProfiler::run,
+  // as `april validate` interleaves it with the live steps): how many
+  // iterations and train steps had been measured when each slice ended, so
+  // that each point's slice, and the machine's speed then, can be told.
+  struct Slice {
+    std::int64_t iterations_end = 0, train_end = 0;
+  };
+  std::vector<Slice> slices;
 };
 
 nlohmann::json profile_to_json(const Profile& p);  // raw points plus medians and spread per configuration

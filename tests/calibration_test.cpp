@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "studies/calibration.hpp"
+#include "studies/machine_drift.hpp"
 #include "studies/nnls.hpp"
 #include "sim/engine_knobs.hpp"
 #include "base/rng.hpp"
@@ -480,6 +481,55 @@ TEST(Calibration, ZeroLengthPointsAreRefusedNamingThem) {
   j = profile_to_json(synthetic_profile());
   j["iterations"][1]["kv_tok"] = std::numeric_limits<double>::infinity();  // a json value built in code may hold one
   EXPECT_THROW(profile_from_json(j, "p.json"), std::invalid_argument);
+}
+
+// A profile taken in slices tells how fast the machine ran in each: the
+// slice's points against their own shapes' medians, so that the model's error
+// at a shape is not read as drift, and a shape measured once says nothing.
+TEST(MachineDrift, EachSlicesSlowdownIsItsPointsOverTheirShapesMedians) {
+  Profile p;
+  const auto iteration = [](double batch, double time_s) {
+    IterationPoint it;
+    it.batch = batch;
+    it.kv_tok = batch;
+    it.time_s = time_s;
+    return it;
+  };
+  // Slice 0 at the machine's speed, slice 1 20% slower, slice 2 only a shape
+  // measured once (a 1 s outlier that must change nothing).
+  p.iterations = {iteration(8, 0.010), iteration(32, 0.040), iteration(8, 0.012), iteration(32, 0.048), iteration(64, 1.0)};
+  p.train = {{8, 80, 10, 0.5}, {8, 80, 10, 0.6}};
+  p.slices = {{2, 1}, {4, 2}, {5, 2}};
+  const auto slow = slice_slowdowns(p);
+  ASSERT_EQ(slow.size(), 3U);
+  ASSERT_TRUE(slow[0] && slow[1]);
+  EXPECT_FALSE(slow[2]);
+  EXPECT_NEAR(*slow[1] / *slow[0], 1.2, 1e-12);
+  // Relative to the whole profile's: measured over medians is 1 in all, so
+  // the slices sit at 1/1.1 and 1.2/1.1.
+  EXPECT_NEAR(*slow[0], 1.0 / 1.1, 1e-12);
+  EXPECT_NEAR(*slow[1], 1.2 / 1.1, 1e-12);
+  // A profile without slices (taken all at once) has none to tell.
+  p.slices.clear();
+  EXPECT_TRUE(slice_slowdowns(p).empty());
+}
+
+TEST(MachineDrift, SlicesRoundTripAndBadOnesAreClearErrors) {
+  auto p = synthetic_profile();
+  p.slices = {{10, 3}, {20, 3}, {static_cast<std::int64_t>(p.iterations.size()), static_cast<std::int64_t>(p.train.size())}};
+  const auto back = profile_from_json(profile_to_json(p), "p.json");
+  ASSERT_EQ(back.slices.size(), 3U);
+  EXPECT_EQ(back.slices[1].iterations_end, 20);
+  EXPECT_EQ(back.slices[2].train_end, static_cast<std::int64_t>(p.train.size()));
+  auto j = profile_to_json(p);
+  j["slices"][1]["iterations_end"] = 5;  // before the slice ahead of it ended
+  expect_profile_error(j, "p.json: slices[1]: iterations_end 5 and train_end 3 must not decrease");
+  j = profile_to_json(p);
+  j["slices"][2]["train_end"] = 1000;
+  expect_profile_error(j, "p.json: slices[2]: iterations_end");
+  j = profile_to_json(p);
+  j.erase("slices");  // profiles written before slices were recorded
+  EXPECT_TRUE(profile_from_json(j, "p.json").slices.empty());
 }
 
 }  // namespace

@@ -47,6 +47,9 @@ for name, p in report["policies"].items():
     # The default warm-up: step 0 is left out of the errors and gains, its ratio reported apart.
     assert len(p["warmup_live_over_sim"]) == 1 and p["warmup_live_over_sim"][0] > 0, p["warmup_live_over_sim"]
 assert report["warmup_steps"] == 1
+# Given a calibration, nothing was profiled between the steps: no drift to read, none taken out.
+assert report["machine_slowdown_by_step"] == [], report["machine_slowdown_by_step"]
+assert all(p["median_step_error_drift_adjusted"] is None for p in report["policies"].values())
 for key in ("gain_measured", "gain_predicted", "gain_error_pp"):
     assert report[key] is not None and math.isfinite(report[key]), key
 assert report["calibration"]["engine"]["iteration_model"] == "linear"

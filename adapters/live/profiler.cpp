@@ -343,6 +343,8 @@ void LiveProfiler::run(std::int64_t count) {
       case Probe::kContention: impl_->run_contention(p); break;
     }
   }
+  auto& m = impl_->measured;
+  m.slices.push_back({static_cast<std::int64_t>(m.iterations.size()), static_cast<std::int64_t>(m.train.size())});
 }
 
 studies::Profile LiveProfiler::profile() {

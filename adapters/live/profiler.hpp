@@ -42,6 +42,7 @@ class LiveProfiler {
   LiveProfiler& operator=(const LiveProfiler&) = delete;
 
   [[nodiscard]] std::int64_t probes_per_pass() const;
+  // The next `probes` probes: one slice of the profile (Profile::slices).
   void run(std::int64_t probes);
   // Everything measured so far.
   [[nodiscard]] studies::Profile profile();

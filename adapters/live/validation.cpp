@@ -9,6 +9,7 @@
 
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/live_config.hpp"
+#include "studies/machine_drift.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/design_space.hpp"
 #include "scenario/simulation.hpp"
@@ -201,7 +202,21 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
       for (const auto& smp : arm.loop->group_samples(id)) lengths.push_back(smp.finished ? smp.generated_tok : kUnfinishedSample);
     }
   }
-  if (profiler) report.profile = profiler->profile();
+  if (profiler) {
+    report.profile = profiler->profile();
+    // Slice s ran after every policy's step s: a step lies between slices s - 1 and s.
+    const auto slow = studies::slice_slowdowns(*report.profile);
+    for (std::int64_t s = 0; s < steps; ++s) {
+      std::vector<double> near;
+      for (const std::int64_t k : {s - 1, s}) {
+        if (k >= 0 && k < static_cast<std::int64_t>(slow.size()) && slow[static_cast<std::size_t>(k)]) {
+          near.push_back(*slow[static_cast<std::size_t>(k)]);
+        }
+      }
+      report.machine_slowdown_by_step.push_back(near.empty() ? std::nullopt
+                                                             : std::optional<double>((near.front() + near.back()) / 2));
+    }
+  }
   report.calibration = report.profile ? studies::calibrate(*report.profile) : *calibration;
   report.profiled_interleaved = profiler != nullptr;
   profiler.reset();
@@ -221,6 +236,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     for (std::size_t s = 0; s < warm; ++s) {
       if (pv.sim[s].step_time_s > 0) pv.warmup_live_over_sim.push_back(pv.live[s].step_time_s / pv.sim[s].step_time_s);
     }
+    std::vector<double> drift_adjusted;
     for (std::size_t s = warm; s < pv.live.size(); ++s) {
       // Colocated, the rollout phase (train and sync are timed apart); overlapped, the whole step.
       const double meas = pv.overlapped ? pv.live[s].step_time_s : pv.live[s].rollout_time_s;
@@ -233,7 +249,11 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
         continue;
       }
       pv.step_rollout_error.push_back(std::fabs(pred - meas) / meas);
+      if (s < report.machine_slowdown_by_step.size() && report.machine_slowdown_by_step[s]) {
+        drift_adjusted.push_back(std::fabs(pred * *report.machine_slowdown_by_step[s] - meas) / meas);
+      }
     }
+    if (!drift_adjusted.empty()) pv.median_error_drift_adjusted = base::sample_quantile(drift_adjusted, 0.5);
     for (std::size_t s = 0; s < pv.live.size(); ++s) {
       if (pv.live[s].tokens_generated == pv.sim[s].tokens_generated) ++pv.steps_same_tokens;
     }
@@ -296,6 +316,7 @@ nlohmann::json ValidationReport::to_json() const {
     pj["instant_steps_predicted"] = p.instant_agree;
     pj["median_step_rollout_error"] = p.median_error;
     pj["p90_step_rollout_error"] = p.p90_error;
+    pj["median_step_error_drift_adjusted"] = p.median_error_drift_adjusted ? nlohmann::json(*p.median_error_drift_adjusted) : nlohmann::json(nullptr);
     pj["total_time_error"] = p.total_time_error;
     pj["live_rollout_throughput_tok_s"] = p.live_rollout_tok_s;
     pj["sim_rollout_throughput_tok_s"] = p.sim_rollout_tok_s;
@@ -339,6 +360,8 @@ nlohmann::json ValidationReport::to_json() const {
     j["policies"][p.policy] = pj;
   }
   j["warmup_steps"] = warmup_steps;
+  j["machine_slowdown_by_step"] = nlohmann::json::array();
+  for (const auto& m : machine_slowdown_by_step) j["machine_slowdown_by_step"].push_back(m ? nlohmann::json(*m) : nlohmann::json(nullptr));
   j["gain_measured"] = gain_measured ? nlohmann::json(*gain_measured) : nlohmann::json(nullptr);
   j["gain_predicted"] = gain_predicted ? nlohmann::json(*gain_predicted) : nlohmann::json(nullptr);
   j["gain_error_pp"] = gain_measured && gain_predicted ? nlohmann::json(100.0 * (*gain_predicted - *gain_measured)) : nlohmann::json(nullptr);

@@ -29,6 +29,12 @@ struct PolicyValidation {
   std::int64_t instant_steps = 0;          // batch complete in the buffer: no rollout time live
   std::int64_t instant_agree = 0;          // ... and none predicted either
   double median_error = 0, p90_error = 0, total_time_error = 0;
+  // Interleaved profile only: the median error with the twin's step times
+  // multiplied by the machine's slowdown at that step
+  // (ValidationReport::machine_slowdown_by_step): what is left when the
+  // machine's drift over the run, which no fixed model can predict, is
+  // taken out by a measurement independent of the live steps.
+  std::optional<double> median_error_drift_adjusted;
   double live_rollout_tok_s = 0, sim_rollout_tok_s = 0;
   double live_effective_tok_s = 0, sim_effective_tok_s = 0;  // trained tokens over total time
   std::optional<double> effective_gain_measured, effective_gain_predicted;  // over sync's
@@ -71,6 +77,11 @@ struct ValidationReport {
   studies::Calibration calibration;  // the one the simulator used
   bool profiled_interleaved = false;  // fitted to a profile taken in slices between the live steps
   std::optional<studies::Profile> profile;  // that profile (interleaved runs only), to keep beside the report
+  // Interleaved runs only, per step: how much slower than on average the
+  // machine ran then, by the profile's slices just before and after the
+  // step's round of policies (studies::slice_slowdowns); nullopt where
+  // neither slice measured a repeated shape.
+  std::vector<std::optional<double>> machine_slowdown_by_step;
   std::optional<double> gain_measured, gain_predicted;  // first policy over sync, rollout throughput
   std::int64_t warmup_steps = 0;  // leading steps left out of the errors and gains
   [[nodiscard]] nlohmann::json to_json() const;

@@ -22,6 +22,7 @@
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/profiler.hpp"
 #include "adapters/live/validation.hpp"
+#include "studies/machine_drift.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/simulation.hpp"
 #include "traces/trace_workload.hpp"
@@ -426,6 +427,31 @@ TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
       EXPECT_LT(s, 5.0);
     }
   }
+}
+
+// Each run() is one slice of the profile, and the profile says where each
+// ended: `april validate` reads the machine's speed between its live steps
+// from them (studies::slice_slowdowns).
+TEST(LiveProfiler, EachRunIsASliceOfTheProfile) {
+  LiveProfiler profiler(tiny_profile(8, 16, 12));
+  profiler.run(3);
+  profiler.run(profiler.probes_per_pass() - 3);
+  profiler.run(5);
+  const auto prof = profiler.profile();
+  ASSERT_EQ(prof.slices.size(), 3U);
+  EXPECT_EQ(prof.slices.back().iterations_end, static_cast<std::int64_t>(prof.iterations.size()));
+  EXPECT_EQ(prof.slices.back().train_end, static_cast<std::int64_t>(prof.train.size()));
+  // The first probes of a pass are iterations: the first slice measured some, and every slice ends after the one before.
+  EXPECT_GT(prof.slices[0].iterations_end, 0);
+  for (std::size_t k = 1; k < prof.slices.size(); ++k) {
+    EXPECT_GE(prof.slices[k].iterations_end, prof.slices[k - 1].iterations_end);
+    EXPECT_GE(prof.slices[k].train_end, prof.slices[k - 1].train_end);
+  }
+  // The second pass's first probes repeat the first's shapes: the last slice's speed can be told.
+  const auto slow = studies::slice_slowdowns(prof);
+  ASSERT_EQ(slow.size(), 3U);
+  ASSERT_TRUE(slow[2].has_value());
+  EXPECT_GT(*slow[2], 0.0);
 }
 
 // No train probe is larger than a live batch: no live step has such a shape,
