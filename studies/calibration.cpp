@@ -81,11 +81,10 @@ RelativeFit fit_relative(const std::vector<std::vector<double>>& rows, const std
   return f;
 }
 
-// Iteration times grouped by shape (resident KV aside: repeats of a shape differ only in it).
-using ShapeKey = std::tuple<double, double, double, double>;
-std::map<ShapeKey, std::vector<double>> times_by_shape(const std::vector<IterationPoint>& points) {
-  std::map<ShapeKey, std::vector<double>> out;
-  for (const auto& it : points) out[{it.batch, it.prefill_requests, it.prefill_tok, it.prefill_longest_tok}].push_back(it.time_s);
+// Iteration times grouped by shape.
+std::map<IterationShape, std::vector<double>> times_by_shape(const std::vector<IterationPoint>& points) {
+  std::map<IterationShape, std::vector<double>> out;
+  for (const auto& it : points) out[shape_of(it)].push_back(it.time_s);
   return out;
 }
 
@@ -143,6 +142,9 @@ TrainPoint train_from_json(const nlohmann::json& t, const std::string& where, co
 
 }  // namespace
 
+IterationShape shape_of(const IterationPoint& it) { return {it.batch, it.prefill_requests, it.prefill_tok, it.prefill_longest_tok}; }
+TrainShape shape_of(const TrainPoint& t) { return {t.samples, t.tokens, t.longest_tok}; }
+
 nlohmann::json profile_to_json(const Profile& p) {
   nlohmann::json j;
   j["device"] = p.device;
@@ -160,10 +162,10 @@ nlohmann::json profile_to_json(const Profile& p) {
     j["iteration_summary"].push_back(s);
   }
   j["train"] = nlohmann::json::array();
-  std::map<std::tuple<double, double, double>, std::vector<double>> by_tokens;
+  std::map<TrainShape, std::vector<double>> by_tokens;
   for (const auto& t : p.train) {
     j["train"].push_back({{"samples", t.samples}, {"tokens", t.tokens}, {"longest_tok", t.longest_tok}, {"time_s", t.time_s}});
-    by_tokens[{t.samples, t.tokens, t.longest_tok}].push_back(t.time_s);
+    by_tokens[shape_of(t)].push_back(t.time_s);
   }
   j["train_summary"] = nlohmann::json::array();
   for (const auto& [k, v] : by_tokens) {
@@ -413,10 +415,10 @@ Calibration calibrate(const Profile& p) {
         if (p.train_alone_paired[i].time_s > 0) r.push_back(p.train_beside_engines[i].time_s / p.train_alone_paired[i].time_s);
       }
     } else {
-      std::map<std::tuple<double, double, double>, std::vector<double>> alone;
-      for (const auto& t : p.train) alone[{t.samples, t.tokens, t.longest_tok}].push_back(t.time_s);
+      std::map<TrainShape, std::vector<double>> alone;
+      for (const auto& t : p.train) alone[shape_of(t)].push_back(t.time_s);
       for (const auto& t : p.train_beside_engines) {
-        const auto it = alone.find({t.samples, t.tokens, t.longest_tok});
+        const auto it = alone.find(shape_of(t));
         const double ref = it != alone.end() ? base::median(it->second) : predicted_train_s(c, t);
         if (ref > 0) r.push_back(t.time_s / ref);
       }

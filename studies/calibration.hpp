@@ -10,6 +10,7 @@
 // and reports the error on held-out points (every fourth one).
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,14 @@ struct IterationPoint {
 struct TrainPoint {
   double samples = 0, tokens = 0, longest_tok = 0, time_s = 0;
 };
+
+// What repeats of a point share, as a map key. An iteration's: batch and
+// prefill (resident KV aside: repeats of a shape differ only in it); a train
+// step's: samples, tokens and longest sample.
+using IterationShape = std::tuple<double, double, double, double>;
+using TrainShape = std::tuple<double, double, double>;
+IterationShape shape_of(const IterationPoint& it);
+TrainShape shape_of(const TrainPoint& t);
 
 // One abort: the engine held `requests` requests (running or queued) and
 // took `time_s` to stop and release them all.
