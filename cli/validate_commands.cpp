@@ -47,7 +47,8 @@ int profile_command(const std::vector<std::string>& args) {
       "usage: april profile [--scenario S] [--device cpu|cuda] [--model SIZE] [--repeats R] --out profile.json\n"
       "Measures the live engine's iterations in the shapes a rollout produces (requests decoding while\n"
       "others are admitted, contexts of one length or spread up to the longest, decode-only iterations),\n"
-      "train steps over batch sizes and response lengths, a train step on the trainer's thread beside the engine\n"
+      "train steps over batch sizes and response lengths (each timed after a rollout wave on the engine, as\n"
+      "a live step follows a rollout), a train step on the trainer's thread beside the engine\n"
       "(its slowdown, and its handoff: the wait to start on the idle thread and to hand its end back),\n"
       "and weight-sync time; R passes (default 3;\n"
       "medians and quartiles per shape are in the file). `april calibrate` fits the simulator to it.\n\noptions");

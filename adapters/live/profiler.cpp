@@ -197,6 +197,31 @@ struct LiveProfiler::Impl {
     return batch;
   }
 
+  // One rollout wave on the engine alone, the trainer's thread idle, as
+  // between two train steps of a live run: `decoders` fresh prompts answered
+  // at the task's own lengths (one prefill pass, then decodes as the wave
+  // thins out) to the last. A wave, not a time: the same work on any model
+  // and device. Its iterations are not kept: they are not the shapes the
+  // probes set.
+  void rollout_wave(std::int64_t decoders) {
+    engine.abort_all();
+    running_decoders = 0;
+    refill(decoders);
+    while (engine.running() + engine.waiting() > 0) {
+      engine.step();
+      sync_device();
+    }
+    (void)engine.take_iteration_log();
+  }
+
+  void refill(std::int64_t decoders) {
+    if (engine.running() + engine.waiting() > 0) return;
+    for (std::int64_t k = 0; k < decoders; ++k) {
+      const auto answer = static_cast<std::int32_t>(task.example(static_cast<std::int64_t>(key)).answer.size());
+      engine.add(request(task.max_prompt_tok(), std::clamp(answer, 1, o.max_response_len)));
+    }
+  }
+
   void run_train(const Probe& p) {
     studies::TrainPoint point;
     const auto batch = train_batch(p, point);
@@ -208,9 +233,17 @@ struct LiveProfiler::Impl {
     // at 2x: a linear model's reach ends there) and the colocated live train
     // steps, summed per run, within 0.95-1.08x of its prediction (8 runs of
     // `april validate`, 2026-11-23).
-    // Both on the trainer's thread, as a live run trains (LiveBackend), timed
-    // there from the step's first line to its last; this thread waits as the
-    // live loop does, in slices.
+    // Then a rollout wave on the engine, and the timed step: every live train
+    // step comes after the engine's work (a rollout, or the engine beside
+    // it), and a step timed straight after another reads fast. In 24 of 28
+    // saved 24-step validations sync's live train steps ran above the live
+    // batch probes timed so, by a median of 3% (-4% to +8%); a live-batch
+    // probe after 3 s of engine work (waves of half the slots) took
+    // 1.01-1.04x the same batch's next step, one straight after another
+    // batch's step 0.95-1.03x (2026-11-24, 2-core machine, wide tail).
+    // Both steps on the trainer's thread, as a live run trains (LiveBackend),
+    // timed there from the step's first line to its last; this thread waits
+    // as the live loop does, in slices.
     const auto timed_step = [&] {
       const auto t0 = std::chrono::steady_clock::now();
       trainer.step(batch, 0);
@@ -218,12 +251,17 @@ struct LiveProfiler::Impl {
       return since(t0);
     };
     for (int i = 0; i < 2; ++i) {
+      if (i == 1) rollout_wave(wave_requests());  // then idle while the step computes, as in a colocated run
       auto f = worker.run(timed_step);
       wait_in_slices(f);
       point.time_s = f.get();
     }
     measured.train.push_back(point);
   }
+
+  // Prompts per rollout wave before a timed train step: the load of the
+  // side-by-side probes.
+  [[nodiscard]] std::int64_t wave_requests() const { return std::max<std::int64_t>(1, o.slots / 2); }
 
   // The engine under a rollout's load beside a train step on the trainer's
   // thread, as an overlapped live run has them: waves of `decoders` fresh
@@ -238,13 +276,6 @@ struct LiveProfiler::Impl {
     (void)engine.take_iteration_log();
     studies::TrainPoint point;
     const auto batch = train_batch(p, point);
-    const auto refill = [&] {
-      if (engine.running() + engine.waiting() > 0) return;
-      for (std::int64_t k = 0; k < p.decoders; ++k) {
-        const auto answer = static_cast<std::int32_t>(task.example(static_cast<std::int64_t>(key)).answer.size());
-        engine.add(request(task.max_prompt_tok(), std::clamp(answer, 1, o.max_response_len)));
-      }
-    };
     // The step on the trainer's thread: when its first and last lines ran.
     const auto step_on_worker = [&] {
       const auto start = Clock::now();
@@ -260,33 +291,31 @@ struct LiveProfiler::Impl {
     // untimed step before both: the first step of a new batch shape is slow
     // (fresh allocations), and that cost landed on the step alone, which
     // made the measured slowdown read below 1 (0.70 and 0.77 in the first
-    // pairs). This thread waits as the live loop does, in slices.
+    // pairs). The step alone is timed after the engine's work, as the train
+    // probes are (run_train): the pair's ratio is then what running beside
+    // the engine adds to the step the fit predicts, no more. This thread
+    // waits as the live loop does, in slices.
     const auto alone_step = [&] {
       auto f = worker.run(step_on_worker);
       wait_in_slices(f);
       return f.get();
     };
     (void)alone_step();
+    rollout_wave(p.decoders);
     const auto [alone_start, alone_end] = alone_step();
     measured.train_end_latency_s.push_back(seconds(Clock::now() - alone_end));
     studies::TrainPoint alone = point;
     alone.time_s = seconds(alone_end - alone_start);
     measured.train_alone_paired.push_back(alone);
-    // The engine alone for a while, the trainer's thread idle: a live run's
+    // The engine alone for a wave, the trainer's thread idle: a live run's
     // trainer waits seconds between steps (in slices, WorkerThread) while the
-    // engine computes, and starting the step then is what the start latency is.
-    refill();
-    const auto engine_alone_until = Clock::now() + std::chrono::seconds(1);
-    while (Clock::now() < engine_alone_until) {
-      refill();
-      engine.step();
-      sync_device();
-    }
-    (void)engine.take_iteration_log();
+    // engine computes, and starting the step then is what the start latency
+    // is.
+    rollout_wave(p.decoders);
     const auto handed = Clock::now();
     auto beside = worker.run(step_on_worker);
     while (beside.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-      refill();
+      refill(p.decoders);
       engine.step();
       sync_device();
       for (const auto& it : engine.take_iteration_log()) measured.iterations_beside_train.push_back(it);
