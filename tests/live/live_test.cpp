@@ -9,6 +9,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "adapters/live/countdown_task.hpp"
@@ -452,6 +453,24 @@ TEST(LiveProfiler, EachRunIsASliceOfTheProfile) {
   ASSERT_EQ(slow.size(), 3U);
   ASSERT_TRUE(slow[2].has_value());
   EXPECT_GT(*slow[2], 0.0);
+}
+
+// Every iteration the profile keeps has a shape of the probe grid: the engine
+// work between probes (the side-by-side probes, spread among the iteration
+// probes, and the rollout wave before each timed train step) leaves no request
+// behind for the iteration probes after it, whose shapes the calibration takes
+// as set. (Without the side-by-side probe's final abort, its last wave ran on
+// into the next iteration probes.)
+TEST(LiveProfiler, EngineWorkBetweenProbesLeavesTheIterationShapesAsSet) {
+  const auto prof = profile_live(tiny_profile(8, 16, 12));
+  const std::set<double> decoders = {0, 1, 4, 7};  // 0, 1, slots/8, slots/2, slots - slots/8
+  const std::set<double> admitted = {1, 4, 7, 8};  // 1, slots/8, slots/2, slots; and the decoders' own start
+  ASSERT_FALSE(prof.iterations.empty());
+  for (const auto& it : prof.iterations) {
+    EXPECT_TRUE(decoders.count(it.decode_batch()) == 1) << "decoding " << it.decode_batch();
+    EXPECT_TRUE(it.prefill_requests == 0 || admitted.count(it.prefill_requests) == 1) << "admitted " << it.prefill_requests;
+    EXPECT_LE(it.batch, 8);
+  }
 }
 
 // No train probe is larger than a live batch: no live step has such a shape,
