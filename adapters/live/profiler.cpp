@@ -78,6 +78,10 @@ struct LiveProfiler::Impl {
     return KvEngine(model, eo);
   }
 
+  // Prompts per rollout wave, before a timed train step and beside one (the
+  // side-by-side probes): half the slots.
+  [[nodiscard]] std::int64_t wave_requests() const { return std::max<std::int64_t>(1, o.slots / 2); }
+
   void build_probes() {
     const std::int64_t max_ctx = task.max_prompt_tok() + o.max_response_len - 1;  // longest context a resumed sample has
     // Up to nearly all slots decoding: a decode's per-request cost is small
@@ -133,7 +137,7 @@ struct LiveProfiler::Impl {
     // The train step beside the engine is a live batch too: the slowdown depends
     // on the batch's shape (a batch of short answers is hurt more than the
     // long padded one this probe used before).
-    const Probe contention{Probe::kContention, std::max<std::int64_t>(1, o.slots / 2), 0, live_batch, full, false, true};
+    const Probe contention{Probe::kContention, wave_requests(), 0, live_batch, full, false, true};
     constexpr std::size_t kContentionPerPass = 8;
     const std::size_t before = probes.size();
     for (std::size_t q = kContentionPerPass - 1; q >= 1; --q) {
@@ -258,10 +262,6 @@ struct LiveProfiler::Impl {
     }
     measured.train.push_back(point);
   }
-
-  // Prompts per rollout wave before a timed train step: the load of the
-  // side-by-side probes.
-  [[nodiscard]] std::int64_t wave_requests() const { return std::max<std::int64_t>(1, o.slots / 2); }
 
   // The engine under a rollout's load beside a train step on the trainer's
   // thread, as an overlapped live run has them: waves of `decoders` fresh
