@@ -81,13 +81,6 @@ RelativeFit fit_relative(const std::vector<std::vector<double>>& rows, const std
   return f;
 }
 
-// Iteration times grouped by shape.
-std::map<IterationShape, std::vector<double>> times_by_shape(const std::vector<IterationPoint>& points) {
-  std::map<IterationShape, std::vector<double>> out;
-  for (const auto& it : points) out[shape_of(it)].push_back(it.time_s);
-  return out;
-}
-
 nlohmann::json spread(const std::vector<double>& v) {
   return {{"median_s", base::median(v)}, {"p25_s", base::sample_quantile(v, 0.25)}, {"p75_s", base::sample_quantile(v, 0.75)}, {"n", v.size()}};
 }
@@ -162,13 +155,11 @@ nlohmann::json profile_to_json(const Profile& p) {
     j["iteration_summary"].push_back(s);
   }
   j["train"] = nlohmann::json::array();
-  std::map<TrainShape, std::vector<double>> by_tokens;
   for (const auto& t : p.train) {
     j["train"].push_back({{"samples", t.samples}, {"tokens", t.tokens}, {"longest_tok", t.longest_tok}, {"time_s", t.time_s}});
-    by_tokens[shape_of(t)].push_back(t.time_s);
   }
   j["train_summary"] = nlohmann::json::array();
-  for (const auto& [k, v] : by_tokens) {
+  for (const auto& [k, v] : times_by_shape(p.train)) {
     auto s = spread(v);
     s["samples"] = std::get<0>(k);
     s["tokens"] = std::get<1>(k);
@@ -415,8 +406,7 @@ Calibration calibrate(const Profile& p) {
         if (p.train_alone_paired[i].time_s > 0) r.push_back(p.train_beside_engines[i].time_s / p.train_alone_paired[i].time_s);
       }
     } else {
-      std::map<TrainShape, std::vector<double>> alone;
-      for (const auto& t : p.train) alone[shape_of(t)].push_back(t.time_s);
+      const auto alone = times_by_shape(p.train);
       for (const auto& t : p.train_beside_engines) {
         const auto it = alone.find(shape_of(t));
         const double ref = it != alone.end() ? base::median(it->second) : predicted_train_s(c, t);

@@ -9,6 +9,7 @@
 //   train = base + per_tok * tokens + per_padded_tok * samples * longest,
 // and reports the error on held-out points (every fourth one).
 #include <cstdint>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -41,6 +42,14 @@ using IterationShape = std::tuple<double, double, double, double>;
 using TrainShape = std::tuple<double, double, double>;
 IterationShape shape_of(const IterationPoint& it);
 TrainShape shape_of(const TrainPoint& t);
+
+// The points' times grouped by shape (iterations or train steps).
+template <typename Point>
+std::map<decltype(shape_of(Point{})), std::vector<double>> times_by_shape(const std::vector<Point>& points) {
+  std::map<decltype(shape_of(Point{})), std::vector<double>> out;
+  for (const auto& pt : points) out[shape_of(pt)].push_back(pt.time_s);
+  return out;
+}
 
 // One abort: the engine held `requests` requests (running or queued) and
 // took `time_s` to stop and release them all.

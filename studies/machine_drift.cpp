@@ -16,10 +16,8 @@ struct Sums {
 // Each shape's median time across `points`, for shapes measured more than once.
 template <typename Point>
 auto repeated_shape_medians(const std::vector<Point>& points) {
-  std::map<decltype(shape_of(points.front())), std::vector<double>> times;
-  for (const auto& pt : points) times[shape_of(pt)].push_back(pt.time_s);
-  std::map<decltype(shape_of(points.front())), double> median;
-  for (const auto& [shape, v] : times) {
+  std::map<decltype(shape_of(Point{})), double> median;
+  for (const auto& [shape, v] : times_by_shape(points)) {
     if (v.size() > 1) median[shape] = base::median(v);
   }
   return median;
