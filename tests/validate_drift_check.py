@@ -4,6 +4,7 @@ Each step's slowdown comes from the profile's slices beside it, and the profile
 says where each slice ended; a run given a calibration has neither
 (validate_report_check.py).
 """
+import csv
 import json
 import math
 import os
@@ -24,4 +25,12 @@ assert all(s is not None and math.isfinite(s) and 0.2 < s < 5 for s in slow), sl
 for name, p in report["policies"].items():
     adj = p["median_step_error_drift_adjusted"]
     assert adj is not None and math.isfinite(adj) and adj >= 0, (name, adj)
+# The probes on a live batch took the live runs' own batches (use_live_batches):
+# each side-by-side probe's batch has the shape of a step some policy trained.
+live_shapes = set()
+for name in report["policies"]:
+    with open(os.path.join(out, f"{name}_live_train_steps.csv")) as f:
+        live_shapes |= {(float(r["samples"]), float(r["tokens"]), float(r["longest_tok"])) for r in csv.DictReader(f)}
+probed = [(t["samples"], t["tokens"], t["longest_tok"]) for t in profile["train_beside_engines"]]
+assert probed and all(s in live_shapes for s in probed), (probed, live_shapes)
 print("validate drift: ok")

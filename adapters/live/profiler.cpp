@@ -31,7 +31,7 @@ struct Probe {
   std::int64_t samples = 0;                 // train
   std::int64_t longest = 0;                 // context (iteration) or response (train) tokens
   bool spread = false;                      // lengths spread evenly up to the longest, else all the longest
-  bool task_lengths = false;                // train: response lengths drawn from the task, as a live batch has them
+  bool task_lengths = false;                // train: a live batch (the task's answer lengths, or a live run's own)
 };
 
 }  // namespace
@@ -49,6 +49,9 @@ struct LiveProfiler::Impl {
   // Task examples drawn for train batches: indices far from the engine's keys.
   static constexpr std::int64_t kTrainDrawBase = std::int64_t{1} << 40;
   std::int64_t train_draws = 0;
+  // Live batches' response lengths, taken in turn (use_live_batches).
+  std::vector<std::vector<std::int32_t>> live_batches;
+  std::size_t live_batch_uses = 0;
   std::int64_t running_decoders = 0, decoder_left = 0;
   studies::Profile measured;
   // The trainer's own thread, idle between steps, as an overlapped live run
@@ -117,7 +120,7 @@ struct LiveProfiler::Impl {
       probes.push_back({Probe::kTrain, 0, 0, std::max<std::int64_t>(2, samples), longest, spread});
     }
     // Live batches themselves: B x n answers at the task's lengths (fresh draws
-    // each time), three per pass, so that the fit is held at the shape the twin
+    // each time, or the live runs' own batches: use_live_batches), three per pass, so that the fit is held at the shape the twin
     // predicts rather than left to the linear model's reach from the corners
     // (measured on the 2-core machine: 20% high there with one such point).
     const std::int64_t live_batch = std::max<std::int64_t>(2, o.batch_samples > 0 ? o.batch_samples : o.slots);
@@ -186,10 +189,16 @@ struct LiveProfiler::Impl {
 
   std::vector<TrainSampleData> train_batch(const Probe& p, studies::TrainPoint& point) {
     std::vector<TrainSampleData> batch;
-    point.samples = static_cast<double>(p.samples);
-    for (std::int64_t i = 0; i < p.samples; ++i) {
-      std::int64_t len = p.spread ? 1 + (p.longest - 1) * i / (p.samples - 1) : p.longest;
-      if (p.task_lengths) {
+    // A live batch: the next of the live runs' own, else fresh draws of the task's answer lengths.
+    const std::vector<std::int32_t>* live =
+        p.task_lengths && !live_batches.empty() ? &live_batches[live_batch_uses++ % live_batches.size()] : nullptr;
+    const std::int64_t samples = live != nullptr ? static_cast<std::int64_t>(live->size()) : p.samples;
+    point.samples = static_cast<double>(samples);
+    for (std::int64_t i = 0; i < samples; ++i) {
+      std::int64_t len = p.spread && samples > 1 ? 1 + (p.longest - 1) * i / (samples - 1) : p.longest;
+      if (live != nullptr) {
+        len = std::clamp<std::int64_t>((*live)[static_cast<std::size_t>(i)], 1, o.max_response_len);
+      } else if (p.task_lengths) {
         const auto answer = static_cast<std::int64_t>(task.example(kTrainDrawBase + train_draws++).answer.size());
         len = std::clamp<std::int64_t>(answer, 1, o.max_response_len);
       }
@@ -359,6 +368,11 @@ LiveProfiler::LiveProfiler(const ProfileOptions& o) {
 LiveProfiler::~LiveProfiler() = default;
 
 std::int64_t LiveProfiler::probes_per_pass() const { return static_cast<std::int64_t>(impl_->probes.size()); }
+
+void LiveProfiler::use_live_batches(std::vector<std::vector<std::int32_t>> response_tok) {
+  std::erase_if(response_tok, [](const auto& b) { return b.empty(); });
+  impl_->live_batches = std::move(response_tok);
+}
 
 void LiveProfiler::run(std::int64_t count) {
   for (std::int64_t i = 0; i < count; ++i) {

@@ -136,6 +136,8 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     // loop numbers fresh groups in draw order). Not by prompt: a dataset's
     // prompts come back with other lengths.
     std::map<std::int64_t, std::vector<std::int32_t>> lengths;
+    // The last trained batch's response lengths, in batch order: the profile's live-batch probes take them.
+    std::vector<std::int32_t> last_batch_tok;
   };
   std::vector<LiveArm> arms(policies.size());
   for (std::size_t i = 0; i < policies.size(); ++i) {
@@ -151,11 +153,13 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     arm.loop = std::make_unique<rl::RlLoop>(*arm.backend, *arm.policy, *arm.workload,
                                                   rl::LoopOptions{scenario.get_int("rollout_batch_size"), cap, false});
     arm.loop->on_batch = [&arm](std::int64_t, const auto& ids) {
+      arm.last_batch_tok.clear();
       for (const auto& [id, prompt] : ids) {
         for (const auto& segs : arm.loop->group_segments(id)) {
           std::int32_t len = 0;
           for (const auto& seg : segs) len += seg.tokens;
           arm.lengths[id].push_back(len);
+          arm.last_batch_tok.push_back(len);
         }
       }
     };
@@ -190,6 +194,12 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
       if (progress) progress(fmt::format("{}: live step {} ({:.2f} s rollout)", pv.policy, s, pv.live.back().rollout_time_s));
     }
     if (profiler) {
+      // The train probes on a live batch take this round's batches, one per
+      // policy in turn: the twin predicts steps at the policy model's answer
+      // lengths, not the task's.
+      std::vector<std::vector<std::int32_t>> batches;
+      for (const LiveArm& arm : arms) batches.push_back(arm.last_batch_tok);
+      profiler->use_live_batches(std::move(batches));
       profiler->run(probes_per_round);
       if (progress) progress(fmt::format("profile: {} probes", probes_per_round * (s + 1)));
     }

@@ -430,6 +430,38 @@ TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
   }
 }
 
+// Given the live runs' batches (april validate hands over each round's), the
+// probes on a live batch take their lengths, in turn, instead of the task's:
+// the twin predicts steps at the policy model's answers. An empty batch is
+// skipped, and the samples are the batch's own count (lengths beyond the cap
+// are held to it, as a live answer is).
+TEST(LiveProfiler, LiveBatchProbesTakeTheLiveRunsBatchesInTurn) {
+  LiveProfiler profiler(tiny_profile(8, 16, 12));
+  const std::vector<std::int32_t> even(12, 2);  // 12 x (3 + 2) tokens, longest 5
+  std::vector<std::int32_t> spread;
+  for (std::int32_t k = 1; k <= 10; ++k) spread.push_back(2 * k);  // 10 samples, 18 and 20 held to 16: longest 19
+  profiler.use_live_batches({even, {}, spread});
+  profiler.run(profiler.probes_per_pass());
+  const auto prof = profiler.profile();
+  const auto is_even = [](const studies::TrainPoint& t) { return t.samples == 12 && t.tokens == 60 && t.longest_tok == 5; };
+  const auto is_spread = [](const studies::TrainPoint& t) {
+    return t.samples == 10 && t.tokens == 10 * 3 + (2 + 4 + 6 + 8 + 10 + 12 + 14 + 16 + 16 + 16) && t.longest_tok == 19;
+  };
+  const auto count = [](const std::vector<studies::TrainPoint>& v, const auto& pred) { return std::count_if(v.begin(), v.end(), pred); };
+  // Three live-batch train probes and eight side-by-side ones per pass, every one a given batch, alternating.
+  EXPECT_EQ(count(prof.train, is_even) + count(prof.train, is_spread), 3);
+  ASSERT_EQ(prof.train_beside_engines.size(), 8U);
+  ASSERT_EQ(prof.train_alone_paired.size(), 8U);
+  EXPECT_EQ(count(prof.train_beside_engines, is_even) + count(prof.train_beside_engines, is_spread), 8);
+  EXPECT_GE(count(prof.train_beside_engines, is_even), 2);
+  EXPECT_GE(count(prof.train_beside_engines, is_spread), 2);
+  for (std::size_t i = 0; i < prof.train_beside_engines.size(); ++i) {
+    EXPECT_EQ(prof.train_alone_paired[i].tokens, prof.train_beside_engines[i].tokens);  // each pair on one batch
+  }
+  // The probe grid's other train steps keep their shapes: none of them is 12 or 10 samples.
+  EXPECT_EQ(count(prof.train, [](const studies::TrainPoint& t) { return t.samples == 12 || t.samples == 10; }), 3);
+}
+
 // Each run() is one slice of the profile, and the profile says where each
 // ended: `april validate` reads the machine's speed between its live steps
 // from them (studies::slice_slowdowns).
