@@ -120,9 +120,10 @@ struct LiveProfiler::Impl {
       probes.push_back({Probe::kTrain, 0, 0, std::max<std::int64_t>(2, samples), longest, spread});
     }
     // Live batches themselves: B x n answers at the task's lengths (fresh draws
-    // each time, or the live runs' own batches: use_live_batches), three per pass, so that the fit is held at the shape the twin
-    // predicts rather than left to the linear model's reach from the corners
-    // (measured on the 2-core machine: 20% high there with one such point).
+    // each time, or the live runs' own batches: use_live_batches), three per
+    // pass, so that the fit is held at the shape the twin predicts rather than
+    // left to the linear model's reach from the corners (measured on the
+    // 2-core machine: 20% high there with one such point).
     const std::int64_t live_batch = std::max<std::int64_t>(2, o.batch_samples > 0 ? o.batch_samples : o.slots);
     for (int i = 0; i < 3; ++i) probes.push_back({Probe::kTrain, 0, 0, live_batch, full, false, true});
     probes.push_back({Probe::kSync});

@@ -47,11 +47,11 @@ class LiveProfiler {
   // from (tokens per sample, one vector per batch), in turn, in place of
   // fresh draws of the task's answer lengths; replaces the ones given
   // before, and none (the default) is fresh draws. `april validate` hands
-  // over each round's trained batches, one per policy: a live batch is the
-  // policy model's answers, not the task's: in two 24-step narrow-tail
-  // runs, batches with a longest sample of 9-31 tokens (median 18) against
-  // the draws' 19-28, and the train model fitted at the draws read sync's
-  // and april's steps 2-7% low (2026-11-24, 2-core machine).
+  // over each round's trained batches, one per policy. A live batch is the
+  // policy model's answers, not the task's: in two 24-step narrow-tail runs
+  // the trained batches' longest sample was 9-31 tokens (median 18), the
+  // draws' 19-28, and the train model fitted at the draws read sync's and
+  // april's steps 2-7% low (2026-11-24, 2-core machine).
   void use_live_batches(std::vector<std::vector<std::int32_t>> response_tok);
   // The next `probes` probes: one slice of the profile (Profile::slices).
   void run(std::int64_t probes);
