@@ -41,6 +41,18 @@ for name, p in report["policies"].items():
         assert math.isfinite(lo) and math.isfinite(hi) and lo <= hi, (name, lo, hi)
     if p["overlapped"]:
         assert p["iteration_time_ratio_alone"] is not None and p["iteration_time_ratio_alone"] > 0
+        # The sum ratios, recomputed from the iterations written beside the report (after the warm-up step).
+        with open(os.path.join(os.path.dirname(sys.argv[1]), f"{name}_live_iterations.csv")) as f:
+            its = [r for r in csv.DictReader(f) if int(r["step"]) >= report["warmup_steps"]]
+        for flag, key in (("1", "iteration_time_sum_ratio_beside_train"), ("0", "iteration_time_sum_ratio_alone")):
+            side = [r for r in its if r["beside_train"] == flag]
+            if not side:
+                assert p[key] is None, (name, key, p[key])
+                continue
+            expected = sum(float(r["time_s"]) for r in side) / sum(float(r["predicted_s"]) for r in side)
+            assert abs(p[key] - expected) < 1e-3 * expected, (name, key, p[key], expected)
+    else:
+        assert p["iteration_time_sum_ratio_beside_train"] is None and p["iteration_time_sum_ratio_alone"] is None, name
     # Every policy trains after the warm-up: its train steps against the model of them.
     assert p["train_time_ratio"] is not None and 0 < p["train_time_ratio"] < 10, f"{name}: {p['train_time_ratio']}"
     assert 0 <= p["train_beside_engine_share"] <= 1 and (p["overlapped"] or p["train_beside_engine_share"] == 0), name

@@ -280,15 +280,28 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     pv.live_effective_tok_s = lt.effective_throughput_tok_s;
     pv.sim_effective_tok_s = st.effective_throughput_tok_s;
     if (pv.overlapped) {
-      std::vector<double> beside, alone;
-      for (const auto& step : pv.live_iterations) {
-        for (const auto& it : step) {
+      struct Side {
+        std::vector<double> ratios;
+        double time_s = 0, predicted_s = 0;
+      } beside, alone;
+      for (std::size_t s = warm; s < pv.live_iterations.size(); ++s) {
+        for (const auto& it : pv.live_iterations[s]) {
           const double pred = studies::predicted_iteration_s(report.calibration, it);
-          if (pred > 0) (it.beside_train ? beside : alone).push_back(it.time_s / pred);
+          if (pred <= 0) continue;
+          Side& side = it.beside_train ? beside : alone;
+          side.ratios.push_back(it.time_s / pred);
+          side.time_s += it.time_s;
+          side.predicted_s += pred;
         }
       }
-      if (!beside.empty()) pv.iteration_ratio_beside_train = base::sample_quantile(beside, 0.5);
-      if (!alone.empty()) pv.iteration_ratio_alone = base::sample_quantile(alone, 0.5);
+      if (!beside.ratios.empty()) {
+        pv.iteration_ratio_beside_train = base::sample_quantile(beside.ratios, 0.5);
+        pv.iteration_sum_ratio_beside_train = beside.time_s / beside.predicted_s;
+      }
+      if (!alone.ratios.empty()) {
+        pv.iteration_ratio_alone = base::sample_quantile(alone.ratios, 0.5);
+        pv.iteration_sum_ratio_alone = alone.time_s / alone.predicted_s;
+      }
     }
     train_step_ratios(pv, report.calibration, warm);
   }
@@ -347,6 +360,8 @@ nlohmann::json ValidationReport::to_json() const {
                                              : nlohmann::json(nullptr);
     pj["iteration_time_ratio_beside_train"] = opt(p.iteration_ratio_beside_train);
     pj["iteration_time_ratio_alone"] = opt(p.iteration_ratio_alone);
+    pj["iteration_time_sum_ratio_beside_train"] = opt(p.iteration_sum_ratio_beside_train);
+    pj["iteration_time_sum_ratio_alone"] = opt(p.iteration_sum_ratio_alone);
     pj["train_time_ratio"] = opt(p.train_ratio);
     pj["train_slowdown_implied"] = opt(p.train_slowdown_implied);
     pj["train_beside_engine_share"] = p.train_beside_engine_share;

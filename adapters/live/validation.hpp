@@ -41,11 +41,16 @@ struct PolicyValidation {
   // Predicted minus measured effective gain: its 95% interval over the run's
   // own steps after the warm-up (studies/gain_interval.hpp).
   std::optional<studies::GainErrorInterval> effective_gain_error_interval;
-  // Overlapped runs: live iteration time over the calibration's prediction,
-  // median, for iterations run while a train step computed beside the engine
-  // and for the others: how much the trainer slows the engine, as the live
-  // run saw it (the twin uses the profiled engine.slowdown_beside_train).
+  // Overlapped runs, after the warm-up: live iteration time over the
+  // calibration's prediction, for iterations run while a train step computed
+  // beside the engine and for the others: how much the trainer slows the
+  // engine, as the live run saw it. The median is the typical iteration; the
+  // sum ratio (their total time over the model's total) is what compares with
+  // the profiled engine.slowdown_beside_train, itself a ratio of totals that
+  // the twin applies to every iteration beside a train step: the few slow
+  // iterations that the median ignores are in it.
   std::optional<double> iteration_ratio_beside_train, iteration_ratio_alone;
+  std::optional<double> iteration_sum_ratio_beside_train, iteration_sum_ratio_alone;
   // Per step: the live train steps that computed during it, timed on the
   // thread that ran them.
   std::vector<std::vector<LiveTrainStep>> live_train_steps;
