@@ -170,7 +170,7 @@ int validate_command(const std::vector<std::string>& args) {
     fmt::print("{}: live iteration time / calibrated prediction, median (in sum): {} ({}) beside a computing train step, "
                "profiled {:.2f} in sum; {} ({}) alone\n",
                p.policy, ratio(p.iteration_ratio_beside_train), ratio(p.iteration_sum_ratio_beside_train),
-               report.calibration.engine_slowdown_beside_train, ratio(p.iteration_ratio_alone), ratio(p.iteration_sum_ratio_alone));
+               cal.engine_slowdown_beside_train, ratio(p.iteration_ratio_alone), ratio(p.iteration_sum_ratio_alone));
     fmt::print("{}: live train step compute time / the twin's model of it, median: {} (the engine ran beside {:.0f}% of it); "
                "slowdown beside the engine the steps imply: {} (profiled {:.2f})\n",
                p.policy, ratio(p.train_ratio), 100 * p.train_beside_engine_share, ratio(p.train_slowdown_implied),
