@@ -92,7 +92,9 @@ int validate_command(const std::vector<std::string>& args) {
       "Without --calibration, the engine is profiled in slices between the live steps and fitted; the slices\n"
       "also tell how much slower than on average the machine ran at each step (its points against their\n"
       "shapes' medians), and \"drift-adj\" is the median error with each twin step scaled by that. The\n"
-      "profile's train steps on a live batch take each round's trained batches, one per policy in turn.\n"
+      "profile's train steps on a live batch take each round's trained batches, one per policy in turn; its\n"
+      "side-by-side probes start as an overlapped arm's step does, after another arm's turn (a second engine\n"
+      "and trainer run a wave and a train step) and a weight copy.\n"
       "Before the first live step, one scratch train step (2 x B x n answers at the length cap) grows the\n"
       "heap, so no live step pays for new pages; --out's <policy>_live_train_steps.csv counts each step's\n"
       "page faults (minor_faults).\n"
@@ -133,8 +135,12 @@ int validate_command(const std::vector<std::string>& args) {
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
   std::optional<studies::ResultsDb> db;
   if (!db_path.empty()) db.emplace(db_path);
+  // The policies' live arms take turns, one step each: the side-by-side
+  // probe starts after another arm's turn, as their overlapped steps do.
+  auto profile = profile_options(c, device, live::ProfileOptions{}.repeats);
+  profile.contention_after_other_arm = true;
   const auto report = live::validate(
-      c, registry, policies, given, profile_options(c, device, live::ProfileOptions{}.repeats), device,
+      c, registry, policies, given, profile, device,
       [](const std::string& line) {
         fmt::print("  {}\n", line);
         std::fflush(stdout);

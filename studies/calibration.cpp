@@ -181,6 +181,7 @@ nlohmann::json profile_to_json(const Profile& p) {
   }
   j["train_start_latency_s"] = p.train_start_latency_s;
   j["train_end_latency_s"] = p.train_end_latency_s;
+  j["side_by_side_after_other_arm"] = p.side_by_side_after_other_arm;
   j["slices"] = nlohmann::json::array();
   for (const auto& sl : p.slices) j["slices"].push_back({{"iterations_end", sl.iterations_end}, {"train_end", sl.train_end}});
   return j;
@@ -224,6 +225,7 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
         }
       }
     }
+    if (j.contains("side_by_side_after_other_arm")) p.side_by_side_after_other_arm = j.at("side_by_side_after_other_arm").get<bool>();
     if (j.contains("slices")) {  // older profiles and single-slice ones may lack it
       std::int64_t iterations_before = 0, train_before = 0;
       for (const auto& sl : j.at("slices")) {

@@ -82,6 +82,10 @@ struct Profile {
   // 0.1-0.5 ms; blocked outright, they were the host's 10-70 ms to wake a
   // halted virtual CPU (live::WorkerThread).
   std::vector<double> train_start_latency_s, train_end_latency_s;
+  // Whether each side-by-side probe began after another engine and trainer
+  // had their turn (as `april validate`'s interleaved policy arms do), rather
+  // than with the probe's own engine and trainer warm. Optional: false.
+  bool side_by_side_after_other_arm = false;
   // Optional: a profile taken in slices between other work (LiveProfiler::run,
   // as `april validate` interleaves it with the live steps): how many
   // iterations and train steps had been measured when each slice ended, so

@@ -452,6 +452,21 @@ TEST(Calibration, TheTrainHandoffIsTheMedianStartPlusTheMedianEndLatency) {
   expect_profile_error(j, "p.json: train_end_latency_s[1]: a latency must be a finite number of seconds >= 0");
 }
 
+// How the side-by-side probes began (after another arm's turn, as validate's
+// interleaved arms; or warm) goes through the file; an older profile without
+// the key reads as warm, and a value that is not a boolean is named.
+TEST(Calibration, TheSideBySideProbesStartIsKeptInTheFile) {
+  auto p = synthetic_profile();
+  EXPECT_FALSE(profile_from_json(profile_to_json(p), "p.json").side_by_side_after_other_arm);
+  p.side_by_side_after_other_arm = true;
+  EXPECT_TRUE(profile_from_json(profile_to_json(p), "p.json").side_by_side_after_other_arm);
+  auto j = profile_to_json(p);
+  j.erase("side_by_side_after_other_arm");
+  EXPECT_FALSE(profile_from_json(j, "p.json").side_by_side_after_other_arm);
+  j["side_by_side_after_other_arm"] = "yes";
+  expect_profile_error(j, "p.json: not a profile written by `april profile`");
+}
+
 TEST(Calibration, BadProfilesAreClearErrors) {
   EXPECT_THROW(profile_from_json(nlohmann::json::parse(R"({"device": "cpu"})"), "p.json"), std::invalid_argument);
   expect_profile_error(nlohmann::json::parse(R"({"device": "cpu", "model": "m", "slots": 4, "iterations": [], "train": [], "sync_s": []})"),

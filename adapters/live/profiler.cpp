@@ -54,6 +54,14 @@ struct LiveProfiler::Impl {
   std::size_t live_batch_uses = 0;
   std::int64_t running_decoders = 0, decoder_left = 0;
   studies::Profile measured;
+  // Another policy's arm (contention_after_other_arm): its engine, its
+  // trainer and the trainer's thread (last: joined before the trainer goes).
+  struct OtherArm {
+    KvEngine engine;
+    GrpoTrainer trainer;
+    WorkerThread worker;
+  };
+  std::unique_ptr<OtherArm> other;
   // The trainer's own thread, idle between steps, as an overlapped live run
   // has it (LiveBackend). Last: joined before the trainer and engine go.
   WorkerThread worker{[threads = o.threads] { torch::set_num_threads(static_cast<int>(threads)); }};
@@ -66,6 +74,11 @@ struct LiveProfiler::Impl {
     measured.device = device.str();
     measured.model = o.model_size;
     measured.slots = o.slots;
+    measured.side_by_side_after_other_arm = o.contention_after_other_arm;
+    if (o.contention_after_other_arm) {
+      other = std::unique_ptr<OtherArm>(new OtherArm{make_engine(cfg, o, dev), GrpoTrainer(Transformer(cfg), std::nullopt, GrpoOptions{}, dev),
+                                                     WorkerThread{[threads = o.threads] { torch::set_num_threads(static_cast<int>(threads)); }}});
+    }
     build_probes();
   }
 
@@ -322,6 +335,7 @@ struct LiveProfiler::Impl {
     // engine computes, and starting the step then is what the start latency
     // is.
     rollout_wave(p.decoders);
+    if (other) other_arm_turn(p.decoders, batch);
     const auto handed = Clock::now();
     auto beside = worker.run(step_on_worker);
     while (beside.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
@@ -335,6 +349,30 @@ struct LiveProfiler::Impl {
     point.time_s = seconds(beside_end - beside_start);
     measured.train_beside_engines.push_back(point);
     engine.abort_all();
+  }
+
+  // Another policy's turn between two steps of this arm (validate's round),
+  // then the weight copy an overlapped step starts with: a rollout wave of
+  // `decoders` fresh prompts on the other engine, a train step of the same
+  // shape on the other trainer's thread, this thread waiting for it in slices.
+  void other_arm_turn(std::int64_t decoders, const std::vector<TrainSampleData>& batch) {
+    for (std::int64_t k = 0; k < decoders; ++k) {
+      const auto answer = static_cast<std::int32_t>(task.example(static_cast<std::int64_t>(key)).answer.size());
+      other->engine.add(request(task.max_prompt_tok(), std::clamp(answer, 1, o.max_response_len)));
+    }
+    while (other->engine.running() + other->engine.waiting() > 0) {
+      other->engine.step();
+      sync_device();
+    }
+    (void)other->engine.take_iteration_log();
+    auto f = other->worker.run([this, &batch] {
+      other->trainer.step(batch, 0);
+      sync_device();
+    });
+    wait_in_slices(f);
+    f.get();
+    copy_weights(trainer.policy(), engine.model());
+    sync_device();
   }
 
   void run_abort(const Probe& p) {

@@ -24,6 +24,14 @@ struct ProfileOptions {
   std::int64_t batch_samples = 0;  // samples a live train batch has (B x n); 0: slots
   std::uint64_t seed = 1;
   CountdownParams task;
+  // The side-by-side probe as an arm of `april validate` meets its overlapped
+  // steps: after another policy's arm has had its turn (a second engine and
+  // trainer run a rollout wave and a train step), and after the weight copy
+  // that starts an overlapped step. validate runs every policy's arm in turn,
+  // one step each; the engine then starts beside its train step with its own
+  // and its trainer's memory gone cold, and was slowed more than the probe
+  // with both warm measured (bench/live_engine_beside_train_bench.cpp).
+  bool contention_after_other_arm = false;
 };
 
 // The probes, in a fixed order: engine iterations in the shapes a rollout
