@@ -234,19 +234,29 @@ struct LiveProfiler::Impl {
     engine.abort_all();
     running_decoders = 0;
     refill(decoders);
-    while (engine.running() + engine.waiting() > 0) {
-      engine.step();
-      sync_device();
-    }
-    (void)engine.take_iteration_log();
+    drain(engine);
   }
 
   void refill(std::int64_t decoders) {
     if (engine.running() + engine.waiting() > 0) return;
+    add_wave(engine, decoders);
+  }
+
+  // `decoders` fresh prompts answered at the task's own lengths.
+  void add_wave(KvEngine& e, std::int64_t decoders) {
     for (std::int64_t k = 0; k < decoders; ++k) {
       const auto answer = static_cast<std::int32_t>(task.example(static_cast<std::int64_t>(key)).answer.size());
-      engine.add(request(task.max_prompt_tok(), std::clamp(answer, 1, o.max_response_len)));
+      e.add(request(task.max_prompt_tok(), std::clamp(answer, 1, o.max_response_len)));
     }
+  }
+
+  // Steps `e` until it holds nothing; its iterations are not kept.
+  void drain(KvEngine& e) {
+    while (e.running() + e.waiting() > 0) {
+      e.step();
+      sync_device();
+    }
+    (void)e.take_iteration_log();
   }
 
   void run_train(const Probe& p) {
@@ -356,15 +366,8 @@ struct LiveProfiler::Impl {
   // `decoders` fresh prompts on the other engine, a train step of the same
   // shape on the other trainer's thread, this thread waiting for it in slices.
   void other_arm_turn(std::int64_t decoders, const std::vector<TrainSampleData>& batch) {
-    for (std::int64_t k = 0; k < decoders; ++k) {
-      const auto answer = static_cast<std::int32_t>(task.example(static_cast<std::int64_t>(key)).answer.size());
-      other->engine.add(request(task.max_prompt_tok(), std::clamp(answer, 1, o.max_response_len)));
-    }
-    while (other->engine.running() + other->engine.waiting() > 0) {
-      other->engine.step();
-      sync_device();
-    }
-    (void)other->engine.take_iteration_log();
+    add_wave(other->engine, decoders);
+    drain(other->engine);
     auto f = other->worker.run([this, &batch] {
       other->trainer.step(batch, 0);
       sync_device();
