@@ -43,7 +43,7 @@ constexpr std::int64_t kSlots = 128, kWave = 64;
 struct Arm {
   april::live::KvEngine engine;
   april::live::GrpoTrainer trainer;
-  april::live::WorkerThread worker{[] { torch::set_num_threads(1); }};
+  april::live::WorkerThread worker{[] { april::live::configure_thread(1); }};
 
   static april::live::KvEngine make_engine(const april::live::ModelConfig& cfg) {
     april::live::EngineOptions eo;

@@ -12,6 +12,8 @@
 
 namespace april::live {
 
+void configure_thread(std::int64_t torch_threads) { torch::set_num_threads(static_cast<int>(std::max<std::int64_t>(1, torch_threads))); }
+
 void configure_runtime(std::int64_t torch_threads) {
   using SetThreads = void (*)(int);
   if (auto* f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(1);

@@ -26,6 +26,11 @@ namespace april::live {
 // Idempotent; these are process-wide by nature, not state of this program.
 void configure_runtime(std::int64_t torch_threads);
 
+// Run once on each further thread that computes with torch (a trainer's
+// thread): OpenMP's thread count is per thread, so it gets the same
+// `torch_threads` as the thread that called configure_runtime.
+void configure_thread(std::int64_t torch_threads);
+
 // Minor page faults the calling thread has taken so far (getrusage's
 // RUSAGE_THREAD; 0 where that is not available). A new page is expensive on a
 // virtual machine (3.1 s per GiB first touched on the 2-core one), so a train

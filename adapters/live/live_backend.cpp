@@ -170,7 +170,7 @@ struct LiveBackend::Impl {
   WorkerThread& trainer_worker() {
     if (!trainer_thread) {
       // OpenMP's thread count is per thread: this one gets the same as the engine's.
-      trainer_thread = std::make_unique<WorkerThread>([threads = opt.threads] { torch::set_num_threads(static_cast<int>(threads)); });
+      trainer_thread = std::make_unique<WorkerThread>([threads = opt.threads] { configure_thread(threads); });
     }
     return *trainer_thread;
   }

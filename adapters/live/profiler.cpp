@@ -64,7 +64,7 @@ struct LiveProfiler::Impl {
   std::unique_ptr<OtherArm> other;
   // The trainer's own thread, idle between steps, as an overlapped live run
   // has it (LiveBackend). Last: joined before the trainer and engine go.
-  WorkerThread worker{[threads = o.threads] { torch::set_num_threads(static_cast<int>(threads)); }};
+  WorkerThread worker{[threads = o.threads] { configure_thread(threads); }};
 
   static constexpr std::int32_t kFiller = CountdownTask::kOne;
 
@@ -77,7 +77,7 @@ struct LiveProfiler::Impl {
     measured.side_by_side_after_other_arm = o.contention_after_other_arm;
     if (o.contention_after_other_arm) {
       other = std::unique_ptr<OtherArm>(new OtherArm{make_engine(cfg, o, dev), GrpoTrainer(Transformer(cfg), std::nullopt, GrpoOptions{}, dev),
-                                                     WorkerThread{[threads = o.threads] { torch::set_num_threads(static_cast<int>(threads)); }}});
+                                                     WorkerThread{[threads = o.threads] { configure_thread(threads); }}});
     }
     build_probes();
   }
