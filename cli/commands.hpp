@@ -13,6 +13,8 @@ int whatif_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int tune_command(const std::vector<std::string>& args);
 int db_command(const std::vector<std::string>& args);
+int model_command(const std::vector<std::string>& args);
+int hardware_command(const std::vector<std::string>& args);
 // In `april-live` only (they need the live backend).
 int live_command(const std::vector<std::string>& args);
 int profile_command(const std::vector<std::string>& args);

@@ -26,6 +26,8 @@ constexpr const char* kUsage =
     "  profile    measure the live engine, trainer and weight sync for calibration (libtorch)\n"
     "  calibrate  fit the simulator's engine, train and sync models to a profile\n"
     "  validate   run policies live and in the calibrated simulator and compare (libtorch)\n"
+    "  model      show a model's parameters, weight and KV bytes, FLOPs and engine memory (built-in or config.json)\n"
+    "  hardware   show the built-in accelerators (or a hardware file): FLOP/s, HBM, links, node shape\n"
     "  policies   list scheduling policies with their parameters and defaults\n"
     "  keys       list every scenario key with unit, default and meaning (--markdown)\n"
     "\n"
@@ -45,6 +47,8 @@ int run_command(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "sweep") return sweep_command(args);
   if (cmd == "tune") return tune_command(args);
   if (cmd == "db") return db_command(args);
+  if (cmd == "model") return model_command(args);
+  if (cmd == "hardware") return hardware_command(args);
   if (cmd == "calibrate") return calibrate_command(args);
   if (cmd == "live" || cmd == "profile" || cmd == "validate") return run_live_program(cmd, args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {

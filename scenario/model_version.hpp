@@ -22,6 +22,11 @@ namespace april::scenario {
 // 5: a weight sync that starts at the instant an engine's iteration ends
 //    stops that engine there, as DESIGN.md 3b's instant order says (4 let
 //    the next iteration begin with the old weights); overlapped runs only.
-inline constexpr std::int64_t kModelVersion = 5;
+// 6: models from config.json and accelerators with their node figures: the
+//    roofline counts exact parameters (Qwen3-4B 4,022,468,096, not 4.02e9),
+//    linear FLOPs without the embedding lookup, attention FLOPs over the
+//    cached context, per-GPU KV reads, and the all-reduces of a
+//    tensor-parallel engine; training counts activated parameters.
+inline constexpr std::int64_t kModelVersion = 6;
 
 }  // namespace april::scenario

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "sim/profiles.hpp"
 #include "sim/topology.hpp"
 #include "adapters/live/live_config.hpp"
 #include "rl/loop_knobs.hpp"

@@ -10,7 +10,6 @@
 #include "sim/engine_knobs.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "sim/workload.hpp"
-#include "sim/profiles.hpp"
 #include "traces/trace_resample.hpp"
 #include "traces/trace_workload.hpp"
 

@@ -3,7 +3,8 @@
 // paper: rollout and training take turns on the same GPUs, so phase times add.
 #include <cstdint>
 
-#include "sim/profiles.hpp"
+#include "sim/hardware.hpp"
+#include "sim/model_arch.hpp"
 
 namespace april::sim {
 
@@ -24,9 +25,10 @@ struct SyncCostParams {
   double latency_s = 0.0;            // fixed cost per sync (pause, update, resume)
 };
 
-// 6 * params * tokens (forward + backward) over MFU * peak * GPUs.
-double train_time_s(const ModelProfile& model, const HardwareProfile& hw, const TrainCostParams& p, std::int64_t tokens);
-// Weight bytes over bandwidth, plus latency.
-double sync_time_s(const ModelProfile& model, const SyncCostParams& p);
+// 6 * activated params * tokens (forward + backward; Kaplan et al. 2020's
+// 6N per token, N the parameters a token runs) over MFU * BF16 peak * GPUs.
+double train_time_s(const ModelArch& model, const Accelerator& hw, const TrainCostParams& p, std::int64_t tokens);
+// The trainer's bf16 weight bytes over bandwidth, plus latency.
+double sync_time_s(const ModelArch& model, const SyncCostParams& p);
 
 }  // namespace april::sim

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <sys/stat.h>
 
-#include "sim/profiles.hpp"
+#include "sim/engine_memory.hpp"
+#include "sim/hardware.hpp"
+#include "sim/model_catalog.hpp"
 
 namespace april::sim {
 
@@ -16,15 +20,53 @@ constexpr double kMaxIterationCostUnits = 1e9;  // us (1000 s) or ns per token (
 constexpr double kMaxKvCapacityTok = 1e12;      // tokens per engine
 constexpr double kMaxAbortLatency_s = 1e4;
 
+// A built-in name, or a path that exists (read, and checked field by field,
+// when the scenario is built).
+base::KnobValidator builtin_or_file(std::vector<std::string> names) {
+  base::KnobValidator v;
+  v.accepts = fmt::format("{} or a file path", fmt::join(names, ", "));
+  v.check = [names](const base::ConfigValue& value) -> std::optional<std::string> {
+    const auto* text = std::get_if<std::string>(&value);
+    if (text == nullptr) return std::string("expected a name or a path");
+    if (std::find(names.begin(), names.end(), *text) != names.end()) return std::nullopt;
+    struct stat st {};
+    if (::stat(text->c_str(), &st) == 0) return std::nullopt;
+    return fmt::format("'{}' is neither one of {} nor an existing file", *text, fmt::join(names, ", "));
+  };
+  return v;
+}
+
 }  // namespace
 
 void declare_engine_knobs(base::ConfigSchema& s) {
   using base::KnobType;
-  s.add({"model", KnobType::String, std::string("qwen3-4b"), "", "model profile", base::one_of(model_names())});
-  s.add({"hardware", KnobType::String, std::string("h100"), "", "GPU profile", base::one_of(hardware_names())});
+  s.add({"model", KnobType::String, std::string("qwen3-4b"), "",
+         "a built-in model (`april model show`) or the path of a Hugging Face config.json or of a folder holding one",
+         builtin_or_file(builtin_model_names())});
+  s.add({"hardware", KnobType::String, std::string("h100"), "",
+         "a built-in accelerator (`april hardware show`) or the path of a hardware JSON file",
+         builtin_or_file(builtin_accelerator_names())});
   s.add({"cluster.gpus", KnobType::Int, std::int64_t{8}, "GPUs", "GPUs shared by rollout and training (colocated)", base::in_range(1, 1 << 20)});
   s.add({"cluster.engines", KnobType::Int, std::int64_t{4}, "engines", "rollout engines", base::in_range(1, 1 << 16)});
   s.add({"cluster.tensor_parallel", KnobType::Int, std::int64_t{2}, "GPUs", "GPUs per engine (tensor parallel)", base::in_range(1, 1024)});
+  s.add({"cluster.expert_parallel", KnobType::Int, std::int64_t{1}, "GPUs",
+         "MoE models: the engine's GPUs its routed experts are spread over (divides cluster.tensor_parallel; 1 = experts "
+         "split by tensor parallelism, all-reduce after each MoE layer; more = all-to-all dispatch and combine)",
+         base::in_range(1, 1024)});
+  s.add({"engine.weight_dtype", KnobType::String, std::string("bf16"), "",
+         "engine weights: bf16, or fp8 (half the bytes, matmuls at the accelerator's FP8 peak)", base::one_of({"bf16", "fp8"})});
+  s.add({"engine.kv_dtype", KnobType::String, std::string("bf16"), "", "KV cache elements: bf16 or fp8", base::one_of({"bf16", "fp8"})});
+  // NCCL-tests on 4 x H100 reach an all-reduce bus bandwidth of about 77% of
+  // NVLink's one-way figure (nvidia/nccl-tests sweeps published with
+  // "Where tensor-parallel inference hits the NVLink wall", 2026).
+  s.add({"engine.link_efficiency", KnobType::Double, 0.77, "", "roofline: achieved fraction of the scale-up link in collectives",
+         base::in_range(0.01, 1)});
+  // Small decode all-reduces are latency-bound: a few microseconds for
+  // CUDA-graph custom all-reduce kernels inside a node (vLLM / SGLang
+  // custom_all_reduce), more through NCCL. An estimate; calibrate it where measured.
+  s.add({"engine.collective_latency_us", KnobType::Double, 5.0, "us",
+         "roofline: fixed cost of each collective of a tensor- or expert-parallel engine (2 all-reduces per layer)",
+         base::in_range(0, kMaxIterationCostUnits)});
   s.add({"engine.max_running", KnobType::Int, std::int64_t{256}, "requests", "cap on running requests per engine; 0 = no cap",
          base::in_range(0, 1 << 20)});
   s.add({"engine.kv_capacity_tok", KnobType::Int, std::int64_t{0}, "tok",
@@ -84,19 +126,23 @@ void declare_engine_knobs(base::ConfigSchema& s) {
          "jump over iterations in which the batch cannot change (identical results, far fewer events)", {}});
 }
 
+EngineLayout engine_layout(const base::Config& c) {
+  EngineLayout l;
+  l.tensor_parallel = c.get_int("cluster.tensor_parallel");
+  l.memory_fraction = c.get_double("engine.gpu_memory_fraction");
+  l.weight_dtype = dtype_from_string(c.get_string("engine.weight_dtype"), "engine.weight_dtype");
+  l.kv_dtype = dtype_from_string(c.get_string("engine.kv_dtype"), "engine.kv_dtype");
+  return l;
+}
+
 std::int64_t kv_capacity_tok(const base::Config& c) {
   if (c.get_int("engine.kv_capacity_tok") > 0) return c.get_int("engine.kv_capacity_tok");
-  const auto hw_all = builtin_hardware();
-  const auto model_all = builtin_models();
-  const auto& hw = find_hardware(hw_all, c.get_string("hardware"));
-  const auto& model = find_model(model_all, c.get_string("model"));
-  const double tp = static_cast<double>(c.get_int("cluster.tensor_parallel"));
-  const double free_bytes = hw.memory_bytes * tp * c.get_double("engine.gpu_memory_fraction") - model.weight_bytes();
-  if (free_bytes <= 0) {
-    throw base::ConfigError(fmt::format("{} does not fit in {} x {} at engine.gpu_memory_fraction {}", model.name,
-                                       c.get_int("cluster.tensor_parallel"), hw.name, c.get_double("engine.gpu_memory_fraction")));
-  }
-  return static_cast<std::int64_t>(free_bytes / model.kv_bytes_per_token());
+  const auto hw = resolve_accelerator(c.get_string("hardware"));
+  const auto model = resolve_model(c.get_string("model"));
+  const auto layout = engine_layout(c);
+  const auto mem = engine_memory(model, hw, layout);
+  if (!mem.fits()) throw base::ConfigError(does_not_fit(model, hw, layout));
+  return std::min<std::int64_t>(mem.kv_capacity_tok, static_cast<std::int64_t>(kMaxKvCapacityTok));
 }
 
 std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c) {
@@ -114,15 +160,27 @@ std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c
   if (c.get_string("engine.iteration_model") == "constant") {
     return std::make_shared<ConstantIterationModel>(std::llround(c.get_double("engine.constant_iteration_us") * 1000.0));
   }
-  const auto hw_all = builtin_hardware();
-  const auto model_all = builtin_models();
+  const auto model = resolve_model(c.get_string("model"));
+  const auto layout = engine_layout(c);
   RooflineParams p;
   p.compute_efficiency = c.get_double("engine.compute_efficiency");
   p.hbm_efficiency = c.get_double("engine.hbm_efficiency");
   p.overhead_ns = std::llround(c.get_double("engine.iteration_overhead_us") * 1000.0);
-  p.tensor_parallel = c.get_int("cluster.tensor_parallel");
-  return std::make_shared<RooflineIterationModel>(find_hardware(hw_all, c.get_string("hardware")),
-                                                       find_model(model_all, c.get_string("model")), p);
+  p.tensor_parallel = layout.tensor_parallel;
+  p.expert_parallel = c.get_int("cluster.expert_parallel");
+  if (p.tensor_parallel % p.expert_parallel != 0) {
+    throw base::ConfigError(fmt::format("cluster.expert_parallel {} does not divide cluster.tensor_parallel {}", p.expert_parallel,
+                                        p.tensor_parallel));
+  }
+  if (p.expert_parallel > 1 && model.is_moe() && model.routed_experts % p.expert_parallel != 0) {
+    throw base::ConfigError(fmt::format("cluster.expert_parallel {} does not divide {}'s {} routed experts", p.expert_parallel,
+                                        model.name, model.routed_experts));
+  }
+  p.weight_dtype = layout.weight_dtype;
+  p.kv_dtype = layout.kv_dtype;
+  p.link_efficiency = c.get_double("engine.link_efficiency");
+  p.collective_latency_ns = std::llround(c.get_double("engine.collective_latency_us") * 1000.0);
+  return std::make_shared<RooflineIterationModel>(resolve_accelerator(c.get_string("hardware")), model, p);
 }
 
 EngineConfig engine_config(const base::Config& c) {

@@ -38,52 +38,126 @@ std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int6
   return static_cast<std::int64_t>(ans);
 }
 
-RooflineIterationModel::RooflineIterationModel(const HardwareProfile& hw, const ModelProfile& model, const RooflineParams& p)
-    : name_(fmt::format("roofline {} on {} x{}", model.name, hw.name, p.tensor_parallel)), overhead_ns_(p.overhead_ns) {
-  if (p.tensor_parallel < 1) throw std::invalid_argument("tensor_parallel must be >= 1");
+RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const ModelArch& model, const RooflineParams& p)
+    : name_(fmt::format("roofline {} on {} x{}{}", model.name, hw.name, p.tensor_parallel,
+                        p.expert_parallel > 1 ? fmt::format(" (EP {})", p.expert_parallel) : "")),
+      model_(model),
+      tp_(p.tensor_parallel),
+      overhead_ns_(p.overhead_ns) {
+  if (p.tensor_parallel < 1 || p.expert_parallel < 1 || p.tensor_parallel % p.expert_parallel != 0) {
+    throw std::invalid_argument("tensor_parallel must be >= 1 and a multiple of expert_parallel");
+  }
   const double tp = static_cast<double>(p.tensor_parallel);
-  const double flop_s = tp * hw.peak_bf16_flop_s * p.compute_efficiency;
-  const double bytes_s = tp * hw.hbm_bytes_s * p.hbm_efficiency;
-  flop_ns_per_token_ = 2.0 * model.params / flop_s * 1e9;
-  weights_ns_ = std::llround(model.weight_bytes() / bytes_s * 1e9);
-  kv_fs_per_tok_ = std::llround(model.kv_bytes_per_token() / bytes_s * 1e15);
+  const bool fp8 = p.weight_dtype == DType::FP8;
+  const double flop_s = tp * hw.peak_flop_s(fp8) * p.compute_efficiency;
+  const double bytes_s = hw.hbm_bytes_s * p.hbm_efficiency;  // one GPU
+  weight_bytes_s_ = tp * bytes_s;                            // its shard on every GPU at once
+  weight_dtype_ = p.weight_dtype;
+  dense_weights_ns_ = std::llround(model.weight_bytes(p.weight_dtype) / weight_bytes_s_ * 1e9);
+  linear_fs_per_tok_ = std::llround(model.linear_flops_per_token() / flop_s * 1e15);
+  attn_fs_per_ctx_ = std::llround(model.attention_flops_per_token(1, true) / flop_s * 1e15);
+  prefill_attn_fs_per_ctx_ = std::llround(model.attention_flops_per_token(1, false) / flop_s * 1e15);
+  // KV per GPU: GQA heads split over tp (a head is whole on a GPU, replicated
+  // when tp exceeds the KV heads); an MLA latent is whole on every GPU
+  // (SGLang's MLA without data-parallel attention).
+  double kv_bytes_per_gpu = static_cast<double>(model.kv_bytes_per_token(p.kv_dtype));
+  if (model.attention == AttentionKind::GroupedQuery) {
+    const auto heads_per_gpu = (model.kv_heads + p.tensor_parallel - 1) / p.tensor_parallel;
+    kv_bytes_per_gpu = kv_bytes_per_gpu * static_cast<double>(heads_per_gpu) / static_cast<double>(model.kv_heads);
+  }
+  kv_fs_per_tok_ = std::llround(kv_bytes_per_gpu / bytes_s * 1e15);
+  if (p.tensor_parallel > 1) {
+    // Ring all-reduce: each GPU sends 2 (tp - 1) / tp of the bf16 activations.
+    // Alltoall (EP): each token's hidden state goes to its k experts' GPUs and
+    // back, (ep - 1) / ep of them remote.
+    // An engine wider than the scale-up domain runs its rings through the NICs.
+    const bool across_nodes = p.tensor_parallel > hw.scale_up_domain_gpus;
+    const double link = (across_nodes ? hw.nic_bytes_s : hw.scale_up_bytes_s) * p.link_efficiency;
+    const double act = static_cast<double>(model.hidden) * 2.0;
+    const auto moe = model.moe_layers();
+    const bool ep = p.expert_parallel > 1 && model.is_moe();
+    const auto all_reduces = model.layers + (model.layers - (ep ? moe : 0));
+    const auto all_to_alls = ep ? 2 * moe : 0;
+    const double ep_share = ep ? static_cast<double>(p.expert_parallel - 1) / static_cast<double>(p.expert_parallel) : 0.0;
+    const double bytes_per_tok = static_cast<double>(all_reduces) * act * 2.0 * (tp - 1.0) / tp +
+                                 static_cast<double>(all_to_alls) * act * static_cast<double>(model.experts_per_token) * ep_share;
+    comm_fs_per_tok_ = std::llround(bytes_per_tok / link * 1e15);
+    comm_fixed_ns_ = (all_reduces + all_to_alls) * p.collective_latency_ns;
+  }
 }
 
-std::int64_t RooflineIterationModel::compute_ns(std::int64_t tokens) const {
-  return std::llround(flop_ns_per_token_ * static_cast<double>(tokens));
+std::int64_t RooflineIterationModel::weights_read_ns(std::int64_t tokens) const {
+  if (!model_.is_moe()) return dense_weights_ns_;
+  return std::llround(model_.weights_read_bytes(tokens, weight_dtype_) /
+                      weight_bytes_s_ * 1e9);
 }
 
-std::int64_t RooflineIterationModel::memory_ns(std::int64_t kv_tok) const {
-  return weights_ns_ + static_cast<std::int64_t>(static_cast<Int128>(kv_tok) * kv_fs_per_tok_ / 1000000);
+std::int64_t RooflineIterationModel::comm_ns(std::int64_t tokens) const {
+  if (tokens <= 0 || tp_ == 1) return 0;
+  return comm_fixed_ns_ + static_cast<std::int64_t>(static_cast<Int128>(tokens) * comm_fs_per_tok_ / 1000000);
+}
+
+std::int64_t RooflineIterationModel::compute_fs(std::int64_t tokens, std::int64_t kv_tok, std::int64_t prefill_attention_tok) const {
+  return static_cast<std::int64_t>(static_cast<Int128>(tokens) * linear_fs_per_tok_ + static_cast<Int128>(kv_tok) * attn_fs_per_ctx_ +
+                                   static_cast<Int128>(prefill_attention_tok) * prefill_attn_fs_per_ctx_);
+}
+
+std::int64_t RooflineIterationModel::memory_fs(std::int64_t tokens, std::int64_t kv_tok) const {
+  return static_cast<std::int64_t>(static_cast<Int128>(weights_read_ns(tokens)) * 1000000 + static_cast<Int128>(kv_tok) * kv_fs_per_tok_);
 }
 
 std::int64_t RooflineIterationModel::iteration_ns(const IterationShape& s) const {
   // One fused pass (SGLang / vLLM style): prefill tokens ride with the batch.
-  return overhead_ns_ + std::max(compute_ns(s.batch + s.prefill_tok), memory_ns(s.resident_kv_tok));
+  // A prefilled context attends to itself: about prefill_tok x longest / 2
+  // query-key pairs (exact for one request).
+  const std::int64_t tokens = s.batch + s.prefill_tok;
+  const std::int64_t prefill_pairs = s.prefill_tok * s.prefill_longest_tok / 2;
+  const std::int64_t decode_kv = s.resident_kv_tok - s.prefill_tok;
+  const std::int64_t fs = std::max(compute_fs(tokens, std::max<std::int64_t>(decode_kv, 0), prefill_pairs), memory_fs(tokens, s.resident_kv_tok));
+  return overhead_ns_ + fs / 1000000 + comm_ns(tokens);
 }
 
 std::int64_t RooflineIterationModel::decode_window_ns(std::int64_t batch, std::int64_t kv0_tok, std::int64_t iterations) const {
   if (iterations <= 0) return 0;
-  const std::int64_t c = compute_ns(batch);
-  // memory_ns grows with j; find the first j where it reaches the compute time.
-  std::int64_t lo = 0, hi = iterations;  // answer in [0, iterations]
+  // compute(j) and memory(j) are linear in j (fs); the larger one is a prefix
+  // of one and a suffix of the other. Find where they cross.
+  const auto compute = [&](std::int64_t j) { return compute_fs(batch, kv0_tok + j * batch, 0); };
+  const auto memory = [&](std::int64_t j) { return memory_fs(batch, kv0_tok + j * batch); };
+  const bool memory_grows_faster = memory(1) - memory(0) >= compute(1) - compute(0);
+  // First j where the later-dominating side dominates.
+  std::int64_t lo = 0, hi = iterations;
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo) / 2;
-    if (memory_ns(kv0_tok + mid * batch) >= c) hi = mid; else lo = mid + 1;
+    const bool later_side = memory_grows_faster ? memory(mid) >= compute(mid) : compute(mid) > memory(mid);
+    if (later_side) hi = mid; else lo = mid + 1;
   }
-  const std::int64_t compute_bound = lo;
-  const std::int64_t n = iterations - compute_bound;
-  const std::int64_t kv_start = kv0_tok + compute_bound * batch;
-  // sum_j floor((kv_start + j*batch) * fs / 1e6), split so that a and b stay in int64.
-  const std::int64_t mem_sum = n * weights_ns_ + floor_sum(n, 1000000, batch * kv_fs_per_tok_,
-                                                           static_cast<std::int64_t>(static_cast<Int128>(kv_start) * kv_fs_per_tok_));
-  return iterations * overhead_ns_ + compute_bound * c + mem_sum;
+  // sum over j in [from, to) of floor((x0 + slope * j) / 1e6) with x(j) linear.
+  const auto sum_fs = [](std::int64_t from, std::int64_t to, std::int64_t base_fs, std::int64_t kv_from, std::int64_t batch_, std::int64_t per_kv) {
+    const std::int64_t n = to - from;
+    if (n <= 0) return std::int64_t{0};
+    return floor_sum(n, 1000000, batch_ * per_kv, base_fs + kv_from * per_kv);
+  };
+  const std::int64_t compute_base = batch * linear_fs_per_tok_;
+  const std::int64_t memory_base = weights_read_ns(batch) * 1000000;
+  std::int64_t total = iterations * (overhead_ns_ + comm_ns(batch));
+  const std::int64_t split = lo;
+  const std::int64_t kv_split = kv0_tok + split * batch;
+  if (memory_grows_faster) {
+    total += sum_fs(0, split, compute_base, kv0_tok, batch, attn_fs_per_ctx_);
+    total += sum_fs(split, iterations, memory_base, kv_split, batch, kv_fs_per_tok_);
+  } else {
+    total += sum_fs(0, split, memory_base, kv0_tok, batch, kv_fs_per_tok_);
+    total += sum_fs(split, iterations, compute_base, kv_split, batch, attn_fs_per_ctx_);
+  }
+  return total;
 }
 
 std::string RooflineIterationModel::describe() const {
-  return fmt::format("{}: weights {} us/iter, KV {:.1f} ps/token, compute {:.3f} us/token, overhead {} us", name_,
-                     weights_ns_ / 1000, static_cast<double>(kv_fs_per_tok_) / 1000.0, flop_ns_per_token_ / 1000.0,
-                     overhead_ns_ / 1000);
+  return fmt::format("{}: weights {} us/iter (dense), KV {:.1f} ps/token, compute {:.3f} us/token + {:.1f} ps per context token, "
+                     "collectives {} us + {:.1f} ps/token, overhead {} us",
+                     name_, dense_weights_ns_ / 1000, static_cast<double>(kv_fs_per_tok_) / 1000.0,
+                     static_cast<double>(linear_fs_per_tok_) / 1e9, static_cast<double>(attn_fs_per_ctx_) / 1000.0,
+                     comm_fixed_ns_ / 1000, static_cast<double>(comm_fs_per_tok_) / 1000.0, overhead_ns_ / 1000);
 }
 
 std::int64_t LinearIterationModel::iteration_ns(const IterationShape& s) const {

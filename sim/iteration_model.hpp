@@ -7,7 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "sim/profiles.hpp"
+#include "sim/hardware.hpp"
+#include "sim/model_arch.hpp"
 
 namespace april::sim {
 
@@ -62,34 +63,56 @@ struct RooflineParams {
   double hbm_efficiency = 0.8;      // achieved fraction of HBM bandwidth
   std::int64_t overhead_ns = 0;     // scheduler, sampling and launch cost per iteration
   std::int64_t tensor_parallel = 1;
+  std::int64_t expert_parallel = 1;  // GPUs of the engine the routed experts are spread over (divides tensor_parallel)
+  DType weight_dtype = DType::BF16;  // FP8 halves the weight bytes and runs matmuls at the FP8 peak
+  DType kv_dtype = DType::BF16;
+  double link_efficiency = 0.77;         // achieved fraction of the scale-up link in collectives
+  std::int64_t collective_latency_ns = 0;  // fixed cost of each all-reduce / all-to-all
 };
 
-// max(compute, memory) + overhead, per engine of `tensor_parallel` GPUs:
-//   compute = 2 * params * (batch + prefill_tok) / (tp * peak * compute_eff)
-//   memory  = (weight_bytes + kv_bytes_per_tok * resident_kv_tok) / (tp * hbm * hbm_eff)
-// Attention FLOPs are left out: decode attention reads each KV byte for a few
-// FLOPs, far below the ridge point, so its cost is in the memory term.
+// One continuous-batching iteration of an engine of `tensor_parallel` GPUs,
+// per GPU (every GPU of the engine works on its shard at once):
+//   compute = (linear FLOPs x tokens + attention FLOPs over the cached context
+//              + prefill attention) / (tp x peak x compute_eff)
+//   memory  = (weights the batch reads + KV cache) / (hbm x hbm_eff), per GPU:
+//             weights over tp, GQA KV heads over tp, an MLA latent whole on each GPU
+//   comm    = TP all-reduces (one after attention, one after each dense MLP or
+//             MoE layer without expert parallelism) and EP all-to-alls
+//             (dispatch and combine per MoE layer) over the scale-up link
+//   time    = overhead + max(compute, memory) + comm
+// An MoE layer reads the distinct experts its tokens touch (ModelArch::
+// expected_distinct_experts), not all experts and not k per token.
+// Integer femtoseconds so that a decode window sums in closed form exactly.
 class RooflineIterationModel final : public IterationModel {
  public:
-  RooflineIterationModel(const HardwareProfile& hw, const ModelProfile& model, const RooflineParams& p);
+  RooflineIterationModel(const Accelerator& hw, const ModelArch& model, const RooflineParams& p);
   using IterationModel::iteration_ns;
   [[nodiscard]] std::int64_t iteration_ns(const IterationShape& shape) const override;
   [[nodiscard]] std::int64_t decode_window_ns(std::int64_t batch, std::int64_t kv0_tok,
                                               std::int64_t iterations) const override;
   [[nodiscard]] std::string describe() const override;
 
-  [[nodiscard]] std::int64_t weights_read_ns() const { return weights_ns_; }
+  [[nodiscard]] std::int64_t weights_read_ns(std::int64_t tokens) const;
   [[nodiscard]] std::int64_t kv_read_fs_per_tok() const { return kv_fs_per_tok_; }
+  [[nodiscard]] std::int64_t comm_ns(std::int64_t tokens) const;
 
  private:
-  [[nodiscard]] std::int64_t compute_ns(std::int64_t tokens) const;
-  [[nodiscard]] std::int64_t memory_ns(std::int64_t kv_tok) const;
+  [[nodiscard]] std::int64_t compute_fs(std::int64_t tokens, std::int64_t kv_tok, std::int64_t prefill_attention_tok) const;
+  [[nodiscard]] std::int64_t memory_fs(std::int64_t tokens, std::int64_t kv_tok) const;
 
   std::string name_;
-  double flop_ns_per_token_;     // 2 * params / (tp * peak * eff) * 1e9
-  std::int64_t weights_ns_;      // weight read time
-  std::int64_t kv_fs_per_tok_;   // KV read time per resident token, femtoseconds
-  std::int64_t overhead_ns_;
+  ModelArch model_;
+  double weight_bytes_s_ = 0;            // per GPU, achieved
+  DType weight_dtype_ = DType::BF16;
+  std::int64_t tp_ = 1;
+  std::int64_t dense_weights_ns_ = 0;    // a dense model's weights, whatever the batch
+  std::int64_t linear_fs_per_tok_ = 0;   // linear layers per token
+  std::int64_t attn_fs_per_ctx_ = 0;     // decode attention per cached token
+  std::int64_t prefill_attn_fs_per_ctx_ = 0;
+  std::int64_t kv_fs_per_tok_ = 0;       // KV read time per resident token
+  std::int64_t comm_fixed_ns_ = 0;       // latency of the iteration's collectives
+  std::int64_t comm_fs_per_tok_ = 0;     // their bytes per token over the link
+  std::int64_t overhead_ns_ = 0;
 };
 
 // Fitted to a live engine by `april calibrate`. An iteration runs a decode

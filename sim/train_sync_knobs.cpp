@@ -5,7 +5,8 @@
 #include <stdexcept>
 
 #include "sim/cluster_shape.hpp"
-#include "sim/profiles.hpp"
+#include "sim/hardware.hpp"
+#include "sim/model_catalog.hpp"
 
 namespace april::sim {
 
@@ -23,7 +24,7 @@ constexpr double kMaxBandwidth_GB_s = 1e9;
 void declare_train_sync_knobs(base::ConfigSchema& s) {
   using base::KnobType;
   s.add({"train.time_model", KnobType::String, std::string("flops"), "",
-         "flops (6 * params * tokens), linear (calibrated: train.linear_*) or zero", base::one_of({"flops", "linear", "zero"})});
+         "flops (6 * activated params * tokens / (mfu * peak * GPUs) + fixed_s), linear (calibrated: train.linear_*) or zero", base::one_of({"flops", "linear", "zero"})});
   s.add({"train.linear_base_s", KnobType::Double, 0.0, "s", "linear train model: fixed cost per step", base::in_range(0, kMaxFixedCost_s)});
   s.add({"train.linear_per_tok_us", KnobType::Double, 0.0, "us", "linear train model: cost per trained token (prompt + response)",
          base::in_range(0, kMaxPerTokenCost_us)});
@@ -68,10 +69,8 @@ std::function<double(const TrainBatchShape&)> train_time_model(const base::Confi
     };
   }
   if (c.get_string("train.time_model") == "flops") {
-    const auto hw_all = builtin_hardware();
-    const auto model_all = builtin_models();
-    const auto hw = find_hardware(hw_all, c.get_string("hardware"));
-    const auto model = find_model(model_all, c.get_string("model"));
+    const auto hw = resolve_accelerator(c.get_string("hardware"));
+    const auto model = resolve_model(c.get_string("model"));
     TrainCostParams tp{c.get_double("train.mfu"), cluster_shape(c).train_gpus, c.get_double("train.fixed_s")};
     return [model, hw, tp](const TrainBatchShape& b) { return train_time_s(model, hw, tp, b.tokens); };
   }
@@ -98,12 +97,11 @@ WeightSync weight_sync(const base::Config& c) {
     w.how = fmt::format("fixed {} s", w.time_s);
     return w;
   }
-  const auto model_all = builtin_models();
-  const auto& model = find_model(model_all, c.get_string("model"));
+  const auto model = resolve_model(c.get_string("model"));
   const auto topo = scenario_topology(c);
   if (!topo) {
     w.time_s = sync_time_s(model, {c.get_double("sync.bandwidth_GB_s") * 1e9, c.get_double("sync.latency_s")});
-    w.how = fmt::format("{:.2f} GB at {} GB/s + {} s", model.weight_bytes() / 1e9, c.get_double("sync.bandwidth_GB_s"),
+    w.how = fmt::format("{:.2f} GB at {} GB/s + {} s", model.weight_bytes(DType::BF16) / 1e9, c.get_double("sync.bandwidth_GB_s"),
                         c.get_double("sync.latency_s"));
     return w;
   }
@@ -113,7 +111,7 @@ WeightSync weight_sync(const base::Config& c) {
   }
   SyncPlan plan;
   try {
-    plan = plan_weight_sync(*topo, model.weight_bytes());
+    plan = plan_weight_sync(*topo, model.weight_bytes(DType::BF16));
   } catch (const std::invalid_argument& e) {
     throw base::ConfigError(e.what());
   }

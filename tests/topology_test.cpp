@@ -167,8 +167,9 @@ TEST(Topology, PresetsSeparateRacksIsBoundByTheRackLink) {
 TEST(Topology, ReplacesTheBandwidthFigureInTheScenario) {
   april::testing::Fixture flat("default", {"sync.latency_s=0"});
   april::testing::Fixture racks("default", {"sync.latency_s=0", "topology.preset=separate-racks"});
-  EXPECT_NEAR(sim::weight_sync(flat.config).time_s, 8.04 / 100, 1e-9);
-  EXPECT_NEAR(sim::weight_sync(racks.config).time_s, 8.04 / 12.5, 1e-9);
+  // Qwen3-4B: 4,022,468,096 bf16 parameters.
+  EXPECT_NEAR(sim::weight_sync(flat.config).time_s, 8.044936192 / 100, 1e-9);
+  EXPECT_NEAR(sim::weight_sync(racks.config).time_s, 8.044936192 / 12.5, 1e-9);
   april::testing::Fixture bad("default", {"topology.file=/nonexistent/topo.json"});
   EXPECT_THROW(scenario::validate_scenario(bad.config), base::ConfigError);
 }

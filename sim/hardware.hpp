@@ -1,0 +1,40 @@
+#pragma once
+// Accelerators: the figures of a GPU and of the node it sits in that the cost
+// models use, each from its vendor's datasheet (hardware.cpp cites them). A
+// scenario's `hardware` is a built-in name or a JSON file with the same fields.
+#include <string>
+#include <vector>
+
+namespace april::base {
+struct JsonFile;
+}
+
+namespace april::sim {
+
+struct Accelerator {
+  std::string name;         // "h100"
+  std::string description;  // "NVIDIA H100 SXM5 80GB"
+  // Dense tensor-core peaks (vendors also quote 2:4 sparse figures, twice these).
+  double bf16_flop_s = 0;
+  double fp8_flop_s = 0;    // 0 where the GPU has no FP8 tensor cores
+  double hbm_bytes = 0;
+  double hbm_bytes_s = 0;
+  double scale_up_bytes_s = 0;  // NVLink / Infinity Fabric per GPU, one direction
+  int gpus_per_node = 8;
+  int scale_up_domain_gpus = 8;  // GPUs one scale-up fabric joins (72 in a GB200 NVL72 rack)
+  double nic_bytes_s = 0;        // scale-out network per GPU, one direction
+  std::string source;
+
+  // Peak of the given weight precision's matmuls: FP8 falls back to BF16 where there is none.
+  [[nodiscard]] double peak_flop_s(bool fp8) const { return fp8 && fp8_flop_s > 0 ? fp8_flop_s : bf16_flop_s; }
+};
+
+const std::vector<Accelerator>& builtin_accelerators();
+std::vector<std::string> builtin_accelerator_names();
+// A built-in name, else the path of a hardware JSON file (fields as in
+// Accelerator, units in their names: see accelerator_from_json). Throws
+// base::ConfigError naming the file and field.
+Accelerator resolve_accelerator(const std::string& name_or_path);
+Accelerator accelerator_from_json(const base::JsonFile& f);
+
+}  // namespace april::sim
