@@ -61,6 +61,7 @@ struct TrainSample {
 // steps validate sets against it.
 struct TrainBatchTokens {
   std::int64_t samples = 0, tokens = 0, longest_tok = 0;
+  double attention_pairs = 0;  // sum of L (L + 1) / 2: the query-key pairs of causal attention
 };
 inline TrainBatchTokens train_batch_tokens(const std::vector<TrainSample>& batch) {
   TrainBatchTokens b;
@@ -68,17 +69,24 @@ inline TrainBatchTokens train_batch_tokens(const std::vector<TrainSample>& batch
   for (const auto& s : batch) {
     const std::int64_t tok = std::int64_t{s.prompt_tok} + s.response_tok;
     b.tokens += tok;
+    b.attention_pairs += static_cast<double>(tok) * static_cast<double>(tok + 1) / 2.0;
     if (tok > b.longest_tok) b.longest_tok = tok;
   }
   return b;
 }
 
+// The phases of a modelled train step (DESIGN.md section 7), in seconds.
+struct TrainPhases {
+  double old_logprob_s = 0, ref_logprob_s = 0, update_s = 0, grad_reduce_s = 0, optimizer_s = 0, offload_s = 0, other_s = 0;
+};
+
 // What a train step reports beyond its duration; a live trainer knows
-// rewards, the simulator does not.
+// rewards, the simulator its modelled phases.
 struct TrainReport {
   std::optional<double> reward_mean;
   std::optional<double> accuracy;
   std::optional<double> loss;
+  std::optional<TrainPhases> phases;
 };
 
 struct BackendCounters {

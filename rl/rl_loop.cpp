@@ -365,6 +365,7 @@ void RlLoop::end_phase(const std::vector<GroupId>& batch, StepMetrics& m) {
   const TrainReport report = backend_.train(train, version_);
   m.reward_mean = report.reward_mean;
   m.accuracy = report.accuracy;
+  m.train_phases = report.phases;
   const double t_train_end = backend_.now_s();
   backend_.sync_weights(version_ + 1);
   const double t_sync_end = backend_.now_s();
@@ -528,6 +529,7 @@ StepMetrics RlLoop::run_step_overlapped() {
       window_.train_time_s = now - train_start_s_;
       window_.reward_mean = ev.train_ended->reward_mean;
       window_.accuracy = ev.train_ended->accuracy;
+      window_.train_phases = ev.train_ended->phases;
       apply(policy_.on_train_end(*this));
     }
     if (ev.sync_ended) {

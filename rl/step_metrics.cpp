@@ -130,6 +130,9 @@ const std::vector<StepColumn>& step_columns() {
   using M = StepMetrics;
   using D = DerivedMetrics;
   auto i = [](std::int64_t v) { return std::optional<double>(static_cast<double>(v)); };
+  auto phase = [](double TrainPhases::*field) {
+    return [field](const M& m, const D&) { return m.train_phases ? std::optional<double>((*m.train_phases).*field) : std::nullopt; };
+  };
   static const std::vector<StepColumn> columns = {
       {"step", true, [i](const M& m, const D&) { return i(m.step); }},
       {"start_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.start_time_s); }},
@@ -169,6 +172,14 @@ const std::vector<StepColumn>& step_columns() {
       {"abort_time_s", false, [](const M& m, const D&) { return std::optional<double>(m.abort_time_s); }},
       // Masked batch tokens, apart from wasted ones (schema 6); appended likewise.
       {"tokens_masked", true, [i](const M& m, const D&) { return i(m.tokens_masked); }},
+      // The train step's modelled phases (schema 7); empty for live runs. Appended likewise.
+      {"train_old_logprob_s", false, phase(&TrainPhases::old_logprob_s)},
+      {"train_ref_logprob_s", false, phase(&TrainPhases::ref_logprob_s)},
+      {"train_update_s", false, phase(&TrainPhases::update_s)},
+      {"train_grad_reduce_s", false, phase(&TrainPhases::grad_reduce_s)},
+      {"train_optimizer_s", false, phase(&TrainPhases::optimizer_s)},
+      {"train_offload_s", false, phase(&TrainPhases::offload_s)},
+      {"train_other_s", false, phase(&TrainPhases::other_s)},
   };
   return columns;
 }

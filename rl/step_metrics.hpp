@@ -9,6 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "rl/backend.hpp"
+
 namespace april::rl {
 
 struct StepMetrics {
@@ -42,6 +44,7 @@ struct StepMetrics {
   std::int64_t groups_submitted = 0, groups_aborted = 0, groups_rejected = 0;
   std::int64_t samples_truncated = 0, preemptions = 0;
   std::optional<double> reward_mean, accuracy;  // live runs only: the batch's mean reward, exact-match share
+  std::optional<TrainPhases> train_phases;      // simulated runs: the train step's modelled phases
 };
 
 // Derived values, shared by steps.csv rows and the summary.

@@ -27,6 +27,10 @@ namespace april::scenario {
 //    linear FLOPs without the embedding lookup, attention FLOPs over the
 //    cached context, per-GPU KV reads, and the all-reduces of a
 //    tensor-parallel engine; training counts activated parameters.
-inline constexpr std::int64_t kModelVersion = 6;
+// 7: train steps as verl and slime report them (train.time_model=phases, the
+//    new default): old-logprob forward, update over PPO mini-batches and
+//    epochs with attention FLOPs, Megatron or FSDP communication, optimizer,
+//    colocated offload; train.fixed_s defaults to 0 (was 2 s).
+inline constexpr std::int64_t kModelVersion = 7;
 
 }  // namespace april::scenario

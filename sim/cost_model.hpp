@@ -5,14 +5,9 @@
 
 #include "sim/hardware.hpp"
 #include "sim/model_arch.hpp"
+#include "sim/train_phases.hpp"
 
 namespace april::sim {
-
-// A training batch: `samples` samples, `tokens` prompt + response tokens in
-// all, the longest sample `longest_tok` tokens (padded trainers pay samples x longest).
-struct TrainBatchShape {
-  std::int64_t samples = 0, tokens = 0, longest_tok = 0;
-};
 
 struct TrainCostParams {
   double mfu = 0.35;           // model FLOPs utilisation of the trainer

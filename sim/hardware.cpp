@@ -20,43 +20,46 @@ constexpr double Gbit = 1e9 / 8;  // bytes per second in 1 Gb/s
 // Vendors quote NVLink as the sum of both directions (H100: 18 links x 50 GB/s
 // = 900 GB/s); the cost models send one way at a time, so the figures here are
 // half of it. FLOP/s are dense; datasheets give sparse ones beside them
-// ("with sparsity"), twice as large.
+// ("with sparsity"), twice as large. The host link is PCIe x16 (Gen4 32 GB/s,
+// Gen5 64 GB/s each way: PCI-SIG's per-lane 16 / 32 GT/s) as each datasheet
+// gives it (A100 "PCIe Gen4 64 GB/s", H100 "PCIe Gen5 128 GB/s", both ways),
+// and GB200's NVLink-C2C to its Grace CPU (900 GB/s both ways).
 const std::vector<Accelerator>& builtin_accelerators() {
   static const std::vector<Accelerator> all = {
-      {"a100", "NVIDIA A100 SXM4 80GB", 312 * T, 0, 80 * GB, 2.039 * T, 300 * GB, 8, 8, 200 * Gbit,
+      {"a100", "NVIDIA A100 SXM4 80GB", 312 * T, 0, 80 * GB, 2.039 * T, 300 * GB, 8, 8, 200 * Gbit, 32 * GB,
        "NVIDIA A100 Tensor Core GPU datasheet (2021): BF16 312 TFLOPS dense (624 sparse), no FP8, 80 GB HBM2e at "
        "2,039 GB/s, NVLink 600 GB/s; DGX A100 user guide: 8 GPUs, 8x ConnectX-6 200 Gb/s for compute"},
-      {"h100", "NVIDIA H100 SXM5 80GB", 989 * T, 1979 * T, 80 * GB, 3.35 * T, 450 * GB, 8, 8, 400 * Gbit,
+      {"h100", "NVIDIA H100 SXM5 80GB", 989 * T, 1979 * T, 80 * GB, 3.35 * T, 450 * GB, 8, 8, 400 * Gbit, 64 * GB,
        "NVIDIA H100 Tensor Core GPU datasheet: BF16 1,979 / FP8 3,958 TFLOPS with sparsity (989 / 1,979 dense), 80 GB "
        "HBM3 at 3.35 TB/s, NVLink 900 GB/s; DGX H100: 8 GPUs, 8x ConnectX-7 400 Gb/s"},
-      {"h200", "NVIDIA H200 SXM 141GB", 989 * T, 1979 * T, 141 * GB, 4.8 * T, 450 * GB, 8, 8, 400 * Gbit,
+      {"h200", "NVIDIA H200 SXM 141GB", 989 * T, 1979 * T, 141 * GB, 4.8 * T, 450 * GB, 8, 8, 400 * Gbit, 64 * GB,
        "NVIDIA H200 Tensor Core GPU datasheet: BF16 1,979 / FP8 3,958 TFLOPS with sparsity (989 / 1,979 dense), 141 GB "
        "HBM3e at 4.8 TB/s, NVLink 900 GB/s; HGX H200: 8 GPUs, 400 Gb/s per GPU"},
-      {"h20", "NVIDIA H20 96GB", 148 * T, 296 * T, 96 * GB, 4.0 * T, 450 * GB, 8, 8, 400 * Gbit,
+      {"h20", "NVIDIA H20 96GB", 148 * T, 296 * T, 96 * GB, 4.0 * T, 450 * GB, 8, 8, 400 * Gbit, 64 * GB,
        "NVIDIA publishes no H20 datasheet: BF16 148 / FP8 296 TFLOPS dense, 96 GB HBM3 at 4.0 TB/s, NVLink 900 GB/s as "
        "tabulated by LMSYS with Ant Group (SGLang blog, 2025-09-26) and by Tencent Tech (2023-11-28); 96 GB SKU in NVIDIA "
        "AI Enterprise's vGPU list (a 141 GB SKU exists: give it as a hardware file); 8 GPUs per HGX board, 400 Gb/s per GPU"},
-      {"h800", "NVIDIA H800 SXM5 80GB", 989 * T, 1979 * T, 80 * GB, 3.35 * T, 200 * GB, 8, 8, 400 * Gbit,
+      {"h800", "NVIDIA H800 SXM5 80GB", 989 * T, 1979 * T, 80 * GB, 3.35 * T, 200 * GB, 8, 8, 400 * Gbit, 64 * GB,
        "H800 SXM: H100 compute and memory (989 / 1,979 TFLOPS dense BF16 / FP8, 80 GB at 3.35 TB/s; no public NVIDIA "
        "datasheet), NVLink cut from 900 to 400 GB/s and 8 x 400G ConnectX-7 per node (DeepSeek, 'Insights into "
        "DeepSeek-V3', arXiv 2505.09343, section 4.1); DeepSeek-V3 report (arXiv 2412.19437) 3.1: 8 GPUs per node; "
        "3.2.2: NVLink 160 GB/s and InfiniBand 50 GB/s achieved"},
-      {"b200", "NVIDIA B200 (HGX B200)", 2.25e15, 4.5e15, 180 * GB, 7.7 * T, 900 * GB, 8, 8, 400 * Gbit,
+      {"b200", "NVIDIA B200 (HGX B200)", 2.25e15, 4.5e15, 180 * GB, 7.7 * T, 900 * GB, 8, 8, 400 * Gbit, 64 * GB,
        "NVIDIA HGX B200 page: 36 PFLOPS BF16 for 8 GPUs with sparsity ('dense is 1/2'), so 2.25 / 4.5 PF dense BF16 / FP8 "
        "per GPU; DGX B200: 1,440 GB HBM3e (180 GB per GPU); Blackwell datasheet HGX column: 7.7 TB/s; NVLink 5 1.8 TB/s; "
        "8 x ConnectX-7 400 Gb/s"},
-      {"gb200", "NVIDIA GB200 NVL72 (one Blackwell GPU)", 2.5e15, 5e15, 186 * GB, 8 * T, 900 * GB, 4, 72, 800 * Gbit,
+      {"gb200", "NVIDIA GB200 NVL72 (one Blackwell GPU)", 2.5e15, 5e15, 186 * GB, 8 * T, 900 * GB, 4, 72, 800 * Gbit, 450 * GB,
        "NVIDIA GB200 NVL72 datasheet: per rack 180 PFLOPS BF16 / 360 PFLOPS FP8 dense-equivalent of 72 GPUs "
        "(2.5 / 5 PF each, sparse figures twice), 13.4 TB HBM3e (186 GB per GPU) at 576 TB/s (8 TB/s), NVLink 5 "
        "1.8 TB/s per GPU in one 72-GPU domain; 4 GPUs per compute tray, ConnectX-8 800 Gb/s per GPU (tray and NIC figures from system vendors)"},
-      {"mi300x", "AMD Instinct MI300X", 1307.4 * T, 2614.9 * T, 192 * GB, 5.3 * T, 448 * GB, 8, 8, 400 * Gbit,
+      {"mi300x", "AMD Instinct MI300X", 1307.4 * T, 2614.9 * T, 192 * GB, 5.3 * T, 448 * GB, 8, 8, 400 * Gbit, 64 * GB,
        "AMD Instinct MI300X product page: BF16 1,307.4 / FP8 2,614.9 TFLOPS dense (sparse twice; footnote MI300-17), "
        "192 GB HBM3 at 5.3 TB/s, Infinity Fabric links of 128 GB/s: 7 peers x 128 = 896 GB/s in a full mesh of 8 (no "
        "switch; one peer gets 1/7 of it); 400 Gb/s NIC per GPU in AMD's reference platform"},
-      {"mi325x", "AMD Instinct MI325X", 1307.4 * T, 2614.9 * T, 256 * GB, 6.0 * T, 448 * GB, 8, 8, 400 * Gbit,
+      {"mi325x", "AMD Instinct MI325X", 1307.4 * T, 2614.9 * T, 256 * GB, 6.0 * T, 448 * GB, 8, 8, 400 * Gbit, 64 * GB,
        "AMD Instinct MI325X datasheet: BF16 1,307.4 / FP8 2,614.9 TFLOPS dense, 256 GB HBM3E at 6 TB/s, Infinity "
        "Fabric 896 GB/s aggregate; 8 per platform"},
-      {"mi355x", "AMD Instinct MI355X", 2.5e15, 5.0e15, 288 * GB, 8 * T, 538 * GB, 8, 8, 400 * Gbit,
+      {"mi355x", "AMD Instinct MI355X", 2.5e15, 5.0e15, 288 * GB, 8 * T, 538 * GB, 8, 8, 400 * Gbit, 64 * GB,
        "AMD Instinct MI355X datasheet: BF16 2.5 / FP8 5.0 PFLOPS dense (sparse twice), 288 GB HBM3E at 8 TB/s, "
        "Infinity Fabric 1,075 GB/s aggregate; 8 per platform"},
   };
@@ -81,6 +84,7 @@ Accelerator accelerator_from_json(const base::JsonFile& f) {
   a.gpus_per_node = static_cast<int>(base::json_int(f, "gpus_per_node", 1, 1024));
   a.scale_up_domain_gpus = static_cast<int>(base::json_int_or(f, "scale_up_domain_gpus", a.gpus_per_node, 1, 1 << 16));
   a.nic_bytes_s = base::json_double(f, "nic_Gb_s", 1e-3, 1e6) * Gbit;
+  a.host_link_bytes_s = base::json_double_or(f, "host_link_GB_s", 64, 1e-3, 1e6) * GB;  // PCIe Gen5 x16 unless given
   a.source = base::json_string_or(f, "source", f.path);
   if (a.scale_up_domain_gpus < a.gpus_per_node) {
     throw base::ConfigError(fmt::format("{}: {} is fewer than gpus_per_node {}", f.where("scale_up_domain_gpus"),

@@ -23,6 +23,7 @@ struct Accelerator {
   int gpus_per_node = 8;
   int scale_up_domain_gpus = 8;  // GPUs one scale-up fabric joins (72 in a GB200 NVL72 rack)
   double nic_bytes_s = 0;        // scale-out network per GPU, one direction
+  double host_link_bytes_s = 0;  // GPU to host memory (PCIe, NVLink-C2C), one direction: offloading
   std::string source;
 
   // Peak of the given weight precision's matmuls: FP8 falls back to BF16 where there is none.

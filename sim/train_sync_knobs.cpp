@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "sim/cluster_shape.hpp"
+#include "sim/engine_knobs.hpp"
 #include "sim/hardware.hpp"
 #include "sim/model_catalog.hpp"
 
@@ -23,8 +24,42 @@ constexpr double kMaxBandwidth_GB_s = 1e9;
 
 void declare_train_sync_knobs(base::ConfigSchema& s) {
   using base::KnobType;
-  s.add({"train.time_model", KnobType::String, std::string("flops"), "",
-         "flops (6 * activated params * tokens / (mfu * peak * GPUs) + fixed_s), linear (calibrated: train.linear_*) or zero", base::one_of({"flops", "linear", "zero"})});
+  s.add({"train.time_model", KnobType::String, std::string("phases"), "",
+         "phases (old-logprob forward, update over PPO mini-batches and epochs, gradient reduction, optimizer, offload; "
+         "train.*), flops (6 * activated params * tokens / (mfu * peak * GPUs) + fixed_s), linear (calibrated: "
+         "train.linear_*) or zero",
+         base::one_of({"phases", "flops", "linear", "zero"})});
+  s.add({"train.framework", KnobType::String, std::string("megatron"), "",
+         "phases: megatron (TP x PP x CP x DP, gradients all-reduced per optimizer step; slime) or fsdp (ZeRO-3 gathers "
+         "hidden behind compute where they can be; verl's default)",
+         base::one_of({"megatron", "fsdp"})});
+  s.add({"train.tensor_parallel", KnobType::Int, std::int64_t{1}, "GPUs", "phases, megatron: tensor parallel size (inside a node)",
+         base::in_range(1, 1024)});
+  s.add({"train.pipeline_parallel", KnobType::Int, std::int64_t{1}, "GPUs", "phases, megatron: pipeline stages (1F1B bubble)",
+         base::in_range(1, 1024)});
+  s.add({"train.context_parallel", KnobType::Int, std::int64_t{1}, "GPUs", "phases, megatron: context parallel size",
+         base::in_range(1, 1024)});
+  s.add({"train.expert_parallel", KnobType::Int, std::int64_t{1}, "GPUs", "phases, MoE: GPUs the routed experts are spread over",
+         base::in_range(1, 1 << 16)});
+  s.add({"train.ppo_mini_batches", KnobType::Int, std::int64_t{1}, "",
+         "phases: optimizer steps per epoch (verl: train_batch_size / ppo_mini_batch_size; slime: "
+         "rollout_batch_size x n / global_batch_size)",
+         base::in_range(1, 1 << 20)});
+  s.add({"train.ppo_epochs", KnobType::Int, std::int64_t{1}, "", "phases: passes over the batch per step", base::in_range(1, 1024)});
+  s.add({"train.old_logprob", KnobType::Bool, true, "",
+         "phases: recompute the batch's log-probabilities with the rollout's weights before the update (verl, slime)", {}});
+  s.add({"train.ref_logprob", KnobType::Bool, false, "", "phases: a reference-model forward over the batch (KL loss or reward)", {}});
+  s.add({"train.micro_batch_tok", KnobType::Int, std::int64_t{16384}, "tok",
+         "phases: tokens per micro-batch per GPU (verl ppo_max_token_len_per_gpu); sets the pipeline's micro-batches",
+         base::in_range(1, 1 << 30)});
+  s.add({"train.offload", KnobType::Bool, true, "",
+         "phases, colocated: the trainer's weights and Adam state leave the GPUs after each update and return before the "
+         "next, and the engines' weights come back (verl / slime colocated); off on a disaggregated cluster",
+         {}});
+  // cudaMemcpy of pinned memory reaches about 80% of PCIe's line rate
+  // (NVIDIA CUDA samples' bandwidthTest on Gen5 x16: ~50 of 64 GB/s).
+  s.add({"train.host_link_efficiency", KnobType::Double, 0.8, "", "phases: achieved fraction of the GPU-host link when offloading",
+         base::in_range(0.01, 1)});
   s.add({"train.linear_base_s", KnobType::Double, 0.0, "s", "linear train model: fixed cost per step", base::in_range(0, kMaxFixedCost_s)});
   s.add({"train.linear_per_tok_us", KnobType::Double, 0.0, "us", "linear train model: cost per trained token (prompt + response)",
          base::in_range(0, kMaxPerTokenCost_us)});
@@ -39,7 +74,9 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "trainer and its end back (an RPC to a remote trainer; on a shared host, waking the trainer's idle CPU)",
          base::in_range(0, kMaxFixedCost_s)});
   s.add({"train.mfu", KnobType::Double, 0.35, "", "trainer model FLOPs utilisation", base::in_range(0.01, 1)});
-  s.add({"train.fixed_s", KnobType::Double, 2.0, "s", "fixed cost per train step (optimizer, offload and onload)",
+  s.add({"train.fixed_s", KnobType::Double, 0.0, "s",
+         "fixed cost per train step: phases: what they leave out (logging, data loading); flops: all but the "
+         "forward and backward (2 s before model version 7)",
          base::in_range(0, kMaxFixedCost_s)});
   s.add({"sync.time_model", KnobType::String, std::string("bandwidth"), "",
          "bandwidth (bytes / bandwidth + latency), fixed (sync.latency_s only, e.g. calibrated) or zero",
@@ -60,19 +97,58 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
   s.add({"sync.latency_s", KnobType::Double, 1.0, "s", "fixed cost per weight sync (pause, update, resume)", base::in_range(0, kMaxFixedCost_s)});
 }
 
-std::function<double(const TrainBatchShape&)> train_time_model(const base::Config& c) {
+TrainerSetup trainer_setup(const base::Config& c) {
+  TrainerSetup s;
+  const auto shape = cluster_shape(c);
+  s.framework = c.get_string("train.framework") == "fsdp" ? TrainFramework::Fsdp : TrainFramework::Megatron;
+  s.gpus = shape.train_gpus;
+  if (s.framework == TrainFramework::Megatron) {
+    s.tensor_parallel = c.get_int("train.tensor_parallel");
+    s.pipeline_parallel = c.get_int("train.pipeline_parallel");
+    s.context_parallel = c.get_int("train.context_parallel");
+  }
+  s.expert_parallel = c.get_int("train.expert_parallel");
+  s.mfu = c.get_double("train.mfu");
+  s.ppo_mini_batches = c.get_int("train.ppo_mini_batches");
+  s.ppo_epochs = c.get_int("train.ppo_epochs");
+  s.old_logprob = c.get_bool("train.old_logprob");
+  s.ref_logprob = c.get_bool("train.ref_logprob");
+  s.micro_batch_tok = c.get_int("train.micro_batch_tok");
+  s.offload = c.get_bool("train.offload") && !shape.disaggregated();
+  s.host_link_efficiency = c.get_double("train.host_link_efficiency");
+  s.hbm_efficiency = c.get_double("engine.hbm_efficiency");
+  s.link_efficiency = c.get_double("engine.link_efficiency");
+  s.fixed_s = c.get_double("train.fixed_s");
+  return s;
+}
+
+TrainTimeModel train_time_model(const base::Config& c) {
   if (c.get_string("train.time_model") == "linear") {
     const double base = c.get_double("train.linear_base_s"), per = c.get_double("train.linear_per_tok_us") * 1e-6;
     const double padded = c.get_double("train.linear_per_padded_tok_us") * 1e-6;
     return [base, per, padded](const TrainBatchShape& b) {
-      return base + per * static_cast<double>(b.tokens) + padded * static_cast<double>(b.samples * b.longest_tok);
+      TrainPhaseTimes t;
+      t.other_s = base + per * static_cast<double>(b.tokens) + padded * static_cast<double>(b.samples * b.longest_tok);
+      return t;
     };
   }
   if (c.get_string("train.time_model") == "flops") {
     const auto hw = resolve_accelerator(c.get_string("hardware"));
     const auto model = resolve_model(c.get_string("model"));
     TrainCostParams tp{c.get_double("train.mfu"), cluster_shape(c).train_gpus, c.get_double("train.fixed_s")};
-    return [model, hw, tp](const TrainBatchShape& b) { return train_time_s(model, hw, tp, b.tokens); };
+    return [model, hw, tp](const TrainBatchShape& b) {
+      TrainPhaseTimes t;
+      t.other_s = train_time_s(model, hw, tp, b.tokens);
+      return t;
+    };
+  }
+  if (c.get_string("train.time_model") == "phases") {
+    const auto hw = resolve_accelerator(c.get_string("hardware"));
+    const auto model = resolve_model(c.get_string("model"));
+    auto setup = trainer_setup(c);
+    check_trainer_setup(setup, model, hw);
+    if (setup.offload) setup.engine_weights_per_gpu_bytes = engine_memory(model, hw, engine_layout(c)).weights_per_gpu_bytes;
+    return [model, hw, setup](const TrainBatchShape& b) { return train_phase_times(model, hw, setup, b); };
   }
   return {};
 }

@@ -13,8 +13,12 @@ namespace april::sim {
 
 void declare_train_sync_knobs(base::ConfigSchema& schema);
 
-// Seconds for one train step on a batch of that shape; empty for train.time_model=zero.
-std::function<double(const TrainBatchShape&)> train_time_model(const base::Config& config);
+// The phases of one train step on a batch of that shape (one phase, other_s,
+// for the flops and linear models); empty for train.time_model=zero.
+using TrainTimeModel = std::function<TrainPhaseTimes(const TrainBatchShape&)>;
+TrainTimeModel train_time_model(const base::Config& config);
+// The trainer's layout and PPO settings (train.*) on the scenario's GPUs.
+TrainerSetup trainer_setup(const base::Config& config);
 
 // Weight-sync time per step: from the topology when one is given (preset or
 // file), else weight bytes over sync.bandwidth_GB_s; plus sync.latency_s.

@@ -34,7 +34,9 @@ namespace april::studies {
 // 4: steps gains tokens_carried and april_offpolicy_ratio (DESIGN.md 3).
 // 5: steps gains abort_time_s.
 // 6: steps gains tokens_masked (masked batch tokens, no longer in tokens_wasted).
-inline constexpr int kSchemaVersion = 6;
+// 7: steps gains the train step's modelled phases (train_old_logprob_s ...
+//    train_other_s); NULL for live runs and older rows.
+inline constexpr int kSchemaVersion = 7;
 
 class DbError : public std::runtime_error {
  public:

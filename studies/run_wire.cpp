@@ -17,9 +17,10 @@ using nlohmann::json;
 
 // The wire form lists StepMetrics' fields one by one; a field added to the
 // struct and not to the list would vanish between ranks. The size pins the struct
-// (x86-64: 32 eight-byte fields and 2 optional doubles); when it changes,
-// add the new field to for_each_step_field and to the round-trip test, then update the size.
-static_assert(sizeof(rl::StepMetrics) == 32 * 8 + 2 * sizeof(std::optional<double>),
+// (x86-64: 32 eight-byte fields, 2 optional doubles and the optional train
+// phases); when it changes, add the new field to for_each_step_field and to
+// the round-trip test, then update the size.
+static_assert(sizeof(rl::StepMetrics) == 32 * 8 + 2 * sizeof(std::optional<double>) + sizeof(std::optional<rl::TrainPhases>),
               "StepMetrics changed: add the new field to step_to_json/step_from_json and update this size");
 
 // JSON has no NaN or infinity; they travel as strings.
@@ -102,7 +103,15 @@ constexpr void for_each_step_field(F&& f) {
   f("preemptions", &rl::StepMetrics::preemptions);
   f("reward_mean", &rl::StepMetrics::reward_mean);
   f("accuracy", &rl::StepMetrics::accuracy);
+  f("train_phases", &rl::StepMetrics::train_phases);
 }
+
+// The train phases' doubles in a fixed order, for the byte form.
+constexpr double rl::TrainPhases::*kPhaseFields[] = {
+    &rl::TrainPhases::old_logprob_s, &rl::TrainPhases::ref_logprob_s, &rl::TrainPhases::update_s, &rl::TrainPhases::grad_reduce_s,
+    &rl::TrainPhases::optimizer_s,   &rl::TrainPhases::offload_s,     &rl::TrainPhases::other_s};
+static_assert(sizeof(rl::TrainPhases) == sizeof(kPhaseFields) / sizeof(kPhaseFields[0]) * sizeof(double),
+              "TrainPhases changed: list the new field in kPhaseFields");
 
 }  // namespace
 
@@ -130,7 +139,8 @@ constexpr std::size_t kStepBytes = [] {
   std::size_t n = 0;
   for_each_step_field([&](const char*, auto member) {
     using T = std::decay_t<decltype(std::declval<rl::StepMetrics>().*member)>;
-    n += std::is_same_v<T, std::optional<double>> ? 16 : 8;
+    if constexpr (std::is_same_v<T, std::optional<rl::TrainPhases>>) n += 8 + sizeof(rl::TrainPhases);
+    else n += std::is_same_v<T, std::optional<double>> ? 16 : 8;
   });
   return n;
 }();
@@ -183,7 +193,11 @@ std::string record_to_wire(std::int64_t index, const RunRecord& r) {
   for (const auto& m : r.steps) {
     for_each_step_field([&](const char*, auto member) {
       using T = std::decay_t<decltype(m.*member)>;
-      if constexpr (std::is_same_v<T, std::optional<double>>) {
+      if constexpr (std::is_same_v<T, std::optional<rl::TrainPhases>>) {
+        put<std::int64_t>(out, (m.*member).has_value() ? 1 : 0);
+        const auto phases = (m.*member).value_or(rl::TrainPhases{});
+        for (const auto field : kPhaseFields) put<double>(out, phases.*field);
+      } else if constexpr (std::is_same_v<T, std::optional<double>>) {
         put<std::int64_t>(out, (m.*member).has_value() ? 1 : 0);
         put<double>(out, (m.*member).value_or(0.0));
       } else {
@@ -227,7 +241,12 @@ WireRecord record_from_wire(const std::string& text) {
   for (auto& m : r.steps) {
     for_each_step_field([&](const char*, auto member) {
       using T = std::decay_t<decltype(m.*member)>;
-      if constexpr (std::is_same_v<T, std::optional<double>>) {
+      if constexpr (std::is_same_v<T, std::optional<rl::TrainPhases>>) {
+        const auto present = take<std::int64_t>(p);
+        rl::TrainPhases phases;
+        for (const auto field : kPhaseFields) phases.*field = take<double>(p);
+        m.*member = present != 0 ? std::optional<rl::TrainPhases>(phases) : std::nullopt;
+      } else if constexpr (std::is_same_v<T, std::optional<double>>) {
         const auto present = take<std::int64_t>(p);
         const auto v = take<double>(p);
         m.*member = present != 0 ? std::optional<double>(v) : std::nullopt;

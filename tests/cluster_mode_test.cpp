@@ -72,9 +72,15 @@ TEST(ClusterMode, ColocatedPoliciesOnADisaggregatedClusterDifferOnlyInGpuCounts)
       EXPECT_EQ(a.steps[k].tokens_generated, b.steps[k].tokens_generated);
       EXPECT_EQ(a.steps[k].tokens_trained, b.steps[k].tokens_trained);
       EXPECT_EQ(a.steps[k].staleness_max, b.steps[k].staleness_max);
-      // flops model: 6 x params x tokens / (GPUs x peak x MFU) + train.fixed_s; half the GPUs, twice the compute part.
-      const double fixed = dis.config.get_double("train.fixed_s");
-      EXPECT_NEAR(b.steps[k].train_time_s - fixed, 2 * (a.steps[k].train_time_s - fixed), 1e-6) << policy << " step " << k;
+      // Phases: the compute phases on half the GPUs take twice as long; colocated adds the offload.
+      ASSERT_TRUE(a.steps[k].train_phases && b.steps[k].train_phases);
+      const auto& pa = *a.steps[k].train_phases;
+      const auto& pb = *b.steps[k].train_phases;
+      EXPECT_NEAR(pb.update_s, 2 * pa.update_s, 1e-9 * pb.update_s) << policy << " step " << k;
+      EXPECT_NEAR(pb.old_logprob_s, 2 * pa.old_logprob_s, 1e-9 * pb.old_logprob_s) << policy << " step " << k;
+      EXPECT_GT(pa.offload_s, 0.0);
+      EXPECT_EQ(pb.offload_s, 0.0);  // nothing to move off a trainer that does not share its GPUs
+      EXPECT_NEAR(a.steps[k].train_time_s, pa.old_logprob_s + pa.update_s + pa.grad_reduce_s + pa.optimizer_s + pa.offload_s, 1e-6);
       EXPECT_EQ(a.steps[k].gpus, 8);
       EXPECT_EQ(b.steps[k].gpus, 8);
     }

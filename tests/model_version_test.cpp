@@ -63,6 +63,7 @@ const std::map<std::int64_t, std::string> kPinnedDigests = {
     {4, "c119ea7ab49144e4"},  // masked tokens apart from wasted ones: no pinned run masks
     {5, "585b5d6a88085ee5"},  // a sync stops an engine at the boundary of that instant; overlapped runs pinned too
     {6, "0c3b6a408fc81afe"},  // models from config.json: exact counts, attention FLOPs, TP all-reduces
+    {7, "40f9044bdad27244"},  // train steps in phases (old-logprob, update, Megatron/FSDP, optimizer, offload)
 };
 
 TEST(ModelVersion, ChangesWheneverSimulatedResultsChange) {

@@ -111,7 +111,7 @@ TEST(ResultsDb, RefusesADatabaseFromAFutureSchemaVersion) {
     ResultsDb db(path);
     FAIL() << "opened a future database";
   } catch (const DbError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 99 is newer than this april's (6)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("schema version 99 is newer than this april's (7)"), std::string::npos) << e.what();
   }
 }
 
@@ -176,7 +176,7 @@ TEST(ResultsDb, SchemaIsPinned) {
     sqlite3_finalize(st);
   }
   sqlite3_close(raw);
-  EXPECT_EQ(raw_row(path, "SELECT value FROM meta WHERE key='schema_version'"), std::vector<std::string>{"6"});
+  EXPECT_EQ(raw_row(path, "SELECT value FROM meta WHERE key='schema_version'"), std::vector<std::string>{"7"});
   const std::map<std::string, std::string> want = {
       {"meta", "key TEXT,value TEXT,"},
       {"metrics", "run_id INTEGER,name TEXT,value REAL,"},
@@ -190,7 +190,8 @@ TEST(ResultsDb, SchemaIsPinned) {
        "engine_busy_fraction REAL,slot_occupancy REAL,buffer_groups INTEGER,buffer_tokens INTEGER,groups_submitted INTEGER,"
        "groups_aborted INTEGER,groups_rejected INTEGER,samples_truncated INTEGER,preemptions INTEGER,reward_mean REAL,"
        "accuracy REAL,batch_ready_s REAL,train_start_s REAL,train_end_s REAL,sync_end_s REAL,tokens_carried INTEGER,"
-       "april_offpolicy_ratio REAL,abort_time_s REAL,tokens_masked INTEGER,"},
+       "april_offpolicy_ratio REAL,abort_time_s REAL,tokens_masked INTEGER,train_old_logprob_s REAL,train_ref_logprob_s REAL,"
+       "train_update_s REAL,train_grad_reduce_s REAL,train_optimizer_s REAL,train_offload_s REAL,train_other_s REAL,"},
       {"sweep_runs", "sweep_id INTEGER,run_id INTEGER,params TEXT,"},
       {"sweeps", "id INTEGER,spec_hash TEXT,kind TEXT,scenario TEXT,spec TEXT,program_version TEXT,created_at TEXT,"},
   };
@@ -250,13 +251,14 @@ TEST(ResultsDb, MigratesSchemaTwoAddingTheNewStepColumns) {
            "ALTER TABLE steps DROP COLUMN train_end_s; ALTER TABLE steps DROP COLUMN sync_end_s;"
            "ALTER TABLE steps DROP COLUMN tokens_carried; ALTER TABLE steps DROP COLUMN april_offpolicy_ratio;"
            "ALTER TABLE steps DROP COLUMN abort_time_s; ALTER TABLE steps DROP COLUMN tokens_masked;"
+           "ALTER TABLE steps DROP COLUMN train_update_s; ALTER TABLE steps DROP COLUMN train_other_s;"
            "UPDATE meta SET value='2' WHERE key='schema_version';");
   { ResultsDb db(path); }
   // Both steps kept, with their tokens; no times for them.
   EXPECT_EQ(raw_row(path, "SELECT count(*), count(sync_end_s), count(april_offpolicy_ratio), count(abort_time_s), count(tokens_masked), "
-                          "sum(tokens_generated > 0) FROM steps"),
-            (std::vector<std::string>{"2", "0", "0", "0", "0", "2"}));
-  EXPECT_EQ(raw_row(path, "SELECT value FROM meta WHERE key='schema_version'"), std::vector<std::string>{"6"});
+                          "count(train_update_s), sum(tokens_generated > 0) FROM steps"),
+            (std::vector<std::string>{"2", "0", "0", "0", "0", "0", "2"}));
+  EXPECT_EQ(raw_row(path, "SELECT value FROM meta WHERE key='schema_version'"), std::vector<std::string>{"7"});
 }
 
 // A run stored by an older model version is re-run, not reused, and replaces

@@ -58,6 +58,7 @@ rl::StepMetrics every_field(std::int64_t k) {
   m.preemptions = next_i();
   if (k % 2 == 0) m.reward_mean = next_d();
   if (k % 3 == 0) m.accuracy = next_d();
+  if (k % 2 == 1) m.train_phases = rl::TrainPhases{next_d(), next_d(), next_d(), next_d(), next_d(), next_d(), next_d()};
   return m;
 }
 
@@ -105,6 +106,12 @@ void expect_same(const rl::StepMetrics& a, const rl::StepMetrics& b) {
   ASSERT_EQ(a.accuracy.has_value(), b.accuracy.has_value());
   if (a.accuracy) {
     EXPECT_TRUE(same_bits(*a.accuracy, *b.accuracy));
+  }
+  ASSERT_EQ(a.train_phases.has_value(), b.train_phases.has_value());
+  if (a.train_phases) {
+    EXPECT_TRUE(same_bits(a.train_phases->old_logprob_s, b.train_phases->old_logprob_s));
+    EXPECT_TRUE(same_bits(a.train_phases->update_s, b.train_phases->update_s));
+    EXPECT_TRUE(same_bits(a.train_phases->other_s, b.train_phases->other_s));
   }
 }
 

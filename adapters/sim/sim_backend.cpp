@@ -143,15 +143,23 @@ std::vector<SampleProgress> SimBackend::abort_all() {
   return out;
 }
 
-double SimBackend::train_time_of(const std::vector<TrainSample>& batch) const {
+rl::TrainPhases SimBackend::train_phases_of(const std::vector<TrainSample>& batch) const {
+  if (!config_.train_time_s) return {};
   const auto b = rl::train_batch_tokens(batch);
-  const TrainBatchShape shape{b.samples, b.tokens, b.longest_tok};
-  return config_.train_time_s ? config_.train_time_s(shape) : 0.0;
+  const auto t = config_.train_time_s(TrainBatchShape{b.samples, b.tokens, b.longest_tok, b.attention_pairs});
+  return {t.old_logprob_s, t.ref_logprob_s, t.update_s, t.grad_reduce_s, t.optimizer_s, t.offload_s, t.other_s};
+}
+
+double SimBackend::train_time_of(const rl::TrainPhases& p) {
+  return p.old_logprob_s + p.ref_logprob_s + p.update_s + p.grad_reduce_s + p.optimizer_s + p.offload_s + p.other_s;
 }
 
 TrainReport SimBackend::train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
-  sim_.advance_to(sim_.now() + sim::TimeNs::from_s(train_time_of(batch)));
-  return {};
+  const auto phases = train_phases_of(batch);
+  sim_.advance_to(sim_.now() + sim::TimeNs::from_s(train_time_of(phases)));
+  TrainReport r;
+  if (config_.train_time_s) r.phases = phases;
+  return r;
 }
 
 void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
@@ -159,7 +167,8 @@ void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t
   if (train_running_ || sync_running_) throw std::logic_error("start_train while the trainer is busy");
   train_running_ = true;
   for (auto& e : engines_) e->set_time_factor(config_.engine_slowdown_beside_train);
-  train_work_left_s_ = train_time_of(batch);
+  train_phases_ = train_phases_of(batch);
+  train_work_left_s_ = train_time_of(train_phases_);
   train_progress_at_ = sim_.now() + sim::TimeNs::from_s(config_.train_handoff_s);
   // Engines given work at this instant start their iteration after it: they count as busy now.
   const bool engines_busy = std::any_of(engines_.begin(), engines_.end(), [](const auto& e) { return e->outstanding() > 0; });
@@ -191,7 +200,10 @@ rl::BackendEvents SimBackend::wait_for_events() {
   }
   rl::BackendEvents ev;
   ev.finished = wait_for_completions_at_this_instant();
-  if (train_ended_) ev.train_ended = TrainReport{};
+  if (train_ended_) {
+    ev.train_ended = TrainReport{};
+    if (config_.train_time_s) ev.train_ended->phases = train_phases_;
+  }
   ev.sync_ended = sync_ended_;
   train_ended_ = sync_ended_ = false;
   return ev;

@@ -33,8 +33,8 @@ using sim::TrainBatchShape;
 struct SimBackendConfig {
   std::int64_t engines = 1;
   sim::EngineConfig engine;
-  // Seconds for one train step on that batch.
-  std::function<double(const TrainBatchShape&)> train_time_s;
+  // The phases of one train step on that batch (their sum is its time).
+  std::function<sim::TrainPhaseTimes(const TrainBatchShape&)> train_time_s;
   double sync_time_s = 0;
   // An abort (colocated APRIL's end of rollout): the control request reaches
   // the engines `abort_latency_s` after the decision (they go on generating
@@ -96,7 +96,8 @@ class SimBackend final : public Backend, private sim::EngineListener {
   std::vector<std::pair<std::size_t, SampleProgress>> finished_;
   std::vector<TimelinePoint> timeline_;
   std::vector<std::int64_t> last_running_;  // per engine, to record changes only
-  double train_time_of(const std::vector<TrainSample>& batch) const;
+  [[nodiscard]] rl::TrainPhases train_phases_of(const std::vector<TrainSample>& batch) const;
+  static double train_time_of(const rl::TrainPhases& phases);
   // The samples finished so far, by engine, deterministically ordered; clears them.
   std::vector<SampleProgress> wait_for_completions_at_this_instant();
   bool train_running_ = false, sync_running_ = false;
@@ -104,6 +105,7 @@ class SimBackend final : public Backend, private sim::EngineListener {
   // The running train step on a shared host: its work left at full speed as
   // of `train_progress_at_`, the speed since then, its end event.
   double train_work_left_s_ = 0, train_speed_ = 1.0;
+  rl::TrainPhases train_phases_;  // of the train step running (overlapped), reported at its end
   sim::TimeNs train_progress_at_{0};
   sim::EventId train_end_event_ = 0;
   std::vector<std::int64_t> engine_running_;  // per engine, requests running

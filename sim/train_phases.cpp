@@ -1,0 +1,115 @@
+#include "sim/train_phases.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/config.hpp"
+
+namespace april::sim {
+
+std::string to_string(TrainFramework f) { return f == TrainFramework::Fsdp ? "fsdp" : "megatron"; }
+
+void check_trainer_setup(const TrainerSetup& s, const ModelArch& model, const Accelerator& hw) {
+  const auto model_parallel = s.tensor_parallel * s.pipeline_parallel * s.context_parallel;
+  if (s.gpus % model_parallel != 0) {
+    throw base::ConfigError(fmt::format("train.tensor_parallel {} x train.pipeline_parallel {} x train.context_parallel {} = {} does "
+                                        "not divide the trainer's {} GPUs",
+                                        s.tensor_parallel, s.pipeline_parallel, s.context_parallel, model_parallel, s.gpus));
+  }
+  if (model.layers % s.pipeline_parallel != 0) {
+    throw base::ConfigError(fmt::format("train.pipeline_parallel {} does not divide {}'s {} layers", s.pipeline_parallel,
+                                        model.name, model.layers));
+  }
+  if (s.tensor_parallel > hw.scale_up_domain_gpus) {
+    throw base::ConfigError(fmt::format("train.tensor_parallel {} is wider than {}'s scale-up domain of {} GPUs", s.tensor_parallel,
+                                        hw.name, hw.scale_up_domain_gpus));
+  }
+  if (s.expert_parallel > 1 && (!model.is_moe() || model.routed_experts % s.expert_parallel != 0 || s.gpus % s.expert_parallel != 0)) {
+    throw base::ConfigError(fmt::format("train.expert_parallel {} must divide {}'s routed experts ({}) and the trainer's {} GPUs",
+                                        s.expert_parallel, model.name, model.routed_experts, s.gpus));
+  }
+}
+
+namespace {
+
+// A collective's per-GPU bandwidth: inside the scale-up domain when the group
+// fits in one, else through each GPU's NIC.
+double collective_bytes_s(const Accelerator& hw, std::int64_t group_span_gpus, double efficiency) {
+  return (group_span_gpus <= hw.scale_up_domain_gpus ? hw.scale_up_bytes_s : hw.nic_bytes_s) * efficiency;
+}
+
+}  // namespace
+
+TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw, const TrainerSetup& s, const TrainBatchShape& b) {
+  TrainPhaseTimes t;
+  t.other_s = s.fixed_s;
+  if (b.tokens <= 0) return t;
+  const double gpus = static_cast<double>(s.gpus);
+  const double dp = static_cast<double>(s.data_parallel());
+  const double pp = static_cast<double>(s.pipeline_parallel);
+  // Forward FLOPs of the batch: the linear layers for every token, causal
+  // attention over its pairs (expanded MLA: training does not absorb).
+  const double forward_flops = model.linear_flops_per_token() * static_cast<double>(b.tokens) +
+                               model.attention_flops_per_token(1, false) * b.attention_pairs;
+  const double flop_s = gpus * hw.bf16_flop_s * s.mfu;
+  // 1F1B pipeline: (pp - 1) idle slots over m micro-batches per pass
+  // (Narayanan et al. 2021, Megatron-LM, section 2.2.1).
+  const double tokens_per_pipeline = static_cast<double>(b.tokens) / dp;
+  const auto bubble = [&](double passes) {
+    if (s.pipeline_parallel == 1) return 1.0;
+    const double micro = std::max(1.0, std::ceil(tokens_per_pipeline / passes / static_cast<double>(s.micro_batch_tok)));
+    return 1.0 + (pp - 1.0) / micro;
+  };
+  const double forward_s = forward_flops / flop_s * bubble(1.0);
+  if (s.old_logprob) t.old_logprob_s = forward_s;
+  if (s.ref_logprob) t.ref_logprob_s = forward_s;
+  // Backward is twice the forward's FLOPs (Kaplan et al. 2020: 6N per token in all).
+  const double mini = static_cast<double>(s.ppo_mini_batches), epochs = static_cast<double>(s.ppo_epochs);
+  t.update_s = epochs * 3.0 * forward_flops / flop_s * bubble(mini);
+
+  // Parameters each GPU holds: non-expert weights split over TP x PP, routed
+  // experts over EP x PP (expert tensor parallelism 1, Megatron's default for MoE).
+  const double experts = static_cast<double>(model.moe_layers() * model.routed_experts * model.expert_params());
+  const double dense = static_cast<double>(model.total_params()) - experts;
+  const double shard = dense / static_cast<double>(s.tensor_parallel * s.pipeline_parallel) +
+                       experts / static_cast<double>(s.expert_parallel * s.pipeline_parallel);
+  const double steps = mini * epochs;
+  const double dp_span = static_cast<double>(s.gpus);  // a DP group strides over every model-parallel group
+  const double ring = 2.0 * (dp - 1.0) / dp;
+  if (s.framework == TrainFramework::Megatron) {
+    // bf16 gradients (Megatron-Core's grad_reduce_in_fp32 is off by default),
+    // a ring all-reduce (or the distributed optimizer's reduce-scatter +
+    // all-gather, the same bytes) per optimizer step, not overlapped with the backward.
+    if (s.data_parallel() > 1) t.grad_reduce_s = steps * ring * shard * 2.0 / collective_bytes_s(hw, static_cast<std::int64_t>(dp_span), s.link_efficiency);
+  } else {
+    // FSDP (ZeRO-3): every pass all-gathers the parameters (forward; again in
+    // backward) and reduce-scatters the gradients; prefetching hides them
+    // behind compute, so only what exceeds the compute shows.
+    const double gather_s = (dp - 1.0) / dp * static_cast<double>(model.total_params()) * 2.0 /
+                            collective_bytes_s(hw, s.gpus, s.link_efficiency);
+    const double forward_passes = (s.old_logprob ? 1.0 : 0.0) + (s.ref_logprob ? 1.0 : 0.0);
+    const double exposed_forward = forward_passes * std::max(0.0, gather_s - forward_s);
+    const double exposed_update = steps * std::max(0.0, 3.0 * gather_s - t.update_s / steps);
+    t.grad_reduce_s = exposed_forward + exposed_update;
+  }
+  // Adam with fp32 master weights: read and write the master copy, m and v
+  // (24 B), read the bf16 gradient and write the bf16 weight (4 B) per
+  // parameter; the distributed optimizer (Megatron) and FSDP split that state
+  // over data-parallel ranks too.
+  const double optimizer_params = shard / dp;
+  t.optimizer_s = steps * 28.0 * optimizer_params / (hw.hbm_bytes_s * s.hbm_efficiency);
+  if (s.offload) {
+    // verl / slime colocated: after the rollout the engines release their
+    // memory and the trainer loads its bf16 weights and fp32 Adam state (16 B
+    // per parameter of its shard); after the update it offloads them and the
+    // engines take back their weights.
+    const double state = optimizer_params * 12.0 + shard * 2.0;
+    const double host = hw.host_link_bytes_s * s.host_link_efficiency;
+    t.offload_s = (2.0 * state + s.engine_weights_per_gpu_bytes) / host;
+  }
+  return t;
+}
+
+}  // namespace april::sim

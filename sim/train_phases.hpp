@@ -1,0 +1,69 @@
+#pragma once
+// A train step as verl and slime report it (DESIGN.md section 7): the
+// old-logprob forward over the batch (and the reference model's, when a KL
+// term is on), the update (forward + backward) over PPO mini-batches and
+// epochs with a gradient reduction and an optimizer step per mini-batch, and,
+// on a colocated cluster, moving the trainer's and the engines' state between
+// GPU and host memory. Megatron (TP x PP x CP x DP, EP for experts) or FSDP.
+#include <cstdint>
+#include <string>
+
+#include "sim/hardware.hpp"
+#include "sim/model_arch.hpp"
+
+namespace april::sim {
+
+// A training batch: `samples` samples, `tokens` prompt + response tokens in
+// all, the longest `longest_tok`, and sum over samples of L (L + 1) / 2, the
+// query-key pairs of causal attention (`attention_pairs`).
+struct TrainBatchShape {
+  std::int64_t samples = 0, tokens = 0, longest_tok = 0;
+  double attention_pairs = 0;
+};
+
+// Seconds of each phase of one train step; what steps.csv reports.
+struct TrainPhaseTimes {
+  double old_logprob_s = 0;   // forward over the batch with the rollout's policy weights
+  double ref_logprob_s = 0;   // the reference model's forward (KL), when on
+  double update_s = 0;        // forward + backward over every mini-batch and epoch, pipeline bubble included
+  double grad_reduce_s = 0;   // data-parallel gradient reduction (Megatron) or parameter gathers not hidden (FSDP)
+  double optimizer_s = 0;     // Adam steps
+  double offload_s = 0;       // colocated: trainer state onto and off the GPUs, engine weights back
+  double other_s = 0;         // the fixed cost per step, or a calibrated linear model's whole time
+  [[nodiscard]] double total_s() const {
+    return old_logprob_s + ref_logprob_s + update_s + grad_reduce_s + optimizer_s + offload_s + other_s;
+  }
+};
+
+enum class TrainFramework { Megatron, Fsdp };
+
+struct TrainerSetup {
+  TrainFramework framework = TrainFramework::Megatron;
+  std::int64_t gpus = 8;
+  std::int64_t tensor_parallel = 1, pipeline_parallel = 1, context_parallel = 1, expert_parallel = 1;
+  double mfu = 0.35;                    // achieved fraction of the BF16 peak in forward and backward
+  std::int64_t ppo_mini_batches = 1;    // optimizer steps per epoch
+  std::int64_t ppo_epochs = 1;
+  bool old_logprob = true;
+  bool ref_logprob = false;
+  std::int64_t micro_batch_tok = 16384;  // tokens per micro-batch per GPU (verl ppo_max_token_len_per_gpu)
+  bool offload = false;                  // colocated: state to host after the update, back before it
+  double host_link_efficiency = 0.8;     // achieved fraction of the host link in pinned copies
+  double hbm_efficiency = 0.8;
+  double link_efficiency = 0.77;         // collectives over the scale-up link or the NICs
+  double fixed_s = 0;
+  // Engine weights per GPU to bring back after the update (colocated, offload on).
+  double engine_weights_per_gpu_bytes = 0;
+
+  [[nodiscard]] std::int64_t data_parallel() const { return gpus / (tensor_parallel * pipeline_parallel * context_parallel); }
+};
+
+// Checks that the parallel sizes divide the GPUs and the model; throws
+// base::ConfigError naming `prefix` keys (e.g. "train.tensor_parallel").
+void check_trainer_setup(const TrainerSetup& s, const ModelArch& model, const Accelerator& hw);
+
+TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw, const TrainerSetup& s, const TrainBatchShape& b);
+
+std::string to_string(TrainFramework f);
+
+}  // namespace april::sim

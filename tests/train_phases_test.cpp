@@ -1,0 +1,89 @@
+// The train-step phases against hand-worked formulas (DESIGN.md section 7).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/config.hpp"
+#include "sim/hardware.hpp"
+#include "sim/model_catalog.hpp"
+#include "sim/train_phases.hpp"
+
+namespace april::sim {
+namespace {
+
+const Accelerator& h100() { return builtin_accelerators()[1]; }
+
+TEST(TrainPhases, MegatronDataParallelByHand) {
+  const auto m = resolve_model("qwen3-4b");
+  TrainerSetup s;  // Megatron, 8 GPUs, TP = PP = 1: DP 8
+  s.offload = true;
+  s.engine_weights_per_gpu_bytes = 4e9;
+  const TrainBatchShape b{256, 1000000, 8000, 2e9};
+  const auto t = train_phase_times(m, h100(), s, b);
+  const double n = 4022468096.0;
+  const double forward = m.linear_flops_per_token() * 1e6 + 4.0 * 36 * 32 * 128 * 2e9;  // attention: 4 L H d per pair
+  const double flop_s = 8 * 989e12 * 0.35;
+  EXPECT_NEAR(t.old_logprob_s, forward / flop_s, 1e-9);
+  EXPECT_NEAR(t.update_s, 3 * forward / flop_s, 1e-9);
+  EXPECT_EQ(t.ref_logprob_s, 0.0);
+  // One optimizer step: bf16 gradients of the whole model, ring all-reduce over 8 GPUs inside the node.
+  EXPECT_NEAR(t.grad_reduce_s, 2.0 * 7 / 8 * n * 2 / (450e9 * 0.77), 1e-9);
+  // Adam: 28 B per parameter of the rank's eighth.
+  EXPECT_NEAR(t.optimizer_s, 28.0 * n / 8 / (3.35e12 * 0.8), 1e-12);
+  // Offload: weights (2 B) and Adam state of its eighth (12 B), off and on, and the engines' weights back.
+  EXPECT_NEAR(t.offload_s, (2 * (n / 8 * 12 + n * 2) + 4e9) / (64e9 * 0.8), 1e-9);
+  EXPECT_NEAR(t.total_s(), t.old_logprob_s + t.update_s + t.grad_reduce_s + t.optimizer_s + t.offload_s, 1e-9);
+}
+
+TEST(TrainPhases, MiniBatchesEpochsAndThePipelineBubble) {
+  const auto m = resolve_model("qwen3-4b");
+  TrainerSetup s;
+  s.gpus = 16;
+  s.pipeline_parallel = 4;  // DP 4
+  s.ppo_mini_batches = 2;
+  s.ppo_epochs = 3;
+  s.micro_batch_tok = 10000;
+  const TrainBatchShape b{256, 1000000, 8000, 0};
+  const auto t = train_phase_times(m, h100(), s, b);
+  const double forward = m.linear_flops_per_token() * 1e6 / (16 * 989e12 * 0.35);
+  // Each pipeline sees 250,000 tokens: 25 micro-batches for the forward, 13 per mini-batch; 1F1B bubble (pp - 1) / m.
+  EXPECT_NEAR(t.old_logprob_s, forward * (1 + 3.0 / 25), 1e-9);
+  EXPECT_NEAR(t.update_s, 3 * 3 * forward * (1 + 3.0 / 13), 1e-9);
+  // Six optimizer steps, each all-reducing a quarter of the model (PP 4) over DP 4 across two nodes' NICs.
+  const double shard = 4022468096.0 / 4;
+  EXPECT_NEAR(t.grad_reduce_s, 6 * 2.0 * 3 / 4 * shard * 2 / (50e9 * 0.77), 1e-9);
+  EXPECT_EQ(t.offload_s, 0.0);
+}
+
+TEST(TrainPhases, FsdpShowsOnlyTheGathersComputeCannotHide) {
+  const auto m = resolve_model("qwen3-4b");
+  TrainerSetup s;
+  s.framework = TrainFramework::Fsdp;
+  s.gpus = 16;  // two nodes: gathers through the NICs
+  const double gather = 15.0 / 16 * 4022468096.0 * 2 / (50e9 * 0.77);
+  const auto tiny = train_phase_times(m, h100(), s, TrainBatchShape{1, 100, 100, 5050});
+  EXPECT_NEAR(tiny.grad_reduce_s, (gather - tiny.old_logprob_s) + (3 * gather - tiny.update_s), 1e-9);
+  const auto big = train_phase_times(m, h100(), s, TrainBatchShape{4096, 40000000, 10000, 1e11});
+  EXPECT_EQ(big.grad_reduce_s, 0.0);  // hidden behind compute
+}
+
+TEST(TrainPhases, BadLayoutsAreRefusedByKey) {
+  const auto m = resolve_model("qwen3-4b");
+  TrainerSetup s;
+  s.tensor_parallel = 3;
+  EXPECT_THROW(check_trainer_setup(s, m, h100()), base::ConfigError);
+  s.tensor_parallel = 1;
+  s.pipeline_parallel = 8;  // 36 layers
+  try {
+    check_trainer_setup(s, m, h100());
+    FAIL() << "accepted PP 8 for 36 layers";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("train.pipeline_parallel 8 does not divide qwen3-4b's 36 layers"), std::string::npos) << e.what();
+  }
+  s.pipeline_parallel = 1;
+  s.expert_parallel = 2;  // a dense model has no experts
+  EXPECT_THROW(check_trainer_setup(s, m, h100()), base::ConfigError);
+}
+
+}  // namespace
+}  // namespace april::sim
