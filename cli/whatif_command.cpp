@@ -126,7 +126,7 @@ int whatif_command(const std::vector<std::string>& args) {
       row.step_time_s = d.total_time_s / static_cast<double>(r.summary.steps);
       row.rollout_tput = d.rollout_throughput_tok_s;
       row.effective_tput = d.effective_throughput_tok_s;
-      row.gpu_hours_per_1000 = row.step_time_s * static_cast<double>(c.get_int("cluster.gpus")) * 1000.0 / 3600.0;
+      row.gpu_hours_per_1000 = row.step_time_s * static_cast<double>(r.steps.empty() ? 0 : r.steps.front().gpus) * 1000.0 / 3600.0;
       row.offpolicy = d.offpolicy_token_fraction;
       row.staleness_mean = d.staleness_mean;
       row.staleness_max = r.summary.totals.staleness_max;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <numeric>
 
 #include "sim/cluster_shape.hpp"
 
@@ -58,9 +59,12 @@ std::optional<std::string> not_a_design(const base::Config& c, const policies::P
 }
 
 std::vector<std::int64_t> split_candidates(const base::Config& c, std::size_t max_splits) {
-  const std::int64_t gpus = c.get_int("cluster.gpus"), tp = c.get_int("cluster.tensor_parallel");
+  const auto shape = sim::cluster_shape(c);
+  const std::int64_t gpus = shape.gpus, tp = shape.tensor_parallel;
+  // On several nodes each pool takes whole nodes (sim::cluster_shape).
+  const std::int64_t step = shape.nodes > 1 ? std::lcm(tp, shape.gpus_per_node) : tp;
   std::vector<std::int64_t> all;
-  for (std::int64_t r = tp; r < gpus; r += tp) all.push_back(r);
+  for (std::int64_t r = step; r < gpus; r += step) all.push_back(r);
   if (all.size() <= max_splits || max_splits < 2) return all;
   std::vector<std::int64_t> picked;
   const double stride = static_cast<double>(all.size() - 1) / static_cast<double>(max_splits - 1);
@@ -73,7 +77,7 @@ std::vector<std::int64_t> split_candidates(const base::Config& c, std::size_t ma
 
 base::Config on_split(const base::Config& config, std::int64_t rollout_gpus) {
   base::Config c = config;
-  set_split(c, rollout_gpus, c.get_int("cluster.gpus") - rollout_gpus, "split");
+  set_split(c, rollout_gpus, sim::cluster_shape(c).gpus - rollout_gpus, "split");
   return c;
 }
 
@@ -83,7 +87,7 @@ SplitSearch fastest_split(const base::Config& config, const policies::PolicyRegi
   if (candidates.empty()) {
     throw base::ConfigError(fmt::format("policy '{}' needs separate rollout and train GPUs, but cluster.gpus ({}) at "
                                         "cluster.tensor_parallel {} leaves no split with a whole engine and a train GPU",
-                                        policy, config.get_int("cluster.gpus"), config.get_int("cluster.tensor_parallel")));
+                                        policy, sim::cluster_shape(config).gpus, config.get_int("cluster.tensor_parallel")));
   }
   SplitSearch s;
   for (const std::int64_t r : candidates) {

@@ -1,5 +1,7 @@
 #include "scenario/memory_estimate.hpp"
 
+#include "sim/cluster_shape.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -24,7 +26,7 @@ MemoryEstimate estimate_memory(const base::Config& c, std::int64_t resident_grou
   e.breakdown = fmt::format("{:.0f} resident samples x {:.0f} B + {:.0f} steps x {:.0f} B", samples, kResidentSampleBytes, steps,
                             kStepBytes);
   if (c.get_string("topology.preset") != "none" && c.get_string("topology.file").empty()) {
-    const double gpus = static_cast<double>(c.get_int("cluster.gpus"));
+    const double gpus = static_cast<double>(sim::cluster_shape(c).gpus);
     e.bytes += gpus * kTopologyGpuBytes;
     e.breakdown += fmt::format(" + {:.0f} topology GPUs x {:.0f} B", gpus, kTopologyGpuBytes);
   }

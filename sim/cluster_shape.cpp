@@ -4,10 +4,16 @@
 
 #include <algorithm>
 
+#include "sim/hardware.hpp"
+
 namespace april::sim {
 
 void declare_cluster_mode_knobs(base::ConfigSchema& s) {
   using base::KnobType;
+  s.add({"cluster.nodes", KnobType::Int, std::int64_t{0}, "nodes",
+         "nodes of the accelerator's GPUs per node (`april hardware show`); the budget is nodes x gpus_per_node; "
+         "0 = cluster.gpus",
+         base::in_range(0, 1 << 16)});
   s.add({"cluster.mode", KnobType::String, std::string("colocated"), "",
          "colocated: rollout, train and sync take turns on cluster.gpus; disaggregated: engines on cluster.rollout_gpus, "
          "the trainer on cluster.train_gpus, working at the same time",
@@ -21,9 +27,42 @@ void declare_cluster_mode_knobs(base::ConfigSchema& s) {
          "disaggregated: the trainer's GPUs; 0 = cluster.gpus - cluster.rollout_gpus", base::in_range(0, 1 << 20)});
 }
 
+namespace {
+
+// Engines inside a node (or over whole nodes), pools of whole nodes: what
+// slime, verl and AReaL place, so that an engine's collectives stay on NVLink.
+void check_placement(const ClusterShape& s) {
+  if (s.nodes <= 1) return;
+  const auto tp = s.tensor_parallel, per = s.gpus_per_node;
+  if ((tp <= per && per % tp != 0) || (tp > per && tp % per != 0)) {
+    throw base::ConfigError(fmt::format("cluster.tensor_parallel {} neither divides the {} GPUs of a node nor spans whole nodes",
+                                        tp, per));
+  }
+  if (s.disaggregated() && (s.rollout_gpus % per != 0 || s.train_gpus % per != 0)) {
+    throw base::ConfigError(fmt::format("on {} nodes of {} GPUs, cluster.rollout_gpus ({}) and cluster.train_gpus ({}) must be "
+                                        "whole nodes",
+                                        s.nodes, per, s.rollout_gpus, s.train_gpus));
+  }
+}
+
+}  // namespace
+
+std::int64_t cluster_gpus(const base::Config& c, std::int64_t gpus_per_node) {
+  const auto nodes = c.get_int("cluster.nodes");
+  if (nodes == 0) return c.get_int("cluster.gpus");
+  const auto gpus = nodes * gpus_per_node;
+  if (c.is_set("cluster.gpus") && c.get_int("cluster.gpus") != gpus) {
+    throw base::ConfigError(fmt::format("cluster.gpus is {}, but cluster.nodes {} x {} GPUs per node makes {}; set one of them",
+                                        c.get_int("cluster.gpus"), nodes, gpus_per_node, gpus));
+  }
+  return gpus;
+}
+
 ClusterShape cluster_shape(const base::Config& c) {
   ClusterShape s;
-  s.gpus = c.get_int("cluster.gpus");
+  s.gpus_per_node = resolve_accelerator(c.get_string("hardware")).gpus_per_node;
+  s.gpus = cluster_gpus(c, s.gpus_per_node);
+  s.nodes = (s.gpus + s.gpus_per_node - 1) / s.gpus_per_node;
   s.tensor_parallel = c.get_int("cluster.tensor_parallel");
   const std::int64_t tp = s.tensor_parallel;
   const std::int64_t rollout = c.get_int("cluster.rollout_gpus"), train = c.get_int("cluster.train_gpus");
@@ -40,6 +79,7 @@ ClusterShape cluster_shape(const base::Config& c) {
       throw base::ConfigError(fmt::format("cluster.engines ({}) x cluster.tensor_parallel ({}) needs {} GPUs, but cluster.gpus is {}",
                                           s.engines, tp, s.rollout_gpus, s.gpus));
     }
+    check_placement(s);
     return s;
   }
   s.mode = ClusterMode::Disaggregated;
@@ -68,12 +108,16 @@ ClusterShape cluster_shape(const base::Config& c) {
                                         "engines; in disaggregated mode leave cluster.engines unset",
                                         c.get_int("cluster.engines"), s.rollout_gpus, tp, s.engines));
   }
+  check_placement(s);
   return s;
 }
 
 std::string describe(const ClusterShape& s) {
-  if (!s.disaggregated()) return fmt::format("colocated on {} GPUs, {} engines at TP {}", s.gpus, s.engines, s.tensor_parallel);
-  return fmt::format("disaggregated: {} engines at TP {} on {} GPUs, trainer on {} GPUs", s.engines, s.tensor_parallel,
+  const std::string nodes = s.nodes > 1 ? fmt::format(" ({} nodes of {})", s.nodes, s.gpus_per_node) : "";
+  if (!s.disaggregated()) {
+    return fmt::format("colocated on {} GPUs{}, {} engines at TP {}", s.gpus, nodes, s.engines, s.tensor_parallel);
+  }
+  return fmt::format("disaggregated{}: {} engines at TP {} on {} GPUs, trainer on {} GPUs", nodes, s.engines, s.tensor_parallel,
                      s.rollout_gpus, s.train_gpus);
 }
 

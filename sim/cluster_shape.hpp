@@ -15,6 +15,8 @@ enum class ClusterMode { Colocated, Disaggregated };
 struct ClusterShape {
   ClusterMode mode = ClusterMode::Colocated;
   std::int64_t gpus = 0;            // the whole budget, what GPU-hours are charged on
+  std::int64_t gpus_per_node = 8;   // the accelerator's node
+  std::int64_t nodes = 1;           // ceil(gpus / gpus_per_node); the trainer's nodes first, then the engines' (disaggregated)
   std::int64_t tensor_parallel = 1;
   std::int64_t engines = 0;
   std::int64_t rollout_gpus = 0;    // engines x TP
@@ -25,8 +27,12 @@ struct ClusterShape {
 void declare_cluster_mode_knobs(base::ConfigSchema& schema);
 
 // Resolves and checks the split; throws base::ConfigError naming the keys
-// when they do not add up.
+// when they do not add up. With cluster.nodes set, the budget is nodes x the
+// accelerator's GPUs per node; on more than one node, engines sit inside a node
+// (or span whole nodes) and, disaggregated, each pool takes whole nodes.
 ClusterShape cluster_shape(const base::Config& config);
+// The GPU budget: cluster.nodes x gpus_per_node when nodes are set, else cluster.gpus.
+std::int64_t cluster_gpus(const base::Config& config, std::int64_t gpus_per_node);
 
 std::string describe(const ClusterShape& shape);
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "sim/cluster_shape.hpp"
+#include "sim/cluster_topology.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/hardware.hpp"
 #include "sim/model_catalog.hpp"
@@ -84,8 +85,14 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
   s.add({"sync.bandwidth_GB_s", KnobType::Double, 100.0, "GB/s", "effective trainer-to-engine weight bandwidth",
          base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
   s.add({"topology.preset", KnobType::String, std::string("none"), "",
-         "weight-sync topology: none (use sync.bandwidth_GB_s), single-node, two-nodes-ib, separate-racks",
-         base::one_of(topology_presets())});
+         "weight-sync topology: none (use sync.bandwidth_GB_s); cluster (the scenario's own nodes: the accelerator's "
+         "scale-up link inside a node, one NIC per GPU between nodes); or the fixed shapes single-node, two-nodes-ib, "
+         "separate-racks (topology.*_GB_s)",
+         [] {
+           auto names = topology_presets();
+           names.insert(names.begin() + 1, "cluster");
+           return base::one_of(names);
+         }()});
   s.add({"topology.file", KnobType::String, std::string(""), "",
          "a topology JSON file (nodes, links, trainer, engines); overrides topology.preset", {}});
   s.add({"topology.nvlink_GB_s", KnobType::Double, 450.0, "GB/s", "presets: GPU-to-NVSwitch bandwidth, one direction",
@@ -157,6 +164,7 @@ std::optional<Topology> scenario_topology(const base::Config& c) {
   if (!c.get_string("topology.file").empty()) return read_topology_file(c.get_string("topology.file"));
   const auto& preset = c.get_string("topology.preset");
   if (preset == "none") return std::nullopt;
+  if (preset == "cluster") return cluster_topology(cluster_shape(c), resolve_accelerator(c.get_string("hardware")));
   return preset_topology(preset, cluster_shape(c).engines, c.get_int("cluster.tensor_parallel"),
                               c.get_double("topology.nvlink_GB_s") * 1e9, c.get_double("topology.node_network_GB_s") * 1e9,
                               c.get_double("topology.rack_link_GB_s") * 1e9);

@@ -115,3 +115,48 @@ TEST(ClusterMode, StepTimesAreContiguousWhenNothingOverlaps) {
 
 }  // namespace
 }  // namespace april
+
+namespace april {
+namespace {
+
+// Nodes: the budget is nodes x the accelerator's GPUs per node; engines stay
+// inside a node and, split, each pool takes whole nodes.
+TEST(ClusterNodes, BudgetPlacementAndPools) {
+  testing::Fixture f("default", {"hardware=h20", "cluster.nodes=8", "cluster.engines=32"});
+  auto s = sim::cluster_shape(f.config);
+  EXPECT_EQ(s.gpus, 64);
+  EXPECT_EQ(s.nodes, 8);
+  EXPECT_EQ(s.gpus_per_node, 8);
+  testing::Fixture split("default", {"hardware=h20", "cluster.nodes=4", "cluster.mode=disaggregated", "cluster.rollout_gpus=16"});
+  s = sim::cluster_shape(split.config);
+  EXPECT_EQ(s.train_gpus, 16);
+  EXPECT_EQ(s.engines, 8);
+  EXPECT_NE(shape_error({"cluster.nodes=2", "cluster.gpus=8"}).find("cluster.nodes 2 x 8 GPUs per node makes 16"), std::string::npos);
+  EXPECT_NE(shape_error({"cluster.nodes=2", "cluster.tensor_parallel=3", "cluster.engines=1"}).find("neither divides the 8 GPUs"),
+            std::string::npos);
+  EXPECT_NE(shape_error({"cluster.nodes=2", "cluster.mode=disaggregated", "cluster.rollout_gpus=12"}).find("must be whole nodes"),
+            std::string::npos);
+  // A GB200 NVL72 rack: 18 trays of 4.
+  testing::Fixture rack("default", {"hardware=gb200", "cluster.nodes=18", "cluster.tensor_parallel=4", "cluster.engines=18"});
+  EXPECT_EQ(sim::cluster_shape(rack.config).gpus, 72);
+}
+
+// topology.preset=cluster on one node is the single-node preset with the
+// accelerator's own NVLink figure; across nodes the NICs bound the sync.
+TEST(ClusterNodes, WeightSyncThroughTheClusterTopology) {
+  testing::Fixture one("default", {"sync.latency_s=0", "topology.preset=cluster"});
+  testing::Fixture preset("default", {"sync.latency_s=0", "topology.preset=single-node"});
+  EXPECT_DOUBLE_EQ(sim::weight_sync(one.config).time_s, sim::weight_sync(preset.config).time_s);
+  const double weights = 2.0 * 4022468096.0;
+  EXPECT_NEAR(sim::weight_sync(one.config).time_s, weights / 450e9, 1e-9);  // the trainer GPU's link carries both TP shards
+  // Disaggregated on 2 nodes: the trainer's node, then the engines' node. Every
+  // shard crosses a 400 Gb/s NIC (50 GB/s); the engine GPUs' NICs each take one shard.
+  testing::Fixture two("default", {"sync.latency_s=0", "topology.preset=cluster", "cluster.nodes=2", "cluster.mode=disaggregated",
+                                   "cluster.rollout_gpus=8"});
+  const double t = sim::weight_sync(two.config).time_s;
+  EXPECT_GE(t, weights / 2 / 50e9 - 1e-9);
+  EXPECT_LE(t, weights / 50e9 + 1e-9);
+}
+
+}  // namespace
+}  // namespace april

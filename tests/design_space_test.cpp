@@ -13,13 +13,16 @@ namespace {
 TEST(DesignSpace, SplitCandidatesAreWholeEnginesWithATrainGpu) {
   testing::Fixture f("default");  // 8 GPUs at TP 2
   EXPECT_EQ(scenario::split_candidates(f.config), (std::vector<std::int64_t>{2, 4, 6}));
-  testing::Fixture wide("default", {"cluster.gpus=64", "cluster.tensor_parallel=1"});
-  const auto c = scenario::split_candidates(wide.config);  // 63 splits, 16 kept evenly
+  // On several nodes each pool takes whole nodes: 64 nodes of 8 make 63 splits, 16 kept evenly.
+  testing::Fixture wide("default", {"cluster.nodes=64", "cluster.tensor_parallel=1"});
+  const auto c = scenario::split_candidates(wide.config);
   ASSERT_EQ(c.size(), 16U);
-  EXPECT_EQ(c.front(), 1);
-  EXPECT_EQ(c.back(), 63);
+  EXPECT_EQ(c.front(), 8);
+  EXPECT_EQ(c.back(), 504);
   EXPECT_TRUE(std::is_sorted(c.begin(), c.end()));
   EXPECT_EQ(scenario::split_candidates(wide.config, 100).size(), 63U);
+  testing::Fixture two_nodes("default", {"cluster.gpus=16"});
+  EXPECT_EQ(scenario::split_candidates(two_nodes.config), (std::vector<std::int64_t>{8}));
   testing::Fixture tiny("default", {"cluster.gpus=2", "cluster.engines=1"});  // TP 2: one engine takes every GPU
   EXPECT_TRUE(scenario::split_candidates(tiny.config).empty());
 }
