@@ -55,6 +55,10 @@ void declare_engine_knobs(base::ConfigSchema& s) {
          base::in_range(1, 1024)});
   s.add({"engine.weight_dtype", KnobType::String, std::string("bf16"), "",
          "engine weights: bf16, or fp8 (half the bytes, matmuls at the accelerator's FP8 peak)", base::one_of({"bf16", "fp8"})});
+  s.add({"engine.dp_attention", KnobType::Bool, false, "",
+         "data-parallel attention (SGLang --enable-dp-attention): each GPU of the engine caches and attends its own "
+         "requests, so an MLA latent is not replicated on every GPU",
+         {}});
   s.add({"engine.kv_dtype", KnobType::String, std::string("bf16"), "", "KV cache elements: bf16 or fp8", base::one_of({"bf16", "fp8"})});
   // NCCL-tests on 4 x H100 reach an all-reduce bus bandwidth of about 77% of
   // NVLink's one-way figure (nvidia/nccl-tests sweeps published with
@@ -132,6 +136,7 @@ EngineLayout engine_layout(const base::Config& c) {
   l.memory_fraction = c.get_double("engine.gpu_memory_fraction");
   l.weight_dtype = dtype_from_string(c.get_string("engine.weight_dtype"), "engine.weight_dtype");
   l.kv_dtype = dtype_from_string(c.get_string("engine.kv_dtype"), "engine.kv_dtype");
+  l.dp_attention = c.get_bool("engine.dp_attention");
   return l;
 }
 
@@ -178,6 +183,7 @@ std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c
   }
   p.weight_dtype = layout.weight_dtype;
   p.kv_dtype = layout.kv_dtype;
+  p.dp_attention = layout.dp_attention;
   p.link_efficiency = c.get_double("engine.link_efficiency");
   p.collective_latency_ns = std::llround(c.get_double("engine.collective_latency_us") * 1000.0);
   return std::make_shared<RooflineIterationModel>(resolve_accelerator(c.get_string("hardware")), model, p);

@@ -16,7 +16,14 @@ struct EngineLayout {
   double memory_fraction = 0.85;  // of each GPU's HBM for weights + KV cache
   DType weight_dtype = DType::BF16;
   DType kv_dtype = DType::BF16;
+  // SGLang --enable-dp-attention: attention runs data-parallel across the
+  // engine's GPUs, each caching only its own requests (an MLA latent is then
+  // not replicated); the MoE layers stay expert/tensor parallel.
+  bool dp_attention = false;
 };
+
+// KV bytes per token each GPU of the engine holds.
+double kv_bytes_per_token_per_gpu(const ModelArch& model, const EngineLayout& layout);
 
 struct EngineMemory {
   double weights_per_gpu_bytes = 0;

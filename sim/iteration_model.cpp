@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/engine_memory.hpp"
+
 namespace april::sim {
 
 __extension__ typedef __int128 Int128;
@@ -57,15 +59,13 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
   linear_fs_per_tok_ = std::llround(model.linear_flops_per_token() / flop_s * 1e15);
   attn_fs_per_ctx_ = std::llround(model.attention_flops_per_token(1, true) / flop_s * 1e15);
   prefill_attn_fs_per_ctx_ = std::llround(model.attention_flops_per_token(1, false) / flop_s * 1e15);
-  // KV per GPU: GQA heads split over tp (a head is whole on a GPU, replicated
-  // when tp exceeds the KV heads); an MLA latent is whole on every GPU
-  // (SGLang's MLA without data-parallel attention).
-  double kv_bytes_per_gpu = static_cast<double>(model.kv_bytes_per_token(p.kv_dtype));
-  if (model.attention == AttentionKind::GroupedQuery) {
-    const auto heads_per_gpu = (model.kv_heads + p.tensor_parallel - 1) / p.tensor_parallel;
-    kv_bytes_per_gpu = kv_bytes_per_gpu * static_cast<double>(heads_per_gpu) / static_cast<double>(model.kv_heads);
-  }
-  kv_fs_per_tok_ = std::llround(kv_bytes_per_gpu / bytes_s * 1e15);
+  // KV per GPU (engine_memory.hpp): GQA heads split over tp, an MLA latent
+  // whole on every GPU, or each GPU its own requests' under DP attention.
+  EngineLayout layout;
+  layout.tensor_parallel = p.tensor_parallel;
+  layout.kv_dtype = p.kv_dtype;
+  layout.dp_attention = p.dp_attention;
+  kv_fs_per_tok_ = std::llround(kv_bytes_per_token_per_gpu(model, layout) / bytes_s * 1e15);
   if (p.tensor_parallel > 1) {
     // Ring all-reduce: each GPU sends 2 (tp - 1) / tp of the bf16 activations.
     // Alltoall (EP): each token's hidden state goes to its k experts' GPUs and

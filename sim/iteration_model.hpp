@@ -66,6 +66,7 @@ struct RooflineParams {
   std::int64_t expert_parallel = 1;  // GPUs of the engine the routed experts are spread over (divides tensor_parallel)
   DType weight_dtype = DType::BF16;  // FP8 halves the weight bytes and runs matmuls at the FP8 peak
   DType kv_dtype = DType::BF16;
+  bool dp_attention = false;  // each GPU caches and attends its own requests (EngineLayout::dp_attention)
   double link_efficiency = 0.77;         // achieved fraction of the scale-up link in collectives
   std::int64_t collective_latency_ns = 0;  // fixed cost of each all-reduce / all-to-all
 };

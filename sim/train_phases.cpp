@@ -18,8 +18,8 @@ void check_trainer_setup(const TrainerSetup& s, const ModelArch& model, const Ac
                                         "not divide the trainer's {} GPUs",
                                         s.tensor_parallel, s.pipeline_parallel, s.context_parallel, model_parallel, s.gpus));
   }
-  if (model.layers % s.pipeline_parallel != 0) {
-    throw base::ConfigError(fmt::format("train.pipeline_parallel {} does not divide {}'s {} layers", s.pipeline_parallel,
+  if (s.pipeline_parallel > model.layers) {
+    throw base::ConfigError(fmt::format("train.pipeline_parallel {} is more stages than {}'s {} layers", s.pipeline_parallel,
                                         model.name, model.layers));
   }
   if (s.tensor_parallel > hw.scale_up_domain_gpus) {
@@ -57,10 +57,14 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
   // 1F1B pipeline: (pp - 1) idle slots over m micro-batches per pass
   // (Narayanan et al. 2021, Megatron-LM, section 2.2.1).
   const double tokens_per_pipeline = static_cast<double>(b.tokens) / dp;
+  // Stages of unequal depth (61 layers on 4 stages: 16, 15, 15, 15) run at the
+  // pace of the deepest.
+  const double layers = static_cast<double>(model.layers);
+  const double deepest = std::ceil(layers / pp) / (layers / pp);
   const auto bubble = [&](double passes) {
     if (s.pipeline_parallel == 1) return 1.0;
     const double micro = std::max(1.0, std::ceil(tokens_per_pipeline / passes / static_cast<double>(s.micro_batch_tok)));
-    return 1.0 + (pp - 1.0) / micro;
+    return deepest * (1.0 + (pp - 1.0) / micro);
   };
   const double forward_s = forward_flops / flop_s * bubble(1.0);
   if (s.old_logprob) t.old_logprob_s = forward_s;

@@ -160,3 +160,20 @@ TEST(ClusterNodes, WeightSyncThroughTheClusterTopology) {
 
 }  // namespace
 }  // namespace april
+
+namespace april {
+namespace {
+
+// The shipped default written out as a scenario file gives the default's run exactly.
+TEST(ExampleScenarios, TheQwen3FourBExampleIsTheDefault) {
+  testing::Fixture def("default", {"steps=3"});
+  testing::Fixture file(std::string(APRIL_EXAMPLES_DIR) + "/qwen3-4b-8xh100.json", {"steps=3"});
+  for (const std::string policy : {"sync", "april"}) {
+    EXPECT_EQ(scenario::simulate(def.config, def.registry, policy).summary.fingerprint,
+              scenario::simulate(file.config, file.registry, policy).summary.fingerprint)
+        << policy;
+  }
+}
+
+}  // namespace
+}  // namespace april

@@ -30,7 +30,7 @@ TEST(Roofline, WindowEqualsTheSumOfSingleIterations) {
       const auto model = resolve_model(name);
       for (std::int64_t tp : {1, 2, 8}) {
         for (const std::int64_t ep : {std::int64_t{1}, tp}) {
-          RooflineParams p{0.6, 0.8, 300000, tp, ep, tp == 8 ? DType::FP8 : DType::BF16, DType::BF16, 0.77, 5000};
+          RooflineParams p{0.6, 0.8, 300000, tp, ep, tp == 8 ? DType::FP8 : DType::BF16, DType::BF16, false, 0.77, 5000};
           RooflineIterationModel m(hw, model, p);
           for (int t = 0; t < 20; ++t) {
             const auto batch = static_cast<std::int64_t>(1 + r.next_u64() % 512);
@@ -66,7 +66,7 @@ TEST(Roofline, DecodeIsMemoryBoundAndPrefillComputeBound) {
 
 TEST(Roofline, TensorParallelAddsItsAllReduces) {
   const auto qwen = resolve_model("qwen3-4b");
-  RooflineIterationModel m(h100(), qwen, RooflineParams{1.0, 1.0, 0, 2, 1, DType::BF16, DType::BF16, 1.0, 5000});
+  RooflineIterationModel m(h100(), qwen, RooflineParams{1.0, 1.0, 0, 2, 1, DType::BF16, DType::BF16, false, 1.0, 5000});
   // 2 all-reduces per layer x 36 layers, 5 us each, plus 256 tokens x 2560 x 2 B x 2 (2-1)/2 per
   // all-reduce over 450 GB/s.
   const double bytes = 72.0 * 256 * 2560 * 2 * 2 * 0.5;

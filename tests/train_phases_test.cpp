@@ -73,16 +73,42 @@ TEST(TrainPhases, BadLayoutsAreRefusedByKey) {
   s.tensor_parallel = 3;
   EXPECT_THROW(check_trainer_setup(s, m, h100()), base::ConfigError);
   s.tensor_parallel = 1;
-  s.pipeline_parallel = 8;  // 36 layers
+  s.gpus = 64;
+  s.pipeline_parallel = 64;  // 36 layers
   try {
     check_trainer_setup(s, m, h100());
-    FAIL() << "accepted PP 8 for 36 layers";
+    FAIL() << "accepted PP 64 for 36 layers";
   } catch (const base::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("train.pipeline_parallel 8 does not divide qwen3-4b's 36 layers"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("train.pipeline_parallel 64 is more stages than qwen3-4b's 36 layers"), std::string::npos)
+        << e.what();
   }
+  s.gpus = 8;
   s.pipeline_parallel = 1;
   s.expert_parallel = 2;  // a dense model has no experts
   EXPECT_THROW(check_trainer_setup(s, m, h100()), base::ConfigError);
+}
+
+}  // namespace
+}  // namespace april::sim
+
+namespace april::sim {
+namespace {
+
+// 61 layers on 4 stages: the deepest has 16, so the pipeline runs 16 / 15.25 slower.
+TEST(TrainPhases, UnevenStagesRunAtTheDeepestsPace) {
+  const auto m = resolve_model("deepseek-v3");
+  TrainerSetup s;
+  s.gpus = 128;
+  s.tensor_parallel = 8;
+  s.pipeline_parallel = 4;
+  s.context_parallel = 4;  // DP 1
+  s.expert_parallel = 32;
+  s.micro_batch_tok = 1000000000;  // one micro-batch: bubble (pp - 1) / 1
+  check_trainer_setup(s, m, h100());
+  const auto t = train_phase_times(m, h100(), s, TrainBatchShape{8, 80000, 10000, 4e8});
+  const double forward = (m.linear_flops_per_token() * 80000 + m.attention_flops_per_token(1, false) * 4e8) / (128 * 989e12 * 0.35);
+  EXPECT_NEAR(t.old_logprob_s, forward * 16.0 / 15.25 * 4.0, 1e-9);
+  EXPECT_EQ(t.grad_reduce_s, 0.0);  // DP 1
 }
 
 }  // namespace

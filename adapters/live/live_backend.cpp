@@ -310,7 +310,7 @@ rl::TrainReport LiveBackend::train(const std::vector<rl::TrainSample>& batch, st
   }
   for (const auto& s : batch) impl_->store.erase(s.key);
   impl_->last_loss = st.loss;
-  return {st.reward_mean, st.accuracy, st.loss};
+  return {st.reward_mean, st.accuracy, st.loss, std::nullopt};  // a live step has no modelled phases
 }
 
 void LiveBackend::start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
@@ -375,7 +375,7 @@ rl::BackendEvents LiveBackend::wait_for_events() {
       im.train_log.push_back(im.train_record);
     }
     im.last_loss = st.loss;
-    ev.train_ended = rl::TrainReport{st.reward_mean, st.accuracy, st.loss};
+    ev.train_ended = rl::TrainReport{st.reward_mean, st.accuracy, st.loss, std::nullopt};
   };
   // The train step's end, seen at an iteration boundary: when its thread is
   // done, or in lockstep mode once it has lasted its iterations.
