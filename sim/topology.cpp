@@ -13,7 +13,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/bounded_read.hpp"
 #include "base/config.hpp"
+#include "base/json_file.hpp"
 
 namespace april::sim {
 namespace {
@@ -270,26 +272,14 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
   return t;
 }
 
-namespace {
-
-// nlohmann reports the byte after the error, 1-based.
-std::size_t line_of_byte(const std::string& text, std::size_t byte) {
-  const auto end = std::min(text.size(), byte > 0 ? byte - 1 : 0);
-  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
-}
-
-}  // namespace
-
 Topology read_topology_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw base::ConfigError(fmt::format("{}: cannot open topology file", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // Bounded like every small JSON input (base/json_file.hpp); errors name the line.
+  const auto text = base::read_file_bounded(path, base::kSmallJsonMaxBytes, "topology file");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(ss.str());
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw base::ConfigError(fmt::format("{}:{}: invalid JSON (byte {})", path, line_of_byte(ss.str(), e.byte), e.byte));
+    throw base::ConfigError(fmt::format("{}:{}: invalid JSON (byte {})", path, base::line_of_byte(text, e.byte), e.byte));
   }
   return topology_from_json(j, path);
 }
