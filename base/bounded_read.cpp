@@ -17,6 +17,8 @@ std::string read_file_bounded(const std::string& path, std::size_t max_bytes, co
     throw ConfigError(fmt::format("{}: cannot open {} ({})", path, what, std::strerror(errno)));
   }
   if (S_ISDIR(st.st_mode)) throw ConfigError(fmt::format("{}: is a folder, not a {} file", path, what));
+  // A device or a pipe could block or never end; inputs are files.
+  if (!S_ISREG(st.st_mode)) throw ConfigError(fmt::format("{}: not a regular file; a {} is read from a file", path, what));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("{}: cannot open {} ({})", path, what, std::strerror(errno)));
   std::string out;

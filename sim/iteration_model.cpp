@@ -51,21 +51,32 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
   }
   const double tp = static_cast<double>(p.tensor_parallel);
   const bool fp8 = p.weight_dtype == DType::FP8;
+  // Integer femtoseconds must stay far inside int64 over a step's sums: refuse
+  // figures that would make a token cost more than a second, or the weights
+  // more than 1000 s to read (a hardware file off by orders of magnitude).
+  const auto bounded = [&](double value, double limit, const char* what) {
+    if (!(value >= 0 && value <= limit)) {
+      throw std::invalid_argument(fmt::format("{} on {}: {} of {:.3g} is beyond the model's range ({:.3g}); check the hardware "
+                                              "figures and efficiencies",
+                                              model.name, hw.name, what, value, limit));
+    }
+    return std::llround(value);
+  };
   const double flop_s = tp * hw.peak_flop_s(fp8) * p.compute_efficiency;
   const double bytes_s = hw.hbm_bytes_s * p.hbm_efficiency;  // one GPU
   weight_bytes_s_ = tp * bytes_s;                            // its shard on every GPU at once
   weight_dtype_ = p.weight_dtype;
-  dense_weights_ns_ = std::llround(model.weight_bytes(p.weight_dtype) / weight_bytes_s_ * 1e9);
-  linear_fs_per_tok_ = std::llround(model.linear_flops_per_token() / flop_s * 1e15);
-  attn_fs_per_ctx_ = std::llround(model.attention_flops_per_token(1, true) / flop_s * 1e15);
-  prefill_attn_fs_per_ctx_ = std::llround(model.attention_flops_per_token(1, false) / flop_s * 1e15);
+  dense_weights_ns_ = bounded(model.weight_bytes(p.weight_dtype) / weight_bytes_s_ * 1e9, 1e12, "weight read ns");
+  linear_fs_per_tok_ = bounded(model.linear_flops_per_token() / flop_s * 1e15, 1e15, "fs per token");
+  attn_fs_per_ctx_ = bounded(model.attention_flops_per_token(1, true) / flop_s * 1e15, 1e12, "fs per cached token");
+  prefill_attn_fs_per_ctx_ = bounded(model.attention_flops_per_token(1, false) / flop_s * 1e15, 1e12, "fs per attention pair");
   // KV per GPU (engine_memory.hpp): GQA heads split over tp, an MLA latent
   // whole on every GPU, or each GPU its own requests' under DP attention.
   EngineLayout layout;
   layout.tensor_parallel = p.tensor_parallel;
   layout.kv_dtype = p.kv_dtype;
   layout.dp_attention = p.dp_attention;
-  kv_fs_per_tok_ = std::llround(kv_bytes_per_token_per_gpu(model, layout) / bytes_s * 1e15);
+  kv_fs_per_tok_ = bounded(kv_bytes_per_token_per_gpu(model, layout) / bytes_s * 1e15, 1e12, "fs per KV token");
   if (p.tensor_parallel > 1) {
     // Ring all-reduce: each GPU sends 2 (tp - 1) / tp of the bf16 activations.
     // Alltoall (EP): each token's hidden state goes to its k experts' GPUs and
@@ -81,7 +92,7 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
     const double ep_share = ep ? static_cast<double>(p.expert_parallel - 1) / static_cast<double>(p.expert_parallel) : 0.0;
     const double bytes_per_tok = static_cast<double>(all_reduces) * act * 2.0 * (tp - 1.0) / tp +
                                  static_cast<double>(all_to_alls) * act * static_cast<double>(model.experts_per_token) * ep_share;
-    comm_fs_per_tok_ = std::llround(bytes_per_tok / link * 1e15);
+    comm_fs_per_tok_ = bounded(bytes_per_tok / link * 1e15, 1e15, "collective fs per token");
     comm_fixed_ns_ = (all_reduces + all_to_alls) * p.collective_latency_ns;
   }
 }

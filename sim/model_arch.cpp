@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <sys/stat.h>
@@ -274,6 +275,31 @@ void read_deepseek_moe(const base::JsonFile& f, ModelArch& m, bool every_freq) {
   m.mtp_layers = base::json_int_or(f, "num_nextn_predict_layers", 0, 0, kMaxLayers);
 }
 
+// Every count is an exact int64; a config whose sizes multiply past what any
+// model has (1e15 parameters, a thousand times the largest published) is
+// refused before anything is counted, so no product can overflow.
+void refuse_implausible(const base::JsonFile& f, const ModelArch& m) {
+  const double h = static_cast<double>(m.hidden), heads = static_cast<double>(m.q_heads);
+  double attention = 0;
+  if (m.attention == AttentionKind::MultiLatent) {
+    const double qk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    const double q_lora = static_cast<double>(m.q_lora_rank), kv_lora = static_cast<double>(m.kv_lora_rank);
+    attention = h * q_lora + std::max(q_lora, h) * heads * qk + h * (kv_lora + static_cast<double>(m.qk_rope_head_dim)) +
+                kv_lora * heads * static_cast<double>(m.qk_nope_head_dim + m.v_head_dim) + heads * static_cast<double>(m.v_head_dim) * h;
+  } else {
+    attention = 2.0 * h * static_cast<double>(m.head_dim) * static_cast<double>(m.q_heads + m.kv_heads);
+  }
+  const double experts = static_cast<double>(m.routed_experts) * static_cast<double>(m.moe_intermediate) +
+                         static_cast<double>(m.shared_experts) * static_cast<double>(m.shared_intermediate);
+  const double mlp = 3.0 * h * std::max(static_cast<double>(m.intermediate), experts) + static_cast<double>(m.routed_experts) * h;
+  const double layer = attention + mlp + 4.0 * h;
+  const double embed = 2.0 * static_cast<double>(m.vocab) * h;
+  const double total = static_cast<double>(m.layers + m.mtp_layers) * layer + (1.0 + static_cast<double>(m.mtp_layers)) * (embed + 2.0 * h * h);
+  if (!(total < 1e15)) {
+    refuse(f, "hidden_size", fmt::format("the sizes in this config make about {:.3g} parameters, beyond the 1e15 april counts", total));
+  }
+}
+
 }  // namespace
 
 ModelArch model_from_config(const base::JsonFile& f, const std::string& name, const std::string& source) {
@@ -363,6 +389,7 @@ ModelArch model_from_config(const base::JsonFile& f, const std::string& name, co
       m.router_bias = m.is_moe();  // Glm4MoeTopkRouter: e_score_correction_bias
       break;
   }
+  refuse_implausible(f, m);
   return m;
 }
 
