@@ -43,6 +43,7 @@ int live_command(const std::vector<std::string>& args) {
   if (!parse_command_line(args, opts, vm)) return 0;
   std::optional<OutputFolder> out;
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
+  if (!checkpoint.empty()) check_output_folder(checkpoint, "--checkpoint");  // before the run, not after it
 
   const auto registry = policies::builtin_policies();
   const auto schema = scenario::make_schema(registry);
@@ -132,23 +133,16 @@ int live_command(const std::vector<std::string>& args) {
   if (!checkpoint.empty()) {
     // Assembled in a folder beside the checkpoint, then swapped in whole: a
     // kill mid-write leaves the previous checkpoint usable.
-    const auto parent = std::filesystem::path(checkpoint).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
-    const std::string staging = base::staging_directory_for(checkpoint);
-    try {
-      // An overlapped run's samples in flight come back with their tokens
-      // (resumed, they re-prefill); a train step just started is saved as its batch.
-      if (policy->overlaps()) loop.suspend();
-      backend.save(staging);
-      nlohmann::json j;
-      j["loop"] = loop.save_state();
-      j["next_prompt_index"] = workload.next_index();
-      base::write_file_atomically((std::filesystem::path(staging) / "loop.json").string(), j.dump() + "\n");
-      base::replace_directory_atomically(staging, checkpoint);
-    } catch (...) {
-      base::remove_tree(staging);
-      throw;
-    }
+    OutputFolder saved(checkpoint, "--checkpoint");
+    // An overlapped run's samples in flight come back with their tokens
+    // (resumed, they re-prefill); a train step just started is saved as its batch.
+    if (policy->overlaps()) loop.suspend();
+    backend.save(saved.path());
+    nlohmann::json j;
+    j["loop"] = loop.save_state();
+    j["next_prompt_index"] = workload.next_index();
+    base::write_file_atomically((std::filesystem::path(saved.path()) / "loop.json").string(), j.dump() + "\n");
+    saved.commit();
     fmt::print("checkpoint written to {}\n", checkpoint);
   }
   return 0;

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 #include <stdexcept>
 
 #include "base/atomic_file.hpp"
@@ -25,11 +27,33 @@ void check_output_file(const std::string& path, const std::string& option) {
   }
 }
 
-OutputFolder::OutputFolder(std::string dest, const std::string& option) : dest_(std::move(dest)) {
+void check_output_folder(const std::string& path, const std::string& option) {
   std::error_code ec;
-  if (fs::exists(dest_, ec) && !fs::is_directory(dest_, ec)) {
-    throw std::invalid_argument(fmt::format("{} {}: exists and is not a folder", option, dest_));
+  const auto status = fs::symlink_status(path, ec);
+  if (ec || status.type() == fs::file_type::not_found) return;  // a new folder
+  if (status.type() != fs::file_type::directory) {
+    throw std::invalid_argument(fmt::format("{} {}: exists and is not a folder{}", option, path,
+                                            status.type() == fs::file_type::symlink ? " (a symbolic link)" : ""));
   }
+  if (fs::exists(fs::path(path) / kOutputMarker, ec)) return;  // written by april before
+  std::vector<std::string> names;
+  std::size_t count = 0;
+  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+    if (names.size() < 5) names.push_back(it->path().filename().string());
+    ++count;
+  }
+  if (ec) throw std::invalid_argument(fmt::format("{} {}: cannot read the folder ({})", option, path, ec.message()));
+  if (count == 0) return;
+  std::sort(names.begin(), names.end());
+  throw std::invalid_argument(fmt::format(
+      "{} {}: the folder holds {} entr{} april did not write ({}{}); april replaces an output folder whole, so it "
+      "writes only to a new or empty folder or one it wrote before (marked by {})",
+      option, path, count, count == 1 ? "y" : "ies", fmt::join(names, ", "), count > names.size() ? ", ..." : "", kOutputMarker));
+}
+
+OutputFolder::OutputFolder(std::string dest, const std::string& option) : dest_(std::move(dest)) {
+  check_output_folder(dest_, option);
+  std::error_code ec;
   const auto parent = fs::path(dest_).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
   try {
@@ -45,6 +69,8 @@ OutputFolder::~OutputFolder() {
 }
 
 void OutputFolder::commit() {
+  base::write_file_atomically((fs::path(staging_) / kOutputMarker).string(),
+                              "written by april; a later april run may replace this folder whole\n");
   base::replace_directory_atomically(staging_, dest_);
   committed_ = true;
 }

@@ -11,10 +11,21 @@ namespace april::cli {
 // written there: its folder exists and is writable, and it is not a folder.
 void check_output_file(const std::string& path, const std::string& option);
 
+// The file april puts in every folder it writes whole (--out, --checkpoint),
+// so that a later run may replace that folder and no other.
+inline constexpr const char* kOutputMarker = ".april-output";
+
+// A folder output may be written at `path` when nothing is there, or an empty
+// folder, or a folder april wrote (it holds kOutputMarker). Anything else is
+// refused before any work, naming the option, the path and a few of the
+// names it holds: replacing it would delete files april did not write.
+void check_output_folder(const std::string& path, const std::string& option);
+
 class OutputFolder {
  public:
-  // Creates the folder the outputs are assembled in (beside `dest`, whose
-  // parent is created if missing); throws naming `option` if it cannot.
+  // Checks `dest` (check_output_folder), then creates the folder the outputs
+  // are assembled in (beside `dest`, whose parent is created if missing);
+  // throws naming `option` if it cannot.
   OutputFolder(std::string dest, const std::string& option);
   ~OutputFolder();  // removes the staging folder unless committed
   OutputFolder(const OutputFolder&) = delete;
@@ -22,7 +33,7 @@ class OutputFolder {
 
   // Where to write the files now (the staging folder).
   [[nodiscard]] const std::string& path() const { return staging_; }
-  // Puts the assembled folder in place of the destination.
+  // Marks the assembled folder as april's and puts it in place of the destination.
   void commit();
 
  private:

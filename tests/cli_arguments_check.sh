@@ -32,9 +32,11 @@ expect_error "db export to a full disk" "cannot write to standard output" sh -c 
 expect_error "--csv into a missing folder" "folder $dir/missing does not exist" \
   "$april" whatif --scenario handcheck --vary april.alpha=1.5 --steps 1 --csv "$dir/missing/w.csv"
 expect_error "--out where a file stands" "exists and is not a folder" "$april" simulate --steps 1 --out "$dir/r.db"
-# --out DIR is replaced whole: nothing of an earlier run stays beside the new files.
-mkdir -p "$dir/run" && echo stale > "$dir/run/old.csv"
-"$april" simulate --scenario handcheck --steps 2 --policy sync --out "$dir/run" >/dev/null 2>&1 || { echo "FAIL: simulate --out"; fails=$((fails + 1)); }
+# An earlier april --out DIR is replaced whole: nothing of that run stays beside the new files.
+"$april" simulate --scenario handcheck --steps 2 --policy april --out "$dir/run" >/dev/null 2>&1 || { echo "FAIL: simulate --out"; fails=$((fails + 1)); }
+echo stale > "$dir/run/old.csv"
+"$april" simulate --scenario handcheck --steps 2 --policy sync --out "$dir/run" >/dev/null 2>&1 || { echo "FAIL: simulate --out again"; fails=$((fails + 1)); }
+[ ! -e "$dir/run/april" ] || { echo "FAIL: the earlier run's april/ stayed"; fails=$((fails + 1)); }
 [ -s "$dir/run/summary.json" ] && [ -s "$dir/run/sync/steps.csv" ] && [ ! -e "$dir/run/old.csv" ] ||
   { echo "FAIL: --out DIR is not the new run's alone"; fails=$((fails + 1)); }
 ls "$dir" | grep -q '\.tmp$' && { echo "FAIL: a temporary was left behind: $(ls "$dir")"; fails=$((fails + 1)); }
