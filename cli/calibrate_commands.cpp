@@ -46,7 +46,7 @@ int calibrate_command(const std::vector<std::string>& args) {
   const auto c = studies::calibrate(studies::profile_from_json(j, in));
   fmt::print("{}\n{} iterations fitted, {} held out; train held-out error {:.1f}%\n", studies::describe(c), c.iteration_points,
              c.heldout_points, 100 * c.train_heldout_mape);
-  base::write_file_atomically(out, studies::calibration_scenario_json(c).dump(2) + "\n");
+  write_output_file(out, studies::calibration_scenario_json(c).dump(2) + "\n");
   fmt::print("wrote {}\n", out);
   return 0;
 }

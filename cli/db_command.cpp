@@ -55,7 +55,7 @@ int db_command(const std::vector<std::string>& args) {
   }
   if (sub == "export" && (args.size() == 3 || (args.size() == 5 && args[3] == "--csv"))) {
     const std::string csv = db.export_sweep_csv(parse_id(args[2], "sweep"));
-    if (args.size() == 5) base::write_file_atomically(args[4], csv);
+    if (args.size() == 5) write_output_file(args[4], csv);
     else fmt::print("{}", csv);
     return 0;
   }

@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 #include <stdexcept>
@@ -14,9 +17,33 @@ namespace april::cli {
 
 namespace fs = std::filesystem;
 
-void check_output_file(const std::string& path, const std::string& option) {
+namespace {
+
+// Where a regular-file output really goes: a symbolic link's final target.
+fs::path resolved_file(const std::string& path) {
   std::error_code ec;
-  if (fs::is_directory(path, ec)) throw std::invalid_argument(fmt::format("{} {}: is a folder, not a file", option, path));
+  const auto target = fs::weakly_canonical(fs::path(path), ec);
+  return ec ? fs::path(path) : target;
+}
+
+bool is_stream(const std::string& path) {
+  if (path == "-") return true;
+  std::error_code ec;
+  const auto st = fs::status(path, ec);  // follows links: /dev/stdout is a link to a pipe or a terminal
+  return !ec && (st.type() == fs::file_type::fifo || st.type() == fs::file_type::character || st.type() == fs::file_type::socket);
+}
+
+}  // namespace
+
+void check_output_file(const std::string& path_in, const std::string& option) {
+  if (path_in == "-") return;
+  std::error_code ec;
+  if (fs::is_directory(path_in, ec)) throw std::invalid_argument(fmt::format("{} {}: is a folder, not a file", option, path_in));
+  if (is_stream(path_in)) {
+    if (::access(path_in.c_str(), W_OK) != 0) throw std::invalid_argument(fmt::format("{} {}: is not writable", option, path_in));
+    return;
+  }
+  const std::string path = resolved_file(path_in).string();
   const auto parent = fs::path(path).parent_path();
   const std::string folder = parent.empty() ? std::string(".") : parent.string();
   if (!fs::is_directory(folder, ec)) {
@@ -25,6 +52,32 @@ void check_output_file(const std::string& path, const std::string& option) {
   if (::access(folder.c_str(), W_OK) != 0) {
     throw std::invalid_argument(fmt::format("{} {}: folder {} is not writable", option, path, folder));
   }
+}
+
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      const auto& [oa, a] = outputs[i];
+      const auto& [ob, b] = outputs[j];
+      if (a.empty() || b.empty() || a == "-" || b == "-") continue;
+      if (resolved_file(a) == resolved_file(b)) {
+        throw std::invalid_argument(fmt::format("{} {} and {} {} are the same file; one would write over the other", oa, a, ob, b));
+      }
+    }
+  }
+}
+
+void write_output_file(const std::string& path, const std::string& contents) {
+  if (is_stream(path)) {
+    std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "w");
+    if (f == nullptr) throw std::runtime_error(fmt::format("{}: cannot open for writing ({})", path, std::strerror(errno)));
+    const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size() && std::fflush(f) == 0;
+    const int err = errno;
+    if (f != stdout) std::fclose(f);
+    if (!ok) throw std::runtime_error(fmt::format("{}: write failed ({})", path == "-" ? "standard output" : path, std::strerror(err)));
+    return;
+  }
+  base::write_file_atomically(resolved_file(path).string(), contents);
 }
 
 void check_output_folder(const std::string& path, const std::string& option) {

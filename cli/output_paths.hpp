@@ -4,12 +4,25 @@
 // (--out DIR) is assembled beside DIR and put in place whole, so a kill never
 // leaves new files beside an old summary.json.
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace april::cli {
 
 // Throws std::invalid_argument naming `option` and `path` unless a file can be
-// written there: its folder exists and is writable, and it is not a folder.
+// written there: `-` (standard output), a pipe or a device that is writable,
+// or a regular file (a symbolic link is followed to one) whose folder exists
+// and is writable. A folder is refused.
 void check_output_file(const std::string& path, const std::string& option);
+
+// One command's single-file outputs, (option, path): two at the same file
+// (after following links) are refused before the run.
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+
+// Writes a single-file output checked by check_output_file: `-` to standard
+// output and a pipe or a device as a stream; a regular file (or the target of
+// a symbolic link, which stays a link) atomically, through a temporary beside it.
+void write_output_file(const std::string& path, const std::string& contents);
 
 // The file april puts in every folder it writes whole (--out, --checkpoint),
 // so that a later run may replace that folder and no other.

@@ -54,7 +54,7 @@ int import_cmd(const std::vector<std::string>& args) {
   if (!parse_command_line(args, opts, vm, &pos)) return 0;
   check_output_file(vm["out"].as<std::string>(), "OUT");
   const auto groups = traces::import_trace(vm["in"].as<std::string>(), import_options(vm));
-  traces::write_jsonl_trace(vm["out"].as<std::string>(), groups);
+  write_output_file(vm["out"].as<std::string>(), traces::jsonl_trace_text(groups));
   std::size_t samples = 0;
   for (const auto& g : groups) samples += g.response_tok.size();
   fmt::print("imported {} samples in {} groups to {}\n", samples, groups.size(), vm["out"].as<std::string>());
@@ -89,8 +89,9 @@ int fit_cmd(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm, &pos)) return 0;
   const auto path = vm["file"].as<std::string>();
+  if (vm.count("out")) check_output_file(vm["out"].as<std::string>(), "--out");
   const auto j = traces::fit_scenario_json(traces::fit_workload(traces::load_trace(path, import_options(vm))), path);
-  if (vm.count("out")) base::write_file_atomically(vm["out"].as<std::string>(), j.dump(2) + "\n");
+  if (vm.count("out")) write_output_file(vm["out"].as<std::string>(), j.dump(2) + "\n");
   else fmt::print("{}\n", j.dump(2));
   return 0;
 }
@@ -115,6 +116,7 @@ int synth_cmd(const std::vector<std::string>& args) {
   apply_cli_scenario(c, vm["scenario"].as<std::string>(), sets, std::nullopt, opt_int(vm, "seed"));
   const auto n = vm["groups"].as<std::int64_t>();
   if (n < 1) throw std::invalid_argument("--groups must be >= 1");
+  check_output_file(vm["out"].as<std::string>(), "OUT");
   auto gen = scenario::make_generator(c);
   const auto cap = static_cast<std::int32_t>(c.get_int("max_response_len"));
   std::vector<base::GroupSpec> groups;
@@ -123,7 +125,7 @@ int synth_cmd(const std::vector<std::string>& args) {
     for (auto& t : g.response_tok) t = std::min(t, cap);
     groups.push_back(std::move(g));
   }
-  traces::write_jsonl_trace(vm["out"].as<std::string>(), groups);
+  write_output_file(vm["out"].as<std::string>(), traces::jsonl_trace_text(groups));
   fmt::print("wrote {} groups to {}\n", n, vm["out"].as<std::string>());
   return 0;
 }

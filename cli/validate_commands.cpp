@@ -69,7 +69,7 @@ int profile_command(const std::vector<std::string>& args) {
   if (repeats < 1) throw std::invalid_argument(fmt::format("--repeats must be at least 1 (got {})", repeats));
   check_output_file(out, "--out");
   const auto p = live::profile_live(profile_options(c, device, repeats));
-  base::write_file_atomically(out, studies::profile_to_json(p).dump(2) + "\n");
+  write_output_file(out, studies::profile_to_json(p).dump(2) + "\n");
   fmt::print("profiled {} on {}: {} iteration, {} train, {} sync, {} abort measurements; wrote {}\n", p.model, p.device,
              p.iterations.size(), p.train.size(), p.sync_s.size(), p.aborts.size(), out);
   return 0;

@@ -53,12 +53,14 @@ int whatif_command(const std::vector<std::string>& args) {
       "vary", po::value(&vary), "KEY=V1,V2,... (repeatable; the runs are the cartesian product; KEY: a scenario key or design)")(
       "policy", po::value(&policies_arg), "policies (repeat or comma list); default: sync,april")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
-      "seed", po::value<std::int64_t>(), "seed")("csv", po::value(&csv_out), "also write the rows as CSV")(
-      "json", po::value(&json_out), "also write the rows as JSON");
+      "seed", po::value<std::int64_t>(), "seed")("csv", po::value(&csv_out), "also write the rows as CSV (- for standard output, the table then on standard error)")(
+      "json", po::value(&json_out), "also write the rows as JSON (- for standard output)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
+  if (csv_out == "-" && json_out == "-") throw std::invalid_argument("--csv - and --json -: only one output can be standard output");
   if (!csv_out.empty()) check_output_file(csv_out, "--csv");
   if (!json_out.empty()) check_output_file(json_out, "--json");
+  check_distinct_outputs({{"--csv", csv_out}, {"--json", json_out}});
 
   const auto registry = policies::builtin_policies();
   const auto schema = scenario::make_schema(registry);
@@ -150,8 +152,11 @@ int whatif_command(const std::vector<std::string>& args) {
     head += fmt::format("{:>{}} ", axes[i].key, key_w[i]);
     blank += fmt::format("{:>{}} ", "", key_w[i]);
   }
+  // With --csv - or --json -, standard output carries that file alone, for a
+  // pipe; the table goes to standard error.
+  std::FILE* const table = csv_out == "-" || json_out == "-" ? stderr : stdout;
   const auto line = [&](const std::string& config_cells, const auto&... cells) {
-    fmt::print("{}{:<{}} {:>8} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6} {:>6}\n", config_cells, cells...);
+    fmt::print(table, "{}{:<{}} {:>8} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6} {:>6}\n", config_cells, cells...);
   };
   line(head, "policy", policy_w, "step s", "effective", "rollout", "GPU-h", "speedup", "off-", "stale", "stale");
   line(blank, "", policy_w, "", "tok/s", "tok/s", "/1k step", "vs sync", "policy", "mean", "max");
@@ -164,8 +169,8 @@ int whatif_command(const std::vector<std::string>& args) {
          fmt::format("{:.2f}", r.staleness_mean), r.staleness_max);
   }
   if (!not_run.empty()) {
-    fmt::print("\nnot run, no design ({}):\n", not_run.size());
-    for (const auto& n : not_run) fmt::print("  {}\n", n);
+    fmt::print(table, "\nnot run, no design ({}):\n", not_run.size());
+    for (const auto& n : not_run) fmt::print(table, "  {}\n", n);
   }
 
   if (!csv_out.empty()) {
@@ -179,7 +184,7 @@ int whatif_command(const std::vector<std::string>& args) {
                          r.effective_tput, r.gpu_hours_per_1000, r.speedup > 0 ? fmt::format("{:.9g}", r.speedup) : "", r.offpolicy,
                          r.staleness_mean, r.staleness_max);
     }
-    base::write_file_atomically(csv_out, csv);
+    write_output_file(csv_out, csv);
   }
   if (!json_out.empty()) {
     nlohmann::json j = nlohmann::json::array();
@@ -197,7 +202,7 @@ int whatif_command(const std::vector<std::string>& args) {
       o["staleness_max"] = r.staleness_max;
       j.push_back(o);
     }
-    base::write_file_atomically(json_out, j.dump(2) + "\n");
+    write_output_file(json_out, j.dump(2) + "\n");
   }
   return 0;
 }

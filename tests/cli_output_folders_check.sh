@@ -49,4 +49,23 @@ empty="$work/empty" && mkdir -p "$empty"
 echo keep > "$work/afile"
 "$april" simulate --scenario handcheck --steps 2 --out "$work/afile" > /dev/null 2>&1 && fail "a file replaced by a folder"
 [ "$(cat "$work/afile")" = keep ] || fail "the file at the destination changed"
-echo "output folders: ok"
+
+# Single-file outputs: '-' and a pipe are streams, a symbolic link is followed
+# (it stays a link, its target gets the file), two outputs at one file are refused.
+whatif=("$april" whatif --scenario handcheck --steps 1 --vary april.alpha=1.5 --policy sync)
+"${whatif[@]}" --csv - 2>/dev/null | head -1 | grep -q '^april.alpha,policy' || fail "--csv - is not the CSV alone on standard output"
+mkfifo "$work/pipe"
+cat "$work/pipe" > "$work/from_pipe" &
+reader=$!
+"${whatif[@]}" --csv "$work/pipe" > /dev/null || fail "--csv to a named pipe"
+wait $reader
+grep -q '^april.alpha,policy' "$work/from_pipe" || fail "nothing came through the pipe"
+[ -p "$work/pipe" ] || fail "the pipe was replaced by a file"
+echo old > "$work/target.csv" && ln -s target.csv "$work/link.csv"
+"${whatif[@]}" --csv "$work/link.csv" > /dev/null || fail "--csv to a symbolic link"
+[ -L "$work/link.csv" ] || fail "the symbolic link was replaced"
+grep -q '^april.alpha,policy' "$work/target.csv" || fail "the link's target was not written"
+out=$("${whatif[@]}" --csv "$work/same" --json "$work/same" 2>&1) && fail "--csv and --json at one file were accepted"
+echo "$out" | grep -q "same file" || fail "the refusal does not say why: $out"
+[ ! -e "$work/same" ] || fail "something was written before the refusal"
+echo "output folders and files: ok"

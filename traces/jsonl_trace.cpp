@@ -80,7 +80,7 @@ std::vector<base::GroupSpec> parse_jsonl_trace(const std::string& text, const st
 
 std::vector<base::GroupSpec> read_jsonl_trace(const std::string& path) { return parse_jsonl_trace(read_text_file(path), path); }
 
-void write_jsonl_trace(const std::string& path, const std::vector<base::GroupSpec>& groups) {
+std::string jsonl_trace_text(const std::vector<base::GroupSpec>& groups) {
   std::string text;
   for (const auto& g : groups) {
     nlohmann::json j;
@@ -95,6 +95,11 @@ void write_jsonl_trace(const std::string& path, const std::vector<base::GroupSpe
     text += j.dump();
     text += '\n';
   }
+  return text;
+}
+
+void write_jsonl_trace(const std::string& path, const std::vector<base::GroupSpec>& groups) {
+  const std::string text = jsonl_trace_text(groups);
   try {
     base::write_file_atomically(path, text);
   } catch (const std::runtime_error& e) {

@@ -19,7 +19,9 @@ class TraceError : public std::runtime_error {
 std::vector<base::GroupSpec> read_jsonl_trace(const std::string& path);
 // Parses text already read; `path` is used in messages only.
 std::vector<base::GroupSpec> parse_jsonl_trace(const std::string& text, const std::string& path);
-// Writes atomically (temporary file, then rename).
+// The JSONL text of `groups`, one group per line.
+std::string jsonl_trace_text(const std::vector<base::GroupSpec>& groups);
+// Writes jsonl_trace_text atomically (temporary file, then rename).
 void write_jsonl_trace(const std::string& path, const std::vector<base::GroupSpec>& groups);
 
 }  // namespace april::traces
