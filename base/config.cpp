@@ -262,6 +262,12 @@ void Config::set_from_json(const std::string& name, const nlohmann::json& j, con
   auto bad = [&] { return ConfigError(fmt::format("{}: key '{}': expected a {}, got {}", where, name, type_name(k.type), j.dump())); };
   switch (k.type) {
     case KnobType::Int:
+      // nlohmann keeps integers from 2^63 up as unsigned: reading them as
+      // int64 would wrap (18446744073709551615 would run as -1). Refused, as
+      // --set refuses them.
+      if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+        throw ConfigError(fmt::format("{}: key '{}': {} is out of the 64-bit integer range", where, name, j.dump()));
+      }
       if (j.is_number_integer()) return set(name, j.get<std::int64_t>(), where);
       if (j.is_number_float()) return set(name, j.get<double>(), where);
       throw bad();

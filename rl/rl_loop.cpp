@@ -234,12 +234,19 @@ void RlLoop::on_group_complete(GroupId id) {
     g.rejected = true;
     ++rejected_total_;
     ++phase_metrics_->groups_rejected;
+    if (++rejected_in_a_row_ > std::max<std::int64_t>(1000, 100 * opt_.batch_size)) {
+      throw std::runtime_error(fmt::format(
+          "step {}: filter.dynamic_sampling rejected {} groups in a row (every one all correct or all wrong; {} rejected in "
+          "all) without accepting one: the workload cannot fill a batch of {} under the filter",
+          version_, rejected_in_a_row_, rejected_total_, opt_.batch_size));
+    }
     const std::int64_t n = group_tokens(g);
     total_wasted_ += n;
     phase_metrics_->tokens_wasted += n;
     apply(policy_.on_group_rejected(*this, id));
     if (policy_.overlaps()) groups_.erase(id);  // no phase end to settle it
   } else {
+    rejected_in_a_row_ = 0;
     g.accepted_s = backend_.now_s();
     accepted_.push_back(id);
     apply(policy_.on_group_accepted(*this, id));

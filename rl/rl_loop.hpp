@@ -176,6 +176,10 @@ class RlLoop final : public policies::RolloutView {
   bool train_running_ = false, sync_running_ = false;
   std::int64_t trained_steps_ = 0, published_steps_ = 0;  // train steps started, syncs started
   std::int64_t submitted_total_ = 0, rejected_total_ = 0;
+  // Rejections since the last accepted group: a workload whose groups the
+  // filter always rejects (every prompt always solved, or never) would refill
+  // forever; past kMaxRejectionsInARow the run stops, saying so.
+  std::int64_t rejected_in_a_row_ = 0;
   double train_start_s_ = 0, sync_start_s_ = 0;
   StepMetrics window_;                      // the step in progress
   std::optional<StepMetrics> finished_step_;

@@ -108,6 +108,14 @@ void apply_scenario(base::Config& config, const std::string& name_or_path) {
 }
 
 void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>* trace, const std::string& trace_name) {
+  // A group of one sample is always all right or all wrong: the filter would
+  // reject every group and the rollout would refill forever.
+  if (c.get_bool("filter.dynamic_sampling") && c.get_int("n_samples_per_prompt") < 2) {
+    throw base::ConfigError(fmt::format("filter.dynamic_sampling rejects groups whose samples all agree, which a group of "
+                                        "n_samples_per_prompt = {} always does; no batch could fill. Set n_samples_per_prompt "
+                                        ">= 2 or turn the filter off",
+                                        c.get_int("n_samples_per_prompt")));
+  }
   // The GPU count first: the topology presets build a node per GPU.
   (void)sim::cluster_shape(c);
   (void)sim::weight_sync(c);

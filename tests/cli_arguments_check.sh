@@ -23,6 +23,13 @@ expect_error "a stray positional argument" "unexpected argument 'handcheck'" "$a
 expect_error "an empty --policy" "an empty policy name" "$april" simulate --policy '' --steps 1
 expect_error "a trailing comma in --policy" "an empty policy name" "$april" simulate --policy sync, --steps 1
 expect_error "a policy named twice" "'sync' is named twice" "$april" simulate --policy sync --policy april,sync --steps 1
+# A batch the filter can never fill is refused up front, or stopped with its count (never a run without end).
+expect_error "the filter on groups of one" "n_samples_per_prompt = 1 always does" \
+  timeout 30 "$april" simulate --scenario handcheck --set filter.dynamic_sampling=true --set n_samples_per_prompt=1 --steps 1
+for i in 1 2 3 4 5 6 7 8; do echo "{\"prompt_id\": \"p$i\", \"prompt_tokens\": 9, \"response_tokens\": [4, 5], \"correct\": [true, true]}"; done \
+  > "$dir/solved.jsonl"
+expect_error "a workload the filter always rejects" "rejected 1001 groups in a row" \
+  timeout 30 "$april" simulate --scenario handcheck --trace "$dir/solved.jsonl" --set filter.dynamic_sampling=true --steps 1 --policy sync
 expect_error "an axis varied twice" "key 'april.alpha' is varied twice" \
   "$april" whatif --scenario handcheck --vary april.alpha=1,2 --vary april.alpha=3 --steps 1
 expect_error "stdout on a full disk" "cannot write to standard output" sh -c "\"$april\" policies > /dev/full"

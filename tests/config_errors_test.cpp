@@ -54,6 +54,11 @@ TEST(ScenarioFile, BadValuesNameTheKey) {
   EXPECT_NE(error_of(R"({"model": "gpt-9"})").find("'gpt-9' is neither one of qwen3-0.6b, qwen3-4b"), std::string::npos);
   EXPECT_NE(error_of(R"({"april.alpha": 0.5})").find("must be in [1, 1073741824]"), std::string::npos);
   EXPECT_NE(error_of(R"({"base": "nope"})").find("key 'base'"), std::string::npos);
+  // Integers from 2^63 up are refused, not wrapped into negative numbers (-1 = "no cap").
+  for (const std::string big : {"18446744073709551615", "9223372036854775808"}) {
+    EXPECT_NE(error_of("{\"april.max_staleness\": " + big + "}").find(big + " is out of the 64-bit integer range"), std::string::npos)
+        << big;
+  }
 }
 
 TEST(ScenarioFile, SyntaxErrorsNameTheLine) {
