@@ -34,7 +34,7 @@ if [ "${3:-}" = "live" ]; then
   check_refused live_out "$april" live --set live.model=tiny --set live.sft_steps=1 --set live.threads=1 --steps 1 --out @DIR@
   check_refused live_checkpoint "$april" live --set live.model=tiny --set live.sft_steps=1 --set live.threads=1 --steps 1 \
     --checkpoint @DIR@
-  check_refused validate "$april" validate --set live.model=tiny --set live.sft_steps=1 --set live.threads=1 --steps 1 \
+  check_refused validate "$april" validate --set live.model=tiny --set live.sft_steps=1 --set live.threads=1 --steps 2 \
     --policy sync --out @DIR@
 fi
 
