@@ -1,5 +1,7 @@
 #include "base/config.hpp"
 
+#include "base/bounded_read.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -384,11 +386,7 @@ void load_config_text(Config& config, const std::string& text, const std::string
 }
 
 void load_config_file(Config& config, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open scenario file", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  load_config_text(config, ss.str(), path);
+  load_config_text(config, read_file_bounded(path, kSmallJsonMaxBytes, "scenario"), path);
 }
 
 KnobValidator at_least(double lo) {

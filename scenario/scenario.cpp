@@ -1,6 +1,10 @@
 #include "scenario/scenario.hpp"
 
+#include "base/bounded_read.hpp"
+
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include <cmath>
 #include <fstream>
@@ -81,16 +85,14 @@ void apply_scenario(base::Config& config, const std::string& name_or_path) {
     for (const auto& [k, v] : b.settings) config.set_from_text(k, v, "scenario " + b.name);
     return;
   }
-  std::ifstream in(name_or_path, std::ios::binary);
-  if (!in) {
+  std::error_code ec;
+  if (!std::filesystem::exists(name_or_path, ec)) {
     std::vector<std::string> names;
     for (const auto& b : builtin_scenarios()) names.push_back(b.name);
     throw base::ConfigError(fmt::format("{}: no such scenario file, and not a built-in scenario ({})", name_or_path,
                                        fmt::join(names, ", ")));
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = base::read_file_bounded(name_or_path, base::kSmallJsonMaxBytes, "scenario");
   // "base" names a built-in scenario to start from; read it before the rest.
   try {
     const auto doc = nlohmann::json::parse(text);

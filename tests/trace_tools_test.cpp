@@ -101,13 +101,16 @@ TEST(TraceImport, ErrorsNameFileLineAndField) {
   const std::string h = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
   EXPECT_NE(import_error("azure", h + "t,5,7\nt,5,-3\n").find(":3: field 'GeneratedTokens': must be >= 1"), std::string::npos);
   EXPECT_NE(import_error("azure", h + "t,x,7\n").find(":2: field 'ContextTokens': expected an integer"), std::string::npos);
+  // Every row is checked, not only a group's first (groups of 8 here).
+  EXPECT_NE(import_error("azure", h + "t,5,7\nt,5,7\nt,-1,7\n").find(":4: field 'ContextTokens'"), std::string::npos);
   EXPECT_NE(import_error("azure", h + "t,5\n").find(":2: expected 3 fields"), std::string::npos);
   EXPECT_NE(import_error("azure", h + "t,5,99999999999999999999\n").find("GeneratedTokens"), std::string::npos);
   EXPECT_NE(import_error("azure", h + "t,5,100000000\n").find("larger than"), std::string::npos);
   EXPECT_NE(import_error("azure", "").find("empty file"), std::string::npos);
   EXPECT_NE(import_error("azure", h).find("no samples"), std::string::npos);
   EXPECT_NE(import_error("azure", "a,b\n1,2\n").find("no column 'TIMESTAMP'"), std::string::npos);
-  EXPECT_NE(import_error("csv", "id,p,r\nq,1,\"2\n").find(":2: unterminated"), std::string::npos);
+  EXPECT_NE(import_error("csv", "id,p,r\nq,1,\"2\n", "prompt_id=id,prompt_tokens=p,response_tokens=r").find(":2: unterminated"),
+            std::string::npos);
   EXPECT_NE(import_error("csv", "id,p,r\nq,1,2\n").find("needs --map"), std::string::npos);
   EXPECT_NE(import_error("csv", "id,p,r\nq,1,2\n", "prompt_id=id,prompt_tokens=p,response_tokens=zz").find("no column 'zz'"),
             std::string::npos);

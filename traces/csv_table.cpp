@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/line_reader.hpp"
 #include "traces/jsonl_trace.hpp"
 
 namespace april::traces {
@@ -50,37 +51,32 @@ std::size_t CsvTable::column(const std::string& name) const {
   throw TraceError(fmt::format("{}:1: no column '{}' in the header (columns: {})", path, name, fmt::join(header, ", ")));
 }
 
-CsvTable parse_csv(const std::string& text, const std::string& path) {
+void for_each_csv_record(std::istream& in, const std::string& path, const std::function<void(const CsvTable& header)>& on_header,
+                         const std::function<void(const CsvRow& row)>& on_row) {
   CsvTable t;
   t.path = path;
-  std::istringstream in(text);
-  std::string line;
-  std::size_t lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
+  base::for_each_line<TraceError>(in, path, base::kMaxTraceLineBytes, base::kMaxTraceBytes, [&](std::string& line, std::size_t lineno) {
+    if (line.empty()) return;
     auto fields = split_record(line, path, lineno);
     if (t.header.empty()) {
       if (!fields.empty() && fields[0].rfind("\xEF\xBB\xBF", 0) == 0) fields[0] = fields[0].substr(3);  // BOM
       t.header = std::move(fields);
-      continue;
+      on_header(t);
+      return;
     }
     if (fields.size() != t.header.size()) {
       throw TraceError(fmt::format("{}:{}: expected {} fields as in the header, got {}", path, lineno, t.header.size(), fields.size()));
     }
-    t.rows.push_back({lineno, std::move(fields)});
-  }
+    on_row(CsvRow{lineno, std::move(fields)});
+  });
   if (t.header.empty()) throw TraceError(fmt::format("{}: empty file (no header)", path));
-  return t;
 }
 
-CsvTable read_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(fmt::format("{}: cannot open", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_csv(ss.str(), path);
+CsvTable parse_csv(const std::string& text, const std::string& path) {
+  CsvTable t;
+  std::istringstream in(text);
+  for_each_csv_record(in, path, [&](const CsvTable& header) { t = header; }, [&](const CsvRow& row) { t.rows.push_back(row); });
+  return t;
 }
 
 }  // namespace april::traces

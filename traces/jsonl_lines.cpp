@@ -2,23 +2,20 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/line_reader.hpp"
 #include "traces/jsonl_trace.hpp"
 
 namespace april::traces {
 
-void for_each_jsonl_object(const std::string& text, const std::string& path,
+void for_each_jsonl_object(std::istream& in, const std::string& path,
                            const std::function<void(const nlohmann::json&, std::size_t)>& fn) {
-  std::istringstream in(text);
-  std::string raw;
-  std::size_t line = 0;
-  while (std::getline(in, raw)) {
-    ++line;
-    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
-    if (raw.find_first_not_of(" \t") == std::string::npos) continue;
+  base::for_each_line<TraceError>(in, path, base::kMaxTraceLineBytes, base::kMaxTraceBytes, [&](std::string& raw, std::size_t line) {
+    if (raw.find_first_not_of(" \t") == std::string::npos) return;
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(raw);
@@ -27,15 +24,21 @@ void for_each_jsonl_object(const std::string& text, const std::string& path,
     }
     if (!j.is_object()) throw TraceError(fmt::format("{}:{}: expected a JSON object", path, line));
     fn(j, line);
-  }
+  });
 }
 
-std::string read_text_file(const std::string& path) {
+void for_each_jsonl_object(const std::string& text, const std::string& path,
+                           const std::function<void(const nlohmann::json&, std::size_t)>& fn) {
+  std::istringstream in(text);
+  for_each_jsonl_object(in, path, fn);
+}
+
+std::ifstream open_trace_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw TraceError(fmt::format("{}: is a folder, not a trace file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(fmt::format("{}: cannot open", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return in;
 }
 
 }  // namespace april::traces

@@ -38,9 +38,11 @@ std::int32_t token_count(const nlohmann::json& v, const std::string& path, std::
 
 }  // namespace
 
-std::vector<base::GroupSpec> parse_jsonl_trace(const std::string& text, const std::string& path) {
+namespace {
+
+std::vector<base::GroupSpec> parse_jsonl_stream(std::istream& in, const std::string& path) {
   std::vector<base::GroupSpec> groups;
-  for_each_jsonl_object(text, path, [&](const nlohmann::json& j, std::size_t line) {
+  for_each_jsonl_object(in, path, [&](const nlohmann::json& j, std::size_t line) {
     for (auto it = j.begin(); it != j.end(); ++it) {
       const auto& k = it.key();
       if (k != "prompt_id" && k != "prompt_tokens" && k != "response_tokens" && k != "correct") {
@@ -78,7 +80,17 @@ std::vector<base::GroupSpec> parse_jsonl_trace(const std::string& text, const st
   return groups;
 }
 
-std::vector<base::GroupSpec> read_jsonl_trace(const std::string& path) { return parse_jsonl_trace(read_text_file(path), path); }
+}  // namespace
+
+std::vector<base::GroupSpec> parse_jsonl_trace(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
+  return parse_jsonl_stream(in, path);
+}
+
+std::vector<base::GroupSpec> read_jsonl_trace(const std::string& path) {
+  auto in = open_trace_file(path);  // streamed: memory follows the groups, not the file
+  return parse_jsonl_stream(in, path);
+}
 
 std::string jsonl_trace_text(const std::vector<base::GroupSpec>& groups) {
   std::string text;

@@ -42,21 +42,27 @@ const std::string& mapped(const ImportOptions& o, const std::string& field) {
 
 std::vector<base::GroupSpec> import_azure(const std::string& path, const ImportOptions& o) {
   if (o.group_size < 1) throw TraceError("--group-size must be >= 1");
-  const CsvTable t = read_csv(path);
-  (void)t.column("TIMESTAMP");  // the format's signature: fail early on another CSV
-  const auto ctx = t.column("ContextTokens");
-  const auto gen = t.column("GeneratedTokens");
+  auto in = open_trace_file(path);
+  std::size_t ctx = 0, gen = 0, row_index = 0;
   std::vector<base::GroupSpec> groups;
-  for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    const auto& r = t.rows[i];
-    if (i % static_cast<std::size_t>(o.group_size) == 0) {
-      base::GroupSpec g;
-      g.prompt_id = fmt::format("azure-{}", groups.size());
-      g.prompt_tok = parse_tokens(r.fields[ctx], path, r.line, "ContextTokens", 0);
-      groups.push_back(std::move(g));
-    }
-    groups.back().response_tok.push_back(parse_tokens(r.fields[gen], path, r.line, "GeneratedTokens", 1));
-  }
+  for_each_csv_record(
+      in, path,
+      [&](const CsvTable& header) {
+        (void)header.column("TIMESTAMP");  // the format's signature: fail early on another CSV
+        ctx = header.column("ContextTokens");
+        gen = header.column("GeneratedTokens");
+      },
+      [&](const CsvRow& r) {
+        // Every row's context is checked, though a group keeps its first row's.
+        const auto context = parse_tokens(r.fields[ctx], path, r.line, "ContextTokens", 0);
+        if (row_index++ % static_cast<std::size_t>(o.group_size) == 0) {
+          base::GroupSpec g;
+          g.prompt_id = fmt::format("azure-{}", groups.size());
+          g.prompt_tok = context;
+          groups.push_back(std::move(g));
+        }
+        groups.back().response_tok.push_back(parse_tokens(r.fields[gen], path, r.line, "GeneratedTokens", 1));
+      });
   if (groups.empty()) throw TraceError(fmt::format("{}: no samples", path));
   return groups;
 }
@@ -78,16 +84,24 @@ struct Grouper {
 };
 
 std::vector<base::GroupSpec> import_csv(const std::string& path, const ImportOptions& o) {
-  const CsvTable t = read_csv(path);
-  const auto id = t.column(mapped(o, "prompt_id"));
-  const auto pt = t.column(mapped(o, "prompt_tokens"));
-  const auto rt = t.column(mapped(o, "response_tokens"));
+  // The mapping is checked before a byte is read: a missing --map should not wait for a large file.
+  for (const auto* field : {"prompt_id", "prompt_tokens", "response_tokens"}) (void)mapped(o, field);
+  auto in = open_trace_file(path);
+  std::size_t id = 0, pt = 0, rt = 0;
+  std::vector<std::string> names;
   Grouper g;
-  for (const auto& r : t.rows) {
-    if (r.fields[id].empty()) throw TraceError(fmt::format("{}:{}: field '{}': empty prompt id", path, r.line, t.header[id]));
-    g.add(r.fields[id], parse_tokens(r.fields[pt], path, r.line, t.header[pt], 0),
-          parse_tokens(r.fields[rt], path, r.line, t.header[rt], 1));
-  }
+  for_each_csv_record(
+      in, path,
+      [&](const CsvTable& header) {
+        id = header.column(mapped(o, "prompt_id"));
+        pt = header.column(mapped(o, "prompt_tokens"));
+        rt = header.column(mapped(o, "response_tokens"));
+        names = header.header;
+      },
+      [&](const CsvRow& r) {
+        if (r.fields[id].empty()) throw TraceError(fmt::format("{}:{}: field '{}': empty prompt id", path, r.line, names[id]));
+        g.add(r.fields[id], parse_tokens(r.fields[pt], path, r.line, names[pt], 0), parse_tokens(r.fields[rt], path, r.line, names[rt], 1));
+      });
   if (g.groups.empty()) throw TraceError(fmt::format("{}: no samples", path));
   return std::move(g.groups);
 }
@@ -106,7 +120,8 @@ std::vector<base::GroupSpec> import_jsonl(const std::string& path, const ImportO
   const std::string pt_key = mapped(o, "prompt_tokens");
   const std::string rt_key = mapped(o, "response_tokens");
   Grouper g;
-  for_each_jsonl_object(read_text_file(path), path, [&](const nlohmann::json& j, std::size_t line) {
+  auto in = open_trace_file(path);
+  for_each_jsonl_object(in, path, [&](const nlohmann::json& j, std::size_t line) {
     for (const auto* key : {&id_key, &pt_key, &rt_key}) {
       if (!j.contains(*key)) throw TraceError(fmt::format("{}:{}: field '{}': missing", path, line, *key));
     }
