@@ -193,6 +193,15 @@ WeightSync weight_sync(const base::Config& c) {
     throw base::ConfigError(fmt::format("topology: {} engines, but the cluster has {} ({})", topo->engines.size(), engines,
                                        describe(cluster_shape(c))));
   }
+  // Each engine's GPUs hold its tensor-parallel shards: a topology engine of
+  // another size would plan the wrong bytes.
+  const auto tp = c.get_int("cluster.tensor_parallel");
+  for (std::size_t e = 0; e < topo->engines.size(); ++e) {
+    if (static_cast<std::int64_t>(topo->engines[e].size()) != tp) {
+      throw base::ConfigError(fmt::format("topology: engine {} has {} GPU{}, but cluster.tensor_parallel is {}", e,
+                                          topo->engines[e].size(), topo->engines[e].size() == 1 ? "" : "s", tp));
+    }
+  }
   SyncPlan plan;
   try {
     plan = plan_weight_sync(*topo, model.weight_bytes(DType::BF16));

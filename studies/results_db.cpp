@@ -1,6 +1,9 @@
 #include "studies/results_db.hpp"
 
 #include <fmt/format.h>
+
+#include <array>
+#include <filesystem>
 #include <sqlite3.h>
 
 #include "base/hash.hpp"
@@ -195,9 +198,17 @@ std::string file_uri(const std::string& path, const char* query) {
 
 void ResultsDb::open_read_only() {
   // A WAL database is read through its -shm file, which SQLite creates when it
-  // can. Where it cannot (a folder the user may only read), the file is opened
-  // as immutable: nothing can be writing it then, as no one may write there.
-  for (const char* query : {"mode=ro", "immutable=1"}) {
+  // can: a read-only command would leave -wal and -shm files beside a database
+  // nobody is writing. With no -wal file there, no writer has the database
+  // open (a writer's last close removes it), so it is opened as immutable,
+  // which creates nothing. With one, a writer may be at work: its -wal and
+  // -shm are read as they are. Where neither opens (a folder the user may only
+  // read), immutable is tried last.
+  std::error_code ec;
+  const bool writer_may_be_open = std::filesystem::exists(path_ + "-wal", ec);
+  const auto order = writer_may_be_open ? std::array<const char*, 2>{"mode=ro", "immutable=1"}
+                                        : std::array<const char*, 2>{"immutable=1", "mode=ro"};
+  for (const char* query : order) {
     sqlite3_close(db_);
     db_ = nullptr;
     if (sqlite3_open_v2(file_uri(path_, query).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr) !=

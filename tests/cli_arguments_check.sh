@@ -47,6 +47,12 @@ echo stale > "$dir/run/old.csv"
 [ -s "$dir/run/summary.json" ] && [ -s "$dir/run/sync/steps.csv" ] && [ ! -e "$dir/run/old.csv" ] ||
   { echo "FAIL: --out DIR is not the new run's alone"; fails=$((fails + 1)); }
 ls "$dir" | grep -q '\.tmp$' && { echo "FAIL: a temporary was left behind: $(ls "$dir")"; fails=$((fails + 1)); }
+# Read-only db commands create nothing beside the database.
+"$april" sweep --scenario handcheck --grid 'april.alpha=1.5' --steps 2 --db "$dir/quiet.db" >/dev/null 2>&1
+"$april" db list "$dir/quiet.db" >/dev/null && "$april" db show "$dir/quiet.db" 1 >/dev/null &&
+  "$april" db export "$dir/quiet.db" 1 >/dev/null || { echo "FAIL: db list/show/export"; fails=$((fails + 1)); }
+[ ! -e "$dir/quiet.db-wal" ] && [ ! -e "$dir/quiet.db-shm" ] ||
+  { echo "FAIL: a read-only db command left $(ls "$dir" | grep quiet.db- | tr '\n' ' ')"; fails=$((fails + 1)); }
 # `april db` reads a database in a folder the user may only read (as root,
 # the check runs as nobody, for whom permissions apply).
 ro="$dir/readonly"

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -172,6 +174,26 @@ TEST(Topology, ReplacesTheBandwidthFigureInTheScenario) {
   EXPECT_NEAR(sim::weight_sync(racks.config).time_s, 8.044936192 / 12.5, 1e-9);
   april::testing::Fixture bad("default", {"topology.file=/nonexistent/topo.json"});
   EXPECT_THROW(scenario::validate_scenario(bad.config), base::ConfigError);
+}
+
+// A topology file's engines must have the scenario's tensor-parallel size:
+// four one-GPU engines under TP 2 are refused, naming both.
+TEST(Topology, EnginesMustMatchTheTensorParallelSize) {
+  const auto path = std::filesystem::temp_directory_path() / "april_topology_tp.json";
+  {
+    std::ofstream f(path);
+    f << R"({"nodes": ["t", "a", "b", "c", "d"], "links": [{"a": "t", "b": "a", "GB_s": 10}, {"a": "t", "b": "b", "GB_s": 10},
+             {"a": "t", "b": "c", "GB_s": 10}, {"a": "t", "b": "d", "GB_s": 10}], "trainer": "t",
+             "engines": [["a"], ["b"], ["c"], ["d"]]})";
+  }
+  april::testing::Fixture f("default", {"topology.file=" + path.string()});  // 4 engines at TP 2
+  try {
+    (void)sim::weight_sync(f.config);
+    FAIL() << "accepted one-GPU engines under TP 2";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("engine 0 has 1 GPU, but cluster.tensor_parallel is 2"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace
