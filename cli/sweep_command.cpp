@@ -54,6 +54,7 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   bo.executor = distributed.executor();
   const auto axes = studies::parse_grid(grid_text);
+  studies::check_study_size(axes, static_cast<std::uint64_t>(repeats), "--grid x --repeats");
   std::vector<studies::RunSpec> specs;
   std::vector<std::string> not_run;
   for (const auto& combo : studies::cartesian(axes)) {

@@ -13,6 +13,7 @@
 #include "studies/tuner.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "studies/grid.hpp"
 #include "cli/distributed_runs.hpp"
 #include "cli/progress.hpp"
 
@@ -69,6 +70,12 @@ int tune_command(const std::vector<std::string>& args) {
   if (distributed.is_worker()) {
     distributed.serve(studies::RunContext{&registry, std::nullopt, "", studies::trace_hash(std::nullopt)}, schema);
     return 0;
+  }
+  // A round's runs are built before it starts: points x repeats, bounded as any study.
+  if (points > 0 && repeats > 0 &&
+      static_cast<double>(points) * static_cast<double>(repeats) > static_cast<double>(studies::kMaxStudyRuns)) {
+    throw std::invalid_argument(fmt::format("--points {} x --repeats {} makes more runs per round than the {} one study holds",
+                                            points, repeats, studies::kMaxStudyRuns));
   }
   studies::TuneSpec spec;
   std::tie(spec.lo, spec.hi) = parse_range(range);

@@ -78,6 +78,7 @@ int whatif_command(const std::vector<std::string>& args) {
   ro.trace_name = trace;
 
   // Every configuration, validated before any run starts.
+  studies::check_study_size(axes, policy_names.size(), "--vary x --policy");
   const auto combos = studies::cartesian(axes);
   auto make_config = [&](const std::vector<std::string>& combo) {
     base::Config c(schema);

@@ -53,4 +53,25 @@ std::vector<std::vector<std::string>> cartesian(const std::vector<GridAxis>& axe
   return combos;
 }
 
+std::uint64_t study_runs(const std::vector<GridAxis>& axes, std::uint64_t per_combination) {
+  constexpr std::uint64_t kMax = ~std::uint64_t{0};
+  std::uint64_t n = per_combination;
+  for (const auto& a : axes) {
+    const auto k = static_cast<std::uint64_t>(a.values.size());
+    n = (k != 0 && n > kMax / k) ? kMax : n * k;
+  }
+  return n;
+}
+
+void check_study_size(const std::vector<GridAxis>& axes, std::uint64_t per_combination, const std::string& what) {
+  const auto n = study_runs(axes, per_combination);
+  if (n > kMaxStudyRuns) {
+    throw std::invalid_argument(fmt::format(
+        "{} makes {} runs, more than the {} one study holds (its runs are built before the first starts, a few KB each: "
+        "about {:.0f} GB); split it into several studies",
+        what, n == ~std::uint64_t{0} ? std::string("over 1.8e19") : std::to_string(n), kMaxStudyRuns,
+        static_cast<double>(n) * 4096.0 / 1e9));
+  }
+}
+
 }  // namespace april::studies

@@ -30,6 +30,15 @@ for i in 1 2 3 4 5 6 7 8; do echo "{\"prompt_id\": \"p$i\", \"prompt_tokens\": 9
   > "$dir/solved.jsonl"
 expect_error "a workload the filter always rejects" "rejected 1001 groups in a row" \
   timeout 30 "$april" simulate --scenario handcheck --trace "$dir/solved.jsonl" --set filter.dynamic_sampling=true --steps 1 --policy sync
+# Studies that grow with a flag are refused up front with their size, before any file is made.
+expect_error "a sweep of 2e8 runs" "makes 200000000 runs" \
+  timeout 30 "$april" sweep --scenario handcheck --grid 'april.alpha=1.5,2' --repeats 100000000 --db "$dir/huge.db"
+expect_error "a whatif of 1.6e7 rows" "makes 16000000 runs" timeout 30 "$april" whatif --scenario handcheck --policy sync \
+  --vary "seed=$(seq -s, 1 4000)" --vary "april.alpha=$(seq -s, 1 4000)"
+expect_error "a tune round of 3e8 runs" "more runs per round" \
+  timeout 30 "$april" tune --scenario handcheck --param april.alpha --range 1:3 --points 100000000 --db "$dir/huge.db"
+expect_error "a synthetic trace of 1e12 groups" "the limit is 4 GB" timeout 30 "$april" trace synth "$dir/huge.jsonl" --groups 1000000000000
+[ ! -e "$dir/huge.db" ] && [ ! -e "$dir/huge.jsonl" ] || { echo "FAIL: a refused study left a file"; fails=$((fails + 1)); }
 expect_error "an axis varied twice" "key 'april.alpha' is varied twice" \
   "$april" whatif --scenario handcheck --vary april.alpha=1,2 --vary april.alpha=3 --steps 1
 expect_error "stdout on a full disk" "cannot write to standard output" sh -c "\"$april\" policies > /dev/full"
