@@ -45,7 +45,7 @@ int keys_command(const std::vector<std::string>& args_in) {
   const bool markdown = !args.empty() && args.front() == "--markdown";
   if (markdown) args.erase(args.begin());
   if (wants_help(args, "usage: april keys [--markdown]\n  Lists every scenario key: type, default, unit, accepted values and meaning.\n"
-                       "  --markdown  as a Markdown table (the README's)\n")) {
+                       "  --markdown  as a Markdown table (that of docs/keys.md)\n")) {
     return 0;
   }
   const auto registry = policies::builtin_policies();
