@@ -15,6 +15,7 @@ int tune_command(const std::vector<std::string>& args);
 int db_command(const std::vector<std::string>& args);
 int model_command(const std::vector<std::string>& args);
 int hardware_command(const std::vector<std::string>& args);
+int reproduce_command(const std::vector<std::string>& args);
 // In `april-live` only (they need the live backend).
 int live_command(const std::vector<std::string>& args);
 int profile_command(const std::vector<std::string>& args);

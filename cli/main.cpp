@@ -28,6 +28,7 @@ constexpr const char* kUsage =
     "  validate   run policies live and in the calibrated simulator and compare (libtorch)\n"
     "  model      show a model's parameters, weight and KV bytes, FLOPs and engine memory (built-in or config.json)\n"
     "  hardware   show the built-in accelerators (or a hardware file): FLOP/s, HBM, links, node shape\n"
+    "  reproduce  published runs (verl's, ...) beside april's predictions, with the errors\n"
     "  policies   list scheduling policies with their parameters and defaults\n"
     "  keys       list every scenario key with unit, default and meaning (--markdown)\n"
     "\n"
@@ -49,6 +50,7 @@ int run_command(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "db") return db_command(args);
   if (cmd == "model") return model_command(args);
   if (cmd == "hardware") return hardware_command(args);
+  if (cmd == "reproduce") return reproduce_command(args);
   if (cmd == "calibrate") return calibrate_command(args);
   if (cmd == "live" || cmd == "profile" || cmd == "validate") return run_live_program(cmd, args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {

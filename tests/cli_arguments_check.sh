@@ -39,6 +39,11 @@ expect_error "a tune round of 3e8 runs" "more runs per round" \
   timeout 30 "$april" tune --scenario handcheck --param april.alpha --range 1:3 --points 100000000 --db "$dir/huge.db"
 expect_error "a synthetic trace of 1e12 groups" "the limit is 4 GB" timeout 30 "$april" trace synth "$dir/huge.jsonl" --groups 1000000000000
 [ ! -e "$dir/huge.db" ] && [ ! -e "$dir/huge.jsonl" ] || { echo "FAIL: a refused study left a file"; fails=$((fails + 1)); }
+# A published-run file with an error is refused by field before any run.
+printf '{"source": {"title": "t"}, "scenario": {}, "steps": 3, "fit": {"row": "a", "procedure": "p", "fitted": {}},\n "rows": [{"name": "a", "policy": "sync", "published": {"step_time": 1}}]}' > "$dir/pub.json"
+expect_error "a published row with an unknown metric" "unknown metric 'step_time'" "$april" reproduce "$dir/pub.json"
+sed -i 's/"step_time"/"step_s"/; s/"row": "a"/"row": "b"/' "$dir/pub.json"
+expect_error "a fit row that is not a row" "no row named 'b'" "$april" reproduce "$dir/pub.json"
 expect_error "an axis varied twice" "key 'april.alpha' is varied twice" \
   "$april" whatif --scenario handcheck --vary april.alpha=1,2 --vary april.alpha=3 --steps 1
 expect_error "stdout on a full disk" "cannot write to standard output" sh -c "\"$april\" policies > /dev/full"

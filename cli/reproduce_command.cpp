@@ -1,0 +1,83 @@
+// `april reproduce`: published runs against april's predictions.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/program_exit.hpp"
+#include "policies/registry.hpp"
+#include "studies/published_runs.hpp"
+
+namespace april::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: april reproduce FILE... [--json] [--fit]\n"
+    "  Each FILE holds a published setup in scenario keys, its source, the inputs the source does not state\n"
+    "  (fitted on one row) and the measured rows (docs/published-runs.md). Prints every published figure\n"
+    "  beside april's prediction and the relative error; the fitted row is marked, every other row is a\n"
+    "  prediction. --json prints a list of {source, row, metric, published, predicted, error, fitted_row}.\n"
+    "  --fit runs the file's searches on its fit row and prints the values its \"fitted\" object should hold.\n";
+
+}  // namespace
+
+int reproduce_command(const std::vector<std::string>& args) {
+  std::vector<std::string> files;
+  bool json = false, fit = false;
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      fmt::print("{}", kUsage);
+      return 0;
+    }
+    if (a == "--json") json = true;
+    else if (a == "--fit") fit = true;
+    else if (!a.empty() && a[0] == '-') throw std::invalid_argument(fmt::format("unknown option '{}'\n{}", a, kUsage));
+    else files.push_back(a);
+  }
+  if (files.empty()) {
+    print_error(fmt::format("april reproduce: no FILE\n{}", kUsage));
+    return 2;
+  }
+  const auto registry = policies::builtin_policies();
+  std::vector<studies::PublishedSetup> setups;
+  for (const auto& f : files) setups.push_back(studies::read_published_setup(f, registry));  // every file checked first
+  if (fit) {
+    for (const auto& s : setups) {
+      fmt::print("{}: fitted on row '{}': {}\n", s.path, s.fit_row, studies::fit_unknowns(s, registry).dump());
+    }
+    return 0;
+  }
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& s : setups) {
+    const auto results = studies::reproduce(s, registry);
+    if (json) {
+      for (const auto& r : results) {
+        all.push_back({{"source", s.source.value("title", s.path)}, {"row", r.row}, {"metric", r.metric}, {"published", r.published},
+                       {"predicted", r.predicted}, {"error", r.error()}, {"fitted_row", r.fitted_row}});
+      }
+      continue;
+    }
+    fmt::print("{}\n  {}\n  fitted on '{}': {}\n\n", s.path, s.source.value("title", ""), s.fit_row, s.fitted.dump());
+    std::size_t w = 4;
+    for (const auto& r : results) w = std::max(w, r.row.size());
+    fmt::print("  {:<{}} {:<14} {:>10} {:>10} {:>8}\n", "row", w, "metric", "published", "april", "error");
+    std::vector<double> errors;
+    for (const auto& r : results) {
+      fmt::print("  {:<{}} {:<14} {:>10.2f} {:>10.2f} {:>+7.1f}%{}\n", r.row, w, r.metric, r.published, r.predicted, 100.0 * r.error(),
+                 r.fitted_row ? "  (fitted row)" : "");
+      if (!r.fitted_row) errors.push_back(std::abs(r.error()));
+    }
+    if (!errors.empty()) {
+      std::sort(errors.begin(), errors.end());
+      const auto n = errors.size();
+      const double median = n % 2 == 1 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
+      fmt::print("\n  predictions: {} figures, median absolute error {:.1f}%, largest {:.1f}%\n\n", n, 100.0 * median, 100.0 * errors.back());
+    }
+  }
+  if (json) fmt::print("{}\n", all.dump(2));
+  return 0;
+}
+
+}  // namespace april::cli

@@ -1,0 +1,186 @@
+#include "studies/published_runs.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/config.hpp"
+#include "base/json_file.hpp"
+#include "scenario/scenario.hpp"
+#include "scenario/simulation.hpp"
+
+namespace april::studies {
+
+std::vector<std::string> published_metrics() { return {"step_s", "gen_s", "old_logprob_s", "update_s", "train_s"}; }
+
+namespace {
+
+[[noreturn]] void refuse(const base::JsonFile& f, const std::string& key, const std::string& why) {
+  throw base::ConfigError(fmt::format("{}: {}", f.where(key), why));
+}
+
+const nlohmann::json& object_field(const base::JsonFile& f, const nlohmann::json& parent, const std::string& key) {
+  const auto it = parent.find(key);
+  if (it == parent.end()) refuse(f, key, "is missing");
+  if (!it->is_object()) refuse(f, key, fmt::format("expected an object, got {}", it->type_name()));
+  return *it;
+}
+
+std::string string_field(const base::JsonFile& f, const nlohmann::json& parent, const std::string& key) {
+  const auto it = parent.find(key);
+  if (it == parent.end()) refuse(f, key, "is missing");
+  if (!it->is_string()) refuse(f, key, fmt::format("expected a string, got {}", it->dump()));
+  return it->get<std::string>();
+}
+
+double number_field(const base::JsonFile& f, const nlohmann::json& parent, const std::string& key) {
+  const auto it = parent.find(key);
+  if (it == parent.end()) refuse(f, key, "is missing");
+  if (!it->is_number() || !std::isfinite(it->get<double>())) refuse(f, key, fmt::format("expected a number, got {}", it->dump()));
+  return it->get<double>();
+}
+
+// The setup's scenario with the fitted inputs, then `overrides`, then the row's keys.
+base::Config row_config(const PublishedSetup& s, const PublishedRow& row, const nlohmann::json& fitted,
+                        const policies::PolicyRegistry& registry, const base::ConfigSchema& schema) {
+  base::Config c(schema);
+  base::load_config_text(c, s.scenario.dump(), s.path + " (scenario)");
+  for (auto it = fitted.begin(); it != fitted.end(); ++it) c.set_from_json(it.key(), it.value(), s.path + " (fitted)");
+  for (auto it = row.set.begin(); it != row.set.end(); ++it) c.set_from_json(it.key(), it.value(), s.path + " (row " + row.name + ")");
+  c.set("steps", s.steps, s.path);
+  scenario::validate_scenario(c);
+  (void)registry.get(row.policy);
+  return c;
+}
+
+// Mean of each figure over the steps after the warm-up.
+std::map<std::string, double> run_row(const PublishedSetup& s, const PublishedRow& row, const nlohmann::json& fitted,
+                                      const policies::PolicyRegistry& registry) {
+  const auto schema = scenario::make_schema(registry);
+  const auto c = row_config(s, row, fitted, registry, schema);
+  const auto r = scenario::simulate(c, registry, row.policy);
+  std::map<std::string, double> sum;
+  double n = 0;
+  for (std::size_t k = static_cast<std::size_t>(s.warmup_steps); k < r.steps.size(); ++k) {
+    const auto& m = r.steps[k];
+    const auto p = m.train_phases.value_or(rl::TrainPhases{});
+    sum["step_s"] += m.step_time_s;
+    sum["gen_s"] += m.rollout_time_s;
+    sum["old_logprob_s"] += p.old_logprob_s;
+    sum["update_s"] += p.update_s + p.grad_reduce_s + p.optimizer_s;
+    sum["train_s"] += p.old_logprob_s + p.update_s + p.grad_reduce_s + p.optimizer_s;
+    n += 1;
+  }
+  for (auto& [k, v] : sum) v /= n;
+  return sum;
+}
+
+const PublishedRow& find_row(const PublishedSetup& s, const std::string& name) {
+  for (const auto& r : s.rows) {
+    if (r.name == name) return r;
+  }
+  throw base::ConfigError(fmt::format("{}: no row named '{}'", s.path, name));
+}
+
+}  // namespace
+
+PublishedSetup read_published_setup(const std::string& path, const policies::PolicyRegistry& registry) {
+  const auto f = base::read_json_file(path, "published-run file");
+  PublishedSetup s;
+  s.path = path;
+  s.source = object_field(f, f.doc, "source");
+  (void)string_field(f, s.source, "title");
+  s.scenario = object_field(f, f.doc, "scenario");
+  s.steps = base::json_int(f, "steps", 2, 100000);
+  s.warmup_steps = base::json_int_or(f, "warmup_steps", 1, 0, s.steps - 1);
+  const auto& fit = object_field(f, f.doc, "fit");
+  s.fit_row = string_field(f, fit, "row");
+  s.fit_procedure = string_field(f, fit, "procedure");
+  s.fitted = object_field(f, fit, "fitted");
+  if (const auto it = fit.find("search"); it != fit.end()) {
+    if (!it->is_array()) refuse(f, "search", "expected a list of {key, metric, lo, hi}");
+    for (const auto& x : *it) {
+      FitSearch q{string_field(f, x, "key"), string_field(f, x, "metric"), number_field(f, x, "lo"), number_field(f, x, "hi")};
+      const auto metrics = published_metrics();
+      if (std::find(metrics.begin(), metrics.end(), q.metric) == metrics.end()) {
+        refuse(f, "metric", fmt::format("unknown metric '{}' (one of {})", q.metric, fmt::join(metrics, ", ")));
+      }
+      if (!(q.lo < q.hi)) refuse(f, "lo", fmt::format("the range [{}, {}] of '{}' is empty", q.lo, q.hi, q.key));
+      s.search.push_back(q);
+    }
+  }
+  const auto rows_it = f.doc.find("rows");
+  if (rows_it == f.doc.end() || !rows_it->is_array() || rows_it->empty()) refuse(f, "rows", "expected a non-empty list of rows");
+  for (const auto& x : *rows_it) {
+    PublishedRow r;
+    r.name = string_field(f, x, "name");
+    r.policy = string_field(f, x, "policy");
+    if (const auto names = registry.names(); std::find(names.begin(), names.end(), r.policy) == names.end()) {
+      refuse(f, "policy", fmt::format("row '{}': unknown policy '{}' (one of {})", r.name, r.policy, fmt::join(names, ", ")));
+    }
+    if (const auto it = x.find("set"); it != x.end()) {
+      if (!it->is_object()) refuse(f, "set", fmt::format("row '{}': expected an object of scenario keys", r.name));
+      r.set = *it;
+    }
+    for (const auto& [k, v] : object_field(f, x, "published").items()) {
+      const auto metrics = published_metrics();
+      if (std::find(metrics.begin(), metrics.end(), k) == metrics.end()) {
+        refuse(f, k, fmt::format("row '{}': unknown metric '{}' (one of {})", r.name, k, fmt::join(metrics, ", ")));
+      }
+      if (!v.is_number() || !(v.get<double>() > 0)) refuse(f, k, fmt::format("row '{}': expected a positive number, got {}", r.name, v.dump()));
+      r.published[k] = v.get<double>();
+    }
+    if (r.published.empty()) refuse(f, "published", fmt::format("row '{}': publishes no figure", r.name));
+    r.quote = x.value("quote", std::string());
+    for (const auto& other : s.rows) {
+      if (other.name == r.name) refuse(f, "name", fmt::format("row '{}' is listed twice", r.name));
+    }
+    s.rows.push_back(std::move(r));
+  }
+  (void)find_row(s, s.fit_row);
+  // Every row's keys must be scenario keys that validate: checked now, not mid-run.
+  const auto schema = scenario::make_schema(registry);
+  for (const auto& r : s.rows) (void)row_config(s, r, s.fitted, registry, schema);
+  return s;
+}
+
+std::vector<Reproduced> reproduce(const PublishedSetup& s, const policies::PolicyRegistry& registry) {
+  std::vector<Reproduced> out;
+  for (const auto& row : s.rows) {
+    const auto predicted = run_row(s, row, s.fitted, registry);
+    for (const auto& [metric, published] : row.published) {
+      out.push_back({row.name, metric, published, predicted.at(metric), row.name == s.fit_row});
+    }
+  }
+  return out;
+}
+
+nlohmann::json fit_unknowns(const PublishedSetup& s, const policies::PolicyRegistry& registry) {
+  const auto& row = find_row(s, s.fit_row);
+  nlohmann::json fitted = s.fitted;
+  for (const auto& q : s.search) {
+    const auto target_it = row.published.find(q.metric);
+    if (target_it == row.published.end()) {
+      throw base::ConfigError(fmt::format("{}: the fit row '{}' publishes no {} to fit {} on", s.path, row.name, q.metric, q.key));
+    }
+    const double target = target_it->second;
+    const auto value_at = [&](double x) {
+      nlohmann::json trial = fitted;
+      trial[q.key] = x;
+      return run_row(s, row, trial, registry).at(q.metric);
+    };
+    double lo = q.lo, hi = q.hi;
+    const bool rising = value_at(hi) > value_at(lo);
+    for (int i = 0; i < 40 && (hi - lo) > 1e-4 * std::abs(hi); ++i) {
+      const double mid = 0.5 * (lo + hi);
+      const bool above = value_at(mid) > target;
+      if (above == rising) hi = mid;
+      else lo = mid;
+    }
+    fitted[q.key] = std::round(0.5 * (lo + hi) * 1e4) / 1e4;
+  }
+  return fitted;
+}
+
+}  // namespace april::studies
