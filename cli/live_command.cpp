@@ -15,10 +15,42 @@
 #include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "base/json_file.hpp"
 #include "cli/output_paths.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
+
+namespace {
+
+// What a checkpoint must share with the run that resumes it: the model (its
+// size and the task's shape fix the weights' shapes), the policy whose state
+// the loop holds, and the batch the buffer was filled for.
+nlohmann::json checkpoint_run(const std::string& policy, const base::Config& c) {
+  return {{"format", 1},
+          {"policy", policy},
+          {"live.model", c.get_string("live.model")},
+          {"rollout_batch_size", c.get_int("rollout_batch_size")},
+          {"n_samples_per_prompt", c.get_int("n_samples_per_prompt")},
+          {"max_response_len", c.get_int("max_response_len")}};
+}
+
+// Refuses a checkpoint written for another run, naming the field that differs.
+void check_checkpoint_run(const base::JsonFile& state, const nlohmann::json& run) {
+  const auto it = state.doc.find("run");
+  if (it == state.doc.end() || !it->is_object()) {
+    throw base::ConfigError(fmt::format("{}: field 'run' is missing: a checkpoint of an older april, or not one of april's", state.path));
+  }
+  for (const auto& [key, want] : run.items()) {
+    const auto got = it->find(key);
+    if (got == it->end() || *got != want) {
+      throw base::ConfigError(fmt::format("{}: field 'run.{}': the checkpoint has {}, this run {}", state.path, key,
+                                          got == it->end() ? std::string("nothing") : got->dump(), want.dump()));
+    }
+  }
+}
+
+}  // namespace
 
 int live_command(const std::vector<std::string>& args) {
   po::options_description opts(
@@ -69,12 +101,22 @@ int live_command(const std::vector<std::string>& args) {
     if (base::recover_directory(resume)) {
       fmt::print("{}: restored the previous checkpoint, which a write interrupted by a kill had moved aside\n", resume);
     }
-    backend.load(resume);
-    std::ifstream in(std::filesystem::path(resume) / "loop.json");
-    if (!in) throw std::invalid_argument(fmt::format("{}: checkpoint has no loop.json", resume));
-    const auto j = nlohmann::json::parse(in);
-    loop_state = j.at("loop");
-    first_index = j.at("next_prompt_index").get<std::int64_t>();
+    // The run record first (cheap, and it names what differs), then the weights.
+    const auto state_path = (std::filesystem::path(resume) / "loop.json").string();
+    const auto state = base::read_json_file(state_path, "checkpoint");
+    check_checkpoint_run(state, checkpoint_run(policy_name, c));
+    try {
+      backend.load(resume);
+    } catch (const std::exception& e) {
+      // libtorch's messages run to a stack trace: its first line says what failed.
+      const std::string what = e.what();
+      throw std::runtime_error(fmt::format("{}: cannot load the checkpoint's weights ({})", resume, what.substr(0, what.find('\n'))));
+    }
+    if (!state.doc.contains("loop") || !state.doc["loop"].is_object()) {
+      throw base::ConfigError(fmt::format("{}: field 'loop' is missing", state_path));
+    }
+    loop_state = state.doc["loop"];
+    first_index = base::json_int(state, "next_prompt_index", 0, std::int64_t{1} << 62);
     fmt::print("resumed from {} at step {}\n", resume, loop_state.at("version").get<std::int64_t>());
   } else if (lo.sft_steps > 0) {
     const auto t0 = backend.now_s();
@@ -139,6 +181,7 @@ int live_command(const std::vector<std::string>& args) {
     if (policy->overlaps()) loop.suspend();
     backend.save(saved.path());
     nlohmann::json j;
+    j["run"] = checkpoint_run(policy_name, c);
     j["loop"] = loop.save_state();
     j["next_prompt_index"] = workload.next_index();
     base::write_file_atomically((std::filesystem::path(saved.path()) / "loop.json").string(), j.dump() + "\n");

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# `april live --resume` refuses a checkpoint of another run by naming the field
+# that differs, and a damaged one in one line naming the folder; the matching
+# run resumes.
+#   usage: live_resume_check.sh APRIL WORKDIR
+set -u
+april=$1
+work=$2
+rm -rf "$work" && mkdir -p "$work"
+cd "$work" || exit 1
+live=("$april" live --set live.model=tiny --set live.sft_steps=1 --set live.threads=1 --set live.eval_prompts=0 --steps 1)
+fails=0
+expect_error() {  # WHAT PATTERN CMD...
+  local what=$1 pattern=$2
+  shift 2
+  "$@" >out 2>err
+  local rc=$?
+  if [ $rc -eq 0 ] || [ $rc -ge 124 ] || ! grep -q -- "$pattern" err || [ "$(grep -c . err)" -gt 1 ]; then
+    echo "FAIL: $what: rc=$rc, stderr: $(head -c 400 err)"
+    fails=$((fails + 1))
+  fi
+}
+"${live[@]}" --policy sync --checkpoint ck >/dev/null 2>&1 || { echo "FAIL: writing the checkpoint"; exit 1; }
+expect_error "another policy" "field 'run.policy': the checkpoint has \"sync\", this run \"april\"" "${live[@]}" --policy april --resume ck
+expect_error "another batch" "field 'run.rollout_batch_size'" "${live[@]}" --policy sync --set rollout_batch_size=4 --resume ck
+expect_error "another model" "field 'run.live.model'" "${live[@]}" --policy sync --set live.model=small --resume ck
+cp -r ck damaged && head -c 100 ck/model.pt > damaged/model.pt
+expect_error "damaged weights" "damaged: cannot load the checkpoint's weights" "${live[@]}" --policy sync --resume damaged
+cp -r ck foreign && echo '{"loop": {}}' > foreign/loop.json
+expect_error "no run record" "field 'run' is missing" "${live[@]}" --policy sync --resume foreign
+"${live[@]}" --policy sync --resume ck >/dev/null 2>&1 || { echo "FAIL: the matching run did not resume"; fails=$((fails + 1)); }
+[ $fails -eq 0 ] && echo "live --resume: checks ok"
+exit $fails
