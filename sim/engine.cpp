@@ -183,7 +183,9 @@ void Engine::boundary() {
   if (paused_) {
     // A sync is on: the iteration that was running has ended; none starts until resume.
     listener_.on_running_changed(index_, sim_.now(), static_cast<std::int64_t>(running_.size()));
-    for (const auto& r : finished_scratch_) {
+    // Non-const: each finished request's tokens-by-version move to the listener
+    // (the scratch is refilled by assign next time).
+    for (auto& r : finished_scratch_) {
       listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version));
     }
     return;
@@ -229,7 +231,7 @@ void Engine::boundary() {
   seg_prefill_longest_tok_ = prefill_longest;
   start_segment();
 
-  for (const auto& r : finished_scratch_) {
+  for (auto& r : finished_scratch_) {
     listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version));
   }
 }
