@@ -43,7 +43,6 @@ std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int6
 RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const ModelArch& model, const RooflineParams& p)
     : name_(fmt::format("roofline {} on {} x{}{}", model.name, hw.name, p.tensor_parallel,
                         p.expert_parallel > 1 ? fmt::format(" (EP {})", p.expert_parallel) : "")),
-      model_(model),
       tp_(p.tensor_parallel),
       overhead_ns_(p.overhead_ns) {
   if (p.tensor_parallel < 1 || p.expert_parallel < 1 || p.tensor_parallel % p.expert_parallel != 0) {
@@ -65,7 +64,14 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
   const double flop_s = tp * hw.peak_flop_s(fp8) * p.compute_efficiency;
   const double bytes_s = hw.hbm_bytes_s * p.hbm_efficiency;  // one GPU
   weight_bytes_s_ = tp * bytes_s;                            // its shard on every GPU at once
-  weight_dtype_ = p.weight_dtype;
+  if (model.is_moe()) {
+    const double bpe = bytes_per_element(p.weight_dtype), moe_layers = static_cast<double>(model.moe_layers());
+    const double expert = static_cast<double>(model.expert_params());
+    expert_bytes_all_layers_ = moe_layers * expert * bpe;
+    routed_experts_ = static_cast<double>(model.routed_experts);
+    experts_per_token_ = static_cast<double>(model.experts_per_token);
+    non_routed_bytes_ = model.weight_bytes(p.weight_dtype) - routed_experts_ * expert_bytes_all_layers_;
+  }
   dense_weights_ns_ = bounded(model.weight_bytes(p.weight_dtype) / weight_bytes_s_ * 1e9, 1e12, "weight read ns");
   linear_fs_per_tok_ = bounded(model.linear_flops_per_token() / flop_s * 1e15, 1e15, "fs per token");
   attn_fs_per_ctx_ = bounded(model.attention_flops_per_token(1, true) / flop_s * 1e15, 1e12, "fs per cached token");
@@ -98,9 +104,10 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
 }
 
 std::int64_t RooflineIterationModel::weights_read_ns(std::int64_t tokens) const {
-  if (!model_.is_moe()) return dense_weights_ns_;
-  return std::llround(model_.weights_read_bytes(tokens, weight_dtype_) /
-                      weight_bytes_s_ * 1e9);
+  if (routed_experts_ == 0) return dense_weights_ns_;
+  // ModelArch::weights_read_bytes, from the constants split in the constructor.
+  const double distinct = expected_distinct_experts(routed_experts_, experts_per_token_, tokens);
+  return std::llround((non_routed_bytes_ + distinct * expert_bytes_all_layers_) / weight_bytes_s_ * 1e9);
 }
 
 std::int64_t RooflineIterationModel::comm_ns(std::int64_t tokens) const {

@@ -102,9 +102,11 @@ class RooflineIterationModel final : public IterationModel {
   [[nodiscard]] std::int64_t memory_fs(std::int64_t tokens, std::int64_t kv_tok) const;
 
   std::string name_;
-  ModelArch model_;
   double weight_bytes_s_ = 0;            // per GPU, achieved
-  DType weight_dtype_ = DType::BF16;
+  // An MoE model's weights, split once (weights_read_ns is on the per-iteration
+  // path): all but the routed experts, and one routed expert in every MoE layer.
+  double non_routed_bytes_ = 0, expert_bytes_all_layers_ = 0;
+  double routed_experts_ = 0, experts_per_token_ = 0;
   std::int64_t tp_ = 1;
   std::int64_t dense_weights_ns_ = 0;    // a dense model's weights, whatever the batch
   std::int64_t linear_fs_per_tok_ = 0;   // linear layers per token

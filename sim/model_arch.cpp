@@ -152,10 +152,13 @@ double ModelArch::attention_flops_per_token(std::int64_t context_tok, bool mla_a
   return 4.0 * l * h * static_cast<double>(head_dim) * ctx;  // QK^T and AV, 2 FLOPs per MAC
 }
 
+double expected_distinct_experts(double experts, double per_token, std::int64_t tokens) {
+  if (experts <= 0 || tokens <= 0) return 0;
+  return experts * (1.0 - std::pow(1.0 - per_token / experts, static_cast<double>(tokens)));
+}
+
 double ModelArch::expected_distinct_experts(std::int64_t tokens) const {
-  if (!is_moe() || tokens <= 0) return 0;
-  const double e = static_cast<double>(routed_experts), k = static_cast<double>(experts_per_token);
-  return e * (1.0 - std::pow(1.0 - k / e, static_cast<double>(tokens)));
+  return sim::expected_distinct_experts(static_cast<double>(routed_experts), static_cast<double>(experts_per_token), tokens);
 }
 
 double ModelArch::weights_read_bytes(std::int64_t tokens, DType t) const {

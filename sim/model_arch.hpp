@@ -93,6 +93,10 @@ struct ModelArch {
   [[nodiscard]] double weights_read_bytes(std::int64_t tokens, DType t) const;
 };
 
+// E * (1 - (1 - k/E)^tokens): the distinct experts `tokens` tokens touch when
+// each is routed uniformly to k of E (0 for no tokens).
+double expected_distinct_experts(double experts, double per_token, std::int64_t tokens);
+
 // Reads a parsed config.json; `name` and `source` are kept for reports. Throws
 // base::ConfigError naming the file and field on anything it cannot model.
 ModelArch model_from_config(const base::JsonFile& config, const std::string& name, const std::string& source);
