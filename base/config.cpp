@@ -1,6 +1,7 @@
 #include "base/config.hpp"
 
 #include "base/bounded_read.hpp"
+#include "base/integer_text.hpp"
 
 #include <fmt/format.h>
 
@@ -202,7 +203,7 @@ void Config::set(const std::string& name, const ConfigValue& value, const std::s
   if (k.type == KnobType::Double && is_int) v = static_cast<double>(std::get<std::int64_t>(v));
   if (k.type == KnobType::Int && is_double) {
     const double d = std::get<double>(v);
-    if (!(std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15)) {
+    if (!is_exact_integer(d)) {
       throw ConfigError(fmt::format("{}: key '{}': expected an integer, got {}", where, name, d));
     }
     v = static_cast<std::int64_t>(d);
@@ -229,26 +230,17 @@ void Config::set_from_text(const std::string& name, const std::string& text, con
     case KnobType::Double: {
       if (text.empty()) throw bad();
       if (k.type == KnobType::Int) {
-        // Whole integers exactly, as a JSON file reads them (a double would
-        // round those above 2^53); "1e3" and "2.0" go on below.
-        errno = 0;
-        char* end = nullptr;
-        const long long v = std::strtoll(text.c_str(), &end, 10);
-        if (end == text.c_str() + text.size()) {
-          if (errno == ERANGE) throw ConfigError(fmt::format("{}: key '{}': {} is out of the 64-bit integer range", where, name, text));
-          return set(name, static_cast<std::int64_t>(v), where);
+        const auto reading = read_integer(text);
+        if (const auto* why = std::get_if<std::string>(&reading)) {
+          throw ConfigError(fmt::format("{}: key '{}': '{}' is {}", where, name, text, *why));
         }
+        return set(name, std::get<std::int64_t>(reading), where);
       }
       errno = 0;
       char* end = nullptr;
       const double d = std::strtod(text.c_str(), &end);
       if (end != text.c_str() + text.size() || errno == ERANGE) throw bad();
-      if (k.type == KnobType::Int) {
-        if (!(d == std::floor(d) && std::fabs(d) < 9e15)) throw bad();
-        set(name, static_cast<std::int64_t>(d), where);
-      } else {
-        set(name, d, where);
-      }
+      set(name, d, where);
       return;
     }
     case KnobType::Bool:

@@ -1,5 +1,7 @@
 #include "cli/cli_options.hpp"
 
+#include "base/integer_text.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -42,6 +44,28 @@ bool parse_command_line(const std::vector<std::string>& args, const boost::progr
   }
   po::notify(vm);
   return true;
+}
+
+void validate(boost::any& v, const std::vector<std::string>& values, IntegerOption* /*type tag*/, int /*overload tag*/) {
+  namespace po = boost::program_options;
+  po::validators::check_first_occurrence(v);
+  const std::string& text = po::validators::get_single_string(values);
+  const auto reading = base::read_integer(text);
+  if (const auto* why = std::get_if<std::string>(&reading)) {
+    // boost fills in the option's name when it adds the context.
+    throw po::error_with_option_name(fmt::format("option '%canonical_option%': '{}' is {}", text, *why));
+  }
+  v = IntegerOption{std::get<std::int64_t>(reading)};
+}
+
+boost::program_options::typed_value<IntegerOption>* integer_option(std::int64_t* target) {
+  auto* option = boost::program_options::value<IntegerOption>();
+  if (target != nullptr) option->notifier([target](const IntegerOption& o) { *target = o.value; });
+  return option;
+}
+
+boost::program_options::typed_value<IntegerOption>* integer_option(std::int64_t* target, std::int64_t default_value) {
+  return integer_option(target)->default_value(IntegerOption{default_value}, std::to_string(default_value));
 }
 
 std::vector<std::string> policy_list(const std::vector<std::string>& items, const policies::PolicyRegistry& registry,

@@ -28,11 +28,24 @@ std::vector<std::string> policy_list(const std::vector<std::string>& items, cons
 std::string scenario_help();      // the built-in scenarios
 std::string trace_format_help();  // the trace formats
 
+// An integer option's value, read by base::read_integer as --set and the
+// scenario files read integers: 1e3 is 1000 everywhere, and a value past the
+// 64-bit range is refused, quoted as written.
+struct IntegerOption {
+  std::int64_t value = 0;
+};
+// boost::program_options finds this by argument-dependent lookup.
+void validate(boost::any& v, const std::vector<std::string>& values, IntegerOption* /*type tag*/, int /*overload tag*/);
+
+// An integer option; with a target, the value (or the default) is stored there.
+boost::program_options::typed_value<IntegerOption>* integer_option(std::int64_t* target = nullptr);
+boost::program_options::typed_value<IntegerOption>* integer_option(std::int64_t* target, std::int64_t default_value);
+
 // The value of an optional integer option, if given.
 template <typename VariablesMap>
 std::optional<std::int64_t> opt_int(const VariablesMap& vm, const char* name) {
   if (!vm.count(name)) return std::nullopt;
-  return vm[name].template as<std::int64_t>();
+  return vm[name].template as<IntegerOption>().value;
 }
 
 // The groups of --trace in --trace-format ("ours" or azure), or none when no

@@ -6,6 +6,7 @@
 
 #include "studies/results_db.hpp"
 #include "base/atomic_file.hpp"
+#include "base/integer_text.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/program_exit.hpp"
@@ -20,12 +21,8 @@ constexpr const char* kDbUsage =
     "  export FILE SWEEP [--csv OUT]    one row per run: swept values, seed, every metric (stdout or OUT)\n";
 
 std::int64_t parse_id(const std::string& s, const char* what) {
-  try {
-    std::size_t used = 0;
-    const auto v = std::stoll(s, &used);
-    if (used == s.size() && v > 0) return v;
-  } catch (const std::exception&) {
-  }
+  const auto reading = base::read_integer(s);
+  if (const auto* v = std::get_if<std::int64_t>(&reading); v != nullptr && *v > 0) return *v;
   throw std::invalid_argument(fmt::format("{} '{}' is not a positive integer id", what, s));
 }
 

@@ -67,7 +67,7 @@ int live_command(const std::vector<std::string>& args) {
   std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_name), "rollout policy (default april)")("device", po::value(&device), "cpu or cuda")(
-      "steps", po::value<std::int64_t>(), "RL steps")("seed", po::value<std::int64_t>(), "seed")(
+      "steps", integer_option(), "RL steps")("seed", integer_option(), "seed")(
       "set", po::value(&sets), "override a scenario key (repeatable)")("out", po::value(&out_dir), "write results here")(
       "checkpoint", po::value(&checkpoint), "save model, optimizer, buffer and loop state here at the end")(
       "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)");

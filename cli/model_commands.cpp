@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "base/integer_text.hpp"
 #include "cli/commands.hpp"
 #include "cli/program_exit.hpp"
 #include "sim/engine_memory.hpp"
@@ -52,6 +53,14 @@ double parse_number(const std::string& text, const std::string& option, double l
   throw std::invalid_argument(fmt::format("{}: '{}' is not a number in [{}, {}]", option, text, lo, hi));
 }
 
+std::int64_t parse_whole(const std::string& text, const std::string& option, std::int64_t lo, std::int64_t hi) {
+  const auto reading = base::read_integer(text);
+  if (const auto* why = std::get_if<std::string>(&reading)) throw std::invalid_argument(fmt::format("{}: '{}' is {}", option, text, *why));
+  const auto v = std::get<std::int64_t>(reading);
+  if (v < lo || v > hi) throw std::invalid_argument(fmt::format("{}: '{}' is not in [{}, {}]", option, text, lo, hi));
+  return v;
+}
+
 ShowOptions parse_show(const std::vector<std::string>& args, std::size_t first) {
   ShowOptions o;
   for (std::size_t i = first; i < args.size(); ++i) {
@@ -62,7 +71,7 @@ ShowOptions parse_show(const std::vector<std::string>& args, std::size_t first) 
     };
     if (a == "--json") o.json = true;
     else if (a == "--hardware") o.hardware = value();
-    else if (a == "--tp") o.tp = static_cast<std::int64_t>(parse_number(value(), "--tp", 1, 1024));
+    else if (a == "--tp") o.tp = parse_whole(value(), "--tp", 1, 1024);
     else if (a == "--weight-dtype") o.weight_dtype = sim::dtype_from_string(value(), "--weight-dtype");
     else if (a == "--memory-fraction") o.memory_fraction = parse_number(value(), "--memory-fraction", 0.05, 1.0);
     else if (!a.empty() && a[0] == '-') throw std::invalid_argument(fmt::format("unknown option '{}'", a));

@@ -37,8 +37,8 @@ int simulate_command(const std::vector<std::string>& args) {
       ("set", po::value(&sets), "override a scenario key: --set key=value (repeatable); `april keys` lists them")
       ("trace", po::value(&trace), "replay prompt groups from a trace instead of the generator (mode: --set trace.mode=replay|resample)")
       ("trace-format", po::value(&trace_format), trace_format_help().c_str())
-      ("steps", po::value<std::int64_t>(), "training steps (overrides the scenario's `steps`)")
-      ("seed", po::value<std::int64_t>(), "seed (overrides the scenario's `seed`)")
+      ("steps", integer_option(), "training steps (overrides the scenario's `steps`)")
+      ("seed", integer_option(), "seed (overrides the scenario's `seed`)")
       ("out", po::value(&out_dir), "write DIR/summary.json, DIR/<policy>/steps.csv and DIR/<policy>/timeline.csv; DIR is assembled aside and "
        "replaces any earlier DIR whole");
   po::variables_map vm;

@@ -32,10 +32,10 @@ int sweep_command(const std::vector<std::string>& args) {
   std::int64_t repeats = 1, jobs = 1;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "grid", po::value(&grid_text)->required(), "axes KEY=V1,V2 separated by ';' (KEY: a scenario key, policy or design)")(
-      "repeats", po::value(&repeats), "seeds per configuration")("jobs", po::value(&jobs), "worker threads (under MPI: per worker rank)")(
+      "repeats", integer_option(&repeats), "seeds per configuration")("jobs", integer_option(&jobs), "worker threads (under MPI: per worker rank)")(
       "db", po::value(&db_path)->required(), "SQLite results database (created if missing)")(
-      "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
-      "seed", po::value<std::int64_t>(), "first seed")("trace", po::value(&trace), "drive runs from a trace")(
+      "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", integer_option(), "steps per run")(
+      "seed", integer_option(), "first seed")("trace", po::value(&trace), "drive runs from a trace")(
       "trace-format", po::value(&trace_format), trace_format_help().c_str());
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
@@ -94,8 +94,8 @@ int sweep_command(const std::vector<std::string>& args) {
   };
   studies::ResultsDb db(db_path);
   const std::string spec_text = fmt::format("grid={};repeats={};sets={};steps={};seed={};trace={}", grid_text, repeats,
-                                            fmt::join(sets, ","), vm.count("steps") ? std::to_string(vm["steps"].as<std::int64_t>()) : "",
-                                            vm.count("seed") ? std::to_string(vm["seed"].as<std::int64_t>()) : "",
+                                            fmt::join(sets, ","), vm.count("steps") ? std::to_string(*opt_int(vm, "steps")) : "",
+                                            vm.count("seed") ? std::to_string(*opt_int(vm, "seed")) : "",
                                             studies::trace_hash(bo.trace));
   const auto sweep = db.sweep_id("sweep", scenario, spec_text);
   const auto outcomes = studies::run_batch(db, sweep, registry, specs, bo);

@@ -31,7 +31,7 @@ constexpr const char* kTraceUsage =
 traces::ImportOptions import_options(const po::variables_map& vm) {
   traces::ImportOptions o;
   o.format = vm["format"].as<std::string>();
-  if (vm.count("group-size")) o.group_size = vm["group-size"].as<std::int64_t>();
+  if (vm.count("group-size")) o.group_size = *opt_int(vm, "group-size");
   if (vm.count("map")) o.mapping = traces::parse_mapping(vm["map"].as<std::string>());
   return o;
 }
@@ -39,7 +39,7 @@ traces::ImportOptions import_options(const po::variables_map& vm) {
 void add_input_options(po::options_description& opts, const char* default_format) {
   opts.add_options()
       ("format", po::value<std::string>()->default_value(default_format), "input format: ours (our JSONL), azure, csv, jsonl")
-      ("group-size", po::value<std::int64_t>()->default_value(8), "azure: samples per group, packed in file order")
+      ("group-size", integer_option(nullptr, 8), "azure: samples per group, packed in file order")
       ("map", po::value<std::string>(), "csv/jsonl: prompt_id=COL,prompt_tokens=COL,response_tokens=COL");
 }
 
@@ -64,7 +64,7 @@ int import_cmd(const std::vector<std::string>& args) {
 int stats_cmd(const std::vector<std::string>& args) {
   po::options_description opts("usage: april trace stats [options] FILE\noptions");
   opts.add_options()("help,h", "show this help")("file", po::value<std::string>()->required(), "trace file")(
-      "json", "print JSON instead of the report")("cap", po::value<std::int64_t>()->default_value(0),
+      "json", "print JSON instead of the report")("cap", integer_option(nullptr, 0),
                                                   "count truncation at this many tokens; 0 = the trace's maximum");
   add_input_options(opts, "ours");
   po::positional_options_description pos;
@@ -72,7 +72,7 @@ int stats_cmd(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm, &pos)) return 0;
   const auto path = vm["file"].as<std::string>();
-  const auto s = traces::compute_stats(traces::load_trace(path, import_options(vm)), vm["cap"].as<std::int64_t>());
+  const auto s = traces::compute_stats(traces::load_trace(path, import_options(vm)), *opt_int(vm, "cap"));
   if (vm.count("json")) fmt::print("{}\n", traces::stats_json(s).dump(2));
   else fmt::print("{}", traces::stats_report(s, path));
   return 0;
@@ -103,9 +103,9 @@ int synth_cmd(const std::vector<std::string>& args) {
   std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")("out", po::value<std::string>()->required(), "output JSONL")(
       "scenario", po::value<std::string>()->default_value("default"), (scenario_help() + ", e.g. from `trace fit`").c_str())(
-      "set", po::value(&sets), "override a scenario key (repeatable)")("groups", po::value<std::int64_t>()->default_value(1000),
+      "set", po::value(&sets), "override a scenario key (repeatable)")("groups", integer_option(nullptr, 1000),
                                                                         "groups to write")(
-      "seed", po::value<std::int64_t>(), "seed (overrides the scenario's)");
+      "seed", integer_option(), "seed (overrides the scenario's)");
   po::positional_options_description pos;
   pos.add("out", 1);
   po::variables_map vm;
@@ -114,7 +114,7 @@ int synth_cmd(const std::vector<std::string>& args) {
   const auto schema = scenario::make_schema(registry);
   base::Config c(schema);
   apply_cli_scenario(c, vm["scenario"].as<std::string>(), sets, std::nullopt, opt_int(vm, "seed"));
-  const auto n = vm["groups"].as<std::int64_t>();
+  const auto n = *opt_int(vm, "groups");
   if (n < 1) throw std::invalid_argument("--groups must be >= 1");
   // The trace is built in memory and written whole (atomically): about 8 B
   // per sample in memory and as much again as text. Refused up front past 4 GB.

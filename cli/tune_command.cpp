@@ -51,13 +51,13 @@ int tune_command(const std::vector<std::string>& args) {
                                                           "summary metric to optimise (default rollout_throughput)")(
       "direction", po::value(&direction), "max or min (default max)")(
       "constraint", po::value(&constraints), "METRIC<=V, <, >=, > on the mean over seeds (repeatable)")(
-      "repeats", po::value(&repeats), "seeds per value (default 3)")("rounds", po::value(&rounds), "refinement rounds (default 5)")(
-      "points", po::value(&points), "values in the first round (default 5)")(
-      "step", po::value(&step), "an integer key's values are LO + k x STEP (default 1; cluster.rollout_gpus and cluster.train_gpus: "
-      "cluster.tensor_parallel, so that every split tried is whole engines)")("jobs", po::value(&jobs), "worker threads (under MPI: per worker rank)")(
+      "repeats", integer_option(&repeats), "seeds per value (default 3)")("rounds", integer_option(&rounds), "refinement rounds (default 5)")(
+      "points", integer_option(&points), "values in the first round (default 5)")(
+      "step", integer_option(&step), "an integer key's values are LO + k x STEP (default 1; cluster.rollout_gpus and cluster.train_gpus: "
+      "cluster.tensor_parallel, so that every split tried is whole engines)")("jobs", integer_option(&jobs), "worker threads (under MPI: per worker rank)")(
       "policy", po::value(&policy), "policy to run (default april)")("db", po::value(&db_path)->required(), "SQLite results database")(
-      "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
-      "seed", po::value<std::int64_t>(), "first seed");
+      "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", integer_option(), "steps per run")(
+      "seed", integer_option(), "first seed");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   if (direction != "max" && direction != "min") throw std::invalid_argument("--direction must be max or min");

@@ -57,7 +57,7 @@ int profile_command(const std::vector<std::string>& args) {
   std::int64_t repeats = live::ProfileOptions{}.repeats;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + " whose live.* keys to use").c_str())(
       "device", po::value(&device), "cpu or cuda")("model", po::value(&model), "model size (overrides live.model)")(
-      "repeats", po::value(&repeats), "passes over the grid")("set", po::value(&sets), "override a key")(
+      "repeats", integer_option(&repeats), "passes over the grid")("set", po::value(&sets), "override a key")(
       "out", po::value(&out)->required(), "profile.json");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
@@ -104,9 +104,9 @@ int validate_command(const std::vector<std::string>& args) {
   std::vector<std::string> policy_args, sets;
   std::int64_t warmup_steps = 1;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
-      "policy", po::value(&policy_args), "policies (default sync,april)")("steps", po::value<std::int64_t>(), "RL steps")(
-      "warmup-steps", po::value(&warmup_steps), "leading steps left out of the errors and gains (default 1)")(
-      "seed", po::value<std::int64_t>(), "seed")("set", po::value(&sets), "override a key")(
+      "policy", po::value(&policy_args), "policies (default sync,april)")("steps", integer_option(), "RL steps")(
+      "warmup-steps", integer_option(&warmup_steps), "leading steps left out of the errors and gains (default 1)")(
+      "seed", integer_option(), "seed")("set", po::value(&sets), "override a key")(
       "calibration", po::value(&calibration), "a fragment from `april calibrate`")("device", po::value(&device), "cpu or cuda")(
       "db", po::value(&db_path), "store both sides of every run in this results database")(
       "out", po::value(&out_dir), "write report.json, each policy's live trace and, when profiled between the live steps, profile.json here");

@@ -52,8 +52,8 @@ int whatif_command(const std::vector<std::string>& args) {
       "trace-format", po::value(&trace_format), trace_format_help().c_str())(
       "vary", po::value(&vary), "KEY=V1,V2,... (repeatable; the runs are the cartesian product; KEY: a scenario key or design)")(
       "policy", po::value(&policies_arg), "policies (repeat or comma list); default: sync,april")(
-      "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", po::value<std::int64_t>(), "steps per run")(
-      "seed", po::value<std::int64_t>(), "seed")("csv", po::value(&csv_out), "also write the rows as CSV (- for standard output, the table then on standard error)")(
+      "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", integer_option(), "steps per run")(
+      "seed", integer_option(), "seed")("csv", po::value(&csv_out), "also write the rows as CSV (- for standard output, the table then on standard error)")(
       "json", po::value(&json_out), "also write the rows as JSON (- for standard output)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;

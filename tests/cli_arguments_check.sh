@@ -84,6 +84,23 @@ else
     { echo "FAIL: db export on a read-only database: $(cat "$dir/err")"; fails=$((fails + 1)); }
 fi
 chmod 755 "$ro"
+# One reading of an integer: --seed, --set and a scenario file agree on 1e3,
+# and a value past the 64-bit range is refused, quoted as written, by each.
+echo '{"base": "handcheck", "seed": 1e3}' > "$dir/seed.json"
+"$april" simulate --scenario handcheck --steps 2 --seed 1000 --out "$dir/seed_digits" >/dev/null 2>&1
+for how in "--seed 1e3" "--set seed=1e3" "--scenario $dir/seed.json"; do
+  # shellcheck disable=SC2086
+  "$april" simulate --scenario handcheck --steps 2 $how --out "$dir/seed_other" >/dev/null 2>&1
+  cmp -s "$dir/seed_digits/summary.json" "$dir/seed_other/summary.json" || { echo "FAIL: $how is not --seed 1000"; fails=$((fails + 1)); }
+done
+expect_error "--seed past 2^63" "'--seed': '18446744073709551615' is out of the 64-bit integer range" \
+  "$april" simulate --steps 1 --seed 18446744073709551615
+expect_error "--set past 2^63" "'18446744073709551615' is out of the 64-bit integer range" \
+  "$april" simulate --steps 1 --set april.max_staleness=18446744073709551615
+expect_error "--repeats as a fraction" "'--repeats': '2.5' is not a whole number" \
+  "$april" sweep --scenario handcheck --grid 'april.alpha=1.5,2' --repeats 2.5 --db "$dir/frac.db"
+expect_error "--steps in hexadecimal" "'--steps': '0x10' is not an integer" "$april" simulate --steps 0x10
+expect_error "--tp as a fraction" "'1.5' is not a whole number" "$april" model show qwen3-4b --tp 1.5
 # --help tells the truth, and db's subcommands have one.
 "$april" db list --help | grep -q "usage: april db" || { echo "FAIL: db list --help"; fails=$((fails + 1)); }
 "$april" simulate --help | grep -q "default, handcheck, live-cpu" || { echo "FAIL: simulate --help lists the built-in scenarios"; fails=$((fails + 1)); }

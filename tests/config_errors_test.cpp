@@ -4,6 +4,10 @@
 #include <fstream>
 #include <set>
 
+#include <nlohmann/json.hpp>
+#include <variant>
+
+#include "base/integer_text.hpp"
 #include "scenario/memory_estimate.hpp"
 #include "test_support.hpp"
 
@@ -59,6 +63,45 @@ TEST(ScenarioFile, BadValuesNameTheKey) {
     EXPECT_NE(error_of("{\"april.max_staleness\": " + big + "}").find(big + " is out of the 64-bit integer range"), std::string::npos)
         << big;
   }
+}
+
+// One reading of an integer: the command line, --set and a scenario file
+// agree on every spelling, and refuse the same ones.
+TEST(IntegerText, OneReadingForEverySpelling) {
+  for (const std::string text : {"1000", "+1000", "1e3", "1000.0", "1.0e3", "10000e-1"}) {
+    const auto r = base::read_integer(text);
+    ASSERT_TRUE(std::holds_alternative<std::int64_t>(r)) << text;
+    EXPECT_EQ(std::get<std::int64_t>(r), 1000) << text;
+  }
+  EXPECT_EQ(std::get<std::int64_t>(base::read_integer("-9223372036854775808")), INT64_MIN);
+  EXPECT_EQ(std::get<std::int64_t>(base::read_integer("9007199254740993")), 9007199254740993);  // digits: exact past 2^53
+  const std::pair<const char*, const char*> refused[] = {
+      {"9223372036854775808", "out of the 64-bit integer range"}, {"-9223372036854775809", "out of the 64-bit integer range"},
+      {"1e19", "out of the 64-bit integer range"}, {"1e300", "out of the 64-bit integer range"},
+      {"9.007199254740993e15", "beyond 2^53"}, {"1.5", "not a whole number"}, {"0x10", "not an integer"},
+      {" 5", "not an integer"}, {"5 ", "not an integer"}, {"nan", "not an integer"}, {"inf", "not an integer"},
+      {"", "empty"}, {"12abc", "not an integer"}};
+  for (const auto& [text, why] : refused) {
+    const auto r = base::read_integer(text);
+    ASSERT_TRUE(std::holds_alternative<std::string>(r)) << text;
+    EXPECT_NE(std::get<std::string>(r).find(why), std::string::npos) << text << ": " << std::get<std::string>(r);
+  }
+}
+
+TEST(IntegerText, SetAndFileAgree) {
+  testing::Fixture by_set, by_file;
+  by_set.config.set_from_text("steps", "1e3", "--set");
+  by_file.config.set_from_json("steps", nlohmann::json::parse("1e3"), "scenario.json");
+  EXPECT_EQ(by_set.config.get_int("steps"), 1000);
+  EXPECT_EQ(by_file.config.get_int("steps"), 1000);
+  // Quoted as the user wrote it.
+  try {
+    by_set.config.set_from_text("seed", "18446744073709551615", "--set");
+    FAIL();
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'18446744073709551615' is out of the 64-bit integer range"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(by_file.config.set_from_json("seed", nlohmann::json::parse("2.5"), "scenario.json"), base::ConfigError);
 }
 
 TEST(ScenarioFile, SyntaxErrorsNameTheLine) {
