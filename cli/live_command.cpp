@@ -9,10 +9,12 @@
 
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/live_config.hpp"
+#include "adapters/live/live_memory.hpp"
 #include "adapters/live/model_config.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/scenario.hpp"
 #include "base/atomic_file.hpp"
+#include "base/machine_memory.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "base/json_file.hpp"
@@ -89,11 +91,29 @@ int live_command(const std::vector<std::string>& args) {
   const live::CountdownTask task(tp, seed);
   live::LiveOptions lo = live::live_options(c, device, policy->mask_tokens_staler_than());
   if (!resume.empty()) lo.sft_steps = 0;
-  live::LiveBackend backend(lo, task);
   const auto mc = live::model_config(lo.model_size, task.vocab(), task.max_prompt_tok() + lo.max_response_len);
-  fmt::print("april live: {} ({} parameters) on {}, policy {}, B = {} x n = {}, countdown task median N {}\n", lo.model_size,
+  std::string memory_note;
+  if (device == "cpu") {
+    // Before anything is allocated. A trained policy stops after the task's
+    // longest answer; an untrained one (no warm start, no checkpoint) may run
+    // to max_response_len. Each train step is checked again on its real batch.
+    lo.memory_limit_bytes = base::machine_memory_bytes();
+    live::LiveMemoryInputs in = live::memory_inputs(lo, mc);
+    const bool trained = lo.sft_steps > 0 || !resume.empty();
+    in.train_samples = c.get_int("rollout_batch_size") * c.get_int("n_samples_per_prompt");
+    in.train_tokens = task.max_prompt_tok() + (trained ? std::min<std::int64_t>(lo.max_response_len, task.max_answer_tok()) : lo.max_response_len);
+    in.sft_batch = lo.sft_steps > 0 ? lo.sft_batch : 0;
+    in.sft_tokens = task.max_prompt_tok() + task.max_answer_tok();
+    const auto estimate = live::estimate_live_memory(in);
+    live::check_live_memory(estimate, lo.memory_limit_bytes, "april live");
+    memory_note = fmt::format(", memory estimate {:.1f} GiB of {:.1f}", estimate.total() / 1073741824.0,
+                              static_cast<double>(lo.memory_limit_bytes) / 1073741824.0);
+  }
+  live::LiveBackend backend(lo, task);
+  fmt::print("april live: {} ({} parameters) on {}, policy {}, B = {} x n = {}, countdown task median N {}{}\n", lo.model_size,
              mc.parameters(), backend.stats().device, policy_name, c.get_int("rollout_batch_size"), c.get_int("n_samples_per_prompt"),
-             tp.median_len);
+             tp.median_len, memory_note);
+  std::fflush(stdout);
 
   std::int64_t first_index = 0;
   nlohmann::json loop_state;

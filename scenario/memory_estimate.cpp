@@ -3,10 +3,8 @@
 #include "sim/cluster_shape.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 
 namespace april::scenario {
@@ -36,20 +34,6 @@ MemoryEstimate estimate_memory(const base::Config& c, std::int64_t resident_grou
     e.breakdown += fmt::format(" + {:.0f} timeline points x {:.0f} B", points, kTimelinePointBytes);
   }
   return e;
-}
-
-std::uint64_t machine_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  std::uint64_t bytes = pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
-  // A container's limit (cgroup v2) is what the kernel enforces.
-  std::ifstream limit("/sys/fs/cgroup/memory.max");
-  std::string text;
-  if (limit >> text && !text.empty() && text.find_first_not_of("0123456789") == std::string::npos && text.size() < 20) {
-    const auto cg = std::stoull(text);
-    if (cg > 0) bytes = bytes == 0 ? cg : std::min(bytes, static_cast<std::uint64_t>(cg));
-  }
-  return bytes;
 }
 
 void check_memory(const MemoryEstimate& e, std::uint64_t limit_bytes) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/config.hpp"
+#include "base/machine_memory.hpp"
 
 namespace april::scenario {
 
@@ -28,9 +29,6 @@ struct MemoryEstimate {
 
 // `resident_groups`: the policy's bound (Policy::resident_groups_bound).
 MemoryEstimate estimate_memory(const base::Config& config, std::int64_t resident_groups, bool record_timeline);
-
-// Physical memory, or the cgroup's memory.max when that is lower.
-std::uint64_t machine_memory_bytes();
 
 // Throws base::ConfigError with the estimate when it exceeds `limit_bytes`.
 void check_memory(const MemoryEstimate& estimate, std::uint64_t limit_bytes);

@@ -47,7 +47,7 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
                                         policy_name));
   }
   check_memory(estimate_memory(c, policy_->resident_groups_bound(c.get_int("rollout_batch_size")), options.record_timeline),
-               options.memory_limit_bytes ? *options.memory_limit_bytes : machine_memory_bytes());
+               options.memory_limit_bytes ? *options.memory_limit_bytes : base::machine_memory_bytes());
 
   if (options.trace) {
     if (c.get_string("trace.mode") == "resample") {

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "adapters/live/cpu_runtime.hpp"
+#include "adapters/live/live_memory.hpp"
 #include "base/atomic_file.hpp"
 #include "base/hash.hpp"
 #include "adapters/live/detail/device.hpp"
@@ -188,6 +189,24 @@ struct LiveBackend::Impl {
     });
   }
 
+  // A batch whose responses ran long (an untrained policy need not stop)
+  // may need more than the estimate made before the run: refused with its
+  // numbers rather than left to the kernel's OOM killer.
+  void check_batch_memory(const std::vector<TrainSampleData>& data) const {
+    if (opt.memory_limit_bytes == 0 || device.is_cuda()) return;
+    std::int64_t longest = 0;
+    for (const auto& s : data) longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(s.prompt.size() + s.response.size()));
+    LiveMemoryInputs in = memory_inputs(opt, config);
+    in.train_samples = static_cast<std::int64_t>(data.size());
+    in.train_tokens = longest;
+    in.sft_batch = 0;
+    const auto e = estimate_live_memory(in);
+    if (e.total() > static_cast<double>(opt.memory_limit_bytes)) {
+      check_live_memory(e, opt.memory_limit_bytes,
+                        fmt::format("a train step of {} samples up to {} tokens long", data.size(), longest));
+    }
+  }
+
   // One train step, its compute time from its first line to its last, and
   // the page faults it took (on the trainer's thread).
   struct TimedStep {
@@ -196,6 +215,7 @@ struct LiveBackend::Impl {
     std::int64_t minor_faults = 0;
   };
   TimedStep timed_step(const std::vector<TrainSampleData>& data, std::int64_t version) {
+    check_batch_memory(data);
     const auto faults_before = thread_minor_faults();
     const auto start = std::chrono::steady_clock::now();
     TimedStep t;

@@ -37,6 +37,11 @@ struct LiveOptions {
   // timing: the run is reproducible and a simulator twin with 1 iteration =
   // 1 time unit and train = K units gives the same versions.
   std::int64_t train_lockstep_iterations = 0;
+  // On the CPU, a train step whose batch the estimate (live_memory.hpp) says
+  // will not fit in this many bytes is refused with its numbers instead of
+  // being killed by the kernel; 0: not checked (tests, and CUDA, whose memory
+  // is the device's).
+  std::uint64_t memory_limit_bytes = 0;
   bool record_iterations = false;  // keep the engine's per-iteration log and the train steps' (take_iteration_log, take_train_log)
 };
 
