@@ -64,7 +64,8 @@ int live_command(const std::vector<std::string>& args) {
       "training (one_step_off, async) runs the trainer on its own thread and its own copy of the weights beside\n"
       "the engine, each with live.threads torch threads. Warm-starts with live.sft_steps\n"
       "supervised steps, then prints one line per RL step; --out writes summary.json and\n"
-      "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy.\n\noptions");
+      "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy. On the CPU it first estimates its\n"
+      "memory (weights, KV cache, activations) and refuses a run the machine cannot hold.\n\noptions");
   std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, checkpoint, resume;
   std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
