@@ -2,10 +2,12 @@
 // to a profile from `april profile`.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "studies/calibration.hpp"
+#include "studies/calibration_check.hpp"
+#include "scenario/scenario.hpp"
+#include "base/json_file.hpp"
 #include "base/atomic_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
@@ -35,15 +37,9 @@ int calibrate_command(const std::vector<std::string>& args) {
   }
   if (in.empty() || out.empty()) throw std::invalid_argument(fmt::format("PROFILE and --out are required\n{}", kUsage));
   check_output_file(out, "--out");
-  std::ifstream f(in);
-  if (!f) throw std::invalid_argument(fmt::format("{}: cannot open", in));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(f);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::invalid_argument(fmt::format("{}: invalid JSON at byte {}", in, e.byte));
-  }
-  const auto c = studies::calibrate(studies::profile_from_json(j, in));
+  const auto profile = studies::profile_from_json(base::read_json_file(in, "profile").doc, in);
+  const auto c = studies::calibrate(profile);
+  studies::check_simulate_accepts(c, profile, scenario::make_schema(policies::builtin_policies()), in);
   fmt::print("{}\n{} iterations fitted, {} held out; train held-out error {:.1f}%\n", studies::describe(c), c.iteration_points,
              c.heldout_points, 100 * c.train_heldout_mape);
   write_output_file(out, studies::calibration_scenario_json(c).dump(2) + "\n");

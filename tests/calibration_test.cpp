@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "studies/calibration.hpp"
+#include "studies/calibration_check.hpp"
 #include "studies/machine_drift.hpp"
 #include "studies/nnls.hpp"
 #include "sim/engine_knobs.hpp"
@@ -262,6 +263,34 @@ TEST(Calibration, TheFragmentDrivesTheSimulatorsLinearModel) {
   const auto r = april::scenario::simulate(f.config, f.registry, "april");
   EXPECT_GT(r.summary.totals.train_time_s, 0.0);
   EXPECT_NEAR(r.summary.totals.sync_time_s, 5 * 0.011, 1e-9);
+}
+
+// One stalled probe must not become a model that `simulate` refuses:
+// calibrate refuses it first, naming the key and the probe.
+TEST(Calibration, AFitSimulateWouldRefuseIsRefusedNamingTheProbes) {
+  april::testing::Fixture f("handcheck");
+  const auto good = synthetic_profile();
+  EXPECT_NO_THROW(check_simulate_accepts(calibrate(good), good, f.schema, "p.json"));
+  const auto error_of = [&](const Profile& p) {
+    try {
+      check_simulate_accepts(calibrate(p), p, f.schema, "p.json");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  auto stalled = good;
+  stalled.iterations[5].time_s = 1e7;
+  const auto e = error_of(stalled);
+  EXPECT_NE(e.find("p.json: the fit makes a model that `april simulate` would refuse"), std::string::npos) << e;
+  EXPECT_NE(e.find("key 'engine.linear_"), std::string::npos) << e;
+  EXPECT_NE(e.find("the profile's iterations, slowest 5 (1e+07 s)"), std::string::npos) << e;
+  auto slow_train = good;
+  slow_train.train[2].time_s = 1e9;
+  EXPECT_NE(error_of(slow_train).find("the profile's train, slowest 2 (1e+09 s)"), std::string::npos) << error_of(slow_train);
+  auto slow_sync = good;
+  for (auto& s : slow_sync.sync_s) s = 1e9;
+  EXPECT_NE(error_of(slow_sync).find("key 'sync.latency_s'"), std::string::npos) << error_of(slow_sync);
 }
 
 // The abort's latency and per-request cost come back from a noisy profile,
