@@ -28,6 +28,16 @@ check_refused() {  # name, then the command with @DIR@ for the folder
   echo "$out" | grep -q -- "$d" || fail "$name: the refusal does not name the folder: $out"
 }
 
+check_kept() {  # name, then the command with @DIR@ for a user's folder: refused naming it, the files kept
+  local name=$1; shift
+  local d; d=$(user_folder "$name")
+  local cmd=("${@//@DIR@/$d}")
+  local out; out=$("${cmd[@]}" 2>&1); local rc=$?
+  [ $rc -ne 0 ] || fail "$name: exit 0 writing over a user's folder"
+  survived "$d" || fail "$name: the user's files are gone"
+  echo "$out" | grep -q -- "$d" || fail "$name: the refusal does not name the folder: $out"
+}
+
 check_refused simulate "$april" simulate --scenario handcheck --steps 2 --out @DIR@
 check_refused simulate_dot bash -c "cd @DIR@ && '$april' simulate --scenario handcheck --steps 2 --out @DIR@"
 if [ "${3:-}" = "live" ]; then
@@ -68,4 +78,25 @@ grep -q '^april.alpha,policy' "$work/target.csv" || fail "the link's target was 
 out=$("${whatif[@]}" --csv "$work/same" --json "$work/same" 2>&1) && fail "--csv and --json at one file were accepted"
 echo "$out" | grep -q "same file" || fail "the refusal does not say why: $out"
 [ ! -e "$work/same" ] || fail "something was written before the refusal"
+
+# A single-file output or a database given a user's folder or file: refused, and both survive.
+check_kept csv_at_a_folder "${whatif[@]}" --csv @DIR@
+check_kept json_at_a_folder "${whatif[@]}" --json @DIR@
+check_kept db_export_at_a_folder bash -c "'$april' sweep --scenario handcheck --grid april.alpha=1.5 --steps 1 --db '$work/ok.db' \
+  > /dev/null && '$april' db export '$work/ok.db' 1 --csv @DIR@"
+d=$(user_folder db)
+for cmd in "sweep --scenario handcheck --grid april.alpha=1.5,2 --steps 1" \
+           "tune --scenario handcheck --param april.alpha --range 1:3 --points 2 --rounds 1 --steps 1"; do
+  # shellcheck disable=SC2086
+  "$april" $cmd --db "$d/notes.txt" > /dev/null 2>&1 && fail "--db on a user's text file was accepted ($cmd)"
+  survived "$d" || fail "--db on a user's text file changed it ($cmd)"
+done
+if command -v /usr/bin/python3 > /dev/null; then
+  # Someone else's SQLite database is not april's: refused, its tables alone.
+  /usr/bin/python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('create table notes(x)'); c.commit()" "$d/user.db"
+  "$april" sweep --scenario handcheck --grid april.alpha=1.5 --steps 1 --db "$d/user.db" > /dev/null 2>&1 &&
+    fail "--db on another program's SQLite database was accepted"
+  tables=$(/usr/bin/python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('select group_concat(name) from sqlite_master').fetchone()[0])" "$d/user.db")
+  [ "$tables" = notes ] || fail "another program's database now holds: $tables"
+fi
 echo "output folders and files: ok"
