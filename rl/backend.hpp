@@ -4,7 +4,6 @@
 // torch and the event loop stay behind implementations of this interface.
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -104,6 +103,27 @@ struct BackendEvents {
   bool sync_ended = false;
 };
 
+// What a backend that can overlap rollout and training adds (disaggregated
+// clusters, DESIGN.md 3b): train and sync start now and end later, while the
+// engines go on generating.
+class OverlappingBackend {
+ public:
+  virtual ~OverlappingBackend() = default;
+  // Starts a train step on the trainer's GPUs; its end is reported by wait_for_events.
+  virtual void start_train(const std::vector<TrainSample>& batch, std::int64_t version) = 0;
+  // Starts pushing `new_version` to the engines: they pause at their next
+  // iteration boundary until the sync ends; then in-flight requests keep
+  // their KV or, with `recompute`, re-prefill.
+  virtual void start_sync(std::int64_t new_version, bool recompute) = 0;
+  // Blocks until the next instant at which a sample finishes, the train step
+  // ends or the sync ends; returns all of that instant. Engines that are idle
+  // start their next iteration only when this is called again, after the
+  // caller has made its decisions for the instant.
+  virtual BackendEvents wait_for_events() = 0;
+};
+
+// What every backend does: engines that take samples, report them finished
+// and stop them; and rollout, train and sync in turn (colocated).
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -124,27 +144,9 @@ class Backend {
   // Pushes the weights of `new_version` to the engines.
   virtual void sync_weights(std::int64_t new_version) = 0;
   [[nodiscard]] virtual BackendCounters counters() const = 0;
-
-  // Overlapped operation (disaggregated clusters): train and sync start now
-  // and end later, while the engines go on generating. A backend that cannot
-  // overlap says so and throws from these.
-  [[nodiscard]] virtual bool can_overlap() const { return false; }
-  // Starts a train step on the trainer's GPUs; its end is reported by wait_for_events.
-  virtual void start_train(const std::vector<TrainSample>& /*batch*/, std::int64_t /*version*/) { throw_no_overlap(); }
-  // Starts pushing `new_version` to the engines: they pause at their next
-  // iteration boundary until the sync ends; then in-flight requests keep
-  // their KV or, with `recompute`, re-prefill.
-  virtual void start_sync(std::int64_t /*new_version*/, bool /*recompute*/) { throw_no_overlap(); }
-  // Blocks until the next instant at which a sample finishes, the train step
-  // ends or the sync ends; returns all of that instant. Engines that are idle
-  // start their next iteration only when this is called again, after the
-  // caller has made its decisions for the instant.
-  virtual BackendEvents wait_for_events() { throw_no_overlap(); }
-
- private:
-  [[noreturn]] static void throw_no_overlap() {
-    throw std::logic_error("this backend runs rollout, train and sync in turn; it cannot overlap them");
-  }
+  // The overlapped operations, where this backend has them (the live
+  // backend; a simulated disaggregated cluster); nullptr where it has not.
+  [[nodiscard]] virtual OverlappingBackend* overlapping() { return nullptr; }
 };
 
 }  // namespace april::rl

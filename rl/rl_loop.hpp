@@ -6,20 +6,25 @@
 // With a policy that overlaps (DESIGN.md 3b) the rollout never ends: the
 // policy starts train steps and syncs by its decisions while the engines go
 // on, and a step is the window from one sync's end to the next.
+//
+// The jobs have their own units: the bookkeeping (rollout_state), a step in
+// turn (colocated_driver) or overlapped (overlapped_driver), chosen once when
+// the loop is built, and the checkpoint (loop_checkpoint). This file is the
+// policy's side: its decisions applied, groups submitted in its plan.
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <optional>
+#include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "rl/backend.hpp"
-#include "rl/step_metrics.hpp"
-#include "policies/policy.hpp"
 #include "base/workload_source.hpp"
+#include "policies/policy.hpp"
+#include "rl/backend.hpp"
+#include "rl/rollout_state.hpp"
+#include "rl/step_metrics.hpp"
 
 namespace april::rl {
 
@@ -37,42 +42,46 @@ struct LoopOptions {
 // Where one sample of a group stands: tokens so far, and whether it ended.
 using policies::SampleState;
 
-// Tokens produced by one policy version, in order.
-struct Segment {
-  std::int64_t version = 0;
-  std::int32_t tokens = 0;
-  friend bool operator==(const Segment&, const Segment&) = default;
-};
+class StepDriver;
 
 class RlLoop final : public policies::RolloutView {
  public:
+  // Throws std::logic_error when the policy overlaps rollout and training
+  // and the backend cannot.
   RlLoop(Backend& backend, policies::Policy& policy, base::WorkloadSource& workload, LoopOptions options);
+  ~RlLoop();
+  RlLoop(const RlLoop&) = delete;
+  RlLoop& operator=(const RlLoop&) = delete;
 
   StepMetrics run_step();
 
   // RolloutView
-  [[nodiscard]] std::int64_t step() const override { return version_; }
+  [[nodiscard]] std::int64_t step() const override { return state_.version; }
   [[nodiscard]] std::int64_t batch_size() const override { return opt_.batch_size; }
-  [[nodiscard]] const std::deque<policies::GroupId>& buffer() const override { return buffer_; }
-  [[nodiscard]] std::int64_t in_flight_groups() const override { return in_flight_groups_; }
-  [[nodiscard]] const std::vector<policies::GroupId>& accepted_groups() const override { return accepted_; }
+  [[nodiscard]] const std::deque<policies::GroupId>& buffer() const override { return state_.buffer; }
+  [[nodiscard]] std::int64_t in_flight_groups() const override { return state_.in_flight_groups; }
+  [[nodiscard]] const std::vector<policies::GroupId>& accepted_groups() const override { return state_.accepted; }
   [[nodiscard]] std::int64_t pending_complete_groups() const override {
-    return static_cast<std::int64_t>(completed_pending_.size());
+    return static_cast<std::int64_t>(state_.completed_pending.size());
   }
-  [[nodiscard]] policies::GroupInfo group(policies::GroupId id) const override;
-  [[nodiscard]] bool trainer_idle() const override { return !train_running_ && !sync_running_; }
-  [[nodiscard]] bool sync_running() const override { return sync_running_; }
-  [[nodiscard]] std::int64_t trained_steps() const override { return trained_steps_; }
-  [[nodiscard]] std::int64_t groups_submitted_unrejected() const override { return submitted_total_ - rejected_total_; }
+  [[nodiscard]] policies::GroupInfo group(policies::GroupId id) const override { return state_.info(id); }
+  [[nodiscard]] bool trainer_idle() const override;
+  [[nodiscard]] bool sync_running() const override;
+  [[nodiscard]] std::int64_t trained_steps() const override;
+  [[nodiscard]] std::int64_t groups_submitted_unrejected() const override {
+    return state_.submitted_total - state_.rejected_total;
+  }
 
   // Accounting, for conservation checks: every decoded token (reported by
   // the backend) is trained, masked (in a batch, zero weight), held by a
   // group not yet trained, or wasted.
-  [[nodiscard]] std::int64_t total_generated_tok() const { return total_generated_; }
-  [[nodiscard]] std::int64_t total_trained_tok() const { return total_trained_; }
-  [[nodiscard]] std::int64_t total_masked_tok() const { return total_masked_; }
-  [[nodiscard]] std::int64_t total_wasted_tok() const { return total_wasted_; }
-  [[nodiscard]] std::int64_t buffered_tok() const;
+  [[nodiscard]] std::int64_t total_generated_tok() const { return state_.total_generated; }
+  [[nodiscard]] std::int64_t total_trained_tok() const { return state_.total_trained; }
+  [[nodiscard]] std::int64_t total_masked_tok() const { return state_.total_masked; }
+  [[nodiscard]] std::int64_t total_wasted_tok() const { return state_.total_wasted; }
+  // Between colocated steps only buffered groups are held; overlapped, also
+  // the groups in flight and those queued for training.
+  [[nodiscard]] std::int64_t buffered_tok() const { return state_.held_tok(); }
   // Segments of a buffered group's samples, for tests and traces.
   [[nodiscard]] std::vector<std::vector<Segment>> group_segments(policies::GroupId id) const;
   [[nodiscard]] std::vector<SampleState> group_samples(policies::GroupId id) const override;
@@ -96,93 +105,27 @@ class RlLoop final : public policies::RolloutView {
   std::function<void(std::int64_t step, const std::vector<std::pair<policies::GroupId, std::string>>&)> on_batch;
 
  private:
-  struct Sample {
-    std::int32_t target_tok = 0;     // from the workload, before the cap
-    std::int32_t generated_tok = 0;
-    std::vector<Segment> segments;
-    bool finished = false;
-    bool in_flight = false;
-  };
-  struct Group {
-    policies::GroupId id = -1;
-    std::string prompt_id;
-    std::int32_t prompt_tok = 0;
-    std::vector<std::uint8_t> correct;
-    std::vector<Sample> samples;
-    std::int32_t finished = 0;
-    bool in_flight = false;  // submitted this phase, not complete
-    bool rejected = false;
-    std::int64_t submit_seq = 0;  // position in the submission order (ties between groups)
-    double accepted_s = 0;        // when the filter accepted it
-  };
+  friend class ColocatedDriver;
+  friend class OverlappedDriver;
 
   void apply(const policies::Decisions& d);
-  void submit_group(Group& g);
-  void on_group_complete(policies::GroupId id);
-  void end_phase(const std::vector<policies::GroupId>& batch, StepMetrics& m);
-  // The batch's staleness and masking into `m`; what the trainer sees. Erases the groups.
-  std::vector<TrainSample> take_batch(const std::vector<policies::GroupId>& batch, StepMetrics& m, std::int64_t trained_version);
-  void record_finished(const std::vector<SampleProgress>& finished);
-  void drain_completed();
-  StepMetrics run_step_overlapped();
-  void begin_window();
+  void submit_group(RolloutGroup& g);
   // Queues g's unfinished samples; flush_submissions submits the queue in the policy's plan.
-  void submit_samples(Group& g);
+  void submit_samples(RolloutGroup& g);
   void flush_submissions();
-  void resubmit_suspended();
-  [[nodiscard]] static nlohmann::json group_json(const Group& g);
-  [[nodiscard]] static Group group_from_json(const nlohmann::json& j);
-  void start_train_overlapped(const std::vector<policies::GroupId>& batch);
-  void start_sync_overlapped();
-  void add_tokens(Sample& s, std::int32_t new_tok, std::int64_t version);
-  void add_progress(Sample& s, const SampleProgress& p);
-  // A sample in flight reached its end with progress p: counts it; true when its group is now complete.
-  bool finish_sample(Group& g, Sample& s, const SampleProgress& p);
-  std::int64_t group_tokens(const Group& g) const;
-  void discard_tokens(Group& g);
-  bool filter_rejects(const Group& g) const;
-  Group& group_ref(policies::GroupId id);
-  const Group& group_ref(policies::GroupId id) const;
+  void on_group_complete(policies::GroupId id);
+  void drain_completed();
+  // The batch for the trainer: staleness and masking into `m`, on_batch
+  // told, the groups erased.
+  std::vector<TrainSample> take_batch(const std::vector<policies::GroupId>& batch, StepMetrics& m, std::int64_t trained_version);
 
   Backend& backend_;
   policies::Policy& policy_;
   base::WorkloadSource& workload_;
   LoopOptions opt_;
-
-  std::int64_t version_ = 0;
-  policies::GroupId next_group_id_ = 0;
-  std::unordered_map<policies::GroupId, Group> groups_;
-  std::deque<policies::GroupId> buffer_;
-
-  // Rollout-phase state.
-  std::vector<policies::GroupId> submitted_;  // in submission order
-  std::vector<policies::GroupId> accepted_;
-  std::deque<policies::GroupId> completed_pending_;  // complete, policy not told yet
-  std::int64_t in_flight_groups_ = 0;
-  std::int64_t in_flight_samples_ = 0;
-  std::optional<std::vector<policies::GroupId>> batch_;
-  bool drop_unbatched_ = false;
-  StepMetrics* phase_metrics_ = nullptr;
-  BackendCounters phase_counters_;
-  double phase_start_s_ = 0;
-
-  std::int64_t total_generated_ = 0, total_trained_ = 0, total_wasted_ = 0, total_masked_ = 0;
-  std::int64_t submit_counter_ = 0;
+  RolloutState state_;
   std::vector<SampleRequest> to_submit_;  // queued by submit_samples, in the loop's order
-
-  // Overlapped runs.
-  bool overlapped_started_ = false;
-  bool suspended_ = false;  // in-flight samples were taken back (suspend) and await resubmission
-  bool train_running_ = false, sync_running_ = false;
-  std::int64_t trained_steps_ = 0, published_steps_ = 0;  // train steps started, syncs started
-  std::int64_t submitted_total_ = 0, rejected_total_ = 0;
-  // Rejections since the last accepted group: a workload whose groups the
-  // filter always rejects (every prompt always solved, or never) would refill
-  // forever; past kMaxRejectionsInARow the run stops, saying so.
-  std::int64_t rejected_in_a_row_ = 0;
-  double train_start_s_ = 0, sync_start_s_ = 0;
-  StepMetrics window_;                      // the step in progress
-  std::optional<StepMetrics> finished_step_;
+  std::unique_ptr<StepDriver> driver_;    // colocated or overlapped, chosen once
 };
 
 }  // namespace april::rl

@@ -34,7 +34,7 @@ struct LiveTrainStep {
   std::int64_t minor_faults = 0;  // page faults of the trainer's thread during the step (thread_minor_faults)
 };
 
-class LiveBackend final : public rl::Backend {
+class LiveBackend final : public rl::Backend, public rl::OverlappingBackend {
  public:
   LiveBackend(const LiveOptions& options, const CountdownTask& task);
   ~LiveBackend() override;
@@ -55,7 +55,7 @@ class LiveBackend final : public rl::Backend {
   // thread and its own copy of the weights while the engine generates on the
   // caller's; a sync copies the trainer's weights into the engine at an
   // iteration boundary.
-  [[nodiscard]] bool can_overlap() const override { return true; }
+  [[nodiscard]] rl::OverlappingBackend* overlapping() override { return this; }
   void start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version) override;
   void start_sync(std::int64_t new_version, bool recompute) override;
   rl::BackendEvents wait_for_events() override;

@@ -163,7 +163,6 @@ TrainReport SimBackend::train(const std::vector<TrainSample>& batch, std::int64_
 }
 
 void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
-  if (!config_.can_overlap) throw std::logic_error("start_train on a colocated cluster");
   if (train_running_ || sync_running_) throw std::logic_error("start_train while the trainer is busy");
   train_running_ = true;
   for (auto& e : engines_) e->set_time_factor(config_.engine_slowdown_beside_train);
@@ -177,7 +176,6 @@ void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t
 }
 
 void SimBackend::start_sync(std::int64_t new_version, bool recompute) {
-  if (!config_.can_overlap) throw std::logic_error("start_sync on a colocated cluster");
   if (train_running_ || sync_running_) throw std::logic_error("start_sync while the trainer is busy");
   sync_running_ = true;
   // An iteration that began at this instant has done nothing yet: the engine

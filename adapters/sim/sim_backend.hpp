@@ -62,7 +62,7 @@ struct SimBackendConfig {
 // Event tags of the trainer and the weight sync, folded into the fingerprint.
 enum SimBackendTag : std::uint32_t { kTagTrainEnd = 3, kTagSyncEnd = 4 };
 
-class SimBackend final : public Backend, private sim::EngineListener {
+class SimBackend final : public Backend, public rl::OverlappingBackend, private sim::EngineListener {
  public:
   SimBackend(SimBackendConfig config, std::shared_ptr<const sim::IterationModel> model);
 
@@ -76,7 +76,8 @@ class SimBackend final : public Backend, private sim::EngineListener {
   void sync_weights(std::int64_t new_version) override;
   [[nodiscard]] BackendCounters counters() const override;
 
-  [[nodiscard]] bool can_overlap() const override { return config_.can_overlap; }
+  // A disaggregated cluster's trainer and sync run beside its engines.
+  [[nodiscard]] rl::OverlappingBackend* overlapping() override { return config_.can_overlap ? this : nullptr; }
   void start_train(const std::vector<TrainSample>& batch, std::int64_t version) override;
   void start_sync(std::int64_t new_version, bool recompute) override;
   rl::BackendEvents wait_for_events() override;

@@ -1,0 +1,21 @@
+#pragma once
+// The loop's checkpoint, as JSON: groups with their samples' segments, and
+// the counts of a step in progress. RlLoop::save_state and load_state
+// (defined in loop_checkpoint.cpp) write and read the whole; an overlapped
+// run's driver adds its part.
+#include <nlohmann/json.hpp>
+
+#include "rl/rollout_state.hpp"
+#include "rl/step_metrics.hpp"
+
+namespace april::rl {
+
+[[nodiscard]] nlohmann::json group_json(const RolloutGroup& g);
+[[nodiscard]] RolloutGroup group_from_json(const nlohmann::json& j);
+
+// The token and group counts of a step in progress (its times restart with
+// the resumed clock).
+[[nodiscard]] nlohmann::json window_counts_json(const StepMetrics& m);
+void load_window_counts(const nlohmann::json& w, StepMetrics& m);
+
+}  // namespace april::rl

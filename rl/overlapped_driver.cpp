@@ -1,0 +1,231 @@
+#include "rl/overlapped_driver.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_set>
+
+#include "rl/loop_checkpoint.hpp"
+#include "rl/rl_loop.hpp"
+
+namespace april::rl {
+
+using policies::GroupId;
+
+void OverlappedDriver::on_rejected(GroupId id) { loop_.state_.groups.erase(id); }
+
+void OverlappedDriver::act_on(const policies::Decisions& d) {
+  if (d.end_with_batch) throw std::logic_error("an overlapping policy never ends the rollout phase");
+  if (d.train) start_train(*d.train);
+  if (d.start_sync) start_sync();
+}
+
+void OverlappedDriver::begin_window() {
+  window_ = StepMetrics{};
+  window_.step = loop_.state_.version;
+  window_.engines = backend_.engines();
+  window_.max_running = backend_.max_running_per_engine();
+  window_.gpus = loop_.opt_.gpus;
+  window_.start_time_s = backend_.now_s();
+  loop_.state_.metrics = &window_;
+  window_counters_ = backend_.counters();
+}
+
+void OverlappedDriver::start_train(const std::vector<GroupId>& batch) {
+  RolloutState& st = loop_.state_;
+  if (!trainer_idle() || published_steps_ != trained_steps_) {
+    throw std::logic_error(fmt::format("step {}: the policy started a train step while the trainer was busy or its last "
+                                       "version was not synced", st.version));
+  }
+  if (batch.empty()) throw std::logic_error("the policy started a train step on an empty batch");
+  std::unordered_set<GroupId> seen;
+  for (GroupId id : batch) {
+    if (std::find(st.accepted.begin(), st.accepted.end(), id) == st.accepted.end()) {
+      throw std::logic_error(fmt::format("policy trained group {} which is not queued, accepted and complete", id));
+    }
+    if (!seen.insert(id).second) throw std::logic_error(fmt::format("policy trained group {} twice", id));
+  }
+  st.accepted.erase(std::remove_if(st.accepted.begin(), st.accepted.end(), [&](GroupId id) { return seen.count(id) != 0; }),
+                    st.accepted.end());
+  // Batch k is trained by the trainer's version k: staleness = k - the version of each token.
+  const std::vector<TrainSample> train = loop_.take_batch(batch, window_, trained_steps_);
+  window_.train_start_s = train_start_s_ = backend_.now_s();
+  overlap_.start_train(train, trained_steps_);
+  train_running_ = true;
+  ++trained_steps_;
+}
+
+void OverlappedDriver::start_sync() {
+  if (train_running_ || sync_running_ || published_steps_ == trained_steps_) {
+    throw std::logic_error(fmt::format("step {}: the policy started a sync with the trainer busy or nothing new to push",
+                                       loop_.state_.version));
+  }
+  sync_start_s_ = backend_.now_s();
+  overlap_.start_sync(trained_steps_, loop_.policy_.recompute_on_update());
+  sync_running_ = true;
+  ++published_steps_;
+}
+
+void OverlappedDriver::suspend() {
+  if (suspended_ || !started_) return;
+  if (sync_running_) throw std::logic_error("suspend during a sync");
+  RolloutState& st = loop_.state_;
+  // A sample that ended in the iteration the abort let finish is complete,
+  // its group counted at the next step.
+  std::vector<SampleProgress> finished;
+  for (SampleProgress& p : backend_.abort_all()) {
+    if (p.finished) {
+      finished.push_back(std::move(p));
+      continue;
+    }
+    if (!st.sample(p.key).in_flight) throw std::logic_error("backend returned a sample that is not in flight");
+    st.take_back(p);
+  }
+  st.record_finished(finished);
+  suspended_ = true;
+}
+
+void OverlappedDriver::resubmit_suspended() {
+  std::vector<RolloutGroup*> held;
+  for (auto& [id, g] : loop_.state_.groups) {
+    if (g.in_flight) held.push_back(&g);
+  }
+  std::sort(held.begin(), held.end(), [](const RolloutGroup* a, const RolloutGroup* b) { return a->submit_seq < b->submit_seq; });
+  for (RolloutGroup* g : held) loop_.submit_samples(*g);
+  loop_.flush_submissions();
+  suspended_ = false;
+}
+
+StepMetrics OverlappedDriver::run_step() {
+  RolloutState& st = loop_.state_;
+  if (!started_) {
+    started_ = true;
+    begin_window();
+    loop_.apply(loop_.policy_.on_step_start(loop_));
+  }
+  if (suspended_) resubmit_suspended();
+  while (!finished_step_) {
+    loop_.drain_completed();
+    if (st.in_flight_samples == 0 && !train_running_ && !sync_running_) {
+      throw std::logic_error(fmt::format("step {}: the policy left nothing in flight, training or syncing ({} groups queued)",
+                                         st.version, st.accepted.size()));
+    }
+    const BackendEvents ev = overlap_.wait_for_events();
+    // One instant, in this order: samples and groups that completed, the
+    // train step that ended, the sync that ended (DESIGN.md 3b).
+    st.record_finished(ev.finished);
+    loop_.drain_completed();
+    const double now = backend_.now_s();
+    if (ev.train_ended) {
+      train_running_ = false;
+      window_.train_end_s = now;
+      window_.train_time_s = now - train_start_s_;
+      window_.reward_mean = ev.train_ended->reward_mean;
+      window_.accuracy = ev.train_ended->accuracy;
+      window_.train_phases = ev.train_ended->phases;
+      loop_.apply(loop_.policy_.on_train_end(loop_));
+    }
+    if (ev.sync_ended) {
+      sync_running_ = false;
+      ++st.version;
+      StepMetrics& m = window_;
+      m.sync_end_s = now;
+      m.sync_time_s = now - sync_start_s_;
+      m.step_time_s = now - m.start_time_s;
+      m.rollout_time_s = m.step_time_s - m.sync_time_s;  // the engines pause while the weights arrive
+      const BackendCounters c1 = backend_.counters();
+      m.busy_engine_s = c1.busy_engine_s - window_counters_.busy_engine_s;
+      m.running_slot_s = c1.running_slot_s - window_counters_.running_slot_s;
+      m.preemptions = c1.preemptions - window_counters_.preemptions;
+      m.buffer_groups = static_cast<std::int64_t>(st.accepted.size());
+      m.buffer_tokens = st.held_tok();
+      finished_step_ = m;
+      begin_window();
+      loop_.apply(loop_.policy_.on_sync_end(loop_));
+    }
+  }
+  StepMetrics out = *finished_step_;
+  finished_step_.reset();
+  return out;
+}
+
+void OverlappedDriver::check_can_save() const {
+  if (started_ && (!suspended_ || loop_.state_.in_flight_samples != 0)) {
+    throw std::logic_error("save_state of an overlapped run: suspend() it first");
+  }
+}
+
+void OverlappedDriver::check_kind(bool has_overlapped_part) const {
+  if (!has_overlapped_part) throw std::invalid_argument("the checkpoint is of a run that does not overlap rollout and training");
+}
+
+std::optional<nlohmann::json> OverlappedDriver::save() const {
+  const RolloutState& st = loop_.state_;
+  nlohmann::json o;
+  o["started"] = started_;
+  // In submission order, not the map's: the same run writes the same file.
+  std::vector<const RolloutGroup*> in_flight;
+  for (const auto& [id, g] : st.groups) {
+    if (g.in_flight) in_flight.push_back(&g);
+  }
+  std::sort(in_flight.begin(), in_flight.end(),
+            [](const RolloutGroup* a, const RolloutGroup* b) { return a->submit_seq < b->submit_seq; });
+  o["in_flight"] = nlohmann::json::array();
+  for (const RolloutGroup* g : in_flight) o["in_flight"].push_back(group_json(*g));
+  // Complete groups not yet counted are queued after those already accepted.
+  o["queued"] = nlohmann::json::array();
+  for (GroupId id : st.accepted) o["queued"].push_back(group_json(st.group(id)));
+  o["complete_uncounted"] = nlohmann::json::array();
+  for (GroupId id : st.completed_pending) o["complete_uncounted"].push_back(group_json(st.group(id)));
+  o["train_running"] = train_running_;
+  o["trained_steps"] = trained_steps_;
+  o["published_steps"] = published_steps_;
+  o["submitted_total"] = st.submitted_total;
+  o["rejected_total"] = st.rejected_total;
+  o["submit_counter"] = st.submit_counter;
+  // The counts of the step in progress (its times restart with the resumed clock).
+  o["window"] = window_counts_json(window_);
+  return o;
+}
+
+void OverlappedDriver::load(const nlohmann::json& o) {
+  RolloutState& st = loop_.state_;
+  st.accepted.clear();
+  st.completed_pending.clear();
+  st.in_flight_groups = 0;
+  st.in_flight_samples = 0;
+  for (const auto& gj : o.at("in_flight")) {
+    RolloutGroup g = group_from_json(gj);
+    g.in_flight = true;
+    ++st.in_flight_groups;
+    st.groups.emplace(g.id, std::move(g));
+  }
+  for (const auto& gj : o.at("queued")) {
+    RolloutGroup g = group_from_json(gj);
+    st.accepted.push_back(g.id);
+    st.groups.emplace(g.id, std::move(g));
+  }
+  for (const auto& gj : o.at("complete_uncounted")) {
+    RolloutGroup g = group_from_json(gj);
+    st.completed_pending.push_back(g.id);
+    st.groups.emplace(g.id, std::move(g));
+  }
+  train_running_ = o.at("train_running").get<bool>();
+  sync_running_ = false;
+  trained_steps_ = o.at("trained_steps").get<std::int64_t>();
+  published_steps_ = o.at("published_steps").get<std::int64_t>();
+  st.submitted_total = o.at("submitted_total").get<std::int64_t>();
+  st.rejected_total = o.at("rejected_total").get<std::int64_t>();
+  st.submit_counter = o.at("submit_counter").get<std::int64_t>();
+  started_ = o.at("started").get<bool>();
+  if (!started_) return;
+  suspended_ = true;
+  // The step in progress starts again here; a train step that was started
+  // computes from the next wait (the backend holds its batch).
+  begin_window();
+  if (train_running_) window_.train_start_s = train_start_s_ = backend_.now_s();
+  if (o.contains("window")) load_window_counts(o.at("window"), window_);
+}
+
+}  // namespace april::rl

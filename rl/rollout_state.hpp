@@ -1,0 +1,101 @@
+#pragma once
+// The loop's bookkeeping, apart from any backend or policy: every group and
+// sample it holds, with each sample's tokens by the policy version that made
+// them; the buffer of partial groups; the rollout's lists (submitted,
+// accepted, complete but not yet counted); and the token accounts every
+// decoded token is conserved in (trained, masked, held, wasted).
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "policies/policy.hpp"
+#include "rl/backend.hpp"
+#include "rl/step_metrics.hpp"
+
+namespace april::rl {
+
+// Tokens produced by one policy version, in order.
+struct Segment {
+  std::int64_t version = 0;
+  std::int32_t tokens = 0;
+  friend bool operator==(const Segment&, const Segment&) = default;
+};
+
+struct RolloutSample {
+  std::int32_t target_tok = 0;  // from the workload, before the cap
+  std::int32_t generated_tok = 0;
+  std::vector<Segment> segments;
+  bool finished = false;
+  bool in_flight = false;
+};
+
+struct RolloutGroup {
+  policies::GroupId id = -1;
+  std::string prompt_id;
+  std::int32_t prompt_tok = 0;
+  std::vector<std::uint8_t> correct;
+  std::vector<RolloutSample> samples;
+  std::int32_t finished = 0;
+  bool in_flight = false;  // submitted, not complete
+  bool rejected = false;
+  std::int64_t submit_seq = 0;  // position in the submission order (ties between groups)
+  double accepted_s = 0;        // when the filter accepted it
+};
+
+// A train batch as the trainer sees it, and (group, prompt) in batch order.
+struct TakenBatch {
+  std::vector<TrainSample> samples;
+  std::vector<std::pair<policies::GroupId, std::string>> ids;
+};
+
+struct RolloutState {
+  std::int32_t max_response_len = 0;
+  bool dynamic_sampling_filter = false;
+
+  std::int64_t version = 0;  // the weights being rolled out
+  policies::GroupId next_group_id = 0;
+  std::unordered_map<policies::GroupId, RolloutGroup> groups;
+  std::deque<policies::GroupId> buffer;
+
+  std::vector<policies::GroupId> submitted;  // this phase's, in submission order (colocated)
+  std::vector<policies::GroupId> accepted;   // accepted and complete, not yet trained
+  std::deque<policies::GroupId> completed_pending;  // complete, policy not told yet
+  std::int64_t in_flight_groups = 0;
+  std::int64_t in_flight_samples = 0;
+  StepMetrics* metrics = nullptr;  // the step the counts go to
+
+  std::int64_t total_generated = 0, total_trained = 0, total_wasted = 0, total_masked = 0;
+  std::int64_t submit_counter = 0;
+  std::int64_t submitted_total = 0, rejected_total = 0;
+  // Rejections since the last accepted group: a workload whose groups the
+  // filter always rejects would refill forever; past a cap the run stops.
+  std::int64_t rejected_in_a_row = 0;
+
+  RolloutGroup& group(policies::GroupId id);
+  [[nodiscard]] const RolloutGroup& group(policies::GroupId id) const;
+  [[nodiscard]] RolloutSample& sample(SampleKey key);
+  [[nodiscard]] policies::GroupInfo info(policies::GroupId id) const;
+  [[nodiscard]] static std::int64_t group_tokens(const RolloutGroup& g);
+  [[nodiscard]] std::int64_t held_tok() const;  // every group's tokens
+
+  void add_tokens(RolloutSample& s, std::int32_t new_tok, std::int64_t version);
+  void add_progress(RolloutSample& s, const SampleProgress& p);
+  // An aborted sample's progress; it is no longer in flight.
+  void take_back(const SampleProgress& p);
+  // A sample in flight reached its end with progress p: counts it; true when its group is now complete.
+  bool finish_sample(RolloutGroup& g, RolloutSample& s, const SampleProgress& p);
+  // Samples that finished at one instant; groups they complete are queued in submission order.
+  void record_finished(const std::vector<SampleProgress>& finished);
+  void discard_tokens(RolloutGroup& g);
+  [[nodiscard]] bool filter_rejects(const RolloutGroup& g) const;
+  // The batch's staleness and masking into `m` (tokens staler than
+  // `mask_above` get zero weight; < 0: none). The groups stay until the
+  // caller erases them (after on_batch has read them).
+  TakenBatch take_batch(const std::vector<policies::GroupId>& batch, StepMetrics& m, std::int64_t trained_version,
+                        std::int64_t mask_above);
+};
+
+}  // namespace april::rl
