@@ -11,6 +11,7 @@
 #include "adapters/live/live_config.hpp"
 #include "adapters/live/live_memory.hpp"
 #include "adapters/live/model_config.hpp"
+#include "rl/loop_knobs.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/scenario.hpp"
 #include "base/atomic_file.hpp"
@@ -84,7 +85,6 @@ int live_command(const std::vector<std::string>& args) {
   const auto schema = scenario::make_schema(registry);
   base::Config c(schema);
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-  if (c.get_bool("filter.dynamic_sampling")) throw base::ConfigError("filter.dynamic_sampling is not supported by april live");
   auto policy = registry.get(policy_name).make(c);
 
   const live::CountdownParams tp = live::task_params(c);
@@ -149,10 +149,8 @@ int live_command(const std::vector<std::string>& args) {
   if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts before RL: {:.3f}\n", eval_n, acc_before);
 
   live::CountdownWorkload workload(task, c.get_int("n_samples_per_prompt"), first_index);
-  rl::LoopOptions opt;
-  opt.batch_size = c.get_int("rollout_batch_size");
-  opt.max_response_len = lo.max_response_len;
-  rl::RlLoop loop(backend, *policy, workload, opt);
+  const auto loop_owner = rl::make_loop(c, backend, *policy, workload, 1);  // one device
+  rl::RlLoop& loop = *loop_owner;
   if (!loop_state.is_null()) loop.load_state(loop_state);
 
   std::vector<rl::StepMetrics> steps;

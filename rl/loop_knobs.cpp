@@ -24,4 +24,11 @@ LoopOptions loop_options(const base::Config& c) {
   return lo;
 }
 
+std::unique_ptr<RlLoop> make_loop(const base::Config& c, Backend& backend, policies::Policy& policy, base::WorkloadSource& workload,
+                                  std::int64_t gpus) {
+  LoopOptions lo = loop_options(c);
+  lo.gpus = gpus;
+  return std::make_unique<RlLoop>(backend, policy, workload, lo);
+}
+
 }  // namespace april::rl

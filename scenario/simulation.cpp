@@ -62,9 +62,8 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
 
   backend_ = make_sim_backend(c, options.record_timeline);
 
-  auto loop_opts = rl::loop_options(c);
-  loop_opts.gpus = sim::cluster_shape(c).gpus;  // cluster.nodes x GPUs per node when the nodes are given
-  loop_ = std::make_unique<rl::RlLoop>(*backend_, *policy_, *workload_, loop_opts);
+  // cluster.nodes x GPUs per node when the nodes are given
+  loop_ = rl::make_loop(c, *backend_, *policy_, *workload_, sim::cluster_shape(c).gpus);
 }
 
 RunResult Simulation::run() {

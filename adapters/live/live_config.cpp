@@ -61,6 +61,12 @@ void declare_live_knobs(base::ConfigSchema& s) {
 }
 
 LiveOptions live_options(const base::Config& c, const std::string& device, std::int64_t mask_staleness_above) {
+  // The filter reads each sample's correctness from the workload before the
+  // run; the countdown task's is known only once the sample is generated.
+  if (c.get_bool("filter.dynamic_sampling")) {
+    throw base::ConfigError("filter.dynamic_sampling is not supported by the live backend (the countdown task's correctness is "
+                            "known only after generation)");
+  }
   LiveOptions lo;
   lo.model_size = c.get_string("live.model");
   lo.device = device;

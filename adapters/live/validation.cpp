@@ -10,6 +10,7 @@
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/live_config.hpp"
 #include "studies/machine_drift.hpp"
+#include "rl/loop_knobs.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/design_space.hpp"
 #include "scenario/simulation.hpp"
@@ -150,8 +151,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     if (progress) progress(fmt::format("{}: warm start", policies[i]));
     arm.backend->warm_start();
     arm.workload = std::make_unique<CountdownWorkload>(*arm.task, n);
-    arm.loop = std::make_unique<rl::RlLoop>(*arm.backend, *arm.policy, *arm.workload,
-                                                  rl::LoopOptions{scenario.get_int("rollout_batch_size"), cap, false});
+    arm.loop = rl::make_loop(scenario, *arm.backend, *arm.policy, *arm.workload, 1);  // one device
     arm.loop->on_batch = [&arm](std::int64_t, const auto& ids) {
       arm.last_batch_tok.clear();
       for (const auto& [id, prompt] : ids) {
@@ -240,8 +240,8 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     auto sim_backend = scenario::make_sim_backend(twin);
     auto sim_policy = registry.get(name).make(twin);
     traces::TraceReplay replay(live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kTwin, dataset_prompts), "live " + name);
-    rl::RlLoop sim_loop(*sim_backend, *sim_policy, replay, {twin.get_int("rollout_batch_size"), cap, false});
-    for (std::int64_t s = 0; s < steps; ++s) pv.sim.push_back(sim_loop.run_step());
+    const auto sim_loop = rl::make_loop(twin, *sim_backend, *sim_policy, replay, 1);  // the live run's one device
+    for (std::int64_t s = 0; s < steps; ++s) pv.sim.push_back(sim_loop->run_step());
     const auto warm = static_cast<std::size_t>(std::min<std::int64_t>(warmup_steps, static_cast<std::int64_t>(pv.live.size())));
     for (std::size_t s = 0; s < warm; ++s) {
       if (pv.sim[s].step_time_s > 0) pv.warmup_live_over_sim.push_back(pv.live[s].step_time_s / pv.sim[s].step_time_s);
