@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <type_traits>
+
+#include "rl/step_fields.hpp"
 
 namespace april::rl {
 namespace {
@@ -35,31 +38,15 @@ RunSummary summarize(const std::vector<StepMetrics>& steps) {
   s.steps = static_cast<std::int64_t>(steps.size());
   StepMetrics& t = s.totals;
   for (const auto& m : steps) {
-    t.rollout_time_s += m.rollout_time_s;
-    t.train_time_s += m.train_time_s;
-    t.sync_time_s += m.sync_time_s;
-    t.abort_time_s += m.abort_time_s;
-    t.step_time_s += m.step_time_s;
-    t.gpus = m.gpus;
-    t.tokens_generated += m.tokens_generated;
-    t.batch_response_tok += m.batch_response_tok;
-    t.tokens_trained += m.tokens_trained;
-    t.tokens_offpolicy += m.tokens_offpolicy;
-    t.tokens_wasted += m.tokens_wasted;
-    t.tokens_masked += m.tokens_masked;
-    t.tokens_carried += m.tokens_carried;
+    for_each_step_field([&](const char*, auto member, OverSteps over) {
+      using Value = std::remove_reference_t<decltype(t.*member)>;
+      if constexpr (std::is_arithmetic_v<Value>) {
+        if (over == OverSteps::Sum) t.*member += m.*member;
+        if (over == OverSteps::Max) t.*member = std::max(t.*member, m.*member);
+        if (over == OverSteps::Last) t.*member = m.*member;
+      }
+    });
     s.april_offpolicy_ratio += derive(m).april_offpolicy_ratio;
-    t.staleness_token_sum += m.staleness_token_sum;
-    t.staleness_max = std::max(t.staleness_max, m.staleness_max);
-    t.busy_engine_s += m.busy_engine_s;
-    t.running_slot_s += m.running_slot_s;
-    t.engines = m.engines;
-    t.max_running = m.max_running;
-    t.groups_submitted += m.groups_submitted;
-    t.groups_aborted += m.groups_aborted;
-    t.groups_rejected += m.groups_rejected;
-    t.samples_truncated += m.samples_truncated;
-    t.preemptions += m.preemptions;
     s.buffer_peak_groups = std::max(s.buffer_peak_groups, m.buffer_groups);
     s.buffer_peak_tokens = std::max(s.buffer_peak_tokens, m.buffer_tokens);
   }
@@ -80,8 +67,6 @@ RunSummary summarize(const std::vector<StepMetrics>& steps) {
     t.reward_mean = rsum / static_cast<double>(rn);
     t.accuracy = asum / static_cast<double>(rn);
   }
-  t.buffer_groups = steps.empty() ? 0 : steps.back().buffer_groups;
-  t.buffer_tokens = s.tokens_buffered_at_end;
   return s;
 }
 

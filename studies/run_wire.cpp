@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rl/step_fields.hpp"
+
 namespace april::studies {
 namespace {
 
@@ -18,10 +20,10 @@ using nlohmann::json;
 // The wire form lists StepMetrics' fields one by one; a field added to the
 // struct and not to the list would vanish between ranks. The size pins the struct
 // (x86-64: 32 eight-byte fields, 2 optional doubles and the optional train
-// phases); when it changes, add the new field to for_each_step_field and to
+// phases); when it changes, add the new field to rl/step_fields.hpp and to
 // the round-trip test, then update the size.
 static_assert(sizeof(rl::StepMetrics) == 32 * 8 + 2 * sizeof(std::optional<double>) + sizeof(std::optional<rl::TrainPhases>),
-              "StepMetrics changed: add the new field to step_to_json/step_from_json and update this size");
+              "StepMetrics changed: add the new field to rl/step_fields.hpp and update this size");
 
 // JSON has no NaN or infinity; they travel as strings.
 json number(double v) {
@@ -66,46 +68,6 @@ json parse(const std::string& text) {
   }
 }
 
-// One table drives both directions of the steps block, so they cannot disagree.
-template <typename F>
-constexpr void for_each_step_field(F&& f) {
-  f("step", &rl::StepMetrics::step);
-  f("start_time_s", &rl::StepMetrics::start_time_s);
-  f("rollout_time_s", &rl::StepMetrics::rollout_time_s);
-  f("train_time_s", &rl::StepMetrics::train_time_s);
-  f("sync_time_s", &rl::StepMetrics::sync_time_s);
-  f("step_time_s", &rl::StepMetrics::step_time_s);
-  f("batch_ready_s", &rl::StepMetrics::batch_ready_s);
-  f("train_start_s", &rl::StepMetrics::train_start_s);
-  f("train_end_s", &rl::StepMetrics::train_end_s);
-  f("sync_end_s", &rl::StepMetrics::sync_end_s);
-  f("abort_time_s", &rl::StepMetrics::abort_time_s);
-  f("gpus", &rl::StepMetrics::gpus);
-  f("tokens_generated", &rl::StepMetrics::tokens_generated);
-  f("batch_response_tok", &rl::StepMetrics::batch_response_tok);
-  f("tokens_trained", &rl::StepMetrics::tokens_trained);
-  f("tokens_offpolicy", &rl::StepMetrics::tokens_offpolicy);
-  f("tokens_wasted", &rl::StepMetrics::tokens_wasted);
-  f("tokens_masked", &rl::StepMetrics::tokens_masked);
-  f("tokens_carried", &rl::StepMetrics::tokens_carried);
-  f("staleness_token_sum", &rl::StepMetrics::staleness_token_sum);
-  f("staleness_max", &rl::StepMetrics::staleness_max);
-  f("busy_engine_s", &rl::StepMetrics::busy_engine_s);
-  f("running_slot_s", &rl::StepMetrics::running_slot_s);
-  f("engines", &rl::StepMetrics::engines);
-  f("max_running", &rl::StepMetrics::max_running);
-  f("buffer_groups", &rl::StepMetrics::buffer_groups);
-  f("buffer_tokens", &rl::StepMetrics::buffer_tokens);
-  f("groups_submitted", &rl::StepMetrics::groups_submitted);
-  f("groups_aborted", &rl::StepMetrics::groups_aborted);
-  f("groups_rejected", &rl::StepMetrics::groups_rejected);
-  f("samples_truncated", &rl::StepMetrics::samples_truncated);
-  f("preemptions", &rl::StepMetrics::preemptions);
-  f("reward_mean", &rl::StepMetrics::reward_mean);
-  f("accuracy", &rl::StepMetrics::accuracy);
-  f("train_phases", &rl::StepMetrics::train_phases);
-}
-
 // The train phases' doubles in a fixed order, for the byte form.
 constexpr double rl::TrainPhases::*kPhaseFields[] = {
     &rl::TrainPhases::old_logprob_s, &rl::TrainPhases::ref_logprob_s, &rl::TrainPhases::update_s, &rl::TrainPhases::grad_reduce_s,
@@ -137,7 +99,7 @@ namespace {
 // the same architecture, which the header's field list and byte count check.
 constexpr std::size_t kStepBytes = [] {
   std::size_t n = 0;
-  for_each_step_field([&](const char*, auto member) {
+  rl::for_each_step_field([&](const char*, auto member, rl::OverSteps) {
     using T = std::decay_t<decltype(std::declval<rl::StepMetrics>().*member)>;
     if constexpr (std::is_same_v<T, std::optional<rl::TrainPhases>>) n += 8 + sizeof(rl::TrainPhases);
     else n += std::is_same_v<T, std::optional<double>> ? 16 : 8;
@@ -164,7 +126,7 @@ T take(const char*& p) {
 
 json step_field_names() {
   json names = json::array();
-  for_each_step_field([&](const char* name, auto) { names.push_back(name); });
+  rl::for_each_step_field([&](const char* name, auto, rl::OverSteps) { names.push_back(name); });
   return names;
 }
 
@@ -191,7 +153,7 @@ std::string record_to_wire(std::int64_t index, const RunRecord& r) {
   out.push_back('\0');
   out.reserve(out.size() + r.steps.size() * kStepBytes);
   for (const auto& m : r.steps) {
-    for_each_step_field([&](const char*, auto member) {
+    rl::for_each_step_field([&](const char*, auto member, rl::OverSteps) {
       using T = std::decay_t<decltype(m.*member)>;
       if constexpr (std::is_same_v<T, std::optional<rl::TrainPhases>>) {
         put<std::int64_t>(out, (m.*member).has_value() ? 1 : 0);
@@ -239,7 +201,7 @@ WireRecord record_from_wire(const std::string& text) {
   const char* p = text.data() + nul + 1;
   r.steps.resize(static_cast<std::size_t>(steps));
   for (auto& m : r.steps) {
-    for_each_step_field([&](const char*, auto member) {
+    rl::for_each_step_field([&](const char*, auto member, rl::OverSteps) {
       using T = std::decay_t<decltype(m.*member)>;
       if constexpr (std::is_same_v<T, std::optional<rl::TrainPhases>>) {
         const auto present = take<std::int64_t>(p);
