@@ -9,7 +9,7 @@
 #include "studies/calibration.hpp"
 #include "adapters/live/live_config.hpp"
 #include "adapters/live/profiler.hpp"
-#include "adapters/live/validation.hpp"
+#include "studies/live_validation.hpp"
 #include "studies/results_db.hpp"
 #include "scenario/model_version.hpp"
 #include "scenario/scenario.hpp"
@@ -139,7 +139,7 @@ int validate_command(const std::vector<std::string>& args) {
   // probe starts after another arm's turn, as their overlapped steps do.
   auto profile = profile_options(c, device, live::ProfileOptions{}.repeats);
   profile.contention_after_other_arm = true;
-  const auto report = live::validate(
+  const auto report = studies::validate(
       c, registry, policies, given, profile, device,
       [](const std::string& line) {
         fmt::print("  {}\n", line);
@@ -254,7 +254,7 @@ int validate_command(const std::vector<std::string>& args) {
     const auto now = studies::utc_now_iso8601();
     const auto sweep = db->sweep_id("validate", scenario, fmt::format("policies={};steps={};at={}", fmt::join(policies, ","),
                                                                     c.get_int("steps"), now));
-    const base::Config twin = live::simulator_twin(c, cal);
+    const base::Config twin = studies::simulator_twin(c, cal);
     for (const auto& p : report.policies) {
       for (const std::string side : {"live", "sim"}) {
         studies::RunRecord r;

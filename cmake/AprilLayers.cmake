@@ -71,6 +71,10 @@ function(april_check_layers)
   april_forbid_link(april_sim_backend april_traces april_scenario april_studies ${torch_and_db})
   april_forbid_link(april_scenario april_studies ${torch_and_db})
   april_forbid_link(april_studies april_live torch torch_library)
+  # The live backend is a backend: no scenario, studies or database above it.
+  if(TARGET april_live)
+    april_forbid_link(april_live april_sim april_traces april_sim_backend april_scenario april_studies SQLite::SQLite3)
+  endif()
   # The main program never loads libtorch (`april live` runs april-live).
   april_forbid_link(april april_live torch torch_library)
 endfunction()

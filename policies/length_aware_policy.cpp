@@ -12,7 +12,7 @@
 namespace april::policies {
 
 LengthAwarePolicy::LengthAwarePolicy(std::unique_ptr<Policy> base, LengthAwareParams p)
-    : base_(std::move(base)), p_(p), predictor_(p.history_per_prompt) {}
+    : PolicyDecorator(std::move(base)), p_(p), predictor_(p.history_per_prompt) {}
 
 void LengthAwarePolicy::learn(const RolloutView& view, GroupId group) {
   if (!learned_.insert(group).second) return;
@@ -22,12 +22,12 @@ void LengthAwarePolicy::learn(const RolloutView& view, GroupId group) {
 
 Decisions LengthAwarePolicy::on_group_accepted(const RolloutView& view, GroupId group) {
   learn(view, group);
-  return base_->on_group_accepted(view, group);
+  return PolicyDecorator::on_group_accepted(view, group);
 }
 
 Decisions LengthAwarePolicy::on_group_rejected(const RolloutView& view, GroupId group) {
   learn(view, group);
-  return base_->on_group_rejected(view, group);
+  return PolicyDecorator::on_group_rejected(view, group);
 }
 
 SubmissionPlan LengthAwarePolicy::plan_submissions(const RolloutView& view, const std::vector<Submission>& subs) {

@@ -24,6 +24,7 @@
 
 #include "policies/length_predictor.hpp"
 #include "policies/policy.hpp"
+#include "policies/policy_decorator.hpp"
 #include "policies/registry.hpp"
 
 namespace april::policies {
@@ -36,23 +37,13 @@ struct LengthAwareParams {
   std::size_t history_per_prompt = 16;
 };
 
-class LengthAwarePolicy final : public Policy {
+class LengthAwarePolicy final : public PolicyDecorator {
  public:
   LengthAwarePolicy(std::unique_ptr<Policy> base, LengthAwareParams p);
 
-  Decisions on_step_start(const RolloutView& view) override { return base_->on_step_start(view); }
   Decisions on_group_accepted(const RolloutView& view, GroupId group) override;
   Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
   SubmissionPlan plan_submissions(const RolloutView& view, const std::vector<Submission>& submissions) override;
-
-  [[nodiscard]] std::int64_t mask_tokens_staler_than() const override { return base_->mask_tokens_staler_than(); }
-  [[nodiscard]] bool overlaps() const override { return base_->overlaps(); }
-  Decisions on_train_end(const RolloutView& view) override { return base_->on_train_end(view); }
-  Decisions on_sync_end(const RolloutView& view) override { return base_->on_sync_end(view); }
-  [[nodiscard]] bool recompute_on_update() const override { return base_->recompute_on_update(); }
-  [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t batch_size) const override {
-    return base_->resident_groups_bound(batch_size);
-  }
 
   [[nodiscard]] const LengthPredictor& predictor() const { return predictor_; }
 
@@ -61,7 +52,6 @@ class LengthAwarePolicy final : public Policy {
   // returned unbatched completes again when resubmitted).
   void learn(const RolloutView& view, GroupId group);
 
-  std::unique_ptr<Policy> base_;
   LengthAwareParams p_;
   LengthPredictor predictor_;
   std::unordered_set<GroupId> learned_;

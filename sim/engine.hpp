@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/version_tokens.hpp"
+#include "sim/event_tags.hpp"
 #include "sim/iteration_model.hpp"
 #include "sim/simulator.hpp"
 
@@ -174,8 +175,5 @@ class Engine {
   EngineCounters counters_;
   std::vector<Request> finished_scratch_;
 };
-
-// Event tags folded into the run fingerprint.
-enum EventTag : std::uint32_t { kTagEngineKick = 1, kTagEngineSegmentEnd = 2 };
 
 }  // namespace april::sim

@@ -101,7 +101,7 @@ bool KvEngine::take_token(Slot& s, const torch::Tensor& logits_row) {
   return tok == opt_.eos || static_cast<std::int32_t>(s.out.tokens.size()) >= s.req.max_new;
 }
 
-void KvEngine::admit(studies::IterationPoint& point) {
+void KvEngine::admit(rl::IterationPoint& point) {
   std::vector<std::size_t> admitted;
   for (std::size_t i = 0; i < slots_.size() && !queue_.empty(); ++i) {
     Slot& s = slots_[i];
@@ -153,7 +153,7 @@ void KvEngine::admit(studies::IterationPoint& point) {
 std::vector<GenResult> KvEngine::step() {
   torch::NoGradGuard no_grad;
   const auto t0 = std::chrono::steady_clock::now();
-  studies::IterationPoint point;
+  rl::IterationPoint point;
   admit(point);
   std::vector<GenResult> done;
   const auto n = static_cast<std::int64_t>(slots_.size());

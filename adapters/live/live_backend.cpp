@@ -40,9 +40,9 @@ struct InFlight {
 };
 
 // A batch's shape as the simulator's train model reads it.
-studies::TrainPoint train_shape(const std::vector<rl::TrainSample>& batch) {
+rl::TrainPoint train_shape(const std::vector<rl::TrainSample>& batch) {
   const auto b = rl::train_batch_tokens(batch);
-  studies::TrainPoint p;
+  rl::TrainPoint p;
   p.samples = static_cast<double>(b.samples);
   p.tokens = static_cast<double>(b.tokens);
   p.longest_tok = static_cast<double>(b.longest_tok);
@@ -433,7 +433,7 @@ void LiveBackend::sync_weights(std::int64_t new_version) {
   impl_->engine_version = new_version;
 }
 
-std::vector<studies::IterationPoint> LiveBackend::take_iteration_log() { return impl_->engine->take_iteration_log(); }
+std::vector<rl::IterationPoint> LiveBackend::take_iteration_log() { return impl_->engine->take_iteration_log(); }
 
 std::vector<LiveTrainStep> LiveBackend::take_train_log() { return std::exchange(impl_->train_log, {}); }
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "rl/backend.hpp"
-#include "studies/calibration.hpp"
+#include "rl/backend_profile.hpp"
 #include "adapters/live/countdown_task.hpp"
 #include "adapters/live/live_options.hpp"
 
@@ -29,7 +29,7 @@ struct LiveStats {
 // its first line to its last, on whichever thread ran it), and how long the
 // engine iterated meanwhile (0 for a step the loop ran alone).
 struct LiveTrainStep {
-  studies::TrainPoint point;
+  rl::TrainPoint point;
   double beside_engine_s = 0;
   std::int64_t minor_faults = 0;  // page faults of the trainer's thread during the step (thread_minor_faults)
 };
@@ -84,7 +84,7 @@ class LiveBackend final : public rl::Backend, public rl::OverlappingBackend {
   double evaluate(std::int64_t prompts);
   [[nodiscard]] LiveStats stats() const;
   // The engine iterations since the last call, when LiveOptions::record_iterations.
-  std::vector<studies::IterationPoint> take_iteration_log();
+  std::vector<rl::IterationPoint> take_iteration_log();
   // The train steps computed since the last call, when LiveOptions::record_iterations.
   std::vector<LiveTrainStep> take_train_log();
   // The tokens of a sample held by the backend (for tests and traces).

@@ -53,7 +53,7 @@ struct LiveProfiler::Impl {
   std::vector<std::vector<std::int32_t>> live_batches;
   std::size_t live_batch_uses = 0;
   std::int64_t running_decoders = 0, decoder_left = 0;
-  studies::Profile measured;
+  rl::Profile measured;
   // Another policy's arm (contention_after_other_arm): its engine, its
   // trainer and the trainer's thread (last: joined before the trainer goes).
   struct OtherArm {
@@ -201,7 +201,7 @@ struct LiveProfiler::Impl {
     for (auto& it : engine.take_iteration_log()) measured.iterations.push_back(it);
   }
 
-  std::vector<TrainSampleData> train_batch(const Probe& p, studies::TrainPoint& point) {
+  std::vector<TrainSampleData> train_batch(const Probe& p, rl::TrainPoint& point) {
     std::vector<TrainSampleData> batch;
     // A live batch: the next of the live runs' own, else fresh draws of the task's answer lengths.
     const std::vector<std::int32_t>* live =
@@ -260,7 +260,7 @@ struct LiveProfiler::Impl {
   }
 
   void run_train(const Probe& p) {
-    studies::TrainPoint point;
+    rl::TrainPoint point;
     const auto batch = train_batch(p, point);
     // One untimed step of the same batch first. Timed cold, after the probes
     // before it, 3 of the 9 train probes of every pass took 1.4-1.6x the
@@ -307,7 +307,7 @@ struct LiveProfiler::Impl {
     engine.abort_all();
     running_decoders = 0;
     (void)engine.take_iteration_log();
-    studies::TrainPoint point;
+    rl::TrainPoint point;
     const auto batch = train_batch(p, point);
     // The step on the trainer's thread: when its first and last lines ran.
     const auto step_on_worker = [&] {
@@ -337,7 +337,7 @@ struct LiveProfiler::Impl {
     rollout_wave(p.decoders);
     const auto [alone_start, alone_end] = alone_step();
     measured.train_end_latency_s.push_back(seconds(Clock::now() - alone_end));
-    studies::TrainPoint alone = point;
+    rl::TrainPoint alone = point;
     alone.time_s = seconds(alone_end - alone_start);
     measured.train_alone_paired.push_back(alone);
     // The engine alone for a wave, the trainer's thread idle: a live run's
@@ -432,13 +432,13 @@ void LiveProfiler::run(std::int64_t count) {
   m.slices.push_back({static_cast<std::int64_t>(m.iterations.size()), static_cast<std::int64_t>(m.train.size())});
 }
 
-studies::Profile LiveProfiler::profile() {
+rl::Profile LiveProfiler::profile() {
   impl_->engine.abort_all();
   impl_->running_decoders = 0;
   return impl_->measured;
 }
 
-studies::Profile profile_live(const ProfileOptions& o) {
+rl::Profile profile_live(const ProfileOptions& o) {
   LiveProfiler profiler(o);
   profiler.run(profiler.probes_per_pass() * std::max<std::int64_t>(1, o.repeats));
   return profiler.profile();

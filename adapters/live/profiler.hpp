@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "studies/calibration.hpp"
+#include "rl/backend_profile.hpp"
 #include "adapters/live/countdown_task.hpp"
 #include "adapters/live/live_options.hpp"
 
@@ -64,7 +64,7 @@ class LiveProfiler {
   // The next `probes` probes: one slice of the profile (Profile::slices).
   void run(std::int64_t probes);
   // Everything measured so far.
-  [[nodiscard]] studies::Profile profile();
+  [[nodiscard]] rl::Profile profile();
 
  private:
   struct Impl;
@@ -72,6 +72,6 @@ class LiveProfiler {
 };
 
 // `repeats` whole passes.
-studies::Profile profile_live(const ProfileOptions& options);
+rl::Profile profile_live(const ProfileOptions& options);
 
 }  // namespace april::live

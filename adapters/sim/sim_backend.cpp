@@ -57,7 +57,7 @@ double SimBackend::train_speed_now() const {
 }
 
 void SimBackend::schedule_train_end() {
-  train_end_event_ = sim_.schedule_at(train_progress_at_ + sim::TimeNs::from_s(train_work_left_s_ / train_speed_), kTagTrainEnd, [this] {
+  train_end_event_ = sim_.schedule_at(train_progress_at_ + sim::TimeNs::from_s(train_work_left_s_ / train_speed_), sim::kTagTrainEnd, [this] {
     train_running_ = false;
     train_ended_ = true;
     for (auto& e : engines_) e->set_time_factor(1.0);
@@ -182,7 +182,7 @@ void SimBackend::start_sync(std::int64_t new_version, bool recompute) {
   // is at its boundary and waits for the new weights (DESIGN.md 3b: an idle
   // engine starts its next iteration only after the instant's decisions).
   for (auto& e : engines_) e->pause(true);
-  sim_.schedule_in(sim::TimeNs::from_s(config_.sync_time_s), kTagSyncEnd, [this, new_version, recompute] {
+  sim_.schedule_in(sim::TimeNs::from_s(config_.sync_time_s), sim::kTagSyncEnd, [this, new_version, recompute] {
     for (auto& e : engines_) e->resume(new_version, recompute);
     sync_running_ = false;
     sync_ended_ = true;

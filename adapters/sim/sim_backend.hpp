@@ -59,9 +59,6 @@ struct SimBackendConfig {
   bool can_overlap = false;
 };
 
-// Event tags of the trainer and the weight sync, folded into the fingerprint.
-enum SimBackendTag : std::uint32_t { kTagTrainEnd = 3, kTagSyncEnd = 4 };
-
 class SimBackend final : public Backend, public rl::OverlappingBackend, private sim::EngineListener {
  public:
   SimBackend(SimBackendConfig config, std::shared_ptr<const sim::IterationModel> model);

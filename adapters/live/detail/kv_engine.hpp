@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "studies/calibration.hpp"
+#include "rl/backend_profile.hpp"
 #include "adapters/live/detail/decode_graph.hpp"
 #include "adapters/live/detail/transformer.hpp"
 #include "adapters/live/live_options.hpp"
@@ -87,7 +87,7 @@ class KvEngine {
   [[nodiscard]] std::vector<std::pair<std::uint64_t, std::int32_t>> in_flight_progress() const;
   [[nodiscard]] const EngineStats& stats() const { return stats_; }
   // The recorded iterations since the last call (empty unless record_iterations).
-  std::vector<studies::IterationPoint> take_iteration_log() { return std::exchange(log_, {}); }
+  std::vector<rl::IterationPoint> take_iteration_log() { return std::exchange(log_, {}); }
   [[nodiscard]] Transformer& model() { return model_; }
   // Tags the iterations recorded from now on (IterationPoint::beside_train).
   void set_beside_train(bool beside) { beside_train_ = beside; }
@@ -107,7 +107,7 @@ class KvEngine {
     GenResult out;
   };
   // Admits from the queue; describes the prefill in `point`.
-  void admit(studies::IterationPoint& point);
+  void admit(rl::IterationPoint& point);
   bool take_token(Slot& s, const torch::Tensor& logits_row);
 
   Transformer model_;
@@ -118,7 +118,7 @@ class KvEngine {
   std::deque<GenRequest> queue_;
   std::int64_t admissions_ = 0;
   EngineStats stats_;
-  std::vector<studies::IterationPoint> log_;
+  std::vector<rl::IterationPoint> log_;
   bool beside_train_ = false;
 };
 

@@ -1,4 +1,4 @@
-#include "adapters/live/validation.hpp"
+#include "studies/live_validation.hpp"
 
 #include "base/stats.hpp"
 
@@ -16,7 +16,14 @@
 #include "scenario/simulation.hpp"
 #include "traces/trace_workload.hpp"
 
-namespace april::live {
+namespace april::studies {
+
+using live::CountdownTask;
+using live::CountdownWorkload;
+using live::LiveBackend;
+using live::LiveProfiler;
+using live::ProfileOptions;
+
 
 std::vector<base::GroupSpec> live_trace(const std::map<std::int64_t, std::vector<std::int32_t>>& lengths, std::int64_t groups,
                                        std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use, std::int64_t dataset_prompts) {
@@ -39,7 +46,7 @@ std::vector<base::GroupSpec> live_trace(const std::map<std::int64_t, std::vector
   return out;
 }
 
-base::Config simulator_twin(const base::Config& scenario, const studies::Calibration& calibration, bool overlapped) {
+base::Config simulator_twin(const base::Config& scenario, const Calibration& calibration, bool overlapped) {
   base::Config c = scenario;
   const std::string where = "validate";
   c.set_from_text("cluster.tensor_parallel", "1", where);
@@ -73,7 +80,7 @@ base::Config simulator_twin(const base::Config& scenario, const studies::Calibra
 
 namespace {
 
-void train_step_ratios(PolicyValidation& pv, const studies::Calibration& c, std::size_t warm) {
+void train_step_ratios(PolicyValidation& pv, const Calibration& c, std::size_t warm) {
   std::vector<double> ratio, implied;
   double compute_s = 0, beside_s = 0;
   for (std::size_t s = warm; s < pv.live_train_steps.size(); ++s) {
@@ -101,7 +108,7 @@ void train_step_ratios(PolicyValidation& pv, const studies::Calibration& c, std:
 }  // namespace
 
 ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
-                          const std::optional<studies::Calibration>& calibration, const ProfileOptions& profile,
+                          const std::optional<Calibration>& calibration, const ProfileOptions& profile,
                           const std::string& device, const std::function<void(const std::string&)>& progress,
                           std::int64_t warmup_steps) {
   ValidationReport report;
@@ -110,11 +117,11 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     throw std::invalid_argument(fmt::format("{} warm-up steps leave none of the {} steps to compare: use fewer than the steps", warmup_steps, steps));
   }
   const auto n = scenario.get_int("n_samples_per_prompt");
-  const std::int64_t dataset_prompts = task_params(scenario).dataset_prompts;
+  const std::int64_t dataset_prompts = live::task_params(scenario).dataset_prompts;
   const auto cap = static_cast<std::int32_t>(scenario.get_int("max_response_len"));
   for (const auto& name : policies) {
     const bool overlapped = scenario::policy_overlaps(scenario, registry, name);
-    scenario::validate_scenario(simulator_twin(scenario, calibration.value_or(studies::Calibration{}), overlapped));
+    scenario::validate_scenario(simulator_twin(scenario, calibration.value_or(Calibration{}), overlapped));
   }
   std::unique_ptr<LiveProfiler> profiler;
   std::int64_t probes_per_round = 0;
@@ -144,8 +151,8 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
   for (std::size_t i = 0; i < policies.size(); ++i) {
     LiveArm& arm = arms[i];
     arm.policy = registry.get(policies[i]).make(scenario);
-    arm.task = std::make_unique<CountdownTask>(task_params(scenario), static_cast<std::uint64_t>(scenario.get_int("seed")));
-    auto lo = live_options(scenario, device, arm.policy->mask_tokens_staler_than());
+    arm.task = std::make_unique<CountdownTask>(live::task_params(scenario), static_cast<std::uint64_t>(scenario.get_int("seed")));
+    auto lo = live::live_options(scenario, device, arm.policy->mask_tokens_staler_than());
     lo.record_iterations = true;
     arm.backend = std::make_unique<LiveBackend>(lo, *arm.task);
     if (progress) progress(fmt::format("{}: warm start", policies[i]));
@@ -169,15 +176,11 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     report.policies.push_back(std::move(pv));
   }
   // The heap grown before the first live step (one allocator for the whole
-  // process): otherwise the policy that meets a new largest batch first pays
-  // for growing it, and with sync first in every round and its batches the
-  // longest, that was sync (1.1-1.9x its model, 2026-11-23), which the twin
-  // does not model and the gains over sync then counted against it. Twice
-  // the largest train step: one step's worth was not enough. With the other
-  // runs' tensors placed between, the heap's free memory (1.17 GB of 2.25
-  // GB after one step's worth) was in pieces, and sync's first step at a
-  // padded length of 51 still grew it by 130 MB (31,755 faults, 1.5x its
-  // model) in every wide-tail run. configure_runtime keeps the pages.
+  // process): otherwise the policy that first meets a new largest batch pays
+  // for growing it, a cost the twin does not model, and the gains over that
+  // policy count it against it. Twice the largest train step, because the
+  // other runs' tensors placed between leave one step's worth in pieces
+  // (docs/calibration.md has the measurements). configure_runtime keeps the pages.
   if (!arms.empty()) {
     if (progress) progress("growing the heap to twice the largest train step");
     arms.front().backend->grow_heap_for_train(2 * scenario.get_int("rollout_batch_size") * n);
@@ -393,4 +396,4 @@ nlohmann::json ValidationReport::to_json() const {
   return j;
 }
 
-}  // namespace april::live
+}  // namespace april::studies

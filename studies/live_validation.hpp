@@ -17,7 +17,7 @@
 #include "base/config.hpp"
 #include "base/workload_source.hpp"
 
-namespace april::live {
+namespace april::studies {
 
 struct PolicyValidation {
   std::string policy;
@@ -53,7 +53,7 @@ struct PolicyValidation {
   std::optional<double> iteration_sum_ratio_beside_train, iteration_sum_ratio_alone;
   // Per step: the live train steps that computed during it, timed on the
   // thread that ran them.
-  std::vector<std::vector<LiveTrainStep>> live_train_steps;
+  std::vector<std::vector<live::LiveTrainStep>> live_train_steps;
   // After the warm-up, median: live train step compute time over the
   // calibration's prediction for it, the profiled slowdown applied to the
   // part the engine ran beside it (the twin's model); and, for steps the
@@ -79,7 +79,7 @@ inline constexpr double kInstantS = 0.01;
 
 struct ValidationReport {
   std::vector<PolicyValidation> policies;
-  studies::Calibration calibration;  // the one the simulator used
+  Calibration calibration;  // the one the simulator used
   bool profiled_interleaved = false;  // fitted to a profile taken in slices between the live steps
   std::optional<studies::Profile> profile;  // that profile (interleaved runs only), to keep beside the report
   // Interleaved runs only, per step: how much slower than on average the
@@ -95,7 +95,7 @@ struct ValidationReport {
 // The simulator scenario that mirrors the live engine: one engine of
 // live.slots, the calibrated linear iteration, train and sync models.
 // With `overlapped`, a disaggregated cluster: the engine on one GPU, the trainer on another.
-base::Config simulator_twin(const base::Config& scenario, const studies::Calibration& calibration, bool overlapped = false);
+base::Config simulator_twin(const base::Config& scenario, const Calibration& calibration, bool overlapped = false);
 
 // With a calibration, the simulator uses it. Without, the live engine is
 // profiled in slices between the live steps (`profile.repeats` passes in
@@ -103,7 +103,7 @@ base::Config simulator_twin(const base::Config& scenario, const studies::Calibra
 // The first `warmup_steps` steps run on both sides but are left out of the
 // errors and gains (their live/twin ratio is reported apart).
 ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
-                          const std::optional<studies::Calibration>& calibration, const ProfileOptions& profile,
+                          const std::optional<Calibration>& calibration, const live::ProfileOptions& profile,
                           const std::string& device, const std::function<void(const std::string&)>& progress = {},
                           std::int64_t warmup_steps = 0);
 
@@ -123,4 +123,4 @@ std::vector<base::GroupSpec> live_trace(const std::map<std::int64_t, std::vector
                                        std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use,
                                        std::int64_t dataset_prompts = 0);
 
-}  // namespace april::live
+}  // namespace april::studies

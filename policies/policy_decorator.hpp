@@ -1,0 +1,37 @@
+#pragma once
+// A policy on top of another: every decision and property is the base's
+// unless the decorator overrides it. A decorator writes only what it adds
+// (LengthAwarePolicy: admission order, routing and what it learns from
+// complete groups), and a virtual added to Policy is forwarded here once.
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "policies/policy.hpp"
+
+namespace april::policies {
+
+class PolicyDecorator : public Policy {
+ public:
+  explicit PolicyDecorator(std::unique_ptr<Policy> base) : base_(std::move(base)) {}
+
+  Decisions on_step_start(const RolloutView& view) override { return base_->on_step_start(view); }
+  Decisions on_group_accepted(const RolloutView& view, GroupId group) override { return base_->on_group_accepted(view, group); }
+  Decisions on_group_rejected(const RolloutView& view, GroupId group) override { return base_->on_group_rejected(view, group); }
+  SubmissionPlan plan_submissions(const RolloutView& view, const std::vector<Submission>& submissions) override {
+    return base_->plan_submissions(view, submissions);
+  }
+  [[nodiscard]] std::int64_t mask_tokens_staler_than() const override { return base_->mask_tokens_staler_than(); }
+  [[nodiscard]] bool overlaps() const override { return base_->overlaps(); }
+  Decisions on_train_end(const RolloutView& view) override { return base_->on_train_end(view); }
+  Decisions on_sync_end(const RolloutView& view) override { return base_->on_sync_end(view); }
+  [[nodiscard]] bool recompute_on_update() const override { return base_->recompute_on_update(); }
+  [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t batch_size) const override {
+    return base_->resident_groups_bound(batch_size);
+  }
+
+ private:
+  std::unique_ptr<Policy> base_;
+};
+
+}  // namespace april::policies

@@ -1,0 +1,218 @@
+// The transformer and the KV engine: decoding equals the full forward, abort and resume, batching.
+// The tiny model, on CPU or on the device APRIL_LIVE_DEVICE names.
+#include <gtest/gtest.h>
+#include <malloc.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "adapters/live/countdown_task.hpp"
+#include "adapters/live/cpu_runtime.hpp"
+#include "adapters/live/detail/decode_graph.hpp"
+#include "adapters/live/detail/device.hpp"
+#include "base/atomic_file.hpp"
+#include "base/hash.hpp"
+#include "adapters/live/detail/grpo.hpp"
+#include "adapters/live/detail/kv_engine.hpp"
+#include "adapters/live/live_backend.hpp"
+#include "adapters/live/profiler.hpp"
+#include "studies/live_validation.hpp"
+#include "studies/machine_drift.hpp"
+#include "rl/rl_loop.hpp"
+#include "scenario/simulation.hpp"
+#include "traces/trace_workload.hpp"
+#include "policies/april_policy.hpp"
+#include "test_support.hpp"
+
+#include "live_support.hpp"
+
+namespace april::live {
+namespace {
+
+using namespace april::live::testing;
+
+// float32 on every device (TF32 off, libtorch's default for matmul): 1e-4
+// covers the summation orders of a full forward against one-token decodes.
+TEST(Transformer, KvCacheDecodingEqualsTheFullForward) {
+  auto m = make_model(1);
+  const auto dev = test_device();
+  m->to(dev);
+  torch::NoGradGuard ng;
+  const std::vector<std::int64_t> seq = {1, 7, 2, 9, 4, 4, 11, 5, 3, 12};
+  const auto t = static_cast<std::int64_t>(seq.size());
+  const auto full = m->forward(torch::tensor(seq).unsqueeze(0).to(dev))[0];  // [T, V]
+  // Token by token through the fixed-shape decode path, in slot 2 of 4.
+  auto cache = m->make_cache(4, test_device());
+  for (std::int64_t p = 0; p < t; ++p) {
+    auto tok = torch::zeros({4}, torch::kLong), pos = torch::zeros({4}, torch::kLong);
+    tok[2] = seq[static_cast<std::size_t>(p)];
+    pos[2] = p;
+    const auto logits = m->decode(tok.to(dev), pos.to(dev), cache)[2];
+    ASSERT_TRUE(torch::allclose(logits, full[p], 1e-4, 1e-4)) << "position " << p;
+  }
+  // Batched prefill of the first 6 tokens, then decode the rest.
+  auto cache2 = m->make_cache(4, test_device());
+  const auto last = m->prefill(torch::tensor(std::vector<std::int64_t>(seq.begin(), seq.begin() + 6)).unsqueeze(0).to(dev),
+                               torch::tensor(std::vector<std::int64_t>{6}).to(dev), torch::tensor(std::vector<std::int64_t>{1}).to(dev),
+                               cache2)[0];
+  EXPECT_TRUE(torch::allclose(last, full[5], 1e-4, 1e-4));
+  for (std::int64_t p = 6; p < t; ++p) {
+    auto tok = torch::zeros({4}, torch::kLong), pos = torch::zeros({4}, torch::kLong);
+    tok[1] = seq[static_cast<std::size_t>(p)];
+    pos[1] = p;
+    ASSERT_TRUE(torch::allclose(m->decode(tok.to(dev), pos.to(dev), cache2)[1], full[p], 1e-4, 1e-4)) << "position " << p;
+  }
+}
+
+// The optional torch 2.x fast path (fused attention) against the manual one.
+TEST(Transformer, FusedAttentionMatchesTheManualOne) {
+  if (!TransformerImpl::fast_attention_available()) {
+    GTEST_SKIP() << "libtorch " << TORCH_VERSION << " has no scaled_dot_product_attention; the manual path is the only one";
+  }
+  auto m = make_model(2);
+  m->to(test_device());
+  torch::NoGradGuard ng;
+  const auto tokens = torch::tensor(std::vector<std::int64_t>{1, 5, 2, 8, 8, 3, 9}).unsqueeze(0).to(test_device());
+  const auto manual = m->forward(tokens);
+  // The grouped-query decode too, token by token into a cache.
+  const auto decode_all = [&] {
+    auto cache = m->make_cache(2, test_device());
+    std::vector<torch::Tensor> out;
+    for (std::int64_t p = 0; p < tokens.size(1); ++p) {
+      const auto tok = tokens[0][p].expand({2}).contiguous();
+      out.push_back(m->decode(tok, torch::full({2}, p, tok.options()), cache));
+    }
+    return torch::stack(out);
+  };
+  const auto manual_decode = decode_all();
+  m->set_fast_attention(true);
+  EXPECT_TRUE(torch::allclose(m->forward(tokens), manual, 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(decode_all(), manual_decode, 1e-5, 1e-5));
+}
+
+// On CUDA the engine replays its decode from a captured graph: the same
+// kernels as the eager decode, so the same logits iteration after iteration
+// (1e-5: the capture may pick other cuBLAS workspaces). Elsewhere the graph
+// path is the eager decode and captures nothing.
+TEST(Transformer, GraphDecodeEqualsTheEagerDecode) {
+  const auto dev = test_device();
+  auto m = make_model(4);
+  m->to(dev);
+  torch::NoGradGuard ng;
+  DecodeGraph graph(dev, true);
+  auto cache_graph = m->make_cache(4, dev), cache_eager = m->make_cache(4, dev);
+  for (std::int64_t p = 0; p < 12; ++p) {
+    const std::vector<std::int64_t> tok = {1 + p % 20, 2 + (3 * p) % 20, 5, 1 + (7 * p) % 23};
+    const std::vector<std::int64_t> pos = {p, p, std::min<std::int64_t>(p, 4), p / 2};
+    const auto got = graph.run(m, cache_graph, tok, pos).cpu();
+    const auto want = m->decode(torch::tensor(tok).to(dev), torch::tensor(pos).to(dev), cache_eager).cpu();
+    ASSERT_TRUE(torch::allclose(got, want, 1e-5, 1e-5)) << "iteration " << p;
+  }
+  EXPECT_EQ(graph.captured(), dev.is_cuda() && DecodeGraph::available());
+}
+
+TEST(Transformer, FusedAttentionIsRefusedWhereMissing) {
+  auto m = make_model(2);
+  if (TransformerImpl::fast_attention_available()) GTEST_SKIP() << "libtorch has the fused path";
+  EXPECT_THROW(m->set_fast_attention(true), std::invalid_argument);
+}
+
+// Abort after k tokens, resume with prompt + those tokens: the same tokens as
+// an uninterrupted run, greedy and sampled, with both prefill modes.
+TEST(KvEngine, AbortThenResumeGivesTheTokensOfAnUninterruptedRun) {
+  for (auto [temperature, exact, dtype] : {std::tuple{0.0, true, torch::kFloat32}, {0.0, false, torch::kFloat32}, {1.0, true, torch::kFloat32},
+                                           {1.0, false, torch::kFloat32}, {1.0, true, torch::kBFloat16}}) {
+    {
+      EngineOptions o;
+      // No EOS: every run is 30 tokens long, so both cuts fall mid-answer.
+      o.slots = 8, o.temperature = temperature, o.top_p = 0.9, o.exact_prefill = exact, o.eos = -1, o.device = test_device();
+      o.dtype = dtype;
+      const GenRequest req{42, {1, 9, 2}, 0, 30, 1234};
+      KvEngine whole(make_model(5), o);
+      const auto expected = run_alone(whole, req);
+      ASSERT_EQ(expected.size(), 30U);
+      for (int cut_steps : {2, 5, 17}) {
+        KvEngine e(make_model(5), o);
+        e.add(req);
+        for (int i = 0; i < cut_steps; ++i) ASSERT_TRUE(e.step().empty());
+        auto partial = e.abort_all();
+        ASSERT_EQ(partial.size(), 1U);
+        auto got = partial[0].tokens;
+        GenRequest resume = req;
+        resume.context.insert(resume.context.end(), got.begin(), got.end());
+        resume.generated_before = static_cast<std::int32_t>(got.size());
+        resume.max_new = req.max_new - resume.generated_before;
+        const auto rest = run_alone(e, resume);
+        got.insert(got.end(), rest.begin(), rest.end());
+        EXPECT_EQ(got, expected) << "temperature " << temperature << " exact " << exact << " " << c10::toString(dtype) << " cut " << cut_steps;
+      }
+    }
+  }
+}
+
+// live.prefill_pad_tok: a batched prefill padded to a multiple of 16 tokens
+// (fewer distinct shapes for the GPU) gives the same tokens: padded positions
+// sit after every real one, so the causal mask hides them, and decoding
+// overwrites their cache entries before they become visible.
+TEST(KvEngine, PaddedBatchedPrefillGivesTheSameTokens) {
+  for (double temperature : {0.0, 1.0}) {
+    std::vector<std::vector<std::int32_t>> by_pad;
+    for (std::int64_t pad : {1, 16}) {
+      EngineOptions o;
+      o.slots = 8, o.temperature = temperature, o.exact_prefill = false, o.eos = 3, o.device = test_device(), o.prefill_pad_tok = pad;
+      KvEngine e(make_model(6), o);
+      // Contexts of 3 to 9 tokens, as resumed samples bring.
+      for (std::uint64_t k = 0; k < 6; ++k) {
+        std::vector<std::int32_t> ctx = {1, static_cast<std::int32_t>(5 + k), 2};
+        for (std::uint64_t j = 0; j < k; ++j) ctx.push_back(static_cast<std::int32_t>(4 + (j * 7 + k) % 18));
+        e.add({k, ctx, static_cast<std::int32_t>(k), 20, 50 + k});
+      }
+      std::vector<std::int32_t> all;
+      std::size_t finished = 0;
+      while (finished < 6) {
+        for (auto& d : e.step()) {
+          all.push_back(static_cast<std::int32_t>(d.key));
+          all.insert(all.end(), d.tokens.begin(), d.tokens.end());
+          ++finished;
+        }
+      }
+      by_pad.push_back(all);
+    }
+    EXPECT_EQ(by_pad[0], by_pad[1]) << "temperature " << temperature;
+  }
+}
+
+TEST(KvEngine, ARequestsOutputIsTheSameAloneAndInAFullBatch) {
+  for (bool exact : {true, false}) {
+    EngineOptions o;
+    o.slots = 16, o.temperature = 1.0, o.exact_prefill = exact, o.eos = 3, o.device = test_device();
+    const GenRequest probe{7, {1, 12, 2}, 0, 40, 99};
+    KvEngine alone(make_model(3), o);
+    const auto expected = run_alone(alone, probe);
+    KvEngine busy(make_model(3), o);
+    for (std::uint64_t k = 0; k < 15; ++k) {
+      busy.add({100 + k, {1, static_cast<std::int32_t>(4 + k % 20), 2}, 0, 40, 1000 + k});
+    }
+    busy.add(probe);
+    std::vector<std::int32_t> got;
+    bool found = false;
+    while (!found) {
+      for (auto& d : busy.step()) {
+        if (d.key == probe.key) {
+          got = d.tokens;
+          found = true;
+        }
+      }
+    }
+    EXPECT_EQ(got, expected) << "exact prefill " << exact;
+  }
+}
+
+}  // namespace
+}  // namespace april::live
