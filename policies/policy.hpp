@@ -26,7 +26,7 @@ struct GroupInfo {
 };
 
 // One sample as a real system sees it: tokens so far, and whether it ended.
-// Never its length to come (tests/policy_view_test.cpp).
+// Never its length to come (tests/policies/policy_view_test.cpp).
 struct SampleState {
   std::int32_t generated_tok = 0;
   bool finished = false;

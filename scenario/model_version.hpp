@@ -2,7 +2,7 @@
 // The version of the simulation model: what a stored run's results depend on
 // besides its inputs. Bump it in the same commit as any change that alters
 // simulated results (event sequence, token counts, times), and re-pin the
-// digest in tests/model_version_test.cpp; that test fails when results change
+// digest in tests/scenario/model_version_test.cpp; that test fails when results change
 // and this number does not. Runs stored under another model version are
 // re-run, never reused (studies/run_batch, studies/results_db).
 #include <cstdint>
@@ -31,6 +31,11 @@ namespace april::scenario {
 //    new default): old-logprob forward, update over PPO mini-batches and
 //    epochs with attention FLOPs, Megatron or FSDP communication, optimizer,
 //    colocated offload; train.fixed_s defaults to 0 (was 2 s).
-inline constexpr std::int64_t kModelVersion = 7;
+// 8: FSDP as verl runs it: gradients reduce-scattered in fp32, a shard group
+//    (train.fsdp_shard_gpus, HSDP) whose replicas all-reduce their gradient
+//    shards, Ulysses sequence parallel (train.context_parallel), and the
+//    offloaded bf16 weights sharded like the Adam state. Megatron runs are
+//    as in 7.
+inline constexpr std::int64_t kModelVersion = 8;
 
 }  // namespace april::scenario

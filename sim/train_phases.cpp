@@ -18,6 +18,9 @@ void check_trainer_setup(const TrainerSetup& s, const ModelArch& model, const Ac
                                         "not divide the trainer's {} GPUs",
                                         s.tensor_parallel, s.pipeline_parallel, s.context_parallel, model_parallel, s.gpus));
   }
+  if (s.fsdp_shard_gpus > 0 && (s.fsdp_shard_gpus > s.gpus || s.gpus % s.fsdp_shard_gpus != 0)) {
+    throw base::ConfigError(fmt::format("train.fsdp_shard_gpus {} does not divide the trainer's {} GPUs", s.fsdp_shard_gpus, s.gpus));
+  }
   if (s.pipeline_parallel > model.layers) {
     throw base::ConfigError(fmt::format("train.pipeline_parallel {} is more stages than {}'s {} layers", s.pipeline_parallel,
                                         model.name, model.layers));
@@ -88,28 +91,39 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
     // all-gather, the same bytes) per optimizer step, not overlapped with the backward.
     if (s.data_parallel() > 1) t.grad_reduce_s = steps * ring * shard * 2.0 / collective_bytes_s(hw, static_cast<std::int64_t>(dp_span), s.link_efficiency);
   } else {
-    // FSDP (ZeRO-3): every pass all-gathers the parameters (forward; again in
-    // backward) and reduce-scatters the gradients; prefetching hides them
-    // behind compute, so only what exceeds the compute shows.
-    const double gather_s = (dp - 1.0) / dp * static_cast<double>(model.total_params()) * 2.0 /
-                            collective_bytes_s(hw, s.gpus, s.link_efficiency);
+    // FSDP: every pass all-gathers the parameters within their shard group
+    // (forward; again in backward) and reduce-scatters the gradients there,
+    // in fp32 (verl's FSDP mixed precision keeps reduce_dtype fp32:
+    // verl/workers/fsdp_workers.py), twice a gather's bytes. With replicas
+    // (HSDP, verl's fsdp_size below the GPU count) each GPU's fp32 gradient
+    // shard is then all-reduced across them. Prefetching hides the
+    // collectives behind compute, so only what exceeds it shows.
+    const double shard_gpus = static_cast<double>(s.fsdp_shard());
+    const double replicas = gpus / shard_gpus;
+    const double params = static_cast<double>(model.total_params());
+    const double gather_s = (shard_gpus - 1.0) / shard_gpus * params * 2.0 / collective_bytes_s(hw, s.fsdp_shard(), s.link_efficiency);
+    const double replica_s = replicas > 1.0 ? 2.0 * (replicas - 1.0) / replicas * params / shard_gpus * 4.0 /
+                                                  collective_bytes_s(hw, s.gpus, s.link_efficiency)
+                                            : 0.0;
     const double forward_passes = (s.old_logprob ? 1.0 : 0.0) + (s.ref_logprob ? 1.0 : 0.0);
     const double exposed_forward = forward_passes * std::max(0.0, gather_s - forward_s);
-    const double exposed_update = steps * std::max(0.0, 3.0 * gather_s - t.update_s / steps);
+    const double exposed_update = steps * std::max(0.0, 4.0 * gather_s + replica_s - t.update_s / steps);
     t.grad_reduce_s = exposed_forward + exposed_update;
   }
   // Adam with fp32 master weights: read and write the master copy, m and v
   // (24 B), read the bf16 gradient and write the bf16 weight (4 B) per
-  // parameter; the distributed optimizer (Megatron) and FSDP split that state
-  // over data-parallel ranks too.
-  const double optimizer_params = shard / dp;
+  // parameter; the distributed optimizer (Megatron) splits that state over
+  // data-parallel ranks, FSDP over its shard group.
+  const double optimizer_params =
+      s.framework == TrainFramework::Fsdp ? shard / static_cast<double>(s.fsdp_shard()) : shard / dp;
   t.optimizer_s = steps * 28.0 * optimizer_params / (hw.hbm_bytes_s * s.hbm_efficiency);
   if (s.offload) {
     // verl / slime colocated: after the rollout the engines release their
     // memory and the trainer loads its bf16 weights and fp32 Adam state (16 B
-    // per parameter of its shard); after the update it offloads them and the
-    // engines take back their weights.
-    const double state = optimizer_params * 12.0 + shard * 2.0;
+    // per parameter of its shard; FSDP shards the weights too); after the
+    // update it offloads them and the engines take back their weights.
+    const double weights = s.framework == TrainFramework::Fsdp ? optimizer_params : shard;
+    const double state = optimizer_params * 12.0 + weights * 2.0;
     const double host = hw.host_link_bytes_s * s.host_link_efficiency;
     t.offload_s = (2.0 * state + s.engine_weights_per_gpu_bytes) / host;
   }

@@ -41,6 +41,10 @@ struct TrainerSetup {
   TrainFramework framework = TrainFramework::Megatron;
   std::int64_t gpus = 8;
   std::int64_t tensor_parallel = 1, pipeline_parallel = 1, context_parallel = 1, expert_parallel = 1;
+  // FSDP: GPUs the state is sharded over (verl fsdp_size); the others hold
+  // replicas (HSDP). 0: all of the trainer's GPUs (ZeRO-3).
+  std::int64_t fsdp_shard_gpus = 0;
+  [[nodiscard]] std::int64_t fsdp_shard() const { return fsdp_shard_gpus > 0 ? fsdp_shard_gpus : gpus; }
   double mfu = 0.35;                    // achieved fraction of the BF16 peak in forward and backward
   std::int64_t ppo_mini_batches = 1;    // optimizer steps per epoch
   std::int64_t ppo_epochs = 1;

@@ -38,8 +38,14 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          base::in_range(1, 1024)});
   s.add({"train.pipeline_parallel", KnobType::Int, std::int64_t{1}, "GPUs", "phases, megatron: pipeline stages (1F1B bubble)",
          base::in_range(1, 1024)});
-  s.add({"train.context_parallel", KnobType::Int, std::int64_t{1}, "GPUs", "phases, megatron: context parallel size",
+  s.add({"train.context_parallel", KnobType::Int, std::int64_t{1}, "GPUs",
+         "phases: GPUs one sequence is split over: megatron's context parallel, or fsdp's Ulysses sequence parallel (verl "
+         "ulysses_sequence_parallel_size); data parallel = GPUs / (TP x PP x CP)",
          base::in_range(1, 1024)});
+  s.add({"train.fsdp_shard_gpus", KnobType::Int, std::int64_t{0}, "GPUs",
+         "phases, fsdp: GPUs the weights, gradients and Adam state are sharded over (verl fsdp_size); the trainer's other "
+         "GPUs hold replicas whose gradient shards are all-reduced each optimizer step (HSDP); 0 = all of them (ZeRO-3)",
+         base::in_range(0, 1 << 20)});
   s.add({"train.expert_parallel", KnobType::Int, std::int64_t{1}, "GPUs", "phases, MoE: GPUs the routed experts are spread over",
          base::in_range(1, 1 << 16)});
   s.add({"train.ppo_mini_batches", KnobType::Int, std::int64_t{1}, "",
@@ -112,8 +118,10 @@ TrainerSetup trainer_setup(const base::Config& c) {
   if (s.framework == TrainFramework::Megatron) {
     s.tensor_parallel = c.get_int("train.tensor_parallel");
     s.pipeline_parallel = c.get_int("train.pipeline_parallel");
-    s.context_parallel = c.get_int("train.context_parallel");
+  } else {
+    s.fsdp_shard_gpus = c.get_int("train.fsdp_shard_gpus");
   }
+  s.context_parallel = c.get_int("train.context_parallel");
   s.expert_parallel = c.get_int("train.expert_parallel");
   s.mfu = c.get_double("train.mfu");
   s.ppo_mini_batches = c.get_int("train.ppo_mini_batches");

@@ -4,7 +4,7 @@
 // sweep loses no finished run and leaves no half-written one, and several
 // processes can write one database at once.
 //
-// Schema (version kSchemaVersion; tests/results_db_test.cpp pins it):
+// Schema (version kSchemaVersion; tests/studies/results_db_test.cpp pins it):
 //   meta(key, value)                      schema_version lives here
 //   sweeps(id, spec_hash, kind, scenario, spec, program_version, created_at)
 //   runs(id, run_key UNIQUE, scenario_hash, scenario_json, policy, seed, program_version,

@@ -64,13 +64,14 @@ const std::map<std::int64_t, std::string> kPinnedDigests = {
     {5, "585b5d6a88085ee5"},  // a sync stops an engine at the boundary of that instant; overlapped runs pinned too
     {6, "0c3b6a408fc81afe"},  // models from config.json: exact counts, attention FLOPs, TP all-reduces
     {7, "40f9044bdad27244"},  // train steps in phases (old-logprob, update, Megatron/FSDP, optimizer, offload)
+    {8, "40f9044bdad27244"},  // FSDP as verl runs it (fp32 reduce-scatter, HSDP, Ulysses): the pinned runs use Megatron
 };
 
 TEST(ModelVersion, ChangesWheneverSimulatedResultsChange) {
   const std::string digest = results_digest();
   const auto it = kPinnedDigests.find(scenario::kModelVersion);
   ASSERT_NE(it, kPinnedDigests.end()) << "no digest pinned for model version " << scenario::kModelVersion
-                                      << "; pin this one in tests/model_version_test.cpp: " << digest;
+                                      << "; pin this one in tests/scenario/model_version_test.cpp: " << digest;
   EXPECT_EQ(digest, it->second) << "simulated results changed but scenario::kModelVersion did not: bump it in "
                                    "scenario/model_version.hpp (stored runs would otherwise be reused with stale results) "
                                    "and pin the new digest "

@@ -62,9 +62,32 @@ TEST(TrainPhases, FsdpShowsOnlyTheGathersComputeCannotHide) {
   s.gpus = 16;  // two nodes: gathers through the NICs
   const double gather = 15.0 / 16 * 4022468096.0 * 2 / (50e9 * 0.77);
   const auto tiny = train_phase_times(m, h100(), s, TrainBatchShape{1, 100, 100, 5050});
-  EXPECT_NEAR(tiny.grad_reduce_s, (gather - tiny.old_logprob_s) + (3 * gather - tiny.update_s), 1e-9);
+  // Per update: the forward's and the backward's gathers (bf16) and the
+  // gradients' reduce-scatter in fp32, twice a gather's bytes.
+  EXPECT_NEAR(tiny.grad_reduce_s, (gather - tiny.old_logprob_s) + (4 * gather - tiny.update_s), 1e-9);
   const auto big = train_phase_times(m, h100(), s, TrainBatchShape{4096, 40000000, 10000, 1e11});
   EXPECT_EQ(big.grad_reduce_s, 0.0);  // hidden behind compute
+}
+
+// HSDP (verl's fsdp_size 2 on 16 GPUs): gathers inside pairs of GPUs (NVLink),
+// then each GPU's fp32 gradient half all-reduced across the 8 replicas
+// (through the NICs); Adam state and offload per GPU are half the model's.
+TEST(TrainPhases, HsdpAllReducesEachShardAcrossItsReplicas) {
+  const auto m = resolve_model("qwen3-4b");
+  TrainerSetup s;
+  s.framework = TrainFramework::Fsdp;
+  s.gpus = 16;
+  s.fsdp_shard_gpus = 2;
+  s.offload = true;
+  const double params = 4022468096.0;
+  const double gather = 1.0 / 2 * params * 2 / (450e9 * 0.77);
+  const double replica = 2.0 * 7 / 8 * params / 2 * 4 / (50e9 * 0.77);
+  const auto t = train_phase_times(m, h100(), s, TrainBatchShape{1, 100, 100, 5050});
+  EXPECT_NEAR(t.grad_reduce_s, (gather - t.old_logprob_s) + (4 * gather + replica - t.update_s), 1e-9);
+  EXPECT_NEAR(t.optimizer_s, 28.0 * params / 2 / (h100().hbm_bytes_s * 0.8), 1e-12);
+  EXPECT_NEAR(t.offload_s, 2.0 * (params / 2 * 14.0) / (h100().host_link_bytes_s * 0.8), 1e-9);
+  s.fsdp_shard_gpus = 3;
+  EXPECT_THROW(check_trainer_setup(s, m, h100()), base::ConfigError);
 }
 
 TEST(TrainPhases, BadLayoutsAreRefusedByKey) {
