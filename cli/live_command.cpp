@@ -131,14 +131,13 @@ int live_command(const std::vector<std::string>& args) {
     } catch (const std::exception& e) {
       // libtorch's messages run to a stack trace: its first line says what failed.
       const std::string what = e.what();
-      throw std::runtime_error(fmt::format("{}: cannot load the checkpoint's weights ({})", resume, what.substr(0, what.find('\n'))));
+      throw std::runtime_error(fmt::format("{}: cannot load the checkpoint ({})", resume, what.substr(0, what.find('\n'))));
     }
     if (!state.doc.contains("loop") || !state.doc["loop"].is_object()) {
       throw base::ConfigError(fmt::format("{}: field 'loop' is missing", state_path));
     }
     loop_state = state.doc["loop"];
     first_index = base::json_int(state, "next_prompt_index", 0, std::int64_t{1} << 62);
-    fmt::print("resumed from {} at step {}\n", resume, loop_state.at("version").get<std::int64_t>());
   } else if (lo.sft_steps > 0) {
     const auto t0 = backend.now_s();
     const double loss = backend.warm_start();
@@ -151,7 +150,10 @@ int live_command(const std::vector<std::string>& args) {
   live::CountdownWorkload workload(task, c.get_int("n_samples_per_prompt"), first_index);
   const auto loop_owner = rl::make_loop(c, backend, *policy, workload, 1);  // one device
   rl::RlLoop& loop = *loop_owner;
-  if (!loop_state.is_null()) loop.load_state(loop_state);
+  if (!loop_state.is_null()) {
+    loop.load_state(base::JsonValue(loop_state, (std::filesystem::path(resume) / "loop.json").string(), "/loop"));
+    fmt::print("resumed from {} at step {}\n", resume, loop.step());
+  }
 
   std::vector<rl::StepMetrics> steps;
   const auto n_steps = c.get_int("steps");

@@ -28,7 +28,7 @@ class ColocatedDriver final : public StepDriver {
   void check_can_save() const override;
   [[nodiscard]] std::optional<nlohmann::json> save() const override { return std::nullopt; }
   void check_kind(bool has_overlapped_part) const override;
-  void load(const nlohmann::json& /*overlapped_part*/) override {}
+  void load(const base::JsonValue& /*overlapped_part*/) override {}
 
  private:
   void end_phase(const std::vector<policies::GroupId>& batch, StepMetrics& m);

@@ -1,5 +1,7 @@
 #include "rl/loop_checkpoint.hpp"
 
+#include <cstdint>
+
 #include <stdexcept>
 
 #include "rl/rl_loop.hpp"
@@ -28,24 +30,28 @@ nlohmann::json group_json(const RolloutGroup& g) {
   return gj;
 }
 
-RolloutGroup group_from_json(const nlohmann::json& gj) {
+RolloutGroup group_from_json(const base::JsonValue& gj) {
+  constexpr std::int64_t kMaxTok = std::int64_t{1} << 30;
   RolloutGroup g;
-  g.id = gj.at("id").get<GroupId>();
-  g.prompt_id = gj.at("prompt_id").get<std::string>();
-  g.prompt_tok = gj.at("prompt_tok").get<std::int32_t>();
-  g.correct = gj.at("correct").get<std::vector<std::uint8_t>>();
-  g.submit_seq = gj.value("submit_seq", std::int64_t{0});
-  for (const auto& sj : gj.at("samples")) {
+  g.id = gj.at("id").integer(0, std::int64_t{1} << 43);  // SampleKey keeps 44 bits for the group
+  g.prompt_id = gj.at("prompt_id").string();
+  g.prompt_tok = static_cast<std::int32_t>(gj.at("prompt_tok").integer(0, kMaxTok));
+  for (const auto& c : gj.at("correct").elements()) g.correct.push_back(static_cast<std::uint8_t>(c.integer(0, 1)));
+  if (const auto seq = gj.find("submit_seq")) g.submit_seq = seq->integer(0, INT64_MAX);
+  for (const auto& sj : gj.at("samples").elements()) {
     RolloutSample smp;
-    smp.target_tok = sj.at("target_tok").get<std::int32_t>();
-    smp.finished = sj.at("finished").get<bool>();
-    for (const auto& seg : sj.at("segments")) {
-      smp.segments.push_back({seg.at(0).get<std::int64_t>(), seg.at(1).get<std::int32_t>()});
+    smp.target_tok = static_cast<std::int32_t>(sj.at("target_tok").integer(0, kMaxTok));
+    smp.finished = sj.at("finished").boolean();
+    for (const auto& seg : sj.at("segments").elements()) {
+      const auto parts = seg.elements();
+      if (parts.size() != 2) seg.fail("a segment is [version, tokens]");
+      smp.segments.push_back({parts[0].integer(0, INT64_MAX), static_cast<std::int32_t>(parts[1].integer(0, kMaxTok))});
       smp.generated_tok += smp.segments.back().tokens;
     }
     if (smp.finished) ++g.finished;
     g.samples.push_back(std::move(smp));
   }
+  if (g.samples.empty() || g.samples.size() > 0xfffffU) gj.at("samples").fail("a group holds 1 to 1M samples");
   return g;
 }
 
@@ -58,19 +64,20 @@ nlohmann::json window_counts_json(const StepMetrics& w) {
           {"groups_rejected", w.groups_rejected},   {"samples_truncated", w.samples_truncated}};
 }
 
-void load_window_counts(const nlohmann::json& w, StepMetrics& m) {
-  m.tokens_generated = w.at("tokens_generated").get<std::int64_t>();
-  m.batch_response_tok = w.at("batch_response_tok").get<std::int64_t>();
-  m.tokens_trained = w.at("tokens_trained").get<std::int64_t>();
-  m.tokens_offpolicy = w.at("tokens_offpolicy").get<std::int64_t>();
-  m.tokens_wasted = w.at("tokens_wasted").get<std::int64_t>();
-  m.tokens_masked = w.at("tokens_masked").get<std::int64_t>();
-  m.tokens_carried = w.at("tokens_carried").get<std::int64_t>();
-  m.staleness_token_sum = w.at("staleness_token_sum").get<double>();
-  m.staleness_max = w.at("staleness_max").get<std::int64_t>();
-  m.groups_submitted = w.at("groups_submitted").get<std::int64_t>();
-  m.groups_rejected = w.at("groups_rejected").get<std::int64_t>();
-  m.samples_truncated = w.at("samples_truncated").get<std::int64_t>();
+void load_window_counts(const base::JsonValue& w, StepMetrics& m) {
+  const auto count = [&](const char* key) { return w.at(key).integer(0, INT64_MAX); };
+  m.tokens_generated = count("tokens_generated");
+  m.batch_response_tok = count("batch_response_tok");
+  m.tokens_trained = count("tokens_trained");
+  m.tokens_offpolicy = count("tokens_offpolicy");
+  m.tokens_wasted = count("tokens_wasted");
+  m.tokens_masked = count("tokens_masked");
+  m.tokens_carried = count("tokens_carried");
+  m.staleness_token_sum = w.at("staleness_token_sum").number(0, 1e300);
+  m.staleness_max = count("staleness_max");
+  m.groups_submitted = count("groups_submitted");
+  m.groups_rejected = count("groups_rejected");
+  m.samples_truncated = count("samples_truncated");
 }
 
 nlohmann::json RlLoop::save_state() const {
@@ -88,24 +95,28 @@ nlohmann::json RlLoop::save_state() const {
   return j;
 }
 
-void RlLoop::load_state(const nlohmann::json& j) {
+void RlLoop::load_state(const nlohmann::json& j) { load_state(base::JsonValue(j, "loop state")); }
+
+void RlLoop::load_state(const base::JsonValue& j) {
   if (state_.metrics != nullptr) throw std::logic_error("load_state during a rollout phase");
-  driver_->check_kind(j.contains("overlapped"));
-  state_.version = j.at("version").get<std::int64_t>();
-  state_.next_group_id = j.at("next_group_id").get<GroupId>();
-  state_.total_generated = j.at("total_generated_tok").get<std::int64_t>();
-  state_.total_trained = j.at("total_trained_tok").get<std::int64_t>();
-  state_.total_wasted = j.at("total_wasted_tok").get<std::int64_t>();
+  driver_->check_kind(j.has("overlapped"));
+  const auto count = [&](const char* key) { return j.at(key).integer(0, INT64_MAX); };
+  state_.version = count("version");
+  state_.next_group_id = count("next_group_id");
+  state_.total_generated = count("total_generated_tok");
+  state_.total_trained = count("total_trained_tok");
+  state_.total_wasted = count("total_wasted_tok");
   // A checkpoint from before masked tokens were counted apart has none.
-  state_.total_masked = j.value("total_masked_tok", std::int64_t{0});
+  const auto masked = j.find("total_masked_tok");
+  state_.total_masked = masked ? masked->integer(0, INT64_MAX) : 0;
   state_.groups.clear();
   state_.buffer.clear();
-  for (const auto& gj : j.at("buffer")) {
+  for (const auto& gj : j.at("buffer").elements()) {
     RolloutGroup g = group_from_json(gj);
     state_.buffer.push_back(g.id);
     state_.groups.emplace(g.id, std::move(g));
   }
-  if (j.contains("overlapped")) driver_->load(j.at("overlapped"));
+  if (j.has("overlapped")) driver_->load(j.at("overlapped"));
 }
 
 }  // namespace april::rl

@@ -5,17 +5,19 @@
 // run's driver adds its part.
 #include <nlohmann/json.hpp>
 
+#include "base/json_value.hpp"
 #include "rl/rollout_state.hpp"
 #include "rl/step_metrics.hpp"
 
 namespace april::rl {
 
 [[nodiscard]] nlohmann::json group_json(const RolloutGroup& g);
-[[nodiscard]] RolloutGroup group_from_json(const nlohmann::json& j);
+// Refuses a malformed group by its JSON path (base::JsonValue).
+[[nodiscard]] RolloutGroup group_from_json(const base::JsonValue& j);
 
 // The token and group counts of a step in progress (its times restart with
 // the resumed clock).
 [[nodiscard]] nlohmann::json window_counts_json(const StepMetrics& m);
-void load_window_counts(const nlohmann::json& w, StepMetrics& m);
+void load_window_counts(const base::JsonValue& w, StepMetrics& m);
 
 }  // namespace april::rl

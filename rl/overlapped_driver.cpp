@@ -189,43 +189,44 @@ std::optional<nlohmann::json> OverlappedDriver::save() const {
   return o;
 }
 
-void OverlappedDriver::load(const nlohmann::json& o) {
+void OverlappedDriver::load(const base::JsonValue& o) {
   RolloutState& st = loop_.state_;
   st.accepted.clear();
   st.completed_pending.clear();
   st.in_flight_groups = 0;
   st.in_flight_samples = 0;
-  for (const auto& gj : o.at("in_flight")) {
+  for (const auto& gj : o.at("in_flight").elements()) {
     RolloutGroup g = group_from_json(gj);
     g.in_flight = true;
     ++st.in_flight_groups;
     st.groups.emplace(g.id, std::move(g));
   }
-  for (const auto& gj : o.at("queued")) {
+  for (const auto& gj : o.at("queued").elements()) {
     RolloutGroup g = group_from_json(gj);
     st.accepted.push_back(g.id);
     st.groups.emplace(g.id, std::move(g));
   }
-  for (const auto& gj : o.at("complete_uncounted")) {
+  for (const auto& gj : o.at("complete_uncounted").elements()) {
     RolloutGroup g = group_from_json(gj);
     st.completed_pending.push_back(g.id);
     st.groups.emplace(g.id, std::move(g));
   }
-  train_running_ = o.at("train_running").get<bool>();
+  const auto count = [&](const char* key) { return o.at(key).integer(0, INT64_MAX); };
+  train_running_ = o.at("train_running").boolean();
   sync_running_ = false;
-  trained_steps_ = o.at("trained_steps").get<std::int64_t>();
-  published_steps_ = o.at("published_steps").get<std::int64_t>();
-  st.submitted_total = o.at("submitted_total").get<std::int64_t>();
-  st.rejected_total = o.at("rejected_total").get<std::int64_t>();
-  st.submit_counter = o.at("submit_counter").get<std::int64_t>();
-  started_ = o.at("started").get<bool>();
+  trained_steps_ = count("trained_steps");
+  published_steps_ = count("published_steps");
+  st.submitted_total = count("submitted_total");
+  st.rejected_total = count("rejected_total");
+  st.submit_counter = count("submit_counter");
+  started_ = o.at("started").boolean();
   if (!started_) return;
   suspended_ = true;
   // The step in progress starts again here; a train step that was started
   // computes from the next wait (the backend holds its batch).
   begin_window();
   if (train_running_) window_.train_start_s = train_start_s_ = backend_.now_s();
-  if (o.contains("window")) load_window_counts(o.at("window"), window_);
+  if (const auto w = o.find("window")) load_window_counts(*w, window_);
 }
 
 }  // namespace april::rl

@@ -28,7 +28,7 @@ class OverlappedDriver final : public StepDriver {
   void check_can_save() const override;
   [[nodiscard]] std::optional<nlohmann::json> save() const override;
   void check_kind(bool has_overlapped_part) const override;
-  void load(const nlohmann::json& o) override;
+  void load(const base::JsonValue& o) override;
 
  private:
   void begin_window();

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_value.hpp"
 #include "base/workload_source.hpp"
 #include "policies/policy.hpp"
 #include "rl/backend.hpp"
@@ -95,6 +96,8 @@ class RlLoop final : public policies::RolloutView {
   // the policy reads; a train step's batch is the backend's to save.
   [[nodiscard]] nlohmann::json save_state() const;
   void load_state(const nlohmann::json& state);
+  // The same, with errors naming the checkpoint file and the field's path.
+  void load_state(const base::JsonValue& state);
   // Overlapped runs, between steps: takes every sample in flight back from
   // the backend with its tokens so far (their versions kept), so that the
   // state can be saved. The next run_step submits them again (each

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_value.hpp"
 #include "policies/policy.hpp"
 #include "rl/step_metrics.hpp"
 
@@ -41,7 +42,7 @@ class StepDriver {
   virtual void check_can_save() const = 0;
   [[nodiscard]] virtual std::optional<nlohmann::json> save() const = 0;
   virtual void check_kind(bool has_overlapped_part) const = 0;
-  virtual void load(const nlohmann::json& overlapped_part) = 0;
+  virtual void load(const base::JsonValue& overlapped_part) = 0;
 };
 
 }  // namespace april::rl

@@ -103,8 +103,10 @@ void apply_scenario(base::Config& config, const std::string& name_or_path) {
       if (!known) throw base::ConfigError(fmt::format("{}: key 'base': {} is not a built-in scenario", name_or_path, base.dump()));
       apply_scenario(config, base.get<std::string>());
     }
-  } catch (const nlohmann::json::exception&) {
-    // load_config_text reports the syntax error with its line.
+  } catch (const nlohmann::json::parse_error&) {
+    // load_config_text reports the syntax error with its line,
+  } catch (const nlohmann::json::out_of_range&) {
+    // and a number too large for a double likewise.
   }
   base::load_config_text(config, text, name_or_path);
 }

@@ -9,6 +9,8 @@
 
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/live_config.hpp"
+#include "adapters/live/live_memory.hpp"
+#include "base/machine_memory.hpp"
 #include "studies/machine_drift.hpp"
 #include "rl/loop_knobs.hpp"
 #include "rl/rl_loop.hpp"
@@ -105,6 +107,28 @@ void train_step_ratios(PolicyValidation& pv, const Calibration& c, std::size_t w
   pv.train_beside_engine_share = compute_s > 0 ? beside_s / compute_s : 0.0;
 }
 
+// Every policy's live run exists at once (they take turns, one step each), and
+// a profile taken meanwhile keeps a second engine and trainer besides: each
+// holds its own weights, optimizer and KV cache. Refused up front, with the
+// numbers, when the machine cannot hold them (live_memory.hpp).
+void check_validate_memory(const base::Config& scenario, std::size_t arms, bool profiling) {
+  const auto lo = live::live_options(scenario, "cpu", -1);
+  const live::CountdownTask task(live::task_params(scenario), 1);
+  const auto model = live::model_config(lo.model_size, task.vocab(), task.max_prompt_tok() + lo.max_response_len);
+  live::LiveMemoryInputs in = live::memory_inputs(lo, model);
+  // Every arm warm-starts, so its policy stops after the task's longest answer.
+  in.train_samples = scenario.get_int("rollout_batch_size") * scenario.get_int("n_samples_per_prompt");
+  in.train_tokens = task.max_prompt_tok() + std::min<std::int64_t>(lo.max_response_len, task.max_answer_tok());
+  in.sft_batch = lo.sft_batch;
+  in.sft_tokens = task.max_prompt_tok() + task.max_answer_tok();
+  auto e = live::estimate_live_memory(in);
+  const double copies = static_cast<double>(arms) + (profiling ? 1.0 : 0.0);
+  e.weights_bytes *= copies;
+  e.kv_cache_bytes *= copies;
+  live::check_live_memory(e, base::machine_memory_bytes(),
+                          fmt::format("april validate ({} live runs{})", arms, profiling ? " and the profiler's engine and trainer" : ""));
+}
+
 }  // namespace
 
 ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
@@ -123,6 +147,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     const bool overlapped = scenario::policy_overlaps(scenario, registry, name);
     scenario::validate_scenario(simulator_twin(scenario, calibration.value_or(Calibration{}), overlapped));
   }
+  if (device == "cpu") check_validate_memory(scenario, policies.size(), !calibration);
   std::unique_ptr<LiveProfiler> profiler;
   std::int64_t probes_per_round = 0;
   if (!calibration) {

@@ -63,8 +63,8 @@ std::string string_field(const json& j, const char* name) {
 json parse(const std::string& text) {
   try {
     return json::parse(text);
-  } catch (const json::exception& e) {
-    throw std::invalid_argument(fmt::format("run wire form: not JSON: {}", e.what()));
+  } catch (const json::parse_error& e) {
+    throw std::invalid_argument(fmt::format("run wire form: not JSON (byte {})", e.byte));
   }
 }
 

@@ -14,6 +14,8 @@
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/live_memory.hpp"
 #include "base/atomic_file.hpp"
+#include "base/bounded_read.hpp"
+#include "base/json_value.hpp"
 #include "base/hash.hpp"
 #include "adapters/live/detail/device.hpp"
 #include "adapters/live/detail/grpo.hpp"
@@ -577,37 +579,41 @@ void LiveBackend::load(const std::string& dir) {
   torch::load(impl_->trainer->optimizer(), (p / "optimizer.pt").string());
   impl_->trainer->policy()->to(impl_->device);
   copy_weights(impl_->trainer->policy(), impl_->engine->model());
-  std::ifstream in(p / "samples.json");
-  const auto j = nlohmann::json::parse(in);
+  // Bounded reads, and a malformed file refused by the path of what is wrong.
+  constexpr std::size_t kMaxStateBytes = std::size_t{4} << 30;
+  constexpr std::int64_t kMaxTok = std::int64_t{1} << 31;
+  const auto samples_path = (p / "samples.json").string();
+  const auto samples_doc = base::parse_json_document(base::read_file_bounded(samples_path, kMaxStateBytes, "checkpoint"), samples_path);
   impl_->store.clear();
-  for (const auto& s : j) {
+  for (const auto& s : base::JsonValue(samples_doc, samples_path).elements()) {
     Stored st;
-    st.prompt_id = s["prompt_id"].get<std::string>();
-    st.tokens = s["tokens"].get<std::vector<std::int32_t>>();
-    st.logprobs = s["logprobs"].get<std::vector<float>>();
-    impl_->store[s["key"].get<rl::SampleKey>()] = std::move(st);
+    st.prompt_id = s.at("prompt_id").string();
+    for (const auto t : s.at("tokens").integers(0, kMaxTok)) st.tokens.push_back(static_cast<std::int32_t>(t));
+    for (const double lp : s.at("logprobs").numbers(-1e30, 1)) st.logprobs.push_back(static_cast<float>(lp));
+    impl_->store[static_cast<rl::SampleKey>(s.at("key").integer(0, INT64_MAX))] = std::move(st);
   }
   impl_->flight.clear();
   impl_->train_to_start.reset();
   impl_->engine_version = 0;
   // Checkpoints written before overlapped runs could be saved have no overlap.json.
-  if (std::ifstream oin(p / "overlap.json"); oin) {
-    const auto o = nlohmann::json::parse(oin);
-    impl_->engine_version = o.at("engine_version").get<std::int64_t>();
-    if (!o.at("train_job").is_null()) {
-      const auto& job = o.at("train_job");
+  const auto overlap_path = (p / "overlap.json").string();
+  if (std::filesystem::exists(overlap_path)) {
+    const auto overlap_doc = base::parse_json_document(base::read_file_bounded(overlap_path, kMaxStateBytes, "checkpoint"), overlap_path);
+    const base::JsonValue o(overlap_doc, overlap_path);
+    impl_->engine_version = o.at("engine_version").integer(0, INT64_MAX);
+    if (const auto job = o.find("train_job")) {
       std::vector<TrainSampleData> data;
-      for (const auto& d : job.at("samples")) {
+      for (const auto& d : job->at("samples").elements()) {
         TrainSampleData t;
-        t.prompt = d.at("prompt").get<std::vector<std::int32_t>>();
-        t.response = d.at("response").get<std::vector<std::int32_t>>();
-        t.rollout_logprobs = d.at("rollout_logprobs").get<std::vector<float>>();
-        t.token_version = d.at("token_version").get<std::vector<std::int64_t>>();
-        t.reward = d.at("reward").get<double>();
-        t.group = d.at("group").get<std::int64_t>();
+        for (const auto v : d.at("prompt").integers(0, kMaxTok)) t.prompt.push_back(static_cast<std::int32_t>(v));
+        for (const auto v : d.at("response").integers(0, kMaxTok)) t.response.push_back(static_cast<std::int32_t>(v));
+        for (const double v : d.at("rollout_logprobs").numbers(-1e30, 1)) t.rollout_logprobs.push_back(static_cast<float>(v));
+        t.token_version = d.at("token_version").integers(0, INT64_MAX);
+        t.reward = d.at("reward").number(-1e30, 1e30);
+        t.group = d.at("group").integer(0, INT64_MAX);
         data.push_back(std::move(t));
       }
-      impl_->train_to_start.emplace(std::move(data), job.at("version").get<std::int64_t>());
+      impl_->train_to_start.emplace(std::move(data), job->at("version").integer(0, INT64_MAX));
     }
   }
 }

@@ -24,6 +24,13 @@ expect_refused "a train batch larger than the machine" "training activations [0-
   --scenario default --set live.sft_steps=0 --steps 1
 expect_refused "the refusal names the machine's memory" "more than the [0-9.]* GiB this machine has" \
   --scenario default --set live.slots=4096 --steps 1
+# validate holds every policy's run at once, and the profiler's engine and trainer besides.
+err=$(timeout 60 "$april" validate --scenario default --set live.slots=2048 --steps 2 --policy sync,april 2>&1 >/dev/null)
+rc=$?
+if [ $rc -eq 0 ] || [ $rc -ge 124 ] || ! grep -q "april validate (2 live runs and the profiler's engine and trainer) needs about" <<<"$err"; then
+  echo "FAIL: validate too large for the machine: rc=$rc, stderr: ${err:0:400}"
+  fails=$((fails + 1))
+fi
 out=$("$april" live --set live.model=tiny --set live.sft_steps=1 --set live.eval_prompts=0 --steps 1 2>&1)
 grep -q "memory estimate [0-9.]* GiB of [0-9.]*" <<<"$out" || { echo "FAIL: a run that fits does not say its estimate: ${out:0:400}"; fails=$((fails + 1)); }
 [ $fails -eq 0 ] && echo "live runs too large for the machine were refused before allocating"

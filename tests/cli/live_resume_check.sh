@@ -25,7 +25,13 @@ expect_error "another policy" "field 'run.policy': the checkpoint has \"sync\", 
 expect_error "another batch" "field 'run.rollout_batch_size'" "${live[@]}" --policy sync --set rollout_batch_size=4 --resume ck
 expect_error "another model" "field 'run.live.model'" "${live[@]}" --policy sync --set live.model=small --resume ck
 cp -r ck damaged && head -c 100 ck/model.pt > damaged/model.pt
-expect_error "damaged weights" "damaged: cannot load the checkpoint's weights" "${live[@]}" --policy sync --resume damaged
+expect_error "damaged weights" "damaged: cannot load the checkpoint" "${live[@]}" --policy sync --resume damaged
+cp -r ck badsamples && echo '[{"key": 5, "prompt_id": "p", "tokens": [1, "x"], "logprobs": []}]' > badsamples/samples.json
+expect_error "a malformed buffered sample" "badsamples/samples.json: /0/tokens/1: a string where an integer" \
+  "${live[@]}" --policy sync --resume badsamples
+cp -r ck badloop && /usr/bin/python3 -c "import json,sys; p=sys.argv[1]; j=json.load(open(p)); j['loop']['buffer']=[{'id': 1}]; json.dump(j, open(p, 'w'))" \
+  badloop/loop.json
+expect_error "a malformed loop state" "badloop/loop.json: /loop/buffer/0/prompt_id: missing" "${live[@]}" --policy sync --resume badloop
 cp -r ck foreign && echo '{"loop": {}}' > foreign/loop.json
 expect_error "no run record" "field 'run' is missing" "${live[@]}" --policy sync --resume foreign
 "${live[@]}" --policy sync --resume ck >/dev/null 2>&1 || { echo "FAIL: the matching run did not resume"; fails=$((fails + 1)); }
