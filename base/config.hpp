@@ -38,6 +38,18 @@ struct Knob {
   KnobValidator validate;  // may be empty
 };
 
+// A knob's name with its type, declared once beside the code that owns it
+// (base/run_keys.hpp: the keys every layer reads): config.get(kSeed) cannot
+// misspell the key or misread its type, as get_int("sede") could.
+template <typename T>
+struct TypedKey {
+  const char* name;
+};
+using IntKey = TypedKey<std::int64_t>;
+using DoubleKey = TypedKey<double>;
+using BoolKey = TypedKey<bool>;
+using StringKey = TypedKey<std::string>;
+
 class ConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -77,6 +89,10 @@ class Config {
   [[nodiscard]] bool get_bool(const std::string& name) const;
   [[nodiscard]] const std::string& get_string(const std::string& name) const;
   [[nodiscard]] bool is_set(const std::string& name) const { return values_.count(name) != 0; }
+  [[nodiscard]] std::int64_t get(IntKey key) const { return get_int(key.name); }
+  [[nodiscard]] double get(DoubleKey key) const { return get_double(key.name); }
+  [[nodiscard]] bool get(BoolKey key) const { return get_bool(key.name); }
+  [[nodiscard]] const std::string& get(const StringKey& key) const { return get_string(key.name); }
 
   // Every knob with its effective value, for summary.json and hashing.
   [[nodiscard]] nlohmann::json resolved() const;

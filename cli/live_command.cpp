@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/live/live_backend.hpp"
+#include "base/run_keys.hpp"
 #include "adapters/live/live_config.hpp"
 #include "adapters/live/live_memory.hpp"
 #include "adapters/live/model_config.hpp"
@@ -33,9 +34,9 @@ nlohmann::json checkpoint_run(const std::string& policy, const base::Config& c) 
   return {{"format", 1},
           {"policy", policy},
           {"live.model", c.get_string("live.model")},
-          {"rollout_batch_size", c.get_int("rollout_batch_size")},
-          {"n_samples_per_prompt", c.get_int("n_samples_per_prompt")},
-          {"max_response_len", c.get_int("max_response_len")}};
+          {"rollout_batch_size", c.get(base::keys::kRolloutBatchSize)},
+          {"n_samples_per_prompt", c.get(base::keys::kSamplesPerPrompt)},
+          {"max_response_len", c.get(base::keys::kMaxResponseLen)}};
 }
 
 // Refuses a checkpoint written for another run, naming the field that differs.
@@ -88,7 +89,7 @@ int live_command(const std::vector<std::string>& args) {
   auto policy = registry.get(policy_name).make(c);
 
   const live::CountdownParams tp = live::task_params(c);
-  const auto seed = static_cast<std::uint64_t>(c.get_int("seed"));
+  const auto seed = static_cast<std::uint64_t>(c.get(base::keys::kSeed));
   const live::CountdownTask task(tp, seed);
   live::LiveOptions lo = live::live_options(c, device, policy->mask_tokens_staler_than());
   if (!resume.empty()) lo.sft_steps = 0;
@@ -101,7 +102,7 @@ int live_command(const std::vector<std::string>& args) {
     lo.memory_limit_bytes = base::machine_memory_bytes();
     live::LiveMemoryInputs in = live::memory_inputs(lo, mc);
     const bool trained = lo.sft_steps > 0 || !resume.empty();
-    in.train_samples = c.get_int("rollout_batch_size") * c.get_int("n_samples_per_prompt");
+    in.train_samples = c.get(base::keys::kRolloutBatchSize) * c.get(base::keys::kSamplesPerPrompt);
     in.train_tokens = task.max_prompt_tok() + (trained ? std::min<std::int64_t>(lo.max_response_len, task.max_answer_tok()) : lo.max_response_len);
     in.sft_batch = lo.sft_steps > 0 ? lo.sft_batch : 0;
     in.sft_tokens = task.max_prompt_tok() + task.max_answer_tok();
@@ -112,7 +113,7 @@ int live_command(const std::vector<std::string>& args) {
   }
   live::LiveBackend backend(lo, task);
   fmt::print("april live: {} ({} parameters) on {}, policy {}, B = {} x n = {}, countdown task median N {}{}\n", lo.model_size,
-             mc.parameters(), backend.stats().device, policy_name, c.get_int("rollout_batch_size"), c.get_int("n_samples_per_prompt"),
+             mc.parameters(), backend.stats().device, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
              tp.median_len, memory_note);
   std::fflush(stdout);
 
@@ -147,7 +148,7 @@ int live_command(const std::vector<std::string>& args) {
   const double acc_before = eval_n > 0 ? backend.evaluate(eval_n) : 0.0;
   if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts before RL: {:.3f}\n", eval_n, acc_before);
 
-  live::CountdownWorkload workload(task, c.get_int("n_samples_per_prompt"), first_index);
+  live::CountdownWorkload workload(task, c.get(base::keys::kSamplesPerPrompt), first_index);
   const auto loop_owner = rl::make_loop(c, backend, *policy, workload, 1);  // one device
   rl::RlLoop& loop = *loop_owner;
   if (!loop_state.is_null()) {
@@ -156,7 +157,7 @@ int live_command(const std::vector<std::string>& args) {
   }
 
   std::vector<rl::StepMetrics> steps;
-  const auto n_steps = c.get_int("steps");
+  const auto n_steps = c.get(base::keys::kSteps);
   fmt::print("{:>4} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>7}\n", "step", "rollout s", "train s", "tok/s", "reward", "accuracy", "off-pol", "buffer");
   for (std::int64_t i = 0; i < n_steps; ++i) {
     const auto m = loop.run_step();

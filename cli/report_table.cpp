@@ -1,5 +1,6 @@
 #include "cli/report_table.hpp"
 
+#include "base/run_keys.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/train_sync_knobs.hpp"
@@ -17,8 +18,8 @@ void print_scenario_header(const base::Config& c, const std::string& scenario, c
                                                 shape.tensor_parallel, shape.train_gpus)
                                   : fmt::format("{} engines at TP {}", shape.engines, shape.tensor_parallel);
   fmt::print("scenario {}: {} on {} x{}, {}, B = {} groups x n = {}, max response {} tok, {} steps, seed {}\n", scenario,
-             c.get_string("model"), c.get_string("hardware"), shape.gpus, cluster, c.get_int("rollout_batch_size"),
-             c.get_int("n_samples_per_prompt"), c.get_int("max_response_len"), c.get_int("steps"), c.get_int("seed"));
+             c.get_string("model"), c.get_string("hardware"), shape.gpus, cluster, c.get(base::keys::kRolloutBatchSize),
+             c.get(base::keys::kSamplesPerPrompt), c.get(base::keys::kMaxResponseLen), c.get(base::keys::kSteps), c.get(base::keys::kSeed));
   fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", sim::make_iteration_model(c)->describe(),
              sim::kv_capacity_tok(c), c.get_int("engine.max_running") == 0 ? std::string("none") : std::to_string(c.get_int("engine.max_running")));
   fmt::print("weight sync: {}\n", sim::weight_sync(c).how);

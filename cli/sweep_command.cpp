@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 
 #include "studies/grid.hpp"
+#include "base/run_keys.hpp"
 #include "studies/results_db.hpp"
 #include "studies/run_batch.hpp"
 #include "scenario/design_space.hpp"
@@ -61,7 +62,7 @@ int sweep_command(const std::vector<std::string>& args) {
     for (std::int64_t r = 0; r < repeats; ++r) {
       base::Config c(schema);
       apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-      c.set("seed", c.get_int("seed") + r, "--repeats");
+      c.set("seed", c.get(base::keys::kSeed) + r, "--repeats");
       std::string policy = "april";
       nlohmann::json params = nlohmann::json::object();
       for (std::size_t i = 0; i < axes.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenario/simulation.hpp"
+#include "base/run_keys.hpp"
 #include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
@@ -118,15 +119,15 @@ int synth_cmd(const std::vector<std::string>& args) {
   if (n < 1) throw std::invalid_argument("--groups must be >= 1");
   // The trace is built in memory and written whole (atomically): about 8 B
   // per sample in memory and as much again as text. Refused up front past 4 GB.
-  const double bytes = static_cast<double>(n) * (64.0 + 16.0 * static_cast<double>(c.get_int("n_samples_per_prompt")));
+  const double bytes = static_cast<double>(n) * (64.0 + 16.0 * static_cast<double>(c.get(base::keys::kSamplesPerPrompt)));
   if (bytes > 4e9) {
     throw std::invalid_argument(fmt::format("--groups {} x n_samples_per_prompt {} would take about {:.1f} GB to build and write; "
                                             "the limit is 4 GB: write several smaller traces",
-                                            n, c.get_int("n_samples_per_prompt"), bytes / 1e9));
+                                            n, c.get(base::keys::kSamplesPerPrompt), bytes / 1e9));
   }
   check_output_file(vm["out"].as<std::string>(), "OUT");
   auto gen = scenario::make_generator(c);
-  const auto cap = static_cast<std::int32_t>(c.get_int("max_response_len"));
+  const auto cap = static_cast<std::int32_t>(c.get(base::keys::kMaxResponseLen));
   std::vector<base::GroupSpec> groups;
   for (std::int64_t i = 0; i < n; ++i) {
     auto g = gen->next_group(0);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "rl/step_metrics.hpp"
+#include "base/run_keys.hpp"
 #include "studies/results_db.hpp"
 #include "studies/run_batch.hpp"
 #include "scenario/scenario.hpp"
@@ -121,7 +122,7 @@ int tune_command(const std::vector<std::string>& args) {
   auto make = [&](double x, std::int64_t r) {
     base::Config c(schema);
     apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-    c.set("seed", c.get_int("seed") + r, "--repeats");
+    c.set("seed", c.get(base::keys::kSeed) + r, "--repeats");
     c.set_from_text(param, value_text(x), "--param");
     scenario::validate_scenario(c);
     return c;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "studies/calibration.hpp"
+#include "base/run_keys.hpp"
 #include "adapters/live/live_config.hpp"
 #include "adapters/live/profiler.hpp"
 #include "studies/live_validation.hpp"
@@ -31,11 +32,11 @@ live::ProfileOptions profile_options(const base::Config& c, const std::string& d
   o.device = device;
   o.slots = c.get_int("live.slots");
   o.threads = c.get_int("live.threads");
-  o.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
+  o.max_response_len = static_cast<std::int32_t>(c.get(base::keys::kMaxResponseLen));
   o.serving = live::serving_options(c);
   o.repeats = repeats;
-  o.batch_samples = c.get_int("rollout_batch_size") * c.get_int("n_samples_per_prompt");
-  o.seed = static_cast<std::uint64_t>(c.get_int("seed"));
+  o.batch_samples = c.get(base::keys::kRolloutBatchSize) * c.get(base::keys::kSamplesPerPrompt);
+  o.seed = static_cast<std::uint64_t>(c.get(base::keys::kSeed));
   o.task = live::task_params(c);
   return o;
 }
@@ -117,8 +118,8 @@ int validate_command(const std::vector<std::string>& args) {
   base::Config c(schema);
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   const auto policies = policy_list(policy_args, registry, {"sync", "april"});
-  if (warmup_steps < 0 || warmup_steps >= c.get_int("steps")) {
-    throw std::invalid_argument(fmt::format("--warmup-steps {}: must be at least 0 and fewer than the {} steps", warmup_steps, c.get_int("steps")));
+  if (warmup_steps < 0 || warmup_steps >= c.get(base::keys::kSteps)) {
+    throw std::invalid_argument(fmt::format("--warmup-steps {}: must be at least 0 and fewer than the {} steps", warmup_steps, c.get(base::keys::kSteps)));
   }
 
   std::optional<studies::Calibration> given;
@@ -253,7 +254,7 @@ int validate_command(const std::vector<std::string>& args) {
   if (db) {
     const auto now = studies::utc_now_iso8601();
     const auto sweep = db->sweep_id("validate", scenario, fmt::format("policies={};steps={};at={}", fmt::join(policies, ","),
-                                                                    c.get_int("steps"), now));
+                                                                    c.get(base::keys::kSteps), now));
     const base::Config twin = studies::simulator_twin(c, cal);
     for (const auto& p : report.policies) {
       for (const std::string side : {"live", "sim"}) {
@@ -263,7 +264,7 @@ int validate_command(const std::vector<std::string>& args) {
         r.scenario_hash = base::hash_hex(r.scenario.dump());
         r.run_key = base::hash_hex(fmt::format("validate {} {} {} {}", sweep, side, p.policy, now));
         r.policy = p.policy;
-        r.seed = c.get_int("seed");
+        r.seed = c.get(base::keys::kSeed);
         r.model_version = scenario::kModelVersion;
         r.started_at = r.finished_at = now;
         r.summary = rl::summary_json(rl::summarize(steps));

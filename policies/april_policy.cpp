@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "base/run_keys.hpp"
 #include "policies/policy_helpers.hpp"
 
 namespace april::policies {
@@ -46,7 +47,7 @@ PolicyEntry april_policy_entry() {
   return {"april", "Active Partial Rollouts: over-provision B' groups, abort once B complete, resume partials first",
           std::move(knobs), [](const base::Config& c) {
             AprilParams p;
-            const std::int64_t b = c.get_int("rollout_batch_size");
+            const std::int64_t b = c.get(base::keys::kRolloutBatchSize);
             p.over_sampling_batch_size = c.get_int("april.over_sampling_batch_size");
             if (p.over_sampling_batch_size == 0) {
               // In double first: a huge alpha must be an error naming it, not an overflowed B'.

@@ -1,5 +1,7 @@
 #include "policies/tail_batching_policy.hpp"
 
+#include "base/run_keys.hpp"
+
 namespace april::policies {
 
 Decisions TailBatchingPolicy::on_step_start(const RolloutView& view) {
@@ -32,7 +34,7 @@ PolicyEntry tail_batching_policy_entry() {
           "prompts form a long round of their own",
           std::move(knobs), [](const base::Config& c) {
             TailBatchingParams p;
-            const std::int64_t b = c.get_int("rollout_batch_size");
+            const std::int64_t b = c.get(base::keys::kRolloutBatchSize);
             const double alpha = c.get_double("tail_batching.alpha");
             p.over_sampling_batch_size = over_sampling_groups(alpha, b);
             p.restart = c.get_string("tail_batching.resume") == "restart";

@@ -1,5 +1,6 @@
 #include "scenario/memory_estimate.hpp"
 
+#include "base/run_keys.hpp"
 #include "sim/cluster_shape.hpp"
 
 #include <fmt/format.h>
@@ -17,8 +18,8 @@ std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0
 MemoryEstimate estimate_memory(const base::Config& c, std::int64_t resident_groups, bool record_timeline) {
   // Doubles throughout: the knobs' products can exceed 2^63.
   MemoryEstimate e;
-  const double samples = static_cast<double>(resident_groups) * static_cast<double>(c.get_int("n_samples_per_prompt"));
-  const double steps = static_cast<double>(c.get_int("steps"));
+  const double samples = static_cast<double>(resident_groups) * static_cast<double>(c.get(base::keys::kSamplesPerPrompt));
+  const double steps = static_cast<double>(c.get(base::keys::kSteps));
   e.resident_samples = samples;
   e.bytes = samples * kResidentSampleBytes + steps * kStepBytes;
   e.breakdown = fmt::format("{:.0f} resident samples x {:.0f} B + {:.0f} steps x {:.0f} B", samples, kResidentSampleBytes, steps,

@@ -1,5 +1,6 @@
 #include "scenario/scenario.hpp"
 
+#include "base/run_keys.hpp"
 #include "base/bounded_read.hpp"
 
 #include <fmt/format.h>
@@ -26,8 +27,8 @@ using base::KnobType;
 base::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   // Each module declares the keys it reads, beside the code that reads them.
   base::ConfigSchema s;
-  s.add({"seed", KnobType::Int, std::int64_t{1}, "", "seed of every random stream (workload)", base::at_least(0)});
-  s.add({"steps", KnobType::Int, std::int64_t{50}, "steps", "training steps to simulate", base::in_range(1, 10'000'000)});
+  s.add({base::keys::kSeed.name, KnobType::Int, std::int64_t{1}, "", "seed of every random stream (workload)", base::at_least(0)});
+  s.add({base::keys::kSteps.name, KnobType::Int, std::int64_t{50}, "steps", "training steps to simulate", base::in_range(1, 10'000'000)});
   s.add({"trace.mode", KnobType::String, std::string("replay"), "",
          "with --trace: replay groups in file order (wrapping), or resample whole groups with the seed",
          base::one_of({"replay", "resample"})});
@@ -114,17 +115,17 @@ void apply_scenario(base::Config& config, const std::string& name_or_path) {
 void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>* trace, const std::string& trace_name) {
   // A group of one sample is always all right or all wrong: the filter would
   // reject every group and the rollout would refill forever.
-  if (c.get_bool("filter.dynamic_sampling") && c.get_int("n_samples_per_prompt") < 2) {
+  if (c.get(base::keys::kDynamicSampling) && c.get(base::keys::kSamplesPerPrompt) < 2) {
     throw base::ConfigError(fmt::format("filter.dynamic_sampling rejects groups whose samples all agree, which a group of "
                                         "n_samples_per_prompt = {} always does; no batch could fill. Set n_samples_per_prompt "
                                         ">= 2 or turn the filter off",
-                                        c.get_int("n_samples_per_prompt")));
+                                        c.get(base::keys::kSamplesPerPrompt)));
   }
   // The GPU count first: the topology presets build a node per GPU.
   (void)sim::cluster_shape(c);
   (void)sim::weight_sync(c);
   const std::int64_t kv = sim::kv_capacity_tok(c);
-  const std::int64_t cap = c.get_int("max_response_len");
+  const std::int64_t cap = c.get(base::keys::kMaxResponseLen);
   if (trace != nullptr) {
     // Every request must fit one engine on its own at its longest.
     const base::GroupSpec* worst = nullptr;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "base/run_keys.hpp"
 #include "rl/loop_knobs.hpp"
 #include "scenario/memory_estimate.hpp"
 #include "sim/cluster_shape.hpp"
@@ -16,7 +17,7 @@
 namespace april::scenario {
 
 std::unique_ptr<base::WorkloadSource> make_generator(const base::Config& c) {
-  return std::make_unique<sim::LongTailGenerator>(sim::long_tail_params(c), static_cast<std::uint64_t>(c.get_int("seed")));
+  return std::make_unique<sim::LongTailGenerator>(sim::long_tail_params(c), static_cast<std::uint64_t>(c.get(base::keys::kSeed)));
 }
 
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bool record_timeline) {
@@ -38,7 +39,7 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bo
 
 Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
                        const RunOptions& options)
-    : policy_name_(policy_name), steps_(c.get_int("steps")) {
+    : policy_name_(policy_name), steps_(c.get(base::keys::kSteps)) {
   validate_scenario(c, options.trace ? &*options.trace : nullptr, options.trace_name);
   policy_ = registry.get(policy_name).make(c);
   if (policy_->overlaps() && !sim::cluster_shape(c).disaggregated()) {
@@ -46,13 +47,13 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
                                         "cluster.mode=disaggregated (and the split: cluster.rollout_gpus, cluster.train_gpus)",
                                         policy_name));
   }
-  check_memory(estimate_memory(c, policy_->resident_groups_bound(c.get_int("rollout_batch_size")), options.record_timeline),
+  check_memory(estimate_memory(c, policy_->resident_groups_bound(c.get(base::keys::kRolloutBatchSize)), options.record_timeline),
                options.memory_limit_bytes ? *options.memory_limit_bytes : base::machine_memory_bytes());
 
   if (options.trace) {
     if (c.get_string("trace.mode") == "resample") {
       workload_ = std::make_unique<traces::TraceResample>(*options.trace, options.trace_name,
-                                                          static_cast<std::uint64_t>(c.get_int("seed")));
+                                                          static_cast<std::uint64_t>(c.get(base::keys::kSeed)));
     } else {
       workload_ = std::make_unique<traces::TraceReplay>(*options.trace, options.trace_name);
     }

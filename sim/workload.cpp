@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/run_keys.hpp"
+
 namespace april::sim {
 namespace {
 
@@ -72,7 +74,7 @@ constexpr double kMaxSigma = 10;
 
 void declare_workload_knobs(base::ConfigSchema& s) {
   using base::KnobType;
-  s.add({"n_samples_per_prompt", KnobType::Int, std::int64_t{8}, "samples", "n: samples per prompt group (generator)", base::in_range(1, 65536)});
+  s.add({base::keys::kSamplesPerPrompt.name, KnobType::Int, std::int64_t{8}, "samples", "n: samples per prompt group (generator)", base::in_range(1, 65536)});
   s.add({"workload.prompt_median_tok", KnobType::Double, 512.0, "tok", "median prompt length", base::above_and_at_most(0, 1 << 24)});
   s.add({"workload.prompt_sigma", KnobType::Double, 0.3, "", "lognormal sigma of prompt lengths", base::in_range(0, kMaxSigma)});
   s.add({"workload.response_median_tok", KnobType::Double, 1800.0, "tok",
@@ -96,7 +98,7 @@ void declare_workload_knobs(base::ConfigSchema& s) {
 
 LongTailParams long_tail_params(const base::Config& c) {
   LongTailParams p;
-  p.samples_per_group = c.get_int("n_samples_per_prompt");
+  p.samples_per_group = c.get(base::keys::kSamplesPerPrompt);
   p.prompt_median_tok = c.get_double("workload.prompt_median_tok");
   p.prompt_sigma = c.get_double("workload.prompt_sigma");
   p.response_median_tok = c.get_double("workload.response_median_tok");

@@ -1,5 +1,6 @@
 #include "studies/live_validation.hpp"
 
+#include "base/run_keys.hpp"
 #include "base/stats.hpp"
 
 #include <fmt/format.h>
@@ -117,7 +118,7 @@ void check_validate_memory(const base::Config& scenario, std::size_t arms, bool 
   const auto model = live::model_config(lo.model_size, task.vocab(), task.max_prompt_tok() + lo.max_response_len);
   live::LiveMemoryInputs in = live::memory_inputs(lo, model);
   // Every arm warm-starts, so its policy stops after the task's longest answer.
-  in.train_samples = scenario.get_int("rollout_batch_size") * scenario.get_int("n_samples_per_prompt");
+  in.train_samples = scenario.get(base::keys::kRolloutBatchSize) * scenario.get(base::keys::kSamplesPerPrompt);
   in.train_tokens = task.max_prompt_tok() + std::min<std::int64_t>(lo.max_response_len, task.max_answer_tok());
   in.sft_batch = lo.sft_batch;
   in.sft_tokens = task.max_prompt_tok() + task.max_answer_tok();
@@ -136,13 +137,13 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
                           const std::string& device, const std::function<void(const std::string&)>& progress,
                           std::int64_t warmup_steps) {
   ValidationReport report;
-  const auto steps = scenario.get_int("steps");
+  const auto steps = scenario.get(base::keys::kSteps);
   if (warmup_steps < 0 || warmup_steps >= steps) {
     throw std::invalid_argument(fmt::format("{} warm-up steps leave none of the {} steps to compare: use fewer than the steps", warmup_steps, steps));
   }
-  const auto n = scenario.get_int("n_samples_per_prompt");
+  const auto n = scenario.get(base::keys::kSamplesPerPrompt);
   const std::int64_t dataset_prompts = live::task_params(scenario).dataset_prompts;
-  const auto cap = static_cast<std::int32_t>(scenario.get_int("max_response_len"));
+  const auto cap = static_cast<std::int32_t>(scenario.get(base::keys::kMaxResponseLen));
   for (const auto& name : policies) {
     const bool overlapped = scenario::policy_overlaps(scenario, registry, name);
     scenario::validate_scenario(simulator_twin(scenario, calibration.value_or(Calibration{}), overlapped));
@@ -176,7 +177,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
   for (std::size_t i = 0; i < policies.size(); ++i) {
     LiveArm& arm = arms[i];
     arm.policy = registry.get(policies[i]).make(scenario);
-    arm.task = std::make_unique<CountdownTask>(live::task_params(scenario), static_cast<std::uint64_t>(scenario.get_int("seed")));
+    arm.task = std::make_unique<CountdownTask>(live::task_params(scenario), static_cast<std::uint64_t>(scenario.get(base::keys::kSeed)));
     auto lo = live::live_options(scenario, device, arm.policy->mask_tokens_staler_than());
     lo.record_iterations = true;
     arm.backend = std::make_unique<LiveBackend>(lo, *arm.task);
@@ -208,7 +209,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
   // (docs/calibration.md has the measurements). configure_runtime keeps the pages.
   if (!arms.empty()) {
     if (progress) progress("growing the heap to twice the largest train step");
-    arms.front().backend->grow_heap_for_train(2 * scenario.get_int("rollout_batch_size") * n);
+    arms.front().backend->grow_heap_for_train(2 * scenario.get(base::keys::kRolloutBatchSize) * n);
   }
   for (std::int64_t s = 0; s < steps; ++s) {
     for (std::size_t i = 0; i < arms.size(); ++i) {
@@ -340,7 +341,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
       pv.effective_gain_predicted = pv.sim_effective_tok_s / sync.sim_effective_tok_s - 1.0;
       pv.effective_gain_error_interval =
           studies::gain_error_interval(pv.live, pv.sim, sync.live, sync.sim, static_cast<std::size_t>(warmup_steps),
-                                       static_cast<std::uint64_t>(scenario.get_int("seed")));
+                                       static_cast<std::uint64_t>(scenario.get(base::keys::kSeed)));
     }
   }
   report.warmup_steps = warmup_steps;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/run_keys.hpp"
 #include "base/hash.hpp"
 #include "scenario/model_version.hpp"
 #include "scenario/simulation.hpp"
@@ -36,7 +37,7 @@ RunRecord simulate_run(const RunSpec& spec, const RunContext& context) {
   rec.scenario = spec.config.resolved();
   rec.scenario_hash = base::hash_hex(rec.scenario.dump());
   rec.policy = spec.policy;
-  rec.seed = spec.config.get_int("seed");
+  rec.seed = spec.config.get(base::keys::kSeed);
   rec.started_at = utc_now_iso8601();
   const auto w0 = std::chrono::steady_clock::now();
   try {

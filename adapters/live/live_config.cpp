@@ -1,5 +1,7 @@
 #include "adapters/live/live_config.hpp"
 
+#include "base/run_keys.hpp"
+
 namespace april::live {
 
 void declare_live_knobs(base::ConfigSchema& s) {
@@ -63,7 +65,7 @@ void declare_live_knobs(base::ConfigSchema& s) {
 LiveOptions live_options(const base::Config& c, const std::string& device, std::int64_t mask_staleness_above) {
   // The filter reads each sample's correctness from the workload before the
   // run; the countdown task's is known only once the sample is generated.
-  if (c.get_bool("filter.dynamic_sampling")) {
+  if (c.get(base::keys::kDynamicSampling)) {
     throw base::ConfigError("filter.dynamic_sampling is not supported by the live backend (the countdown task's correctness is "
                             "known only after generation)");
   }
@@ -89,8 +91,8 @@ LiveOptions live_options(const base::Config& c, const std::string& device, std::
   lo.sft_batch = c.get_int("live.sft_batch");
   lo.threads = c.get_int("live.threads");
   lo.train_lockstep_iterations = c.get_int("live.train_lockstep_iterations");
-  lo.max_response_len = static_cast<std::int32_t>(c.get_int("max_response_len"));
-  lo.seed = static_cast<std::uint64_t>(c.get_int("seed"));
+  lo.max_response_len = static_cast<std::int32_t>(c.get(base::keys::kMaxResponseLen));
+  lo.seed = static_cast<std::uint64_t>(c.get(base::keys::kSeed));
   return lo;
 }
 
