@@ -33,7 +33,7 @@ namespace {
 nlohmann::json checkpoint_run(const std::string& policy, const base::Config& c) {
   return {{"format", 1},
           {"policy", policy},
-          {"live.model", c.get_string("live.model")},
+          {"live.model", c.get(live::keys::kLiveModel)},
           {"rollout_batch_size", c.get(base::keys::kRolloutBatchSize)},
           {"n_samples_per_prompt", c.get(base::keys::kSamplesPerPrompt)},
           {"max_response_len", c.get(base::keys::kMaxResponseLen)}};
@@ -144,7 +144,7 @@ int live_command(const std::vector<std::string>& args) {
     const double loss = backend.warm_start();
     fmt::print("warm start: {} supervised steps in {:.1f} s, final loss {:.3f}\n", lo.sft_steps, backend.now_s() - t0, loss);
   }
-  const auto eval_n = c.get_int("live.eval_prompts");
+  const auto eval_n = c.get(live::keys::kLiveEvalPrompts);
   const double acc_before = eval_n > 0 ? backend.evaluate(eval_n) : 0.0;
   if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts before RL: {:.3f}\n", eval_n, acc_before);
 

@@ -18,10 +18,10 @@ void print_scenario_header(const base::Config& c, const std::string& scenario, c
                                                 shape.tensor_parallel, shape.train_gpus)
                                   : fmt::format("{} engines at TP {}", shape.engines, shape.tensor_parallel);
   fmt::print("scenario {}: {} on {} x{}, {}, B = {} groups x n = {}, max response {} tok, {} steps, seed {}\n", scenario,
-             c.get_string("model"), c.get_string("hardware"), shape.gpus, cluster, c.get(base::keys::kRolloutBatchSize),
+             c.get(sim::keys::kModel), c.get(sim::keys::kHardware), shape.gpus, cluster, c.get(base::keys::kRolloutBatchSize),
              c.get(base::keys::kSamplesPerPrompt), c.get(base::keys::kMaxResponseLen), c.get(base::keys::kSteps), c.get(base::keys::kSeed));
   fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", sim::make_iteration_model(c)->describe(),
-             sim::kv_capacity_tok(c), c.get_int("engine.max_running") == 0 ? std::string("none") : std::to_string(c.get_int("engine.max_running")));
+             sim::kv_capacity_tok(c), c.get(sim::keys::kEngineMaxRunning) == 0 ? std::string("none") : std::to_string(c.get(sim::keys::kEngineMaxRunning)));
   fmt::print("weight sync: {}\n", sim::weight_sync(c).how);
   fmt::print("workload: {}\n\n", trace.empty() ? "long-tail generator (see `april keys`, workload.*)" : "trace " + trace);
 }

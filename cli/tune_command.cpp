@@ -17,6 +17,7 @@
 #include "studies/grid.hpp"
 #include "cli/distributed_runs.hpp"
 #include "cli/progress.hpp"
+#include "sim/engine_knobs.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -106,7 +107,7 @@ int tune_command(const std::vector<std::string>& args) {
     if (param == "cluster.rollout_gpus" || param == "cluster.train_gpus") {
       base::Config c(schema);
       apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-      step = c.get_int("cluster.tensor_parallel");
+      step = c.get(sim::keys::kClusterTensorParallel);
     }
   }
   spec.lattice = integer ? step : 0;

@@ -28,10 +28,10 @@ namespace {
 
 live::ProfileOptions profile_options(const base::Config& c, const std::string& device, std::int64_t repeats) {
   live::ProfileOptions o;
-  o.model_size = c.get_string("live.model");
+  o.model_size = c.get(live::keys::kLiveModel);
   o.device = device;
-  o.slots = c.get_int("live.slots");
-  o.threads = c.get_int("live.threads");
+  o.slots = c.get(live::keys::kLiveSlots);
+  o.threads = c.get(live::keys::kLiveThreads);
   o.max_response_len = static_cast<std::int32_t>(c.get(base::keys::kMaxResponseLen));
   o.serving = live::serving_options(c);
   o.repeats = repeats;

@@ -56,33 +56,33 @@ PolicyEntry april_adaptive_policy_entry() {
   using base::KnobType;
   constexpr double kMaxAlpha = 1024.0;
   std::vector<Knob> knobs = {
-      {"april_adaptive.alpha", KnobType::Double, 2.0, "", "the first step's over-provisioning factor (B' = ceil(alpha * B))",
+      {keys::kAprilAdaptiveAlpha.name, KnobType::Double, 2.0, "", "the first step's over-provisioning factor (B' = ceil(alpha * B))",
        base::in_range(1.0, kMaxAlpha)},
-      {"april_adaptive.alpha_min", KnobType::Double, 1.0, "", "the controller's lowest alpha", base::in_range(1.0, kMaxAlpha)},
-      {"april_adaptive.alpha_max", KnobType::Double, 4.0, "", "the controller's highest alpha (bounds in-flight groups and memory)",
+      {keys::kAprilAdaptiveAlphaMin.name, KnobType::Double, 1.0, "", "the controller's lowest alpha", base::in_range(1.0, kMaxAlpha)},
+      {keys::kAprilAdaptiveAlphaMax.name, KnobType::Double, 4.0, "", "the controller's highest alpha (bounds in-flight groups and memory)",
        base::in_range(1.0, kMaxAlpha)},
-      {"april_adaptive.target_offpolicy", KnobType::Double, 0.5, "",
+      {keys::kAprilAdaptiveTargetOffpolicy.name, KnobType::Double, 0.5, "",
        "off-policy share of the trained tokens the controller settles at (offpolicy_token_fraction)", base::in_range(0.0, 1.0)},
-      {"april_adaptive.gain", KnobType::Double, 1.0, "1/share",
+      {keys::kAprilAdaptiveGain.name, KnobType::Double, 1.0, "1/share",
        "alpha added per unit of share below the target, per step (stable below about 2 / the share's slope in alpha)",
        base::in_range(0.0, 100.0)},
-      {"april_adaptive.max_buffer_tokens", KnobType::Int, std::int64_t{0}, "tok",
+      {keys::kAprilAdaptiveMaxBufferTokens.name, KnobType::Int, std::int64_t{0}, "tok",
        "partial-buffer tokens to hold the buffer near: alpha is capped where the buffer would reach it; 0 = no memory target",
        base::in_range(0, std::int64_t{1} << 50)},
-      {"april_adaptive.max_staleness", KnobType::Int, std::int64_t{-1}, "versions",
+      {keys::kAprilAdaptiveMaxStaleness.name, KnobType::Int, std::int64_t{-1}, "versions",
        "a buffered group older than this restarts from scratch; -1 = no cap", base::at_least(-1)},
   };
   return {"april_adaptive",
           "APRIL with B' chosen each step by a controller: the largest over-provisioning within an off-policy and a buffer target",
           std::move(knobs), [](const base::Config& c) {
             AprilAdaptiveParams p;
-            p.controller.alpha = c.get_double("april_adaptive.alpha");
-            p.controller.alpha_min = c.get_double("april_adaptive.alpha_min");
-            p.controller.alpha_max = c.get_double("april_adaptive.alpha_max");
-            p.controller.target_offpolicy = c.get_double("april_adaptive.target_offpolicy");
-            p.controller.gain = c.get_double("april_adaptive.gain");
-            p.controller.max_buffer_tok = c.get_int("april_adaptive.max_buffer_tokens");
-            p.max_staleness = c.get_int("april_adaptive.max_staleness");
+            p.controller.alpha = c.get(policies::keys::kAprilAdaptiveAlpha);
+            p.controller.alpha_min = c.get(policies::keys::kAprilAdaptiveAlphaMin);
+            p.controller.alpha_max = c.get(policies::keys::kAprilAdaptiveAlphaMax);
+            p.controller.target_offpolicy = c.get(policies::keys::kAprilAdaptiveTargetOffpolicy);
+            p.controller.gain = c.get(policies::keys::kAprilAdaptiveGain);
+            p.controller.max_buffer_tok = c.get(policies::keys::kAprilAdaptiveMaxBufferTokens);
+            p.max_staleness = c.get(policies::keys::kAprilAdaptiveMaxStaleness);
             if (p.controller.alpha_min > p.controller.alpha_max) {
               throw base::ConfigError(fmt::format("key 'april_adaptive.alpha_min': {} is above april_adaptive.alpha_max = {}",
                                                   p.controller.alpha_min, p.controller.alpha_max));

@@ -11,6 +11,7 @@
 #include "policies/alpha_controller.hpp"
 #include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
+#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -42,5 +43,17 @@ class AprilAdaptivePolicy final : public FirstCompleteBatchPolicy {
 };
 
 PolicyEntry april_adaptive_policy_entry();
+
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::DoubleKey kAprilAdaptiveAlpha{"april_adaptive.alpha"};
+inline constexpr base::DoubleKey kAprilAdaptiveAlphaMax{"april_adaptive.alpha_max"};
+inline constexpr base::DoubleKey kAprilAdaptiveAlphaMin{"april_adaptive.alpha_min"};
+inline constexpr base::DoubleKey kAprilAdaptiveGain{"april_adaptive.gain"};
+inline constexpr base::IntKey kAprilAdaptiveMaxBufferTokens{"april_adaptive.max_buffer_tokens"};
+inline constexpr base::IntKey kAprilAdaptiveMaxStaleness{"april_adaptive.max_staleness"};
+inline constexpr base::DoubleKey kAprilAdaptiveTargetOffpolicy{"april_adaptive.target_offpolicy"};
+}  // namespace keys
 
 }  // namespace april::policies

@@ -32,14 +32,14 @@ PolicyEntry april_policy_entry() {
   using base::Knob;
   using base::KnobType;
   std::vector<Knob> knobs = {
-      {"april.alpha", KnobType::Double, 2.0, "", "over-provisioning factor: B' = ceil(alpha * B)",
+      {keys::kAprilAlpha.name, KnobType::Double, 2.0, "", "over-provisioning factor: B' = ceil(alpha * B)",
        base::in_range(1.0, static_cast<double>(kMaxOverSampling))},
-      {"april.over_sampling_batch_size", KnobType::Int, std::int64_t{0}, "groups",
+      {keys::kAprilOverSamplingBatchSize.name, KnobType::Int, std::int64_t{0}, "groups",
        "B' directly (slime's over_sampling_batch_size); 0 = from april.alpha", base::in_range(0, kMaxOverSampling)},
-      {"april.max_staleness", KnobType::Int, std::int64_t{-1}, "versions",
+      {keys::kAprilMaxStaleness.name, KnobType::Int, std::int64_t{-1}, "versions",
        "a buffered group older than this restarts from scratch; -1 = no cap (the paper)", base::at_least(-1)},
-      {"april.mask_offpolicy", KnobType::Bool, false, "", "give off-policy tokens zero weight in the loss (counted as masked)", {}},
-      {"april.max_token_staleness", KnobType::Int, std::int64_t{-1}, "versions",
+      {keys::kAprilMaskOffpolicy.name, KnobType::Bool, false, "", "give off-policy tokens zero weight in the loss (counted as masked)", {}},
+      {keys::kAprilMaxTokenStaleness.name, KnobType::Int, std::int64_t{-1}, "versions",
        "per token: tokens more than this many versions stale get zero weight in the loss (masked), the rest of their group "
        "trains; -1 = no cap",
        base::at_least(-1)},
@@ -48,10 +48,10 @@ PolicyEntry april_policy_entry() {
           std::move(knobs), [](const base::Config& c) {
             AprilParams p;
             const std::int64_t b = c.get(base::keys::kRolloutBatchSize);
-            p.over_sampling_batch_size = c.get_int("april.over_sampling_batch_size");
+            p.over_sampling_batch_size = c.get(policies::keys::kAprilOverSamplingBatchSize);
             if (p.over_sampling_batch_size == 0) {
               // In double first: a huge alpha must be an error naming it, not an overflowed B'.
-              const double alpha = c.get_double("april.alpha");
+              const double alpha = c.get(policies::keys::kAprilAlpha);
               const double b_prime = std::ceil(alpha * static_cast<double>(b) - 1e-9);
               if (!(b_prime <= static_cast<double>(kMaxOverSampling))) {
                 throw base::ConfigError(fmt::format("key 'april.alpha': {} x rollout_batch_size {} asks for {:.3g} groups per step, more "
@@ -63,9 +63,9 @@ PolicyEntry april_policy_entry() {
               throw base::ConfigError(fmt::format("key 'april.over_sampling_batch_size': B' = {} is smaller than rollout_batch_size = {}",
                                                  p.over_sampling_batch_size, b));
             }
-            p.max_staleness = c.get_int("april.max_staleness");
+            p.max_staleness = c.get(policies::keys::kAprilMaxStaleness);
             // mask_offpolicy masks every token of an older version: a cap of 0.
-            p.max_token_staleness = c.get_bool("april.mask_offpolicy") ? 0 : c.get_int("april.max_token_staleness");
+            p.max_token_staleness = c.get(policies::keys::kAprilMaskOffpolicy) ? 0 : c.get(policies::keys::kAprilMaxTokenStaleness);
             return std::make_unique<AprilPolicy>(p);
           }};
 }

@@ -7,6 +7,7 @@
 
 #include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
+#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -33,5 +34,15 @@ class AprilPolicy final : public FirstCompleteBatchPolicy {
 };
 
 PolicyEntry april_policy_entry();
+
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::DoubleKey kAprilAlpha{"april.alpha"};
+inline constexpr base::BoolKey kAprilMaskOffpolicy{"april.mask_offpolicy"};
+inline constexpr base::IntKey kAprilMaxStaleness{"april.max_staleness"};
+inline constexpr base::IntKey kAprilMaxTokenStaleness{"april.max_token_staleness"};
+inline constexpr base::IntKey kAprilOverSamplingBatchSize{"april.over_sampling_batch_size"};
+}  // namespace keys
 
 }  // namespace april::policies

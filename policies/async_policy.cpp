@@ -28,12 +28,12 @@ PolicyEntry async_policy_entry() {
   using base::Knob;
   using base::KnobType;
   std::vector<Knob> knobs = {
-      {"async.eta", KnobType::Int, std::int64_t{1}, "versions",
+      {keys::kAsyncEta.name, KnobType::Int, std::int64_t{1}, "versions",
        "staleness bound: submit while groups submitted < (engine version + eta + 1) x B; 0 = sync on a disaggregated cluster",
        base::in_range(0, 1 << 20)},
-      {"async.max_inflight_groups", KnobType::Int, std::int64_t{0}, "groups", "cap on groups in flight; 0 = no cap",
+      {keys::kAsyncMaxInflightGroups.name, KnobType::Int, std::int64_t{0}, "groups", "cap on groups in flight; 0 = no cap",
        base::in_range(0, 1 << 30)},
-      {"async.on_update", KnobType::String, std::string("recompute"), "",
+      {keys::kAsyncOnUpdate.name, KnobType::String, std::string("recompute"), "",
        "in-flight requests at a version change: recompute (drop KV, re-prefill prompt + tokens; AReaL) or keep_kv "
        "(go on with their KV cache; PipelineRL)",
        base::one_of({"recompute", "keep_kv"})},
@@ -41,9 +41,9 @@ PolicyEntry async_policy_entry() {
   return {"async", "AReaL-style asynchronous RL (disaggregated): bounded staleness eta, train whenever B groups are ready",
           std::move(knobs), [](const base::Config& c) {
             AsyncParams p;
-            p.eta = c.get_int("async.eta");
-            p.max_inflight_groups = c.get_int("async.max_inflight_groups");
-            p.recompute = c.get_string("async.on_update") == "recompute";
+            p.eta = c.get(policies::keys::kAsyncEta);
+            p.max_inflight_groups = c.get(policies::keys::kAsyncMaxInflightGroups);
+            p.recompute = c.get(policies::keys::kAsyncOnUpdate) == "recompute";
             return std::make_unique<AsyncPolicy>(p);
           }};
 }

@@ -14,6 +14,7 @@
 // is reported, not capped.
 #include "policies/policy.hpp"
 #include "policies/registry.hpp"
+#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -43,5 +44,13 @@ class AsyncPolicy final : public Policy {
 };
 
 PolicyEntry async_policy_entry();
+
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::IntKey kAsyncEta{"async.eta"};
+inline constexpr base::IntKey kAsyncMaxInflightGroups{"async.max_inflight_groups"};
+inline constexpr base::StringKey kAsyncOnUpdate{"async.on_update"};
+}  // namespace keys
 
 }  // namespace april::policies

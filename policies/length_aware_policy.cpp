@@ -69,29 +69,29 @@ PolicyEntry length_aware_policy_entry() {
   using base::Knob;
   using base::KnobType;
   std::vector<Knob> knobs = {
-      {"length_aware.base", KnobType::String, std::string("april"), "",
+      {keys::kLengthAwareBase.name, KnobType::String, std::string("april"), "",
        "the policy whose decisions this adds length-aware admission and routing to; its own keys (april.*, sync.*, async.*) apply",
        base::one_of({"sync", "april", "async"})},
-      {"length_aware.order", KnobType::String, std::string("long_first"), "",
+      {keys::kLengthAwareOrder.name, KnobType::String, std::string("long_first"), "",
        "admission priority by predicted remaining length: long_first, short_first, or as_given",
        base::one_of({"long_first", "short_first", "as_given"})},
-      {"length_aware.route", KnobType::String, std::string("work"), "",
+      {keys::kLengthAwareRoute.name, KnobType::String, std::string("work"), "",
        "simulator routing: work (least predicted tokens outstanding) or requests (fewest requests, as every other policy)",
        base::one_of({"work", "requests"})},
-      {"length_aware.history_per_prompt", KnobType::Int, std::int64_t{16}, "samples",
+      {keys::kLengthAwareHistoryPerPrompt.name, KnobType::Int, std::int64_t{16}, "samples",
        "finished lengths remembered per prompt for the prediction", base::in_range(1, 1 << 20)},
   };
   return {"length_aware", "another policy (length_aware.base) plus admission order and routing by each sample's predicted length",
           std::move(knobs), [](const base::Config& c) -> std::unique_ptr<Policy> {
-            const std::string base = c.get_string("length_aware.base");
+            const std::string base = c.get(policies::keys::kLengthAwareBase);
             std::unique_ptr<Policy> inner = base == "sync"    ? sync_policy_entry().make(c)
                                             : base == "april" ? april_policy_entry().make(c)
                                                               : async_policy_entry().make(c);
             LengthAwareParams p;
-            const std::string order = c.get_string("length_aware.order");
+            const std::string order = c.get(policies::keys::kLengthAwareOrder);
             p.order = order == "long_first" ? AdmissionOrder::LongFirst : order == "short_first" ? AdmissionOrder::ShortFirst : AdmissionOrder::AsGiven;
-            p.route_by_work = c.get_string("length_aware.route") == "work";
-            p.history_per_prompt = static_cast<std::size_t>(c.get_int("length_aware.history_per_prompt"));
+            p.route_by_work = c.get(policies::keys::kLengthAwareRoute) == "work";
+            p.history_per_prompt = static_cast<std::size_t>(c.get(policies::keys::kLengthAwareHistoryPerPrompt));
             return std::make_unique<LengthAwarePolicy>(std::move(inner), p);
           }};
 }

@@ -26,6 +26,7 @@
 #include "policies/policy.hpp"
 #include "policies/policy_decorator.hpp"
 #include "policies/registry.hpp"
+#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -58,5 +59,14 @@ class LengthAwarePolicy final : public PolicyDecorator {
 };
 
 PolicyEntry length_aware_policy_entry();
+
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::StringKey kLengthAwareBase{"length_aware.base"};
+inline constexpr base::IntKey kLengthAwareHistoryPerPrompt{"length_aware.history_per_prompt"};
+inline constexpr base::StringKey kLengthAwareOrder{"length_aware.order"};
+inline constexpr base::StringKey kLengthAwareRoute{"length_aware.route"};
+}  // namespace keys
 
 }  // namespace april::policies

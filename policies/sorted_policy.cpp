@@ -21,15 +21,15 @@ PolicyEntry sorted_policy_entry() {
   using base::Knob;
   using base::KnobType;
   std::vector<Knob> knobs = {
-      {"sorted.updates_per_rollout", KnobType::Int, std::int64_t{4}, "",
+      {keys::kSortedUpdatesPerRollout.name, KnobType::Int, std::int64_t{4}, "",
        "k: one rollout round of k * B groups feeds k updates, shortest first", base::in_range(1, 4096)},
-      {"sorted.max_staleness", KnobType::Int, std::int64_t{-1}, "versions",
+      {keys::kSortedMaxStaleness.name, KnobType::Int, std::int64_t{-1}, "versions",
        "a buffered group older than this restarts from scratch; -1 = only the round's own bound (k - 1)", base::at_least(-1)},
   };
   return {"sorted", "SortedRL-style: a k*B round feeds k updates in completion order (short first)", std::move(knobs),
           [](const base::Config& c) {
             return std::make_unique<SortedPolicy>(
-                SortedParams{c.get_int("sorted.updates_per_rollout"), c.get_int("sorted.max_staleness")});
+                SortedParams{c.get(policies::keys::kSortedUpdatesPerRollout), c.get(policies::keys::kSortedMaxStaleness)});
           }};
 }
 

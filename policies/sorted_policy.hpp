@@ -14,6 +14,7 @@
 
 #include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
+#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -35,5 +36,12 @@ class SortedPolicy final : public FirstCompleteBatchPolicy {
 };
 
 PolicyEntry sorted_policy_entry();
+
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::IntKey kSortedMaxStaleness{"sorted.max_staleness"};
+inline constexpr base::IntKey kSortedUpdatesPerRollout{"sorted.updates_per_rollout"};
+}  // namespace keys
 
 }  // namespace april::policies

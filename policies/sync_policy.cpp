@@ -28,14 +28,14 @@ PolicyEntry sync_policy_entry() {
   using base::Knob;
   using base::KnobType;
   std::vector<Knob> knobs = {
-      {"sync.filter_refill", KnobType::String, std::string("wave"), "",
+      {keys::kSyncFilterRefill.name, KnobType::String, std::string("wave"), "",
        "when the filter leaves fewer than B candidates: wave = submit another B fresh groups and drop the groups "
        "still in flight at the batch (slime); missing = submit only the missing number, regenerate leftovers next step",
        base::one_of({"wave", "missing"})},
   };
   return {"sync", "synchronous: submit B groups, wait for all of them (the baseline)", std::move(knobs),
           [](const base::Config& c) {
-            return std::make_unique<SyncPolicy>(c.get_string("sync.filter_refill") == "missing" ? SyncRefill::Missing
+            return std::make_unique<SyncPolicy>(c.get(policies::keys::kSyncFilterRefill) == "missing" ? SyncRefill::Missing
                                                                                           : SyncRefill::Wave);
           }};
 }

@@ -10,6 +10,7 @@
 
 #include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
+#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -29,5 +30,11 @@ class SyncPolicy final : public FirstCompleteBatchPolicy {
 };
 
 PolicyEntry sync_policy_entry();
+
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::StringKey kSyncFilterRefill{"sync.filter_refill"};
+}  // namespace keys
 
 }  // namespace april::policies

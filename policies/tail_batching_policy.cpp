@@ -21,10 +21,10 @@ PolicyEntry tail_batching_policy_entry() {
   using base::KnobType;
   constexpr double kMaxAlpha = 1024.0;
   std::vector<Knob> knobs = {
-      {"tail_batching.alpha", KnobType::Double, 1.25, "",
+      {keys::kTailBatchingAlpha.name, KnobType::Double, 1.25, "",
        "short rounds submit B' = ceil(alpha * B) fresh groups and train on the first B to complete",
        base::in_range(1.0, kMaxAlpha)},
-      {"tail_batching.resume", KnobType::String, std::string("restart"), "",
+      {keys::kTailBatchingResume.name, KnobType::String, std::string("restart"), "",
        "a set-aside prompt in its long round: restart (from scratch, on-policy; RollPacker) or keep (continue its tokens, "
        "off-policy)",
        base::one_of({"restart", "keep"})},
@@ -35,9 +35,9 @@ PolicyEntry tail_batching_policy_entry() {
           std::move(knobs), [](const base::Config& c) {
             TailBatchingParams p;
             const std::int64_t b = c.get(base::keys::kRolloutBatchSize);
-            const double alpha = c.get_double("tail_batching.alpha");
+            const double alpha = c.get(policies::keys::kTailBatchingAlpha);
             p.over_sampling_batch_size = over_sampling_groups(alpha, b);
-            p.restart = c.get_string("tail_batching.resume") == "restart";
+            p.restart = c.get(policies::keys::kTailBatchingResume) == "restart";
             return std::make_unique<TailBatchingPolicy>(p);
           }};
 }

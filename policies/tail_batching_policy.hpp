@@ -21,6 +21,7 @@
 
 #include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
+#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -44,5 +45,12 @@ class TailBatchingPolicy final : public FirstCompleteBatchPolicy {
 };
 
 PolicyEntry tail_batching_policy_entry();
+
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::DoubleKey kTailBatchingAlpha{"tail_batching.alpha"};
+inline constexpr base::StringKey kTailBatchingResume{"tail_batching.resume"};
+}  // namespace keys
 
 }  // namespace april::policies

@@ -1,6 +1,7 @@
 #include "rl/loop_knobs.hpp"
 
 #include "base/run_keys.hpp"
+#include "sim/engine_knobs.hpp"
 
 namespace april::rl {
 
@@ -22,7 +23,7 @@ LoopOptions loop_options(const base::Config& c) {
   lo.max_response_len = static_cast<std::int32_t>(c.get(base::keys::kMaxResponseLen));
   lo.dynamic_sampling_filter = c.get(base::keys::kDynamicSampling);
   lo.keep_rejected_when_insufficient = c.get(base::keys::kKeepWhenInsufficient);
-  lo.gpus = c.get_int("cluster.gpus");  // declared with the cluster (sim/engine_knobs)
+  lo.gpus = c.get(sim::keys::kClusterGpus);  // declared with the cluster (sim/engine_knobs)
   return lo;
 }
 

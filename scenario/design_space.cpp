@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "sim/cluster_shape.hpp"
+#include "sim/engine_knobs.hpp"
 
 namespace april::scenario {
 namespace {
@@ -50,8 +51,8 @@ bool policy_overlaps(const base::Config& config, const policies::PolicyRegistry&
 }
 
 std::optional<std::string> not_a_design(const base::Config& c, const policies::PolicyRegistry& registry, const std::string& policy) {
-  if (c.get_string("cluster.mode") != "colocated") return std::nullopt;
-  if (c.get_int("cluster.rollout_gpus") != 0 || c.get_int("cluster.train_gpus") != 0) {
+  if (c.get(sim::keys::kClusterMode) != "colocated") return std::nullopt;
+  if (c.get(sim::keys::kClusterRolloutGpus) != 0 || c.get(sim::keys::kClusterTrainGpus) != 0) {
     return std::string("a colocated cluster has no rollout/train split");
   }
   if (policy_overlaps(c, registry, policy)) return fmt::format("{} overlaps rollout and training, which a colocated cluster cannot", policy);
@@ -87,7 +88,7 @@ SplitSearch fastest_split(const base::Config& config, const policies::PolicyRegi
   if (candidates.empty()) {
     throw base::ConfigError(fmt::format("policy '{}' needs separate rollout and train GPUs, but cluster.gpus ({}) at "
                                         "cluster.tensor_parallel {} leaves no split with a whole engine and a train GPU",
-                                        policy, sim::cluster_shape(config).gpus, config.get_int("cluster.tensor_parallel")));
+                                        policy, sim::cluster_shape(config).gpus, config.get(sim::keys::kClusterTensorParallel)));
   }
   SplitSearch s;
   for (const std::int64_t r : candidates) {

@@ -2,6 +2,7 @@
 
 #include "base/run_keys.hpp"
 #include "sim/cluster_shape.hpp"
+#include "sim/train_sync_knobs.hpp"
 
 #include <fmt/format.h>
 
@@ -24,7 +25,7 @@ MemoryEstimate estimate_memory(const base::Config& c, std::int64_t resident_grou
   e.bytes = samples * kResidentSampleBytes + steps * kStepBytes;
   e.breakdown = fmt::format("{:.0f} resident samples x {:.0f} B + {:.0f} steps x {:.0f} B", samples, kResidentSampleBytes, steps,
                             kStepBytes);
-  if (c.get_string("topology.preset") != "none" && c.get_string("topology.file").empty()) {
+  if (c.get(sim::keys::kTopologyPreset) != "none" && c.get(sim::keys::kTopologyFile).empty()) {
     const double gpus = static_cast<double>(sim::cluster_shape(c).gpus);
     e.bytes += gpus * kTopologyGpuBytes;
     e.breakdown += fmt::format(" + {:.0f} topology GPUs x {:.0f} B", gpus, kTopologyGpuBytes);

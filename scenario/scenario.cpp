@@ -18,6 +18,7 @@
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/train_sync_knobs.hpp"
+#include "sim/workload.hpp"
 
 namespace april::scenario {
 
@@ -29,7 +30,7 @@ base::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   base::ConfigSchema s;
   s.add({base::keys::kSeed.name, KnobType::Int, std::int64_t{1}, "", "seed of every random stream (workload)", base::at_least(0)});
   s.add({base::keys::kSteps.name, KnobType::Int, std::int64_t{50}, "steps", "training steps to simulate", base::in_range(1, 10'000'000)});
-  s.add({"trace.mode", KnobType::String, std::string("replay"), "",
+  s.add({keys::kTraceMode.name, KnobType::String, std::string("replay"), "",
          "with --trace: replay groups in file order (wrapping), or resample whole groups with the seed",
          base::one_of({"replay", "resample"})});
   rl::declare_loop_knobs(s);
@@ -146,7 +147,7 @@ void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>
     }
     return;
   }
-  const double longest = c.get_double("workload.prompt_median_tok") * 4 + static_cast<double>(cap);
+  const double longest = c.get(sim::keys::kWorkloadPromptMedianTok) * 4 + static_cast<double>(cap);
   if (static_cast<double>(kv) < longest) {
     throw base::ConfigError(fmt::format("engine KV capacity of {} tokens cannot hold one long request (~{:.0f} tokens: 4x "
                                        "workload.prompt_median_tok + max_response_len); raise engine.kv_capacity_tok or lower "

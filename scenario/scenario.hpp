@@ -36,4 +36,10 @@ void validate_scenario(const base::Config& config, const std::vector<base::Group
                        const std::string& trace_name = "");
 
 
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::StringKey kTraceMode{"trace.mode"};
+}  // namespace keys
+
 }  // namespace april::scenario

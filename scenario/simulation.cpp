@@ -13,6 +13,7 @@
 #include "sim/workload.hpp"
 #include "traces/trace_resample.hpp"
 #include "traces/trace_workload.hpp"
+#include "scenario/scenario.hpp"
 
 namespace april::scenario {
 
@@ -26,12 +27,12 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bo
   bc.engine = sim::engine_config(c);
   bc.train_time_s = sim::train_time_model(c);
   bc.sync_time_s = sim::weight_sync(c).time_s;
-  bc.abort_latency_s = c.get_double("engine.abort_latency_s");
-  bc.abort_per_request_s = c.get_double("engine.abort_per_request_us") * 1e-6;
-  bc.abort_confirm_s = c.get_double("engine.abort_confirm_s");
-  bc.engine_slowdown_beside_train = c.get_double("engine.slowdown_beside_train");
-  bc.train_slowdown_beside_engines = c.get_double("train.slowdown_beside_engines");
-  bc.train_handoff_s = c.get_double("train.handoff_s");
+  bc.abort_latency_s = c.get(sim::keys::kEngineAbortLatencyS);
+  bc.abort_per_request_s = c.get(sim::keys::kEngineAbortPerRequestUs) * 1e-6;
+  bc.abort_confirm_s = c.get(sim::keys::kEngineAbortConfirmS);
+  bc.engine_slowdown_beside_train = c.get(sim::keys::kEngineSlowdownBesideTrain);
+  bc.train_slowdown_beside_engines = c.get(sim::keys::kTrainSlowdownBesideEngines);
+  bc.train_handoff_s = c.get(sim::keys::kTrainHandoffS);
   bc.can_overlap = sim::cluster_shape(c).disaggregated();
   bc.record_timeline = record_timeline;
   return std::make_unique<adapters::SimBackend>(std::move(bc), sim::make_iteration_model(c));
@@ -51,7 +52,7 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
                options.memory_limit_bytes ? *options.memory_limit_bytes : base::machine_memory_bytes());
 
   if (options.trace) {
-    if (c.get_string("trace.mode") == "resample") {
+    if (c.get(scenario::keys::kTraceMode) == "resample") {
       workload_ = std::make_unique<traces::TraceResample>(*options.trace, options.trace_name,
                                                           static_cast<std::uint64_t>(c.get(base::keys::kSeed)));
     } else {

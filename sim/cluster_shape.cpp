@@ -5,25 +5,26 @@
 #include <algorithm>
 
 #include "sim/hardware.hpp"
+#include "sim/engine_knobs.hpp"
 
 namespace april::sim {
 
 void declare_cluster_mode_knobs(base::ConfigSchema& s) {
   using base::KnobType;
-  s.add({"cluster.nodes", KnobType::Int, std::int64_t{0}, "nodes",
+  s.add({keys::kClusterNodes.name, KnobType::Int, std::int64_t{0}, "nodes",
          "nodes of the accelerator's GPUs per node (`april hardware show`); the budget is nodes x gpus_per_node; "
          "0 = cluster.gpus",
          base::in_range(0, 1 << 16)});
-  s.add({"cluster.mode", KnobType::String, std::string("colocated"), "",
+  s.add({keys::kClusterMode.name, KnobType::String, std::string("colocated"), "",
          "colocated: rollout, train and sync take turns on cluster.gpus; disaggregated: engines on cluster.rollout_gpus, "
          "the trainer on cluster.train_gpus, working at the same time",
          base::one_of({"colocated", "disaggregated"})});
-  s.add({"cluster.rollout_gpus", KnobType::Int, std::int64_t{0}, "GPUs",
+  s.add({keys::kClusterRolloutGpus.name, KnobType::Int, std::int64_t{0}, "GPUs",
          "disaggregated: the engines' GPUs (engines = rollout_gpus / cluster.tensor_parallel); 0 = cluster.gpus - "
          "cluster.train_gpus when that is set, else cluster.engines x TP when cluster.engines is set, else half of "
          "cluster.gpus rounded down to a multiple of the TP",
          base::in_range(0, 1 << 20)});
-  s.add({"cluster.train_gpus", KnobType::Int, std::int64_t{0}, "GPUs",
+  s.add({keys::kClusterTrainGpus.name, KnobType::Int, std::int64_t{0}, "GPUs",
          "disaggregated: the trainer's GPUs; 0 = cluster.gpus - cluster.rollout_gpus", base::in_range(0, 1 << 20)});
 }
 
@@ -48,31 +49,31 @@ void check_placement(const ClusterShape& s) {
 }  // namespace
 
 std::int64_t cluster_gpus(const base::Config& c, std::int64_t gpus_per_node) {
-  const auto nodes = c.get_int("cluster.nodes");
-  if (nodes == 0) return c.get_int("cluster.gpus");
+  const auto nodes = c.get(sim::keys::kClusterNodes);
+  if (nodes == 0) return c.get(sim::keys::kClusterGpus);
   const auto gpus = nodes * gpus_per_node;
-  if (c.is_set("cluster.gpus") && c.get_int("cluster.gpus") != gpus) {
+  if (c.is_set("cluster.gpus") && c.get(sim::keys::kClusterGpus) != gpus) {
     throw base::ConfigError(fmt::format("cluster.gpus is {}, but cluster.nodes {} x {} GPUs per node makes {}; set one of them",
-                                        c.get_int("cluster.gpus"), nodes, gpus_per_node, gpus));
+                                        c.get(sim::keys::kClusterGpus), nodes, gpus_per_node, gpus));
   }
   return gpus;
 }
 
 ClusterShape cluster_shape(const base::Config& c) {
   ClusterShape s;
-  s.gpus_per_node = resolve_accelerator(c.get_string("hardware")).gpus_per_node;
+  s.gpus_per_node = resolve_accelerator(c.get(sim::keys::kHardware)).gpus_per_node;
   s.gpus = cluster_gpus(c, s.gpus_per_node);
   s.nodes = (s.gpus + s.gpus_per_node - 1) / s.gpus_per_node;
-  s.tensor_parallel = c.get_int("cluster.tensor_parallel");
+  s.tensor_parallel = c.get(sim::keys::kClusterTensorParallel);
   const std::int64_t tp = s.tensor_parallel;
-  const std::int64_t rollout = c.get_int("cluster.rollout_gpus"), train = c.get_int("cluster.train_gpus");
-  if (c.get_string("cluster.mode") == "colocated") {
+  const std::int64_t rollout = c.get(sim::keys::kClusterRolloutGpus), train = c.get(sim::keys::kClusterTrainGpus);
+  if (c.get(sim::keys::kClusterMode) == "colocated") {
     if (rollout != 0 || train != 0) {
       throw base::ConfigError(fmt::format("cluster.{} is set ({}), but cluster.mode is colocated, where every GPU rolls out and "
                                           "trains; set cluster.mode=disaggregated or leave it at 0",
                                           rollout != 0 ? "rollout_gpus" : "train_gpus", rollout != 0 ? rollout : train));
     }
-    s.engines = c.get_int("cluster.engines");
+    s.engines = c.get(sim::keys::kClusterEngines);
     s.rollout_gpus = s.engines * tp;
     s.train_gpus = s.gpus;
     if (s.rollout_gpus > s.gpus) {
@@ -88,7 +89,7 @@ ClusterShape cluster_shape(const base::Config& c) {
   } else if (train != 0) {
     s.rollout_gpus = s.gpus - train;
   } else if (c.is_set("cluster.engines")) {
-    s.rollout_gpus = c.get_int("cluster.engines") * tp;
+    s.rollout_gpus = c.get(sim::keys::kClusterEngines) * tp;
   } else {
     s.rollout_gpus = std::max(tp, s.gpus / 2 / tp * tp);
   }
@@ -103,10 +104,10 @@ ClusterShape cluster_shape(const base::Config& c) {
   }
   s.engines = s.rollout_gpus / tp;
   // cluster.engines follows from the split; a different explicit value is a contradiction.
-  if (c.is_set("cluster.engines") && c.get_int("cluster.engines") != s.engines) {
+  if (c.is_set("cluster.engines") && c.get(sim::keys::kClusterEngines) != s.engines) {
     throw base::ConfigError(fmt::format("cluster.engines is {}, but cluster.rollout_gpus ({}) / cluster.tensor_parallel ({}) makes {} "
                                         "engines; in disaggregated mode leave cluster.engines unset",
-                                        c.get_int("cluster.engines"), s.rollout_gpus, tp, s.engines));
+                                        c.get(sim::keys::kClusterEngines), s.rollout_gpus, tp, s.engines));
   }
   check_placement(s);
   return s;

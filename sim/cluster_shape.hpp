@@ -36,4 +36,13 @@ std::int64_t cluster_gpus(const base::Config& config, std::int64_t gpus_per_node
 
 std::string describe(const ClusterShape& shape);
 
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::StringKey kClusterMode{"cluster.mode"};
+inline constexpr base::IntKey kClusterNodes{"cluster.nodes"};
+inline constexpr base::IntKey kClusterRolloutGpus{"cluster.rollout_gpus"};
+inline constexpr base::IntKey kClusterTrainGpus{"cluster.train_gpus"};
+}  // namespace keys
+
 }  // namespace april::sim

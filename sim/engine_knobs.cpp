@@ -40,66 +40,66 @@ base::KnobValidator builtin_or_file(std::vector<std::string> names) {
 
 void declare_engine_knobs(base::ConfigSchema& s) {
   using base::KnobType;
-  s.add({"model", KnobType::String, std::string("qwen3-4b"), "",
+  s.add({keys::kModel.name, KnobType::String, std::string("qwen3-4b"), "",
          "a built-in model (`april model show`) or the path of a Hugging Face config.json or of a folder holding one",
          builtin_or_file(builtin_model_names())});
-  s.add({"hardware", KnobType::String, std::string("h100"), "",
+  s.add({keys::kHardware.name, KnobType::String, std::string("h100"), "",
          "a built-in accelerator (`april hardware show`) or the path of a hardware JSON file",
          builtin_or_file(builtin_accelerator_names())});
-  s.add({"cluster.gpus", KnobType::Int, std::int64_t{8}, "GPUs", "GPUs shared by rollout and training (colocated)", base::in_range(1, 1 << 20)});
-  s.add({"cluster.engines", KnobType::Int, std::int64_t{4}, "engines", "rollout engines", base::in_range(1, 1 << 16)});
-  s.add({"cluster.tensor_parallel", KnobType::Int, std::int64_t{2}, "GPUs", "GPUs per engine (tensor parallel)", base::in_range(1, 1024)});
-  s.add({"cluster.expert_parallel", KnobType::Int, std::int64_t{1}, "GPUs",
+  s.add({keys::kClusterGpus.name, KnobType::Int, std::int64_t{8}, "GPUs", "GPUs shared by rollout and training (colocated)", base::in_range(1, 1 << 20)});
+  s.add({keys::kClusterEngines.name, KnobType::Int, std::int64_t{4}, "engines", "rollout engines", base::in_range(1, 1 << 16)});
+  s.add({keys::kClusterTensorParallel.name, KnobType::Int, std::int64_t{2}, "GPUs", "GPUs per engine (tensor parallel)", base::in_range(1, 1024)});
+  s.add({keys::kClusterExpertParallel.name, KnobType::Int, std::int64_t{1}, "GPUs",
          "MoE models: the engine's GPUs its routed experts are spread over (divides cluster.tensor_parallel; 1 = experts "
          "split by tensor parallelism, all-reduce after each MoE layer; more = all-to-all dispatch and combine)",
          base::in_range(1, 1024)});
-  s.add({"engine.weight_dtype", KnobType::String, std::string("bf16"), "",
+  s.add({keys::kEngineWeightDtype.name, KnobType::String, std::string("bf16"), "",
          "engine weights: bf16, or fp8 (half the bytes, matmuls at the accelerator's FP8 peak)", base::one_of({"bf16", "fp8"})});
-  s.add({"engine.dp_attention", KnobType::Bool, false, "",
+  s.add({keys::kEngineDpAttention.name, KnobType::Bool, false, "",
          "data-parallel attention (SGLang --enable-dp-attention): each GPU of the engine caches and attends its own "
          "requests, so an MLA latent is not replicated on every GPU",
          {}});
-  s.add({"engine.kv_dtype", KnobType::String, std::string("bf16"), "", "KV cache elements: bf16 or fp8", base::one_of({"bf16", "fp8"})});
+  s.add({keys::kEngineKvDtype.name, KnobType::String, std::string("bf16"), "", "KV cache elements: bf16 or fp8", base::one_of({"bf16", "fp8"})});
   // NCCL-tests on 4 x H100 reach an all-reduce bus bandwidth of about 77% of
   // NVLink's one-way figure (nvidia/nccl-tests sweeps published with
   // "Where tensor-parallel inference hits the NVLink wall", 2026).
-  s.add({"engine.link_efficiency", KnobType::Double, 0.77, "", "roofline: achieved fraction of the scale-up link in collectives",
+  s.add({keys::kEngineLinkEfficiency.name, KnobType::Double, 0.77, "", "roofline: achieved fraction of the scale-up link in collectives",
          base::in_range(0.01, 1)});
   // Small decode all-reduces are latency-bound: a few microseconds for
   // CUDA-graph custom all-reduce kernels inside a node (vLLM / SGLang
   // custom_all_reduce), more through NCCL. An estimate; calibrate it where measured.
-  s.add({"engine.collective_latency_us", KnobType::Double, 5.0, "us",
+  s.add({keys::kEngineCollectiveLatencyUs.name, KnobType::Double, 5.0, "us",
          "roofline: fixed cost of each collective of a tensor- or expert-parallel engine (2 all-reduces per layer)",
          base::in_range(0, kMaxIterationCostUnits)});
-  s.add({"engine.max_running", KnobType::Int, std::int64_t{256}, "requests", "cap on running requests per engine; 0 = no cap",
+  s.add({keys::kEngineMaxRunning.name, KnobType::Int, std::int64_t{256}, "requests", "cap on running requests per engine; 0 = no cap",
          base::in_range(0, 1 << 20)});
-  s.add({"engine.kv_capacity_tok", KnobType::Int, std::int64_t{0}, "tok",
+  s.add({keys::kEngineKvCapacityTok.name, KnobType::Int, std::int64_t{0}, "tok",
          "KV-cache capacity per engine; 0 = from GPU memory, memory fraction and model", base::in_range(0, kMaxKvCapacityTok)});
-  s.add({"engine.gpu_memory_fraction", KnobType::Double, 0.85, "", "share of GPU memory for weights + KV cache",
+  s.add({keys::kEngineGpuMemoryFraction.name, KnobType::Double, 0.85, "", "share of GPU memory for weights + KV cache",
          base::in_range(0.05, 1.0)});
-  s.add({"engine.iteration_model", KnobType::String, std::string("roofline"), "",
+  s.add({keys::kEngineIterationModel.name, KnobType::String, std::string("roofline"), "",
          "iteration-time model: roofline, constant, or linear (calibrated by `april calibrate`)",
          base::one_of({"roofline", "constant", "linear"})});
-  s.add({"engine.linear_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's decode pass", base::in_range(0, kMaxIterationCostUnits)});
-  s.add({"engine.linear_per_request_us", KnobType::Double, 0.0, "us", "linear model: decode cost per decoding request",
+  s.add({keys::kEngineLinearBaseUs.name, KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's decode pass", base::in_range(0, kMaxIterationCostUnits)});
+  s.add({keys::kEngineLinearPerRequestUs.name, KnobType::Double, 0.0, "us", "linear model: decode cost per decoding request",
          base::in_range(0, kMaxIterationCostUnits)});
-  s.add({"engine.linear_per_kv_tok_ns", KnobType::Double, 0.0, "ns", "linear model: decode cost per resident KV token", base::in_range(0, kMaxIterationCostUnits)});
-  s.add({"engine.linear_prefill_base_us", KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's prefill pass",
+  s.add({keys::kEngineLinearPerKvTokNs.name, KnobType::Double, 0.0, "ns", "linear model: decode cost per resident KV token", base::in_range(0, kMaxIterationCostUnits)});
+  s.add({keys::kEngineLinearPrefillBaseUs.name, KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's prefill pass",
          base::in_range(0, kMaxIterationCostUnits)});
-  s.add({"engine.linear_per_prefill_request_us", KnobType::Double, 0.0, "us",
+  s.add({keys::kEngineLinearPerPrefillRequestUs.name, KnobType::Double, 0.0, "us",
          "linear model: prefill cost per admitted request, whatever its length", base::in_range(0, kMaxIterationCostUnits)});
-  s.add({"engine.linear_per_prefill_tok_us", KnobType::Double, 0.0, "us", "linear model: cost per prefilled token", base::in_range(0, kMaxIterationCostUnits)});
-  s.add({"engine.linear_per_padded_prefill_tok_us", KnobType::Double, 0.0, "us",
+  s.add({keys::kEngineLinearPerPrefillTokUs.name, KnobType::Double, 0.0, "us", "linear model: cost per prefilled token", base::in_range(0, kMaxIterationCostUnits)});
+  s.add({keys::kEngineLinearPerPaddedPrefillTokUs.name, KnobType::Double, 0.0, "us",
          "linear model: cost per token of a prefill padded to its longest context (admitted x longest)", base::in_range(0, kMaxIterationCostUnits)});
-  s.add({"engine.constant_iteration_us", KnobType::Double, 1000.0, "us", "iteration time of the constant model",
+  s.add({keys::kEngineConstantIterationUs.name, KnobType::Double, 1000.0, "us", "iteration time of the constant model",
          base::in_range(1e-3, kMaxIterationCostUnits)});
-  s.add({"engine.compute_efficiency", KnobType::Double, 0.6, "", "roofline: achieved fraction of peak FLOP/s",
+  s.add({keys::kEngineComputeEfficiency.name, KnobType::Double, 0.6, "", "roofline: achieved fraction of peak FLOP/s",
          base::in_range(0.01, 1)});
-  s.add({"engine.hbm_efficiency", KnobType::Double, 0.8, "", "roofline: achieved fraction of HBM bandwidth",
+  s.add({keys::kEngineHbmEfficiency.name, KnobType::Double, 0.8, "", "roofline: achieved fraction of HBM bandwidth",
          base::in_range(0.01, 1)});
-  s.add({"engine.iteration_overhead_us", KnobType::Double, 500.0, "us",
+  s.add({keys::kEngineIterationOverheadUs.name, KnobType::Double, 500.0, "us",
          "roofline: fixed cost per iteration (scheduling, sampling, launches)", base::in_range(0, kMaxIterationCostUnits)});
-  s.add({"engine.prefill", KnobType::String, std::string("batched"), "",
+  s.add({keys::kEnginePrefill.name, KnobType::String, std::string("batched"), "",
          "batched: admitted contexts are prefilled in one pass that yields their first token; per_token: contexts are fed one "
          "token per decode iteration (`april live` with live.exact_prefill)",
          base::one_of({"batched", "per_token"})});
@@ -111,39 +111,39 @@ void declare_engine_knobs(base::ConfigSchema& s) {
   // client. The defaults are order-of-magnitude estimates of those (not
   // measured on SGLang); `april calibrate` fits both from a live profile.
   // What the controller waits after that (a poll's retry) is engine.abort_confirm_s.
-  s.add({"engine.abort_latency_s", KnobType::Double, 0.01, "s",
+  s.add({keys::kEngineAbortLatencyS.name, KnobType::Double, 0.01, "s",
          "abort: from the decision until the engines act on it (they go on generating meanwhile); then each stops at its "
          "next iteration boundary",
          base::in_range(0, kMaxAbortLatency_s)});
-  s.add({"engine.abort_per_request_us", KnobType::Double, 200.0, "us",
+  s.add({keys::kEngineAbortPerRequestUs.name, KnobType::Double, 200.0, "us",
          "abort: per request an engine releases (queued or running), one after another on that engine",
          base::in_range(0, kMaxIterationCostUnits)});
-  s.add({"engine.slowdown_beside_train", KnobType::Double, 1.0, "x",
+  s.add({keys::kEngineSlowdownBesideTrain.name, KnobType::Double, 1.0, "x",
          "disaggregated: engine iterations that start while a train step computes take this many times longer (engines and "
          "trainer sharing a host's cores or memory bandwidth; april validate measures it for the live backend); 1 = separate machines",
          base::in_range(1, 100)});
-  s.add({"engine.abort_confirm_s", KnobType::Double, 0.0, "s",
+  s.add({keys::kEngineAbortConfirmS.name, KnobType::Double, 0.0, "s",
          "abort: from the last engine idle until the rollout knows it (engines idle meanwhile): 0 as in the APRIL-era slime, which "
          "awaited the aborted responses; current slime polls each engine's load and retries every 3 s while requests remain",
          base::in_range(0, kMaxAbortLatency_s)});
-  s.add({"engine.fast_forward", KnobType::Bool, true, "",
+  s.add({keys::kEngineFastForward.name, KnobType::Bool, true, "",
          "jump over iterations in which the batch cannot change (identical results, far fewer events)", {}});
 }
 
 EngineLayout engine_layout(const base::Config& c) {
   EngineLayout l;
-  l.tensor_parallel = c.get_int("cluster.tensor_parallel");
-  l.memory_fraction = c.get_double("engine.gpu_memory_fraction");
-  l.weight_dtype = dtype_from_string(c.get_string("engine.weight_dtype"), "engine.weight_dtype");
-  l.kv_dtype = dtype_from_string(c.get_string("engine.kv_dtype"), "engine.kv_dtype");
-  l.dp_attention = c.get_bool("engine.dp_attention");
+  l.tensor_parallel = c.get(sim::keys::kClusterTensorParallel);
+  l.memory_fraction = c.get(sim::keys::kEngineGpuMemoryFraction);
+  l.weight_dtype = dtype_from_string(c.get(sim::keys::kEngineWeightDtype), "engine.weight_dtype");
+  l.kv_dtype = dtype_from_string(c.get(sim::keys::kEngineKvDtype), "engine.kv_dtype");
+  l.dp_attention = c.get(sim::keys::kEngineDpAttention);
   return l;
 }
 
 std::int64_t kv_capacity_tok(const base::Config& c) {
-  if (c.get_int("engine.kv_capacity_tok") > 0) return c.get_int("engine.kv_capacity_tok");
-  const auto hw = resolve_accelerator(c.get_string("hardware"));
-  const auto model = resolve_model(c.get_string("model"));
+  if (c.get(sim::keys::kEngineKvCapacityTok) > 0) return c.get(sim::keys::kEngineKvCapacityTok);
+  const auto hw = resolve_accelerator(c.get(sim::keys::kHardware));
+  const auto model = resolve_model(c.get(sim::keys::kModel));
   const auto layout = engine_layout(c);
   const auto mem = engine_memory(model, hw, layout);
   if (!mem.fits()) throw base::ConfigError(does_not_fit(model, hw, layout));
@@ -151,28 +151,28 @@ std::int64_t kv_capacity_tok(const base::Config& c) {
 }
 
 std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c) {
-  if (c.get_string("engine.iteration_model") == "linear") {
+  if (c.get(sim::keys::kEngineIterationModel) == "linear") {
     LinearIterationParams p;
-    p.base_ns = std::llround(c.get_double("engine.linear_base_us") * 1e3);
-    p.per_request_ns = std::llround(c.get_double("engine.linear_per_request_us") * 1e3);
-    p.per_kv_tok_ps = std::llround(c.get_double("engine.linear_per_kv_tok_ns") * 1e3);
-    p.prefill_base_ns = std::llround(c.get_double("engine.linear_prefill_base_us") * 1e3);
-    p.per_prefill_request_ns = std::llround(c.get_double("engine.linear_per_prefill_request_us") * 1e3);
-    p.per_prefill_tok_ns = std::llround(c.get_double("engine.linear_per_prefill_tok_us") * 1e3);
-    p.per_padded_prefill_tok_ns = std::llround(c.get_double("engine.linear_per_padded_prefill_tok_us") * 1e3);
+    p.base_ns = std::llround(c.get(sim::keys::kEngineLinearBaseUs) * 1e3);
+    p.per_request_ns = std::llround(c.get(sim::keys::kEngineLinearPerRequestUs) * 1e3);
+    p.per_kv_tok_ps = std::llround(c.get(sim::keys::kEngineLinearPerKvTokNs) * 1e3);
+    p.prefill_base_ns = std::llround(c.get(sim::keys::kEngineLinearPrefillBaseUs) * 1e3);
+    p.per_prefill_request_ns = std::llround(c.get(sim::keys::kEngineLinearPerPrefillRequestUs) * 1e3);
+    p.per_prefill_tok_ns = std::llround(c.get(sim::keys::kEngineLinearPerPrefillTokUs) * 1e3);
+    p.per_padded_prefill_tok_ns = std::llround(c.get(sim::keys::kEngineLinearPerPaddedPrefillTokUs) * 1e3);
     return std::make_shared<LinearIterationModel>(p);
   }
-  if (c.get_string("engine.iteration_model") == "constant") {
-    return std::make_shared<ConstantIterationModel>(std::llround(c.get_double("engine.constant_iteration_us") * 1000.0));
+  if (c.get(sim::keys::kEngineIterationModel) == "constant") {
+    return std::make_shared<ConstantIterationModel>(std::llround(c.get(sim::keys::kEngineConstantIterationUs) * 1000.0));
   }
-  const auto model = resolve_model(c.get_string("model"));
+  const auto model = resolve_model(c.get(sim::keys::kModel));
   const auto layout = engine_layout(c);
   RooflineParams p;
-  p.compute_efficiency = c.get_double("engine.compute_efficiency");
-  p.hbm_efficiency = c.get_double("engine.hbm_efficiency");
-  p.overhead_ns = std::llround(c.get_double("engine.iteration_overhead_us") * 1000.0);
+  p.compute_efficiency = c.get(sim::keys::kEngineComputeEfficiency);
+  p.hbm_efficiency = c.get(sim::keys::kEngineHbmEfficiency);
+  p.overhead_ns = std::llround(c.get(sim::keys::kEngineIterationOverheadUs) * 1000.0);
   p.tensor_parallel = layout.tensor_parallel;
-  p.expert_parallel = c.get_int("cluster.expert_parallel");
+  p.expert_parallel = c.get(sim::keys::kClusterExpertParallel);
   if (p.tensor_parallel % p.expert_parallel != 0) {
     throw base::ConfigError(fmt::format("cluster.expert_parallel {} does not divide cluster.tensor_parallel {}", p.expert_parallel,
                                         p.tensor_parallel));
@@ -184,17 +184,17 @@ std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c
   p.weight_dtype = layout.weight_dtype;
   p.kv_dtype = layout.kv_dtype;
   p.dp_attention = layout.dp_attention;
-  p.link_efficiency = c.get_double("engine.link_efficiency");
-  p.collective_latency_ns = std::llround(c.get_double("engine.collective_latency_us") * 1000.0);
-  return std::make_shared<RooflineIterationModel>(resolve_accelerator(c.get_string("hardware")), model, p);
+  p.link_efficiency = c.get(sim::keys::kEngineLinkEfficiency);
+  p.collective_latency_ns = std::llround(c.get(sim::keys::kEngineCollectiveLatencyUs) * 1000.0);
+  return std::make_shared<RooflineIterationModel>(resolve_accelerator(c.get(sim::keys::kHardware)), model, p);
 }
 
 EngineConfig engine_config(const base::Config& c) {
   EngineConfig e;
-  e.max_running = c.get_int("engine.max_running");
+  e.max_running = c.get(sim::keys::kEngineMaxRunning);
   e.kv_capacity_tok = kv_capacity_tok(c);
-  e.fast_forward = c.get_bool("engine.fast_forward");
-  e.per_token_prefill = c.get_string("engine.prefill") == "per_token";
+  e.fast_forward = c.get(sim::keys::kEngineFastForward);
+  e.per_token_prefill = c.get(sim::keys::kEnginePrefill) == "per_token";
   return e;
 }
 

@@ -20,4 +20,41 @@ std::int64_t kv_capacity_tok(const base::Config& config);
 std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& config);
 EngineConfig engine_config(const base::Config& config);
 
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::IntKey kClusterEngines{"cluster.engines"};
+inline constexpr base::IntKey kClusterExpertParallel{"cluster.expert_parallel"};
+inline constexpr base::IntKey kClusterGpus{"cluster.gpus"};
+inline constexpr base::IntKey kClusterTensorParallel{"cluster.tensor_parallel"};
+inline constexpr base::DoubleKey kEngineAbortConfirmS{"engine.abort_confirm_s"};
+inline constexpr base::DoubleKey kEngineAbortLatencyS{"engine.abort_latency_s"};
+inline constexpr base::DoubleKey kEngineAbortPerRequestUs{"engine.abort_per_request_us"};
+inline constexpr base::DoubleKey kEngineCollectiveLatencyUs{"engine.collective_latency_us"};
+inline constexpr base::DoubleKey kEngineComputeEfficiency{"engine.compute_efficiency"};
+inline constexpr base::DoubleKey kEngineConstantIterationUs{"engine.constant_iteration_us"};
+inline constexpr base::BoolKey kEngineDpAttention{"engine.dp_attention"};
+inline constexpr base::BoolKey kEngineFastForward{"engine.fast_forward"};
+inline constexpr base::DoubleKey kEngineGpuMemoryFraction{"engine.gpu_memory_fraction"};
+inline constexpr base::DoubleKey kEngineHbmEfficiency{"engine.hbm_efficiency"};
+inline constexpr base::StringKey kEngineIterationModel{"engine.iteration_model"};
+inline constexpr base::DoubleKey kEngineIterationOverheadUs{"engine.iteration_overhead_us"};
+inline constexpr base::IntKey kEngineKvCapacityTok{"engine.kv_capacity_tok"};
+inline constexpr base::StringKey kEngineKvDtype{"engine.kv_dtype"};
+inline constexpr base::DoubleKey kEngineLinearBaseUs{"engine.linear_base_us"};
+inline constexpr base::DoubleKey kEngineLinearPerKvTokNs{"engine.linear_per_kv_tok_ns"};
+inline constexpr base::DoubleKey kEngineLinearPerPaddedPrefillTokUs{"engine.linear_per_padded_prefill_tok_us"};
+inline constexpr base::DoubleKey kEngineLinearPerPrefillRequestUs{"engine.linear_per_prefill_request_us"};
+inline constexpr base::DoubleKey kEngineLinearPerPrefillTokUs{"engine.linear_per_prefill_tok_us"};
+inline constexpr base::DoubleKey kEngineLinearPerRequestUs{"engine.linear_per_request_us"};
+inline constexpr base::DoubleKey kEngineLinearPrefillBaseUs{"engine.linear_prefill_base_us"};
+inline constexpr base::DoubleKey kEngineLinkEfficiency{"engine.link_efficiency"};
+inline constexpr base::IntKey kEngineMaxRunning{"engine.max_running"};
+inline constexpr base::StringKey kEnginePrefill{"engine.prefill"};
+inline constexpr base::DoubleKey kEngineSlowdownBesideTrain{"engine.slowdown_beside_train"};
+inline constexpr base::StringKey kEngineWeightDtype{"engine.weight_dtype"};
+inline constexpr base::StringKey kHardware{"hardware"};
+inline constexpr base::StringKey kModel{"model"};
+}  // namespace keys
+
 }  // namespace april::sim

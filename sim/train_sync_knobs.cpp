@@ -25,72 +25,72 @@ constexpr double kMaxBandwidth_GB_s = 1e9;
 
 void declare_train_sync_knobs(base::ConfigSchema& s) {
   using base::KnobType;
-  s.add({"train.time_model", KnobType::String, std::string("phases"), "",
+  s.add({keys::kTrainTimeModel.name, KnobType::String, std::string("phases"), "",
          "phases (old-logprob forward, update over PPO mini-batches and epochs, gradient reduction, optimizer, offload; "
          "train.*), flops (6 * activated params * tokens / (mfu * peak * GPUs) + fixed_s), linear (calibrated: "
          "train.linear_*) or zero",
          base::one_of({"phases", "flops", "linear", "zero"})});
-  s.add({"train.framework", KnobType::String, std::string("megatron"), "",
+  s.add({keys::kTrainFramework.name, KnobType::String, std::string("megatron"), "",
          "phases: megatron (TP x PP x CP x DP, gradients all-reduced per optimizer step; slime) or fsdp (ZeRO-3 gathers "
          "hidden behind compute where they can be; verl's default)",
          base::one_of({"megatron", "fsdp"})});
-  s.add({"train.tensor_parallel", KnobType::Int, std::int64_t{1}, "GPUs", "phases, megatron: tensor parallel size (inside a node)",
+  s.add({keys::kTrainTensorParallel.name, KnobType::Int, std::int64_t{1}, "GPUs", "phases, megatron: tensor parallel size (inside a node)",
          base::in_range(1, 1024)});
-  s.add({"train.pipeline_parallel", KnobType::Int, std::int64_t{1}, "GPUs", "phases, megatron: pipeline stages (1F1B bubble)",
+  s.add({keys::kTrainPipelineParallel.name, KnobType::Int, std::int64_t{1}, "GPUs", "phases, megatron: pipeline stages (1F1B bubble)",
          base::in_range(1, 1024)});
-  s.add({"train.context_parallel", KnobType::Int, std::int64_t{1}, "GPUs",
+  s.add({keys::kTrainContextParallel.name, KnobType::Int, std::int64_t{1}, "GPUs",
          "phases: GPUs one sequence is split over: megatron's context parallel, or fsdp's Ulysses sequence parallel (verl "
          "ulysses_sequence_parallel_size); data parallel = GPUs / (TP x PP x CP)",
          base::in_range(1, 1024)});
-  s.add({"train.fsdp_shard_gpus", KnobType::Int, std::int64_t{0}, "GPUs",
+  s.add({keys::kTrainFsdpShardGpus.name, KnobType::Int, std::int64_t{0}, "GPUs",
          "phases, fsdp: GPUs the weights, gradients and Adam state are sharded over (verl fsdp_size); the trainer's other "
          "GPUs hold replicas whose gradient shards are all-reduced each optimizer step (HSDP); 0 = all of them (ZeRO-3)",
          base::in_range(0, 1 << 20)});
-  s.add({"train.expert_parallel", KnobType::Int, std::int64_t{1}, "GPUs", "phases, MoE: GPUs the routed experts are spread over",
+  s.add({keys::kTrainExpertParallel.name, KnobType::Int, std::int64_t{1}, "GPUs", "phases, MoE: GPUs the routed experts are spread over",
          base::in_range(1, 1 << 16)});
-  s.add({"train.ppo_mini_batches", KnobType::Int, std::int64_t{1}, "",
+  s.add({keys::kTrainPpoMiniBatches.name, KnobType::Int, std::int64_t{1}, "",
          "phases: optimizer steps per epoch (verl: train_batch_size / ppo_mini_batch_size; slime: "
          "rollout_batch_size x n / global_batch_size)",
          base::in_range(1, 1 << 20)});
-  s.add({"train.ppo_epochs", KnobType::Int, std::int64_t{1}, "", "phases: passes over the batch per step", base::in_range(1, 1024)});
-  s.add({"train.old_logprob", KnobType::Bool, true, "",
+  s.add({keys::kTrainPpoEpochs.name, KnobType::Int, std::int64_t{1}, "", "phases: passes over the batch per step", base::in_range(1, 1024)});
+  s.add({keys::kTrainOldLogprob.name, KnobType::Bool, true, "",
          "phases: recompute the batch's log-probabilities with the rollout's weights before the update (verl, slime)", {}});
-  s.add({"train.ref_logprob", KnobType::Bool, false, "", "phases: a reference-model forward over the batch (KL loss or reward)", {}});
-  s.add({"train.micro_batch_tok", KnobType::Int, std::int64_t{16384}, "tok",
+  s.add({keys::kTrainRefLogprob.name, KnobType::Bool, false, "", "phases: a reference-model forward over the batch (KL loss or reward)", {}});
+  s.add({keys::kTrainMicroBatchTok.name, KnobType::Int, std::int64_t{16384}, "tok",
          "phases: tokens per micro-batch per GPU (verl ppo_max_token_len_per_gpu); sets the pipeline's micro-batches",
          base::in_range(1, 1 << 30)});
-  s.add({"train.offload", KnobType::Bool, true, "",
+  s.add({keys::kTrainOffload.name, KnobType::Bool, true, "",
          "phases, colocated: the trainer's weights and Adam state leave the GPUs after each update and return before the "
          "next, and the engines' weights come back (verl / slime colocated); off on a disaggregated cluster",
          {}});
   // cudaMemcpy of pinned memory reaches about 80% of PCIe's line rate
   // (NVIDIA CUDA samples' bandwidthTest on Gen5 x16: ~50 of 64 GB/s).
-  s.add({"train.host_link_efficiency", KnobType::Double, 0.8, "", "phases: achieved fraction of the GPU-host link when offloading",
+  s.add({keys::kTrainHostLinkEfficiency.name, KnobType::Double, 0.8, "", "phases: achieved fraction of the GPU-host link when offloading",
          base::in_range(0.01, 1)});
-  s.add({"train.linear_base_s", KnobType::Double, 0.0, "s", "linear train model: fixed cost per step", base::in_range(0, kMaxFixedCost_s)});
-  s.add({"train.linear_per_tok_us", KnobType::Double, 0.0, "us", "linear train model: cost per trained token (prompt + response)",
+  s.add({keys::kTrainLinearBaseS.name, KnobType::Double, 0.0, "s", "linear train model: fixed cost per step", base::in_range(0, kMaxFixedCost_s)});
+  s.add({keys::kTrainLinearPerTokUs.name, KnobType::Double, 0.0, "us", "linear train model: cost per trained token (prompt + response)",
          base::in_range(0, kMaxPerTokenCost_us)});
-  s.add({"train.linear_per_padded_tok_us", KnobType::Double, 0.0, "us",
+  s.add({keys::kTrainLinearPerPaddedTokUs.name, KnobType::Double, 0.0, "us",
          "linear train model: cost per token of the batch padded to its longest sample (samples x longest)", base::in_range(0, kMaxPerTokenCost_us)});
-  s.add({"train.slowdown_beside_engines", KnobType::Double, 1.0, "x",
+  s.add({keys::kTrainSlowdownBesideEngines.name, KnobType::Double, 1.0, "x",
          "disaggregated: a train step progresses this many times slower while an engine runs requests (shared host); "
          "1 = separate machines",
          base::in_range(1, 100)});
-  s.add({"train.handoff_s", KnobType::Double, 0.0, "s",
+  s.add({keys::kTrainHandoffS.name, KnobType::Double, 0.0, "s",
          "disaggregated: wall time per train step outside its compute, not slowed by engines: handing the batch to the "
          "trainer and its end back (an RPC to a remote trainer; on a shared host, waking the trainer's idle CPU)",
          base::in_range(0, kMaxFixedCost_s)});
-  s.add({"train.mfu", KnobType::Double, 0.35, "", "trainer model FLOPs utilisation", base::in_range(0.01, 1)});
-  s.add({"train.fixed_s", KnobType::Double, 0.0, "s",
+  s.add({keys::kTrainMfu.name, KnobType::Double, 0.35, "", "trainer model FLOPs utilisation", base::in_range(0.01, 1)});
+  s.add({keys::kTrainFixedS.name, KnobType::Double, 0.0, "s",
          "fixed cost per train step: phases: what they leave out (logging, data loading); flops: all but the "
          "forward and backward (2 s before model version 7)",
          base::in_range(0, kMaxFixedCost_s)});
-  s.add({"sync.time_model", KnobType::String, std::string("bandwidth"), "",
+  s.add({keys::kSyncTimeModel.name, KnobType::String, std::string("bandwidth"), "",
          "bandwidth (bytes / bandwidth + latency), fixed (sync.latency_s only, e.g. calibrated) or zero",
          base::one_of({"bandwidth", "fixed", "zero"})});
-  s.add({"sync.bandwidth_GB_s", KnobType::Double, 100.0, "GB/s", "effective trainer-to-engine weight bandwidth",
+  s.add({keys::kSyncBandwidthGBs.name, KnobType::Double, 100.0, "GB/s", "effective trainer-to-engine weight bandwidth",
          base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
-  s.add({"topology.preset", KnobType::String, std::string("none"), "",
+  s.add({keys::kTopologyPreset.name, KnobType::String, std::string("none"), "",
          "weight-sync topology: none (use sync.bandwidth_GB_s); cluster (the scenario's own nodes: the accelerator's "
          "scale-up link inside a node, one NIC per GPU between nodes); or the fixed shapes single-node, two-nodes-ib, "
          "separate-racks (topology.*_GB_s)",
@@ -99,67 +99,67 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
            names.insert(names.begin() + 1, "cluster");
            return base::one_of(names);
          }()});
-  s.add({"topology.file", KnobType::String, std::string(""), "",
+  s.add({keys::kTopologyFile.name, KnobType::String, std::string(""), "",
          "a topology JSON file (nodes, links, trainer, engines); overrides topology.preset", {}});
-  s.add({"topology.nvlink_GB_s", KnobType::Double, 450.0, "GB/s", "presets: GPU-to-NVSwitch bandwidth, one direction",
+  s.add({keys::kTopologyNvlinkGBs.name, KnobType::Double, 450.0, "GB/s", "presets: GPU-to-NVSwitch bandwidth, one direction",
          base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
-  s.add({"topology.node_network_GB_s", KnobType::Double, 400.0, "GB/s",
+  s.add({keys::kTopologyNodeNetworkGBs.name, KnobType::Double, 400.0, "GB/s",
          "presets: a node's network bandwidth (8 x 400 Gb/s InfiniBand NICs)", base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
-  s.add({"topology.rack_link_GB_s", KnobType::Double, 12.5, "GB/s", "separate-racks: the inter-rack link (100 Gb/s)",
+  s.add({keys::kTopologyRackLinkGBs.name, KnobType::Double, 12.5, "GB/s", "separate-racks: the inter-rack link (100 Gb/s)",
          base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
-  s.add({"sync.latency_s", KnobType::Double, 1.0, "s", "fixed cost per weight sync (pause, update, resume)", base::in_range(0, kMaxFixedCost_s)});
+  s.add({keys::kSyncLatencyS.name, KnobType::Double, 1.0, "s", "fixed cost per weight sync (pause, update, resume)", base::in_range(0, kMaxFixedCost_s)});
 }
 
 TrainerSetup trainer_setup(const base::Config& c) {
   TrainerSetup s;
   const auto shape = cluster_shape(c);
-  s.framework = c.get_string("train.framework") == "fsdp" ? TrainFramework::Fsdp : TrainFramework::Megatron;
+  s.framework = c.get(sim::keys::kTrainFramework) == "fsdp" ? TrainFramework::Fsdp : TrainFramework::Megatron;
   s.gpus = shape.train_gpus;
   if (s.framework == TrainFramework::Megatron) {
-    s.tensor_parallel = c.get_int("train.tensor_parallel");
-    s.pipeline_parallel = c.get_int("train.pipeline_parallel");
+    s.tensor_parallel = c.get(sim::keys::kTrainTensorParallel);
+    s.pipeline_parallel = c.get(sim::keys::kTrainPipelineParallel);
   } else {
-    s.fsdp_shard_gpus = c.get_int("train.fsdp_shard_gpus");
+    s.fsdp_shard_gpus = c.get(sim::keys::kTrainFsdpShardGpus);
   }
-  s.context_parallel = c.get_int("train.context_parallel");
-  s.expert_parallel = c.get_int("train.expert_parallel");
-  s.mfu = c.get_double("train.mfu");
-  s.ppo_mini_batches = c.get_int("train.ppo_mini_batches");
-  s.ppo_epochs = c.get_int("train.ppo_epochs");
-  s.old_logprob = c.get_bool("train.old_logprob");
-  s.ref_logprob = c.get_bool("train.ref_logprob");
-  s.micro_batch_tok = c.get_int("train.micro_batch_tok");
-  s.offload = c.get_bool("train.offload") && !shape.disaggregated();
-  s.host_link_efficiency = c.get_double("train.host_link_efficiency");
-  s.hbm_efficiency = c.get_double("engine.hbm_efficiency");
-  s.link_efficiency = c.get_double("engine.link_efficiency");
-  s.fixed_s = c.get_double("train.fixed_s");
+  s.context_parallel = c.get(sim::keys::kTrainContextParallel);
+  s.expert_parallel = c.get(sim::keys::kTrainExpertParallel);
+  s.mfu = c.get(sim::keys::kTrainMfu);
+  s.ppo_mini_batches = c.get(sim::keys::kTrainPpoMiniBatches);
+  s.ppo_epochs = c.get(sim::keys::kTrainPpoEpochs);
+  s.old_logprob = c.get(sim::keys::kTrainOldLogprob);
+  s.ref_logprob = c.get(sim::keys::kTrainRefLogprob);
+  s.micro_batch_tok = c.get(sim::keys::kTrainMicroBatchTok);
+  s.offload = c.get(sim::keys::kTrainOffload) && !shape.disaggregated();
+  s.host_link_efficiency = c.get(sim::keys::kTrainHostLinkEfficiency);
+  s.hbm_efficiency = c.get(sim::keys::kEngineHbmEfficiency);
+  s.link_efficiency = c.get(sim::keys::kEngineLinkEfficiency);
+  s.fixed_s = c.get(sim::keys::kTrainFixedS);
   return s;
 }
 
 TrainTimeModel train_time_model(const base::Config& c) {
-  if (c.get_string("train.time_model") == "linear") {
-    const double base = c.get_double("train.linear_base_s"), per = c.get_double("train.linear_per_tok_us") * 1e-6;
-    const double padded = c.get_double("train.linear_per_padded_tok_us") * 1e-6;
+  if (c.get(sim::keys::kTrainTimeModel) == "linear") {
+    const double base = c.get(sim::keys::kTrainLinearBaseS), per = c.get(sim::keys::kTrainLinearPerTokUs) * 1e-6;
+    const double padded = c.get(sim::keys::kTrainLinearPerPaddedTokUs) * 1e-6;
     return [base, per, padded](const TrainBatchShape& b) {
       TrainPhaseTimes t;
       t.other_s = base + per * static_cast<double>(b.tokens) + padded * static_cast<double>(b.samples * b.longest_tok);
       return t;
     };
   }
-  if (c.get_string("train.time_model") == "flops") {
-    const auto hw = resolve_accelerator(c.get_string("hardware"));
-    const auto model = resolve_model(c.get_string("model"));
-    TrainCostParams tp{c.get_double("train.mfu"), cluster_shape(c).train_gpus, c.get_double("train.fixed_s")};
+  if (c.get(sim::keys::kTrainTimeModel) == "flops") {
+    const auto hw = resolve_accelerator(c.get(sim::keys::kHardware));
+    const auto model = resolve_model(c.get(sim::keys::kModel));
+    TrainCostParams tp{c.get(sim::keys::kTrainMfu), cluster_shape(c).train_gpus, c.get(sim::keys::kTrainFixedS)};
     return [model, hw, tp](const TrainBatchShape& b) {
       TrainPhaseTimes t;
       t.other_s = train_time_s(model, hw, tp, b.tokens);
       return t;
     };
   }
-  if (c.get_string("train.time_model") == "phases") {
-    const auto hw = resolve_accelerator(c.get_string("hardware"));
-    const auto model = resolve_model(c.get_string("model"));
+  if (c.get(sim::keys::kTrainTimeModel) == "phases") {
+    const auto hw = resolve_accelerator(c.get(sim::keys::kHardware));
+    const auto model = resolve_model(c.get(sim::keys::kModel));
     auto setup = trainer_setup(c);
     check_trainer_setup(setup, model, hw);
     if (setup.offload) setup.engine_weights_per_gpu_bytes = engine_memory(model, hw, engine_layout(c)).weights_per_gpu_bytes;
@@ -169,32 +169,32 @@ TrainTimeModel train_time_model(const base::Config& c) {
 }
 
 std::optional<Topology> scenario_topology(const base::Config& c) {
-  if (!c.get_string("topology.file").empty()) return read_topology_file(c.get_string("topology.file"));
-  const auto& preset = c.get_string("topology.preset");
+  if (!c.get(sim::keys::kTopologyFile).empty()) return read_topology_file(c.get(sim::keys::kTopologyFile));
+  const auto& preset = c.get(sim::keys::kTopologyPreset);
   if (preset == "none") return std::nullopt;
-  if (preset == "cluster") return cluster_topology(cluster_shape(c), resolve_accelerator(c.get_string("hardware")));
-  return preset_topology(preset, cluster_shape(c).engines, c.get_int("cluster.tensor_parallel"),
-                              c.get_double("topology.nvlink_GB_s") * 1e9, c.get_double("topology.node_network_GB_s") * 1e9,
-                              c.get_double("topology.rack_link_GB_s") * 1e9);
+  if (preset == "cluster") return cluster_topology(cluster_shape(c), resolve_accelerator(c.get(sim::keys::kHardware)));
+  return preset_topology(preset, cluster_shape(c).engines, c.get(sim::keys::kClusterTensorParallel),
+                              c.get(sim::keys::kTopologyNvlinkGBs) * 1e9, c.get(sim::keys::kTopologyNodeNetworkGBs) * 1e9,
+                              c.get(sim::keys::kTopologyRackLinkGBs) * 1e9);
 }
 
 WeightSync weight_sync(const base::Config& c) {
   WeightSync w;
-  if (c.get_string("sync.time_model") == "zero") {
+  if (c.get(sim::keys::kSyncTimeModel) == "zero") {
     w.how = "zero";
     return w;
   }
-  if (c.get_string("sync.time_model") == "fixed") {
-    w.time_s = c.get_double("sync.latency_s");
+  if (c.get(sim::keys::kSyncTimeModel) == "fixed") {
+    w.time_s = c.get(sim::keys::kSyncLatencyS);
     w.how = fmt::format("fixed {} s", w.time_s);
     return w;
   }
-  const auto model = resolve_model(c.get_string("model"));
+  const auto model = resolve_model(c.get(sim::keys::kModel));
   const auto topo = scenario_topology(c);
   if (!topo) {
-    w.time_s = sync_time_s(model, {c.get_double("sync.bandwidth_GB_s") * 1e9, c.get_double("sync.latency_s")});
-    w.how = fmt::format("{:.2f} GB at {} GB/s + {} s", model.weight_bytes(DType::BF16) / 1e9, c.get_double("sync.bandwidth_GB_s"),
-                        c.get_double("sync.latency_s"));
+    w.time_s = sync_time_s(model, {c.get(sim::keys::kSyncBandwidthGBs) * 1e9, c.get(sim::keys::kSyncLatencyS)});
+    w.how = fmt::format("{:.2f} GB at {} GB/s + {} s", model.weight_bytes(DType::BF16) / 1e9, c.get(sim::keys::kSyncBandwidthGBs),
+                        c.get(sim::keys::kSyncLatencyS));
     return w;
   }
   if (const auto engines = cluster_shape(c).engines; static_cast<std::int64_t>(topo->engines.size()) != engines) {
@@ -203,7 +203,7 @@ WeightSync weight_sync(const base::Config& c) {
   }
   // Each engine's GPUs hold its tensor-parallel shards: a topology engine of
   // another size would plan the wrong bytes.
-  const auto tp = c.get_int("cluster.tensor_parallel");
+  const auto tp = c.get(sim::keys::kClusterTensorParallel);
   for (std::size_t e = 0; e < topo->engines.size(); ++e) {
     if (static_cast<std::int64_t>(topo->engines[e].size()) != tp) {
       throw base::ConfigError(fmt::format("topology: engine {} has {} GPU{}, but cluster.tensor_parallel is {}", e,
@@ -216,9 +216,9 @@ WeightSync weight_sync(const base::Config& c) {
   } catch (const std::invalid_argument& e) {
     throw base::ConfigError(e.what());
   }
-  w.time_s = c.get_double("sync.latency_s") + plan.time_s;
+  w.time_s = c.get(sim::keys::kSyncLatencyS) + plan.time_s;
   w.how = fmt::format("tree broadcast over the topology: {:.3f} s on the busiest link ({}) + {} s", plan.time_s,
-                      plan.bottleneck.empty() ? "none" : plan.bottleneck, c.get_double("sync.latency_s"));
+                      plan.bottleneck.empty() ? "none" : plan.bottleneck, c.get(sim::keys::kSyncLatencyS));
   return w;
 }
 

@@ -29,4 +29,38 @@ struct WeightSync {
 WeightSync weight_sync(const base::Config& config);
 std::optional<Topology> scenario_topology(const base::Config& config);
 
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::DoubleKey kSyncBandwidthGBs{"sync.bandwidth_GB_s"};
+inline constexpr base::DoubleKey kSyncLatencyS{"sync.latency_s"};
+inline constexpr base::StringKey kSyncTimeModel{"sync.time_model"};
+inline constexpr base::StringKey kTopologyFile{"topology.file"};
+inline constexpr base::DoubleKey kTopologyNodeNetworkGBs{"topology.node_network_GB_s"};
+inline constexpr base::DoubleKey kTopologyNvlinkGBs{"topology.nvlink_GB_s"};
+inline constexpr base::DoubleKey kTopologyRackLinkGBs{"topology.rack_link_GB_s"};
+inline constexpr base::StringKey kTopologyPreset{"topology.preset"};
+inline constexpr base::IntKey kTrainContextParallel{"train.context_parallel"};
+inline constexpr base::IntKey kTrainExpertParallel{"train.expert_parallel"};
+inline constexpr base::DoubleKey kTrainFixedS{"train.fixed_s"};
+inline constexpr base::StringKey kTrainFramework{"train.framework"};
+inline constexpr base::IntKey kTrainFsdpShardGpus{"train.fsdp_shard_gpus"};
+inline constexpr base::DoubleKey kTrainHandoffS{"train.handoff_s"};
+inline constexpr base::DoubleKey kTrainHostLinkEfficiency{"train.host_link_efficiency"};
+inline constexpr base::DoubleKey kTrainLinearBaseS{"train.linear_base_s"};
+inline constexpr base::DoubleKey kTrainLinearPerPaddedTokUs{"train.linear_per_padded_tok_us"};
+inline constexpr base::DoubleKey kTrainLinearPerTokUs{"train.linear_per_tok_us"};
+inline constexpr base::DoubleKey kTrainMfu{"train.mfu"};
+inline constexpr base::IntKey kTrainMicroBatchTok{"train.micro_batch_tok"};
+inline constexpr base::BoolKey kTrainOffload{"train.offload"};
+inline constexpr base::BoolKey kTrainOldLogprob{"train.old_logprob"};
+inline constexpr base::IntKey kTrainPipelineParallel{"train.pipeline_parallel"};
+inline constexpr base::IntKey kTrainPpoEpochs{"train.ppo_epochs"};
+inline constexpr base::IntKey kTrainPpoMiniBatches{"train.ppo_mini_batches"};
+inline constexpr base::BoolKey kTrainRefLogprob{"train.ref_logprob"};
+inline constexpr base::DoubleKey kTrainSlowdownBesideEngines{"train.slowdown_beside_engines"};
+inline constexpr base::IntKey kTrainTensorParallel{"train.tensor_parallel"};
+inline constexpr base::StringKey kTrainTimeModel{"train.time_model"};
+}  // namespace keys
+
 }  // namespace april::sim

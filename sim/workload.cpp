@@ -75,40 +75,40 @@ constexpr double kMaxSigma = 10;
 void declare_workload_knobs(base::ConfigSchema& s) {
   using base::KnobType;
   s.add({base::keys::kSamplesPerPrompt.name, KnobType::Int, std::int64_t{8}, "samples", "n: samples per prompt group (generator)", base::in_range(1, 65536)});
-  s.add({"workload.prompt_median_tok", KnobType::Double, 512.0, "tok", "median prompt length", base::above_and_at_most(0, 1 << 24)});
-  s.add({"workload.prompt_sigma", KnobType::Double, 0.3, "", "lognormal sigma of prompt lengths", base::in_range(0, kMaxSigma)});
-  s.add({"workload.response_median_tok", KnobType::Double, 1800.0, "tok",
+  s.add({keys::kWorkloadPromptMedianTok.name, KnobType::Double, 512.0, "tok", "median prompt length", base::above_and_at_most(0, 1 << 24)});
+  s.add({keys::kWorkloadPromptSigma.name, KnobType::Double, 0.3, "", "lognormal sigma of prompt lengths", base::in_range(0, kMaxSigma)});
+  s.add({keys::kWorkloadResponseMedianTok.name, KnobType::Double, 1800.0, "tok",
          "median response length of a correct answer to a typical prompt", base::above_and_at_most(0, 1 << 30)});
-  s.add({"workload.sigma_between", KnobType::Double, 0.6, "", "lognormal sigma of per-prompt medians (between groups)",
+  s.add({keys::kWorkloadSigmaBetween.name, KnobType::Double, 0.6, "", "lognormal sigma of per-prompt medians (between groups)",
          base::in_range(0, kMaxSigma)});
-  s.add({"workload.sigma_within", KnobType::Double, 0.4, "", "lognormal sigma of samples around their prompt's median",
+  s.add({keys::kWorkloadSigmaWithin.name, KnobType::Double, 0.4, "", "lognormal sigma of samples around their prompt's median",
          base::in_range(0, kMaxSigma)});
-  s.add({"workload.incorrect_len_factor", KnobType::Double, 3.0, "", "incorrect answers run this many times longer",
+  s.add({keys::kWorkloadIncorrectLenFactor.name, KnobType::Double, 3.0, "", "incorrect answers run this many times longer",
          base::in_range(1e-6, 1e6)});
-  s.add({"workload.drift_dip", KnobType::Double, 0.0, "", "fraction by which the median length falls until drift_dip_step",
+  s.add({keys::kWorkloadDriftDip.name, KnobType::Double, 0.0, "", "fraction by which the median length falls until drift_dip_step",
          base::in_range(0, 0.95)});
-  s.add({"workload.drift_dip_step", KnobType::Int, std::int64_t{100}, "steps", "step at which the length drift turns", base::in_range(1, 10'000'000)});
-  s.add({"workload.dataset_prompts", KnobType::Int, std::int64_t{0}, "prompts",
+  s.add({keys::kWorkloadDriftDipStep.name, KnobType::Int, std::int64_t{100}, "steps", "step at which the length drift turns", base::in_range(1, 10'000'000)});
+  s.add({keys::kWorkloadDatasetPrompts.name, KnobType::Int, std::int64_t{0}, "prompts",
          "prompts in the dataset: groups cycle through them epoch after epoch, each prompt keeping its length scale and pass "
          "rate (its samples drawn afresh); 0 = every prompt new",
          base::in_range(0, std::int64_t{1} << 40)});
-  s.add({"workload.drift_rise_per_step", KnobType::Double, 0.0, "1/step",
+  s.add({keys::kWorkloadDriftRisePerStep.name, KnobType::Double, 0.0, "1/step",
          "after the dip, the median grows by this fraction of the initial median per step", base::in_range(0, 1000)});
 }
 
 LongTailParams long_tail_params(const base::Config& c) {
   LongTailParams p;
   p.samples_per_group = c.get(base::keys::kSamplesPerPrompt);
-  p.prompt_median_tok = c.get_double("workload.prompt_median_tok");
-  p.prompt_sigma = c.get_double("workload.prompt_sigma");
-  p.response_median_tok = c.get_double("workload.response_median_tok");
-  p.sigma_between = c.get_double("workload.sigma_between");
-  p.sigma_within = c.get_double("workload.sigma_within");
-  p.incorrect_len_factor = c.get_double("workload.incorrect_len_factor");
-  p.drift_dip = c.get_double("workload.drift_dip");
-  p.drift_dip_step = c.get_int("workload.drift_dip_step");
-  p.drift_rise_per_step = c.get_double("workload.drift_rise_per_step");
-  p.dataset_prompts = c.get_int("workload.dataset_prompts");
+  p.prompt_median_tok = c.get(sim::keys::kWorkloadPromptMedianTok);
+  p.prompt_sigma = c.get(sim::keys::kWorkloadPromptSigma);
+  p.response_median_tok = c.get(sim::keys::kWorkloadResponseMedianTok);
+  p.sigma_between = c.get(sim::keys::kWorkloadSigmaBetween);
+  p.sigma_within = c.get(sim::keys::kWorkloadSigmaWithin);
+  p.incorrect_len_factor = c.get(sim::keys::kWorkloadIncorrectLenFactor);
+  p.drift_dip = c.get(sim::keys::kWorkloadDriftDip);
+  p.drift_dip_step = c.get(sim::keys::kWorkloadDriftDipStep);
+  p.drift_rise_per_step = c.get(sim::keys::kWorkloadDriftRisePerStep);
+  p.dataset_prompts = c.get(sim::keys::kWorkloadDatasetPrompts);
   return p;
 }
 

@@ -58,4 +58,19 @@ class LongTailGenerator final : public WorkloadSource {
 void declare_workload_knobs(base::ConfigSchema& schema);
 LongTailParams long_tail_params(const base::Config& config);
 
+
+// Its keys, typed (base::TypedKey): config.get(keys::kName).
+namespace keys {
+inline constexpr base::IntKey kWorkloadDatasetPrompts{"workload.dataset_prompts"};
+inline constexpr base::DoubleKey kWorkloadDriftDip{"workload.drift_dip"};
+inline constexpr base::IntKey kWorkloadDriftDipStep{"workload.drift_dip_step"};
+inline constexpr base::DoubleKey kWorkloadDriftRisePerStep{"workload.drift_rise_per_step"};
+inline constexpr base::DoubleKey kWorkloadIncorrectLenFactor{"workload.incorrect_len_factor"};
+inline constexpr base::DoubleKey kWorkloadPromptMedianTok{"workload.prompt_median_tok"};
+inline constexpr base::DoubleKey kWorkloadPromptSigma{"workload.prompt_sigma"};
+inline constexpr base::DoubleKey kWorkloadResponseMedianTok{"workload.response_median_tok"};
+inline constexpr base::DoubleKey kWorkloadSigmaBetween{"workload.sigma_between"};
+inline constexpr base::DoubleKey kWorkloadSigmaWithin{"workload.sigma_within"};
+}  // namespace keys
+
 }  // namespace april::sim

@@ -2,6 +2,8 @@
 
 #include "base/stats.hpp"
 #include "studies/nnls.hpp"
+#include "sim/train_sync_knobs.hpp"
+#include "sim/engine_knobs.hpp"
 
 #include <fmt/format.h>
 
@@ -272,22 +274,22 @@ namespace april::studies {
 
 Calibration calibration_from_config(const base::Config& k) {
   Calibration c;
-  c.base_us = k.get_double("engine.linear_base_us");
-  c.per_request_us = k.get_double("engine.linear_per_request_us");
-  c.per_kv_tok_ns = k.get_double("engine.linear_per_kv_tok_ns");
-  c.prefill_base_us = k.get_double("engine.linear_prefill_base_us");
-  c.per_prefill_request_us = k.get_double("engine.linear_per_prefill_request_us");
-  c.per_prefill_tok_us = k.get_double("engine.linear_per_prefill_tok_us");
-  c.per_padded_prefill_tok_us = k.get_double("engine.linear_per_padded_prefill_tok_us");
-  c.train_base_s = k.get_double("train.linear_base_s");
-  c.train_per_tok_us = k.get_double("train.linear_per_tok_us");
-  c.train_per_padded_tok_us = k.get_double("train.linear_per_padded_tok_us");
-  c.sync_s = k.get_double("sync.latency_s");
-  c.engine_slowdown_beside_train = k.get_double("engine.slowdown_beside_train");
-  c.train_slowdown_beside_engines = k.get_double("train.slowdown_beside_engines");
-  c.train_handoff_s = k.get_double("train.handoff_s");
-  c.abort_latency_s = k.get_double("engine.abort_latency_s");
-  c.abort_per_request_us = k.get_double("engine.abort_per_request_us");
+  c.base_us = k.get(sim::keys::kEngineLinearBaseUs);
+  c.per_request_us = k.get(sim::keys::kEngineLinearPerRequestUs);
+  c.per_kv_tok_ns = k.get(sim::keys::kEngineLinearPerKvTokNs);
+  c.prefill_base_us = k.get(sim::keys::kEngineLinearPrefillBaseUs);
+  c.per_prefill_request_us = k.get(sim::keys::kEngineLinearPerPrefillRequestUs);
+  c.per_prefill_tok_us = k.get(sim::keys::kEngineLinearPerPrefillTokUs);
+  c.per_padded_prefill_tok_us = k.get(sim::keys::kEngineLinearPerPaddedPrefillTokUs);
+  c.train_base_s = k.get(sim::keys::kTrainLinearBaseS);
+  c.train_per_tok_us = k.get(sim::keys::kTrainLinearPerTokUs);
+  c.train_per_padded_tok_us = k.get(sim::keys::kTrainLinearPerPaddedTokUs);
+  c.sync_s = k.get(sim::keys::kSyncLatencyS);
+  c.engine_slowdown_beside_train = k.get(sim::keys::kEngineSlowdownBesideTrain);
+  c.train_slowdown_beside_engines = k.get(sim::keys::kTrainSlowdownBesideEngines);
+  c.train_handoff_s = k.get(sim::keys::kTrainHandoffS);
+  c.abort_latency_s = k.get(sim::keys::kEngineAbortLatencyS);
+  c.abort_per_request_us = k.get(sim::keys::kEngineAbortPerRequestUs);
   return c;
 }
 

@@ -64,10 +64,10 @@ base::Config simulator_twin(const base::Config& scenario, const Calibration& cal
     c.set_from_text("cluster.gpus", "1", where);
     c.set_from_text("cluster.engines", "1", where);
   }
-  c.set("engine.max_running", scenario.get_int("live.slots"), where);
+  c.set("engine.max_running", scenario.get(live::keys::kLiveSlots), where);
   c.set_from_text("engine.kv_capacity_tok", "1000000000", where);
   c.set_from_text("filter.dynamic_sampling", "false", where);
-  c.set_from_text("engine.prefill", scenario.get_bool("live.exact_prefill") ? "per_token" : "batched", where);
+  c.set_from_text("engine.prefill", scenario.get(live::keys::kLiveExactPrefill) ? "per_token" : "batched", where);
   c.set_from_text("topology.preset", "none", where);
   c.set_from_text("topology.file", "", where);
   base::load_config_text(c, studies::calibration_scenario_json(calibration).dump(), "calibration");
