@@ -69,9 +69,10 @@ std::optional<JsonValue> JsonValue::find(const std::string& key) const {
 
 void JsonValue::only_keys(std::initializer_list<const char*> known) const {
   if (!value_->is_object()) fail(fmt::format("{} where an object was expected", type_name(*value_)));
-  for (const auto& [key, v] : value_->items()) {
-    if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
-      child(v, escape_step(key)).fail("an unknown field");
+  for (auto it = value_->begin(); it != value_->end(); ++it) {
+    const std::string& key = it.key();
+    if (std::none_of(known.begin(), known.end(), [&key](const char* k) { return key == k; })) {
+      child(*it, escape_step(key)).fail("an unknown field");
     }
   }
 }
