@@ -36,6 +36,9 @@ namespace april::scenario {
 //    shards, Ulysses sequence parallel (train.context_parallel), and the
 //    offloaded bf16 weights sharded like the Adam state. Megatron runs are
 //    as in 7.
-inline constexpr std::int64_t kModelVersion = 8;
+// 9: the run fingerprint tells engines apart (an engine's events carry its
+//    index, sim/event_tags.hpp); times and tokens as in 8, fingerprints of
+//    runs with more than one engine differ.
+inline constexpr std::int64_t kModelVersion = 9;
 
 }  // namespace april::scenario

@@ -26,7 +26,7 @@ void Engine::submit(const EngineRequest& request) {
   } else if (!kick_pending_ && !paused_) {
     // Start after the caller has submitted everything for this instant.
     kick_pending_ = true;
-    kick_event_ = sim_.schedule_at(sim_.now(), kTagEngineKick, [this] { kick(); });
+    kick_event_ = sim_.schedule_at(sim_.now(), engine_event_tag(kTagEngineKick, index_), [this] { kick(); });
   }
 }
 
@@ -53,7 +53,8 @@ void Engine::cut_at_next_boundary(bool boundary_now_counts) {
   if (cut < seg_iterations_) {
     sim_.cancel(seg_event_);
     seg_iterations_ = cut;
-    seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(cut)), kTagEngineSegmentEnd, [this] { on_segment_end(); });
+    seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(cut)), engine_event_tag(kTagEngineSegmentEnd, index_),
+                                  [this] { on_segment_end(); });
   }
 }
 
@@ -106,7 +107,7 @@ void Engine::resume(std::int64_t version, bool drop_kv) {
 void Engine::start_if_idle() {
   if (paused_ || busy_ || kick_pending_ || (running_.empty() && waiting_.empty())) return;
   kick_pending_ = true;
-  kick_event_ = sim_.schedule_at(sim_.now(), kTagEngineKick, [this] { kick(); });
+  kick_event_ = sim_.schedule_at(sim_.now(), engine_event_tag(kTagEngineKick, index_), [this] { kick(); });
 }
 
 TimeNs Engine::busy_until() const {
@@ -256,7 +257,7 @@ void Engine::start_segment() {
     seg_iterations_ = std::min(to_finish, to_overflow);
   }
   busy_ = true;
-  seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(seg_iterations_)), kTagEngineSegmentEnd,
+  seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(seg_iterations_)), engine_event_tag(kTagEngineSegmentEnd, index_),
                                 [this] { on_segment_end(); });
 }
 

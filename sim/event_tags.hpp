@@ -2,6 +2,7 @@
 // Every kind of simulator event, numbered in one place. The number is folded
 // into the run fingerprint (sim/event_queue.hpp), so a tag keeps its value
 // for good: a new kind of event takes the next free number.
+#include <cstddef>
 #include <cstdint>
 
 namespace april::sim {
@@ -12,5 +13,11 @@ enum EventTag : std::uint32_t {
   kTagTrainEnd = 3,          // an overlapped train step ends (adapters/sim)
   kTagSyncEnd = 4,           // an overlapped weight sync ends (adapters/sim)
 };
+
+// An engine's event carries the engine's index above the kind, so that the
+// fingerprint tells which engine ran what (engine 0's tags are the kind's).
+constexpr std::uint32_t engine_event_tag(EventTag kind, std::size_t engine) {
+  return static_cast<std::uint32_t>(kind) | (static_cast<std::uint32_t>(engine) << 8);
+}
 
 }  // namespace april::sim
