@@ -100,12 +100,9 @@ int live_command(const std::vector<std::string>& args) {
     // longest answer; an untrained one (no warm start, no checkpoint) may run
     // to max_response_len. Each train step is checked again on its real batch.
     lo.memory_limit_bytes = base::machine_memory_bytes();
-    live::LiveMemoryInputs in = live::memory_inputs(lo, mc);
     const bool trained = lo.sft_steps > 0 || !resume.empty();
-    in.train_samples = c.get(base::keys::kRolloutBatchSize) * c.get(base::keys::kSamplesPerPrompt);
-    in.train_tokens = task.max_prompt_tok() + (trained ? std::min<std::int64_t>(lo.max_response_len, task.max_answer_tok()) : lo.max_response_len);
-    in.sft_batch = lo.sft_steps > 0 ? lo.sft_batch : 0;
-    in.sft_tokens = task.max_prompt_tok() + task.max_answer_tok();
+    const auto in = live::run_memory_inputs(lo, mc, c.get(base::keys::kRolloutBatchSize) * c.get(base::keys::kSamplesPerPrompt),
+                                            task.max_prompt_tok(), task.max_answer_tok(), trained);
     const auto estimate = live::estimate_live_memory(in);
     live::check_live_memory(estimate, lo.memory_limit_bytes, "april live");
     memory_note = fmt::format(", memory estimate {:.1f} GiB of {:.1f}", estimate.total() / 1073741824.0,

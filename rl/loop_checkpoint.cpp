@@ -1,6 +1,7 @@
 #include "rl/loop_checkpoint.hpp"
 
 #include <cstdint>
+#include <utility>
 
 #include <stdexcept>
 
@@ -55,29 +56,29 @@ RolloutGroup group_from_json(const base::JsonValue& gj) {
   return g;
 }
 
+namespace {
+
+// The counts of a step in progress that a checkpoint keeps, written and read
+// from this one list.
+constexpr std::pair<const char*, std::int64_t StepMetrics::*> kWindowCounts[] = {
+    {"tokens_generated", &StepMetrics::tokens_generated}, {"batch_response_tok", &StepMetrics::batch_response_tok},
+    {"tokens_trained", &StepMetrics::tokens_trained},     {"tokens_offpolicy", &StepMetrics::tokens_offpolicy},
+    {"tokens_wasted", &StepMetrics::tokens_wasted},       {"tokens_masked", &StepMetrics::tokens_masked},
+    {"tokens_carried", &StepMetrics::tokens_carried},     {"staleness_max", &StepMetrics::staleness_max},
+    {"groups_submitted", &StepMetrics::groups_submitted}, {"groups_rejected", &StepMetrics::groups_rejected},
+    {"samples_truncated", &StepMetrics::samples_truncated}};
+
+}  // namespace
+
 nlohmann::json window_counts_json(const StepMetrics& w) {
-  return {{"tokens_generated", w.tokens_generated}, {"batch_response_tok", w.batch_response_tok},
-          {"tokens_trained", w.tokens_trained},     {"tokens_offpolicy", w.tokens_offpolicy},
-          {"tokens_wasted", w.tokens_wasted},       {"tokens_masked", w.tokens_masked},
-          {"tokens_carried", w.tokens_carried},     {"staleness_token_sum", w.staleness_token_sum},
-          {"staleness_max", w.staleness_max},       {"groups_submitted", w.groups_submitted},
-          {"groups_rejected", w.groups_rejected},   {"samples_truncated", w.samples_truncated}};
+  nlohmann::json j = {{"staleness_token_sum", w.staleness_token_sum}};
+  for (const auto& [name, field] : kWindowCounts) j[name] = w.*field;
+  return j;
 }
 
 void load_window_counts(const base::JsonValue& w, StepMetrics& m) {
-  const auto count = [&](const char* key) { return w.at(key).integer(0, INT64_MAX); };
-  m.tokens_generated = count("tokens_generated");
-  m.batch_response_tok = count("batch_response_tok");
-  m.tokens_trained = count("tokens_trained");
-  m.tokens_offpolicy = count("tokens_offpolicy");
-  m.tokens_wasted = count("tokens_wasted");
-  m.tokens_masked = count("tokens_masked");
-  m.tokens_carried = count("tokens_carried");
+  for (const auto& [name, field] : kWindowCounts) m.*field = w.at(name).integer(0, INT64_MAX);
   m.staleness_token_sum = w.at("staleness_token_sum").number(0, 1e300);
-  m.staleness_max = count("staleness_max");
-  m.groups_submitted = count("groups_submitted");
-  m.groups_rejected = count("groups_rejected");
-  m.samples_truncated = count("samples_truncated");
 }
 
 nlohmann::json RlLoop::save_state() const {

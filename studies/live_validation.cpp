@@ -116,12 +116,9 @@ void check_validate_memory(const base::Config& scenario, std::size_t arms, bool 
   const auto lo = live::live_options(scenario, "cpu", -1);
   const live::CountdownTask task(live::task_params(scenario), 1);
   const auto model = live::model_config(lo.model_size, task.vocab(), task.max_prompt_tok() + lo.max_response_len);
-  live::LiveMemoryInputs in = live::memory_inputs(lo, model);
   // Every arm warm-starts, so its policy stops after the task's longest answer.
-  in.train_samples = scenario.get(base::keys::kRolloutBatchSize) * scenario.get(base::keys::kSamplesPerPrompt);
-  in.train_tokens = task.max_prompt_tok() + std::min<std::int64_t>(lo.max_response_len, task.max_answer_tok());
-  in.sft_batch = lo.sft_batch;
-  in.sft_tokens = task.max_prompt_tok() + task.max_answer_tok();
+  const auto in = live::run_memory_inputs(lo, model, scenario.get(base::keys::kRolloutBatchSize) * scenario.get(base::keys::kSamplesPerPrompt),
+                                          task.max_prompt_tok(), task.max_answer_tok(), true);
   auto e = live::estimate_live_memory(in);
   const double copies = static_cast<double>(arms) + (profiling ? 1.0 : 0.0);
   e.weights_bytes *= copies;

@@ -70,6 +70,17 @@ LiveMemoryInputs memory_inputs(const LiveOptions& o, const ModelConfig& model) {
   return in;
 }
 
+LiveMemoryInputs run_memory_inputs(const LiveOptions& o, const ModelConfig& model, std::int64_t train_samples,
+                                   std::int64_t max_prompt_tok, std::int64_t max_answer_tok, bool trained) {
+  LiveMemoryInputs in = memory_inputs(o, model);
+  const std::int64_t response = trained ? std::min<std::int64_t>(o.max_response_len, max_answer_tok) : o.max_response_len;
+  in.train_samples = train_samples;
+  in.train_tokens = max_prompt_tok + response;
+  in.sft_batch = o.sft_steps > 0 ? o.sft_batch : 0;
+  in.sft_tokens = max_prompt_tok + max_answer_tok;
+  return in;
+}
+
 std::string LiveMemoryEstimate::breakdown() const {
   return fmt::format("weights and optimizer {} + KV cache {} + decode {} + training activations {} + libtorch {}", gib(weights_bytes),
                      gib(kv_cache_bytes), gib(decode_bytes), gib(activation_bytes), gib(runtime_bytes));

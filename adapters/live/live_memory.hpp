@@ -39,6 +39,13 @@ LiveMemoryEstimate estimate_live_memory(const LiveMemoryInputs& in);
 // caller sets the train batch and the warm start.
 LiveMemoryInputs memory_inputs(const LiveOptions& options, const ModelConfig& model);
 
+// A whole run's inputs: a train step of `train_samples` samples, each its
+// prompt plus, for a `trained` policy (warm-started or resumed), the task's
+// longest answer, else up to max_response_len (an untrained one need not
+// stop); and the warm start, when options.sft_steps > 0.
+LiveMemoryInputs run_memory_inputs(const LiveOptions& options, const ModelConfig& model, std::int64_t train_samples,
+                                   std::int64_t max_prompt_tok, std::int64_t max_answer_tok, bool trained);
+
 // Bytes a forward + backward of `samples` sequences of `tokens` holds at its peak.
 double train_activation_bytes(const ModelConfig& model, std::int64_t samples, std::int64_t tokens);
 
