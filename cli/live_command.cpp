@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/live/live_backend.hpp"
+#include "rl/metric_columns.hpp"
 #include "base/run_keys.hpp"
 #include "adapters/live/live_config.hpp"
 #include "adapters/live/live_memory.hpp"

@@ -11,8 +11,9 @@
 
 namespace april::cli {
 
-void print_scenario_header(const base::Config& c, const std::string& scenario, const std::string& trace) {
-  const auto shape = sim::cluster_shape(c);
+void print_scenario_header(const base::Config& c, const scenario::ResolvedScenario& resolved, const std::string& scenario,
+                           const std::string& trace) {
+  const auto& shape = resolved.shape;
   const std::string cluster = shape.disaggregated()
                                   ? fmt::format("{} rollout GPUs ({} engines at TP {}) + {} train GPUs", shape.rollout_gpus, shape.engines,
                                                 shape.tensor_parallel, shape.train_gpus)
@@ -21,8 +22,8 @@ void print_scenario_header(const base::Config& c, const std::string& scenario, c
              c.get(sim::keys::kModel), c.get(sim::keys::kHardware), shape.gpus, cluster, c.get(base::keys::kRolloutBatchSize),
              c.get(base::keys::kSamplesPerPrompt), c.get(base::keys::kMaxResponseLen), c.get(base::keys::kSteps), c.get(base::keys::kSeed));
   fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", sim::make_iteration_model(c)->describe(),
-             sim::kv_capacity_tok(c), c.get(sim::keys::kEngineMaxRunning) == 0 ? std::string("none") : std::to_string(c.get(sim::keys::kEngineMaxRunning)));
-  fmt::print("weight sync: {}\n", sim::weight_sync(c).how);
+             resolved.kv_capacity_tok, c.get(sim::keys::kEngineMaxRunning) == 0 ? std::string("none") : std::to_string(c.get(sim::keys::kEngineMaxRunning)));
+  fmt::print("weight sync: {}\n", resolved.sync.how);
   fmt::print("workload: {}\n\n", trace.empty() ? "long-tail generator (see `april keys`, workload.*)" : "trace " + trace);
 }
 

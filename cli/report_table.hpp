@@ -16,7 +16,8 @@ struct ReportRow {
   std::vector<scenario::SplitTrial> split_trials;  // non-empty: the split was chosen among these
 };
 
-void print_scenario_header(const base::Config& config, const std::string& scenario, const std::string& trace);
+void print_scenario_header(const base::Config& config, const scenario::ResolvedScenario& resolved, const std::string& scenario,
+                           const std::string& trace);
 void print_report_table(const std::vector<ReportRow>& rows);
 
 }  // namespace april::cli

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "scenario/design_space.hpp"
+#include "rl/metric_columns.hpp"
 #include "scenario/simulation.hpp"
 #include "sim/cluster_shape.hpp"
 #include "base/atomic_file.hpp"
@@ -52,9 +53,9 @@ int simulate_command(const std::vector<std::string>& args) {
   ro.record_timeline = !out_dir.empty();
   ro.trace = load_cli_trace(trace, trace_format);
   ro.trace_name = trace;
-  scenario::validate_scenario(config, ro.trace ? &*ro.trace : nullptr, trace);
+  const auto resolved = scenario::validate_scenario(config, ro.trace ? &*ro.trace : nullptr, trace);
 
-  const bool colocated = !sim::cluster_shape(config).disaggregated();
+  const bool colocated = !resolved.shape.disaggregated();
   std::vector<std::string> policy_names = policy_list(policy_args, registry, {"sync", "april", "sorted", "one_step_off", "async"});
   // The default list leaves out the overlapping policies where the GPUs allow no split.
   if (policy_args.empty() && colocated && scenario::split_candidates(config).empty()) {
@@ -64,7 +65,7 @@ int simulate_command(const std::vector<std::string>& args) {
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
 
 
-  print_scenario_header(config, scenario, trace);
+  print_scenario_header(config, resolved, scenario, trace);
   std::vector<ReportRow> rows;
   for (const auto& p : policy_names) {
     if (colocated && scenario::policy_overlaps(config, registry, p)) {
@@ -72,7 +73,7 @@ int simulate_command(const std::vector<std::string>& args) {
       const auto& best = search.trials[search.best];
       rows.push_back({std::move(search.run), sim::cluster_shape(scenario::on_split(config, best.rollout_gpus)), search.trials});
     } else {
-      rows.push_back({scenario::simulate(config, registry, p, ro), sim::cluster_shape(config), {}});
+      rows.push_back({scenario::simulate(config, registry, p, ro), resolved.shape, {}});
     }
   }
   print_report_table(rows);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "rl/step_metrics.hpp"
+#include "rl/metric_columns.hpp"
 #include "base/run_keys.hpp"
 #include "studies/results_db.hpp"
 #include "studies/run_batch.hpp"

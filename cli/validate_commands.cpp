@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "studies/calibration.hpp"
+#include "rl/metric_columns.hpp"
 #include "base/run_keys.hpp"
 #include "adapters/live/live_config.hpp"
 #include "adapters/live/profiler.hpp"

@@ -2,12 +2,9 @@
 // Per-step and whole-run metrics. Names follow DESIGN.md section 3; they are
 // part of the interface (summary.json keys and steps.csv columns).
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "rl/backend.hpp"
 
@@ -78,14 +75,6 @@ struct RunSummary {
 };
 
 RunSummary summarize(const std::vector<StepMetrics>& steps);
-nlohmann::json summary_json(const RunSummary& s);
-// One column of steps.csv and of the results database's steps table.
-struct StepColumn {
-  const char* name;
-  bool integer;
-  std::function<std::optional<double>(const StepMetrics&, const DerivedMetrics&)> value;  // nullopt: no value
-};
-const std::vector<StepColumn>& step_columns();
-std::string steps_csv(const std::vector<StepMetrics>& steps);
+// summary.json and steps.csv: rl/metric_columns.hpp.
 
 }  // namespace april::rl

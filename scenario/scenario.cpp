@@ -113,7 +113,7 @@ void apply_scenario(base::Config& config, const std::string& name_or_path) {
   base::load_config_text(config, text, name_or_path);
 }
 
-void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>* trace, const std::string& trace_name) {
+ResolvedScenario validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>* trace, const std::string& trace_name) {
   // A group of one sample is always all right or all wrong: the filter would
   // reject every group and the rollout would refill forever.
   if (c.get(base::keys::kDynamicSampling) && c.get(base::keys::kSamplesPerPrompt) < 2) {
@@ -122,10 +122,8 @@ void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>
                                         ">= 2 or turn the filter off",
                                         c.get(base::keys::kSamplesPerPrompt)));
   }
-  // The GPU count first: the topology presets build a node per GPU.
-  (void)sim::cluster_shape(c);
-  (void)sim::weight_sync(c);
-  const std::int64_t kv = sim::kv_capacity_tok(c);
+  const ResolvedScenario resolved = resolve_scenario(c);
+  const std::int64_t kv = resolved.kv_capacity_tok;
   const std::int64_t cap = c.get(base::keys::kMaxResponseLen);
   if (trace != nullptr) {
     // Every request must fit one engine on its own at its longest.
@@ -145,7 +143,7 @@ void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>
           "KV capacity of {} tokens; raise engine.kv_capacity_tok or lower max_response_len",
           trace_name.empty() ? "trace" : trace_name, worst->prompt_id, longest, worst->prompt_tok, longest - worst->prompt_tok, kv));
     }
-    return;
+    return resolved;
   }
   const double longest = c.get(sim::keys::kWorkloadPromptMedianTok) * 4 + static_cast<double>(cap);
   if (static_cast<double>(kv) < longest) {
@@ -153,6 +151,7 @@ void validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>
                                        "workload.prompt_median_tok + max_response_len); raise engine.kv_capacity_tok or lower "
                                        "max_response_len", kv, longest));
   }
+  return resolved;
 }
 
 }  // namespace april::scenario

@@ -10,6 +10,7 @@
 #include "policies/registry.hpp"
 #include "sim/iteration_model.hpp"
 #include "base/config.hpp"
+#include "scenario/resolved_scenario.hpp"
 #include "sim/workload.hpp"
 
 namespace april::scenario {
@@ -32,10 +33,9 @@ void apply_scenario(base::Config& config, const std::string& name_or_path);
 // trace, the engines' KV capacity is checked against its actual longest
 // request (prompt + response up to max_response_len), naming that prompt;
 // without one, against the generator's prompts (4x their median) + the cap.
-void validate_scenario(const base::Config& config, const std::vector<base::GroupSpec>* trace = nullptr,
-                       const std::string& trace_name = "");
-
-
+// Returns the scenario resolved (resolve_scenario), for the run to use.
+ResolvedScenario validate_scenario(const base::Config& config, const std::vector<base::GroupSpec>* trace = nullptr,
+                                   const std::string& trace_name = "");
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

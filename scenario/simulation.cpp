@@ -22,18 +22,22 @@ std::unique_ptr<base::WorkloadSource> make_generator(const base::Config& c) {
 }
 
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bool record_timeline) {
+  return make_sim_backend(c, resolve_scenario(c), record_timeline);
+}
+
+std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, const ResolvedScenario& resolved, bool record_timeline) {
   adapters::SimBackendConfig bc;
-  bc.engines = sim::cluster_shape(c).engines;
+  bc.engines = resolved.shape.engines;
   bc.engine = sim::engine_config(c);
   bc.train_time_s = sim::train_time_model(c);
-  bc.sync_time_s = sim::weight_sync(c).time_s;
+  bc.sync_time_s = resolved.sync.time_s;
   bc.abort_latency_s = c.get(sim::keys::kEngineAbortLatencyS);
   bc.abort_per_request_s = c.get(sim::keys::kEngineAbortPerRequestUs) * 1e-6;
   bc.abort_confirm_s = c.get(sim::keys::kEngineAbortConfirmS);
   bc.engine_slowdown_beside_train = c.get(sim::keys::kEngineSlowdownBesideTrain);
   bc.train_slowdown_beside_engines = c.get(sim::keys::kTrainSlowdownBesideEngines);
   bc.train_handoff_s = c.get(sim::keys::kTrainHandoffS);
-  bc.can_overlap = sim::cluster_shape(c).disaggregated();
+  bc.can_overlap = resolved.shape.disaggregated();
   bc.record_timeline = record_timeline;
   return std::make_unique<adapters::SimBackend>(std::move(bc), sim::make_iteration_model(c));
 }
@@ -41,9 +45,9 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bo
 Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
                        const RunOptions& options)
     : policy_name_(policy_name), steps_(c.get(base::keys::kSteps)) {
-  validate_scenario(c, options.trace ? &*options.trace : nullptr, options.trace_name);
+  const ResolvedScenario resolved = validate_scenario(c, options.trace ? &*options.trace : nullptr, options.trace_name);
   policy_ = registry.get(policy_name).make(c);
-  if (policy_->overlaps() && !sim::cluster_shape(c).disaggregated()) {
+  if (policy_->overlaps() && !resolved.shape.disaggregated()) {
     throw base::ConfigError(fmt::format("policy '{}' overlaps rollout and training, which needs separate GPUs: set "
                                         "cluster.mode=disaggregated (and the split: cluster.rollout_gpus, cluster.train_gpus)",
                                         policy_name));
@@ -62,10 +66,10 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
     workload_ = make_generator(c);
   }
 
-  backend_ = make_sim_backend(c, options.record_timeline);
+  backend_ = make_sim_backend(c, resolved, options.record_timeline);
 
   // cluster.nodes x GPUs per node when the nodes are given
-  loop_ = rl::make_loop(c, *backend_, *policy_, *workload_, sim::cluster_shape(c).gpus);
+  loop_ = rl::make_loop(c, *backend_, *policy_, *workload_, resolved.shape.gpus);
 }
 
 RunResult Simulation::run() {

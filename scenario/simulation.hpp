@@ -54,8 +54,11 @@ class Simulation {
   std::unique_ptr<rl::RlLoop> loop_;
 };
 
-// The modeled engines, train and sync costs of a scenario.
+// The modeled engines, train and sync costs of a scenario, from its resolved
+// form; the first resolves the scenario itself.
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, bool record_timeline = false);
+std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, const ResolvedScenario& resolved,
+                                                       bool record_timeline);
 
 // The scenario's long-tail workload generator (workload.* keys, seed).
 std::unique_ptr<base::WorkloadSource> make_generator(const base::Config& config);

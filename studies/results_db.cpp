@@ -1,4 +1,5 @@
 #include "studies/results_db.hpp"
+#include "rl/metric_columns.hpp"
 
 #include <fmt/format.h>
 
@@ -457,7 +458,7 @@ std::int64_t ResultsDb::store_run_once(std::int64_t sweep, const RunRecord& r, c
       st.bind(1, run_id);
       const rl::DerivedMetrics d = rl::derive(m);
       for (std::size_t c = 0; c < cols.size(); ++c) {
-        const auto v = cols[c].value(m, d);
+        const auto v = cols[c].value(m, d, nullptr);
         const int idx = static_cast<int>(c) + 2;
         if (!v) st.bind_null(idx);
         else if (cols[c].integer) st.bind(idx, static_cast<std::int64_t>(*v));

@@ -1,4 +1,5 @@
 #include "studies/run_batch.hpp"
+#include "rl/metric_columns.hpp"
 
 #include <fmt/format.h>
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/cluster_shape.hpp"
+#include "rl/metric_columns.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "test_support.hpp"
 

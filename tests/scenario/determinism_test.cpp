@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rl/step_metrics.hpp"
+#include "rl/metric_columns.hpp"
 #include "test_support.hpp"
 
 namespace april {

@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include "rl/step_metrics.hpp"
+#include "rl/metric_columns.hpp"
 #include "test_support.hpp"
 
 namespace april {

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "rl/step_metrics.hpp"
+#include "rl/metric_columns.hpp"
 #include "studies/run_batch.hpp"
 #include "studies/run_wire.hpp"
 #include "test_support.hpp"

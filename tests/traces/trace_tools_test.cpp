@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenario/simulation.hpp"
+#include "rl/metric_columns.hpp"
 #include "base/stats.hpp"
 #include "test_support.hpp"
 #include "traces/csv_table.hpp"
@@ -211,7 +212,7 @@ TEST(TraceResample, IsSeededAndDrawsWholeGroups) {
 
 TEST(TraceDriven, ReplayAndResampleRunTheSimulator) {
   std::vector<base::GroupSpec> g;
-  for (int i = 0; i < 10; ++i) g.push_back(april::testing::group("p" + std::to_string(i), {i + 1, 2 * i + 1}));
+  for (int i = 0; i < 10; ++i) g.push_back(april::testing::group(std::string("p").append(std::to_string(i)), {i + 1, 2 * i + 1}));
   for (const std::string mode : {"replay", "resample"}) {
     april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "steps=12", "trace.mode=" + mode});
     scenario::RunOptions o;

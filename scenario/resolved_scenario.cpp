@@ -1,0 +1,15 @@
+#include "scenario/resolved_scenario.hpp"
+
+#include "sim/engine_knobs.hpp"
+
+namespace april::scenario {
+
+ResolvedScenario resolve_scenario(const base::Config& c) {
+  ResolvedScenario r;
+  r.shape = sim::cluster_shape(c);
+  r.sync = sim::weight_sync(c);
+  r.kv_capacity_tok = sim::kv_capacity_tok(c);
+  return r;
+}
+
+}  // namespace april::scenario
