@@ -7,6 +7,7 @@
 
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
+#include "sim/train_sync_knobs.hpp"
 
 namespace april::scenario {
 namespace {
@@ -64,8 +65,12 @@ std::vector<std::int64_t> split_candidates(const base::Config& c, std::size_t ma
   const std::int64_t gpus = shape.gpus, tp = shape.tensor_parallel;
   // On several nodes each pool takes whole nodes (sim::cluster_shape).
   const std::int64_t step = shape.nodes > 1 ? std::lcm(tp, shape.gpus_per_node) : tp;
+  // The trainer's parallel layout (phases model) must divide its share.
+  const std::int64_t train_multiple = c.get(sim::keys::kTrainTimeModel) == "phases" ? sim::trainer_setup(c).gpu_multiple() : 1;
   std::vector<std::int64_t> all;
-  for (std::int64_t r = step; r < gpus; r += step) all.push_back(r);
+  for (std::int64_t r = step; r < gpus; r += step) {
+    if ((gpus - r) % train_multiple == 0) all.push_back(r);
+  }
   if (all.size() <= max_splits || max_splits < 2) return all;
   std::vector<std::int64_t> picked;
   const double stride = static_cast<double>(all.size() - 1) / static_cast<double>(max_splits - 1);
@@ -87,7 +92,8 @@ SplitSearch fastest_split(const base::Config& config, const policies::PolicyRegi
   const auto candidates = split_candidates(config);
   if (candidates.empty()) {
     throw base::ConfigError(fmt::format("policy '{}' needs separate rollout and train GPUs, but cluster.gpus ({}) at "
-                                        "cluster.tensor_parallel {} leaves no split with a whole engine and a train GPU",
+                                        "cluster.tensor_parallel {} leaves no split with whole engines and a trainer its "
+                                        "parallel layout divides (train.* parallel sizes)",
                                         policy, sim::cluster_shape(config).gpus, config.get(sim::keys::kClusterTensorParallel)));
   }
   SplitSearch s;

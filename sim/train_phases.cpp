@@ -4,12 +4,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "base/config.hpp"
 
 namespace april::sim {
 
 std::string to_string(TrainFramework f) { return f == TrainFramework::Fsdp ? "fsdp" : "megatron"; }
+
+std::int64_t TrainerSetup::gpu_multiple() const {
+  std::int64_t m = tensor_parallel * pipeline_parallel * context_parallel;
+  if (fsdp_shard_gpus > 0) m = std::lcm(m, fsdp_shard_gpus);
+  if (expert_parallel > 1) m = std::lcm(m, expert_parallel);
+  return m;
+}
 
 void check_trainer_setup(const TrainerSetup& s, const ModelArch& model, const Accelerator& hw) {
   const auto model_parallel = s.tensor_parallel * s.pipeline_parallel * s.context_parallel;

@@ -60,6 +60,9 @@ struct TrainerSetup {
   double engine_weights_per_gpu_bytes = 0;
 
   [[nodiscard]] std::int64_t data_parallel() const { return gpus / (tensor_parallel * pipeline_parallel * context_parallel); }
+  // The trainer's GPU count must be a multiple of this: its model-parallel
+  // group, its FSDP shard group and its expert-parallel group all divide it.
+  [[nodiscard]] std::int64_t gpu_multiple() const;
 };
 
 // Checks that the parallel sizes divide the GPUs and the model; throws
