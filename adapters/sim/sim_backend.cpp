@@ -9,31 +9,31 @@
 namespace april::adapters {
 
 SimBackend::SimBackend(SimBackendConfig config, std::shared_ptr<const sim::IterationModel> model)
-    : config_(std::move(config)), model_(std::move(model)) {
+    : config_(std::move(config)),
+      model_(std::move(model)),
+      by_requests_(static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines))),
+      by_predicted_tok_(static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines))) {
   if (config_.engines < 1) throw std::invalid_argument("need at least one engine");
   for (std::int64_t i = 0; i < config_.engines; ++i) {
     engines_.push_back(std::make_unique<sim::Engine>(static_cast<std::size_t>(i), sim_, *model_, config_.engine, static_cast<sim::EngineListener&>(*this)));
   }
 }
 
+void SimBackend::note_load(std::size_t engine) {
+  by_requests_.set(engine, static_cast<std::int64_t>(engines_[engine]->outstanding()));
+  if (predictions_seen_) by_predicted_tok_.set(engine, engines_[engine]->predicted_outstanding_tok());
+}
+
 void SimBackend::submit(const SampleRequest& r) {
   // Least outstanding requests; with the policy's prediction, least
   // predicted work (Seer's balancing). Ties go to the lowest index.
-  sim::Engine* best = engines_.front().get();
-  if (r.predicted_remaining_tok > 0) {
-    std::int64_t best_work = best->predicted_outstanding_tok();
-    for (const auto& e : engines_) {
-      const std::int64_t work = e->predicted_outstanding_tok();
-      if (work < best_work) {
-        best = e.get();
-        best_work = work;
-      }
-    }
-  } else {
-    for (const auto& e : engines_) {
-      if (e->outstanding() < best->outstanding()) best = e.get();
-    }
+  if (r.predicted_remaining_tok > 0 && !predictions_seen_) {
+    // The first prediction: from now on every change keeps this index too.
+    predictions_seen_ = true;
+    for (std::size_t i = 0; i < engines_.size(); ++i) note_load(i);
   }
+  const std::size_t best_index = r.predicted_remaining_tok > 0 ? by_predicted_tok_.least() : by_requests_.least();
+  sim::Engine* best = engines_[best_index].get();
   sim::EngineRequest er;
   er.key = r.key;
   er.prompt_tok = r.prompt_tok;
@@ -49,6 +49,7 @@ void SimBackend::submit(const SampleRequest& r) {
         config_.engine.kv_capacity_tok));
   }
   best->submit(er);
+  note_load(best_index);
 }
 
 double SimBackend::train_speed_now() const {
@@ -65,6 +66,9 @@ void SimBackend::schedule_train_end() {
 }
 
 void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, std::int64_t running) {
+  // Called at every boundary and abort, after the engine's queues changed
+  // and before it reports what finished: the router's index follows here.
+  note_load(engine);
   if (engine_running_.size() <= engine) engine_running_.resize(engine + 1, 0);
   engine_running_[engine] = running;
   if (train_running_ && config_.train_slowdown_beside_engines != 1.0) {

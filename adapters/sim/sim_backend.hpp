@@ -1,11 +1,13 @@
 #pragma once
 // The simulator behind the Backend interface: E modeled engines on one
-// discrete-event loop, a least-outstanding-requests router, and modeled
+// discrete-event loop, a least-outstanding-requests router (O(log E) per
+// submission, adapters/sim/least_loaded.hpp), and modeled
 // train and weight-sync times (colocated: phases take turns, times add).
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "adapters/sim/least_loaded.hpp"
 #include "rl/backend.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/engine.hpp"
@@ -91,6 +93,11 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   std::shared_ptr<const sim::IterationModel> model_;
   sim::Simulator sim_;
   std::vector<std::unique_ptr<sim::Engine>> engines_;
+  // The router's indexes: outstanding requests per engine, and predicted
+  // tokens per engine once a request has carried a prediction.
+  LeastLoaded by_requests_, by_predicted_tok_;
+  bool predictions_seen_ = false;
+  void note_load(std::size_t engine);
   std::vector<std::pair<std::size_t, SampleProgress>> finished_;
   std::vector<TimelinePoint> timeline_;
   std::vector<std::int64_t> last_running_;  // per engine, to record changes only
