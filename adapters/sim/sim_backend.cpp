@@ -144,6 +144,7 @@ std::vector<SampleProgress> SimBackend::abort_all() {
     for (auto& a : e->abort_all()) out.push_back({a.key, a.new_tok, std::move(a.by_version), false});
     e->resume(e->version(), false);
   }
+  resumed_since_wait_ = true;
   return out;
 }
 
@@ -188,6 +189,7 @@ void SimBackend::start_sync(std::int64_t new_version, bool recompute) {
   for (auto& e : engines_) e->pause(true);
   sim_.schedule_in(sim::TimeNs::from_s(config_.sync_time_s), sim::kTagSyncEnd, [this, new_version, recompute] {
     for (auto& e : engines_) e->resume(new_version, recompute);
+    resumed_since_wait_ = true;
     sync_running_ = false;
     sync_ended_ = true;
   });
@@ -195,7 +197,12 @@ void SimBackend::start_sync(std::int64_t new_version, bool recompute) {
 
 rl::BackendEvents SimBackend::wait_for_events() {
   // The caller has made its decisions for the last instant: idle engines start now.
-  for (auto& e : engines_) e->start_if_idle();
+  // Only a resume leaves an engine idle with work (a submission to a running
+  // engine kicks it itself), so the scan runs after a sync only.
+  if (resumed_since_wait_) {
+    for (auto& e : engines_) e->start_if_idle();
+    resumed_since_wait_ = false;
+  }
   while (finished_.empty() && !train_ended_ && !sync_ended_) {
     if (!sim_.has_pending()) throw std::logic_error("wait_for_events with nothing in flight, training or syncing");
     sim_.run_until(sim_.next_event_time());

@@ -107,6 +107,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   std::vector<SampleProgress> wait_for_completions_at_this_instant();
   bool train_running_ = false, sync_running_ = false;
   bool train_ended_ = false, sync_ended_ = false;  // at the instant being reported
+  bool resumed_since_wait_ = false;  // engines resumed since wait_for_events last started the idle ones
   // The running train step on a shared host: its work left at full speed as
   // of `train_progress_at_`, the speed since then, its end event.
   double train_work_left_s_ = 0, train_speed_ = 1.0;

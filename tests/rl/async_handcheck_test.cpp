@@ -27,7 +27,7 @@ testing::Fixture disaggregated_handcheck(const std::vector<std::string>& more = 
 
 scenario::RunOptions five_token_groups() {
   scenario::RunOptions o;
-  for (int i = 0; i < 16; ++i) o.trace.emplace().push_back(testing::group("g" + std::to_string(i), {5}));
+  for (int i = 0; i < 16; ++i) o.trace.emplace().push_back(testing::group(std::string("g").append(std::to_string(i)), {5}));
   o.trace_name = "hand";
   return o;
 }

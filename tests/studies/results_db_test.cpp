@@ -95,7 +95,7 @@ TEST(ResultsDb, SameSeedSameMetricsWhateverTheJobCount) {
   const auto specs = specs_for(f, {"april"}, 4);
   std::vector<std::map<std::string, double>> by_jobs[2];
   for (int jobs : {1, 2}) {
-    ResultsDb db(temp_db("jobs" + std::to_string(jobs) + ".db"));
+    ResultsDb db(temp_db(std::string("jobs").append(std::to_string(jobs)).append(".db")));
     for (const auto& o : run_batch(db, db.sweep_id("sweep", "default", "x"), f.registry, specs, {jobs, std::nullopt, "", {}})) {
       by_jobs[jobs - 1].push_back(o.metrics);
     }
