@@ -223,6 +223,7 @@ void SimBackend::sync_weights(std::int64_t new_version) {
   for (auto& e : engines_) e->pause();
   sim_.advance_to(sim_.now() + sim::TimeNs::from_s(config_.sync_time_s));
   for (auto& e : engines_) e->resume(new_version, false);
+  resumed_since_wait_ = true;
 }
 
 BackendCounters SimBackend::counters() const {
