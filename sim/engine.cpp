@@ -35,7 +35,9 @@ std::int64_t Engine::predicted_outstanding_tok() const {
   const auto add = [&sum](const Request& r) {
     if (r.req.predicted_end_tok > 0) sum += std::max<std::int64_t>(1, r.req.predicted_end_tok - r.req.generated_tok);
   };
-  for (const auto& r : running_) add(r);
+  running_.for_each_live([&](const Request& r) {
+    if (r.req.predicted_end_tok > 0) sum += std::max<std::int64_t>(1, r.req.predicted_end_tok - running_.generated_now(r));
+  });
   for (const auto& r : waiting_) add(r);
   return sum;
 }
@@ -61,13 +63,13 @@ void Engine::cut_at_next_boundary(bool boundary_now_counts) {
 void Engine::drop_running_kv() {
   // Back to the queue's front in admission order, KV released: the next
   // admission re-prefills prompt + tokens (counted as prefill).
-  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+  auto running = running_.take_all();
+  for (auto it = running.rbegin(); it != running.rend(); ++it) {
     resident_kv_tok_ -= it->held_kv_tok;
     it->held_kv_tok = 0;
     it->feed_tok = 0;
-    waiting_.push_front(*it);
+    waiting_.push_front(std::move(*it));
   }
-  running_.clear();
   drop_kv_pending_ = false;
 }
 
@@ -142,24 +144,15 @@ std::int64_t Engine::iterations_done_by(TimeNs t) const {
 }
 
 void Engine::apply_iterations(std::int64_t iterations, TimeNs end) {
-  const std::int64_t batch = static_cast<std::int64_t>(running_.size());
+  const auto batch = static_cast<std::int64_t>(running_.live());
   std::int64_t fed = 0;  // context tokens fed (per-token prefill), not new tokens
-  for (auto& r : running_) {
-    const std::int64_t f = std::min(iterations, r.feed_tok);
-    r.feed_tok -= f;
-    fed += f;
-    const auto fresh = static_cast<std::int32_t>(iterations - f);
-    r.req.generated_tok += fresh;
-    if (fresh > 0) {
-      if (!r.by_version.empty() && r.by_version.back().version == seg_version_) {
-        r.by_version.back().tokens += fresh;
-      } else {
-        r.by_version.push_back({seg_version_, fresh});
-      }
-    }
-    r.held_kv_tok += iterations;  // a fed or a new token: one KV entry each
+  if (config_.per_token_prefill) {
+    running_.for_each_live([&](const Request& r) { fed += std::min(iterations, running_.feed_now(r)); });
   }
-  resident_kv_tok_ += batch * iterations;
+  // Each running request gains a token (or feeds one) per iteration, under
+  // the segment's version: the running set's clock carries all of it.
+  running_.advance(iterations);
+  resident_kv_tok_ += batch * iterations;  // a fed or a new token: one KV entry each
   counters_.iterations += iterations;
   counters_.decoded_tok += batch * iterations - fed;
   const std::int64_t elapsed = (end - seg_start_).ns();
@@ -176,16 +169,12 @@ void Engine::on_segment_end() {
 void Engine::boundary() {
   // 1. Finished requests leave. Notified in admission order, deterministically.
   finished_scratch_.clear();
-  auto keep = std::stable_partition(running_.begin(), running_.end(),
-                                    [](const Request& r) { return r.req.generated_tok < r.req.stop_at_tok; });
-  finished_scratch_.assign(keep, running_.end());
-  running_.erase(keep, running_.end());
+  running_.take_finished(finished_scratch_);
   for (const auto& r : finished_scratch_) resident_kv_tok_ -= r.held_kv_tok;
   if (paused_) {
     // A sync is on: the iteration that was running has ended; none starts until resume.
-    listener_.on_running_changed(index_, sim_.now(), static_cast<std::int64_t>(running_.size()));
-    // Non-const: each finished request's tokens-by-version move to the listener
-    // (the scratch is refilled by assign next time).
+    listener_.on_running_changed(index_, sim_.now(), static_cast<std::int64_t>(running_.live()));
+    // Non-const: each finished request's tokens-by-version move to the listener.
     for (auto& r : finished_scratch_) {
       listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version));
     }
@@ -195,11 +184,10 @@ void Engine::boundary() {
 
   // 2. Each running request needs room for one more token; else preempt the newest.
   bool preempted = false;
-  while (!running_.empty() && resident_kv_tok_ + static_cast<std::int64_t>(running_.size()) > config_.kv_capacity_tok) {
-    Request r = running_.back();
-    running_.pop_back();
+  while (!running_.empty() && resident_kv_tok_ + static_cast<std::int64_t>(running_.live()) > config_.kv_capacity_tok) {
+    Request r = running_.take_newest();
     resident_kv_tok_ -= r.held_kv_tok;
-    waiting_.push_front(r);
+    waiting_.push_front(std::move(r));
     ++counters_.preemptions;
     preempted = true;
   }
@@ -209,19 +197,20 @@ void Engine::boundary() {
   if (!preempted) {
     while (!waiting_.empty()) {
       const Request& head = waiting_.front();
-      const auto n = static_cast<std::int64_t>(running_.size());
+      const auto n = static_cast<std::int64_t>(running_.live());
       if (config_.max_running > 0 && n >= config_.max_running) break;
       if (resident_kv_tok_ + context_tok(head) + n + 1 > config_.kv_capacity_tok) break;
       prefill += context_tok(head);
       ++prefill_requests;
       prefill_longest = std::max(prefill_longest, context_tok(head));
-      running_.push_back(head);
+      Request r = std::move(waiting_.front());
+      waiting_.pop_front();
       // Batched: the prefill writes the whole context's KV now. Per-token:
       // one context token per iteration; the last one fed yields a new token.
-      running_.back().feed_tok = config_.per_token_prefill ? context_tok(head) - 1 : 0;
-      running_.back().held_kv_tok = config_.per_token_prefill ? 0 : context_tok(head);
-      resident_kv_tok_ += running_.back().held_kv_tok;
-      waiting_.pop_front();
+      r.feed_tok = config_.per_token_prefill ? context_tok(r) - 1 : 0;
+      r.held_kv_tok = config_.per_token_prefill ? 0 : context_tok(r);
+      resident_kv_tok_ += r.held_kv_tok;
+      running_.admit(std::move(r));
     }
   }
   counters_.prefill_tok += prefill;
@@ -238,21 +227,20 @@ void Engine::boundary() {
 }
 
 void Engine::start_segment() {
-  listener_.on_running_changed(index_, sim_.now(), static_cast<std::int64_t>(running_.size()));
+  listener_.on_running_changed(index_, sim_.now(), static_cast<std::int64_t>(running_.live()));
   if (running_.empty()) {
     if (!waiting_.empty()) throw std::logic_error("engine stalled: requests wait but none can be admitted");
     return;
   }
   seg_start_ = sim_.now();
-  seg_version_ = version_;
+  running_.set_version(version_);  // the tokens of this segment's iterations
   seg_time_factor_ = time_factor_;
-  seg_batch_ = static_cast<std::int64_t>(running_.size());
+  seg_batch_ = static_cast<std::int64_t>(running_.live());
   seg_kv0_tok_ = resident_kv_tok_;
   if (seg_prefill_tok_ > 0 || !config_.fast_forward) {
     seg_iterations_ = 1;
   } else {
-    std::int64_t to_finish = INT64_MAX;
-    for (const auto& r : running_) to_finish = std::min<std::int64_t>(to_finish, r.feed_tok + r.req.stop_at_tok - r.req.generated_tok);
+    const std::int64_t to_finish = running_.iterations_to_next_finish();
     const std::int64_t to_overflow = (config_.kv_capacity_tok - resident_kv_tok_) / seg_batch_;
     seg_iterations_ = std::min(to_finish, to_overflow);
   }
@@ -274,12 +262,11 @@ std::vector<AbortedRequest> Engine::abort_all() {
     apply_iterations(done, seg_start_ + TimeNs(segment_time_ns(done)));
     const std::int64_t tail = (sim_.now() - (seg_start_ + TimeNs(segment_time_ns(done)))).ns();
     counters_.busy_ns += tail;
-    counters_.running_ns += static_cast<std::int64_t>(running_.size()) * tail;
+    counters_.running_ns += static_cast<std::int64_t>(running_.live()) * tail;
     busy_ = false;
   }
-  for (auto& r : running_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)});
+  for (auto& r : running_.take_all()) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)});
   for (auto& r : waiting_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)});
-  running_.clear();
   waiting_.clear();
   resident_kv_tok_ = 0;
   listener_.on_running_changed(index_, sim_.now(), 0);

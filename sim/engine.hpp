@@ -20,25 +20,15 @@
 
 #include "base/version_tokens.hpp"
 #include "sim/event_tags.hpp"
+#include "sim/engine_request.hpp"
 #include "sim/iteration_model.hpp"
+#include "sim/running_set.hpp"
 #include "sim/simulator.hpp"
 
 namespace april::sim {
 
-using RequestKey = std::uint64_t;
-
 using base::TokensByVersion;
 using base::VersionTokens;
-
-struct EngineRequest {
-  RequestKey key = 0;
-  std::int32_t prompt_tok = 0;
-  std::int32_t generated_tok = 0;  // tokens already held when submitted (resumed samples)
-  std::int32_t stop_at_tok = 0;    // finishes when generated_tok reaches this (EOS or length cap)
-  // Where a policy predicts it ends (generated_tok + predicted remaining),
-  // for routing on predicted work; 0: no prediction. Never stop_at_tok.
-  std::int64_t predicted_end_tok = 0;
-};
 
 struct EngineConfig {
   std::int64_t max_running = 0;       // 0 = no cap
@@ -109,8 +99,8 @@ class Engine {
   [[nodiscard]] bool paused() const { return paused_; }
   [[nodiscard]] std::int64_t version() const { return version_; }
 
-  [[nodiscard]] std::size_t outstanding() const { return running_.size() + waiting_.size(); }
-  [[nodiscard]] std::size_t running() const { return running_.size(); }
+  [[nodiscard]] std::size_t outstanding() const { return running_.live() + waiting_.size(); }
+  [[nodiscard]] std::size_t running() const { return running_.live(); }
   // Tokens the predicted requests held here (running or waiting) are still
   // predicted to generate, at least 1 each. Read at submission instants,
   // which are segment ends or idle times, so every request's count is current.
@@ -123,19 +113,15 @@ class Engine {
   [[nodiscard]] TimeNs busy_until() const;
 
  private:
-  struct Request {
-    EngineRequest req;
-    std::int32_t submitted_tok = 0;  // generated_tok at submission
-    std::int64_t feed_tok = 0;       // per-token prefill: context tokens still to feed before the next new token
-    std::int64_t held_kv_tok = 0;    // KV tokens it holds while running
-    TokensByVersion by_version;      // tokens since submission, by version
-  };
+  using Request = EngineRequestState;
 
   void kick();
   void cut_at_next_boundary(bool boundary_now_counts = false);
   void drop_running_kv();
   void on_segment_end();
-  // Applies `iterations` of the current segment, ending at `end`.
+  // Applies `iterations` of the current segment, ending at `end`: the running
+  // set's clock advances (O(1) in the batch; per-token prefill also counts
+  // the context tokens fed, over the batch).
   void apply_iterations(std::int64_t iterations, TimeNs end);
   void boundary();
   void start_segment();
@@ -150,7 +136,7 @@ class Engine {
   EngineListener& listener_;
 
   std::deque<Request> waiting_;
-  std::vector<Request> running_;  // in admission order: the back is the most recent
+  RunningSet running_;  // in admission order: the newest is preempted first
   std::int64_t resident_kv_tok_ = 0;
 
   // The segment in progress: `seg_iterations_` iterations from `seg_start_`.
@@ -159,7 +145,6 @@ class Engine {
   bool paused_ = false;
   bool drop_kv_pending_ = false;  // recompute asked for while an iteration was running
   std::int64_t version_ = 0;
-  std::int64_t seg_version_ = 0;
   TimeNs seg_start_{0};
   std::int64_t seg_batch_ = 0;
   std::int64_t seg_kv0_tok_ = 0;

@@ -1,0 +1,19 @@
+#pragma once
+// A request as an engine receives it (sim/engine.hpp).
+#include <cstdint>
+
+namespace april::sim {
+
+using RequestKey = std::uint64_t;
+
+struct EngineRequest {
+  RequestKey key = 0;
+  std::int32_t prompt_tok = 0;
+  std::int32_t generated_tok = 0;  // tokens already held when submitted (resumed samples)
+  std::int32_t stop_at_tok = 0;    // finishes when generated_tok reaches this (EOS or length cap)
+  // Where a policy predicts it ends (generated_tok + predicted remaining),
+  // for routing on predicted work; 0: no prediction. Never stop_at_tok.
+  std::int64_t predicted_end_tok = 0;
+};
+
+}  // namespace april::sim

@@ -1,0 +1,136 @@
+#include "sim/running_set.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace april::sim {
+
+void RunningSet::set_version(std::int64_t version) {
+  if (!marks_.empty() && marks_.back().version == version) return;
+  if (!marks_.empty() && marks_.back().clock == clock_) {
+    marks_.back().version = version;  // nothing ran under the mark it replaces
+    if (marks_.size() >= 2 && marks_[marks_.size() - 2].version == version) marks_.pop_back();
+    return;
+  }
+  marks_.push_back({clock_, version});
+}
+
+std::int64_t RunningSet::finish_clock(const Request& r) const {
+  return r.base_clock + r.feed_tok + (r.req.stop_at_tok - r.req.generated_tok);
+}
+
+void RunningSet::admit(Request r) {
+  r.base_clock = clock_;
+  r.seq = next_seq_++;
+  r.dead = false;
+  finishes_.push({finish_clock(r), r.seq});
+  slots_.push_back(std::move(r));
+  ++live_;
+}
+
+std::int64_t RunningSet::iterations_to_next_finish() {
+  drop_stale_finishes();
+  if (finishes_.empty()) throw std::logic_error("no running request to finish");
+  return finishes_.top().clock - clock_;
+}
+
+void RunningSet::drop_stale_finishes() {
+  while (!finishes_.empty() && find_live(finishes_.top().seq) == nullptr) finishes_.pop();
+}
+
+RunningSet::Request* RunningSet::find_live(std::uint64_t seq) {
+  auto it = std::lower_bound(slots_.begin(), slots_.end(), seq, [](const Request& r, std::uint64_t s) { return r.seq < s; });
+  return it != slots_.end() && it->seq == seq && !it->dead ? &*it : nullptr;
+}
+
+void RunningSet::take_finished(std::vector<Request>& out) {
+  drop_stale_finishes();
+  finished_seqs_.clear();
+  while (!finishes_.empty() && finishes_.top().clock <= clock_) {
+    if (find_live(finishes_.top().seq) != nullptr) finished_seqs_.push_back(finishes_.top().seq);
+    finishes_.pop();
+  }
+  std::sort(finished_seqs_.begin(), finished_seqs_.end());
+  for (const std::uint64_t seq : finished_seqs_) {
+    Request* r = find_live(seq);
+    materialize(*r);
+    out.push_back(std::move(*r));
+    r->dead = true;
+    r->by_version = {};
+    --live_;
+    ++dead_;
+  }
+  if (dead_ > 64 && dead_ > live_) compact();
+}
+
+RunningSet::Request RunningSet::take_newest() {
+  while (!slots_.empty() && slots_.back().dead) {
+    slots_.pop_back();
+    --dead_;
+  }
+  if (slots_.empty()) throw std::logic_error("no running request to take");
+  Request r = std::move(slots_.back());
+  slots_.pop_back();
+  --live_;
+  materialize(r);
+  return r;
+}
+
+std::vector<RunningSet::Request> RunningSet::take_all() {
+  std::vector<Request> out;
+  out.reserve(live_);
+  for (auto& r : slots_) {
+    if (r.dead) continue;
+    materialize(r);
+    out.push_back(std::move(r));
+  }
+  slots_.clear();
+  live_ = dead_ = 0;
+  finishes_ = {};
+  return out;
+}
+
+void RunningSet::compact() {
+  slots_.erase(std::remove_if(slots_.begin(), slots_.end(), [](const Request& r) { return r.dead; }), slots_.end());
+  dead_ = 0;
+}
+
+std::int64_t RunningSet::feed_now(const Request& r) const {
+  return r.feed_tok - std::min(clock_ - r.base_clock, r.feed_tok);
+}
+
+std::int64_t RunningSet::generated_now(const Request& r) const {
+  const std::int64_t elapsed = clock_ - r.base_clock;
+  return r.req.generated_tok + (elapsed - std::min(elapsed, r.feed_tok));
+}
+
+void RunningSet::materialize(Request& r) const {
+  const std::int64_t elapsed = clock_ - r.base_clock;
+  if (elapsed == 0) return;
+  const std::int64_t fed = std::min(elapsed, r.feed_tok);
+  // New tokens over clock [from, clock_), each under the version its iteration ran with.
+  const std::int64_t from = r.base_clock + fed;
+  if (from < clock_) {
+    auto m = std::upper_bound(marks_.begin(), marks_.end(), from, [](std::int64_t c, const VersionMark& v) { return c < v.clock; });
+    if (m == marks_.begin()) throw std::logic_error("tokens before the first version mark");
+    --m;
+    for (std::int64_t at = from; at < clock_; ++m) {
+      const std::int64_t end = (m + 1 == marks_.end()) ? clock_ : std::min(clock_, (m + 1)->clock);
+      const auto tokens = static_cast<std::int32_t>(end - at);
+      if (tokens > 0) {
+        if (!r.by_version.empty() && r.by_version.back().version == m->version) {
+          r.by_version.back().tokens += tokens;
+        } else {
+          r.by_version.push_back({m->version, tokens});
+        }
+      }
+      at = end;
+    }
+  }
+  r.req.generated_tok += static_cast<std::int32_t>(elapsed - fed);
+  r.feed_tok -= fed;
+  r.held_kv_tok += elapsed;
+  r.base_clock = clock_;
+}
+
+}  // namespace april::sim

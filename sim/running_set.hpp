@@ -1,0 +1,97 @@
+#pragma once
+// An engine's running requests, kept so that an iteration boundary costs what
+// changed there, not the size of the batch (issue: per-completion cost flat as
+// the cluster grows). Every running request gains one token (or feeds one
+// context token) per iteration, so the set keeps one iteration clock and each
+// request its counts as of the clock when it last changed ("materialized");
+// its counts now follow from the clock in closed form. Completions come from a
+// heap of finish clocks, removals leave tombstones that compaction clears, and
+// the weight version of each stretch of the clock is recorded, so that a
+// request's tokens-by-version are exact when it is materialized.
+#include <cstdint>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include "base/version_tokens.hpp"
+#include "sim/engine_request.hpp"
+
+namespace april::sim {
+
+struct EngineRequestState {
+  EngineRequest req;               // generated_tok: as of base_clock while running
+  std::int32_t submitted_tok = 0;  // generated_tok at submission
+  std::int64_t feed_tok = 0;       // per-token prefill: context tokens still to feed, as of base_clock
+  std::int64_t held_kv_tok = 0;    // KV tokens held, as of base_clock
+  base::TokensByVersion by_version;  // tokens since submission, by version, up to base_clock
+  // Running only: the set's clock its counts are as of, its admission number
+  // (admission order), and whether it has left (a tombstone).
+  std::int64_t base_clock = 0;
+  std::uint64_t seq = 0;
+  bool dead = false;
+};
+
+class RunningSet {
+ public:
+  using Request = EngineRequestState;
+
+  [[nodiscard]] std::int64_t clock() const { return clock_; }
+  [[nodiscard]] std::size_t live() const { return live_; }
+  [[nodiscard]] bool empty() const { return live_ == 0; }
+
+  // Iterations that start at the current clock produce tokens of `version`.
+  void set_version(std::int64_t version);
+  // `iterations` more iterations ran over every live request.
+  void advance(std::int64_t iterations) { clock_ += iterations; }
+
+  // Admits `r` as the newest, its counts (feed and held KV included) as of now.
+  void admit(Request r);
+  // Iterations until the next live request finishes (feeds its context and reaches stop_at_tok).
+  [[nodiscard]] std::int64_t iterations_to_next_finish();
+  // Removes the live requests finished at the current clock, materialized, in admission order.
+  void take_finished(std::vector<Request>& out);
+  // Removes the newest live request, materialized (preemption).
+  Request take_newest();
+  // Removes every live request, materialized, in admission order.
+  std::vector<Request> take_all();
+
+  // Brings a request's counts (generated, fed, held KV, tokens by version) to the current clock.
+  void materialize(Request& r) const;
+  // Its counts now, without changing it.
+  [[nodiscard]] std::int64_t generated_now(const Request& r) const;
+  [[nodiscard]] std::int64_t feed_now(const Request& r) const;
+
+  template <typename F>
+  void for_each_live(F&& f) const {
+    for (const auto& r : slots_) {
+      if (!r.dead) f(r);
+    }
+  }
+
+ private:
+  struct Finish {
+    std::int64_t clock;
+    std::uint64_t seq;
+    bool operator>(const Finish& o) const { return clock != o.clock ? clock > o.clock : seq > o.seq; }
+  };
+  struct VersionMark {
+    std::int64_t clock;
+    std::int64_t version;
+  };
+
+  [[nodiscard]] std::int64_t finish_clock(const Request& r) const;
+  // The live request admitted as `seq`, or nullptr (it has left).
+  Request* find_live(std::uint64_t seq);
+  void drop_stale_finishes();
+  void compact();
+
+  std::int64_t clock_ = 0;
+  std::uint64_t next_seq_ = 0;
+  std::vector<Request> slots_;  // in admission order; dead ones until compaction
+  std::size_t live_ = 0, dead_ = 0;
+  std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes_;  // stale entries skipped
+  std::vector<VersionMark> marks_;  // the version from each clock on, in clock order
+  std::vector<std::uint64_t> finished_seqs_;  // scratch
+};
+
+}  // namespace april::sim

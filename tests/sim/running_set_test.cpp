@@ -1,0 +1,97 @@
+// The running set's closed-form counts against the token-by-token bookkeeping
+// they replace: tokens by version across version changes, per-token prefill,
+// finishes in admission order, and preemption of the newest.
+#include <gtest/gtest.h>
+
+#include "sim/running_set.hpp"
+
+namespace april::sim {
+namespace {
+
+RunningSet::Request request(std::uint64_t key, std::int32_t generated, std::int32_t stop_at, std::int64_t feed = 0) {
+  RunningSet::Request r;
+  r.req.key = key;
+  r.req.prompt_tok = 10;
+  r.req.generated_tok = generated;
+  r.req.stop_at_tok = stop_at;
+  r.submitted_tok = generated;
+  r.feed_tok = feed;
+  r.held_kv_tok = feed > 0 ? 0 : 10 + generated;
+  return r;
+}
+
+TEST(RunningSet, TokensByVersionFollowTheClockAcrossVersionChanges) {
+  RunningSet s;
+  s.set_version(0);
+  s.admit(request(1, 0, 100));
+  s.advance(5);
+  s.set_version(1);
+  s.admit(request(2, 3, 100));
+  s.advance(4);
+  s.set_version(1);  // same version: no new stretch
+  s.advance(2);
+  s.set_version(2);
+  s.set_version(3);  // nothing ran under 2
+  s.advance(1);
+  std::vector<RunningSet::Request> all = s.take_all();
+  ASSERT_EQ(all.size(), 2U);
+  EXPECT_EQ(all[0].req.key, 1U);
+  EXPECT_EQ(all[0].req.generated_tok, 12);
+  EXPECT_EQ(all[0].held_kv_tok, 10 + 12);
+  EXPECT_EQ(all[0].by_version, (base::TokensByVersion{{0, 5}, {1, 6}, {3, 1}}));
+  EXPECT_EQ(all[1].req.generated_tok, 3 + 7);
+  EXPECT_EQ(all[1].by_version, (base::TokensByVersion{{1, 6}, {3, 1}}));
+  EXPECT_TRUE(s.empty());
+}
+
+TEST(RunningSet, PerTokenPrefillFeedsBeforeItGenerates) {
+  RunningSet s;
+  s.set_version(7);
+  s.admit(request(1, 0, 4, /*feed=*/3));
+  EXPECT_EQ(s.iterations_to_next_finish(), 3 + 4);
+  s.advance(2);
+  std::int64_t feed = -1, generated = -1;
+  s.for_each_live([&](const RunningSet::Request& r) {
+    feed = s.feed_now(r);
+    generated = s.generated_now(r);
+  });
+  EXPECT_EQ(feed, 1);
+  EXPECT_EQ(generated, 0);
+  s.advance(3);  // 1 more fed, 2 generated
+  auto all = s.take_all();
+  EXPECT_EQ(all[0].req.generated_tok, 2);
+  EXPECT_EQ(all[0].feed_tok, 0);
+  EXPECT_EQ(all[0].held_kv_tok, 5);
+  EXPECT_EQ(all[0].by_version, (base::TokensByVersion{{7, 2}}));
+}
+
+TEST(RunningSet, FinishesLeaveInAdmissionOrderAndPreemptionTakesTheNewest) {
+  RunningSet s;
+  s.set_version(0);
+  s.admit(request(1, 0, 6));
+  s.admit(request(2, 0, 4));
+  s.admit(request(3, 2, 6));  // finishes with key 2
+  s.admit(request(4, 0, 9));
+  EXPECT_EQ(s.iterations_to_next_finish(), 4);
+  s.advance(4);
+  std::vector<RunningSet::Request> done;
+  s.take_finished(done);
+  ASSERT_EQ(done.size(), 2U);
+  EXPECT_EQ(done[0].req.key, 2U);
+  EXPECT_EQ(done[1].req.key, 3U);
+  EXPECT_EQ(s.live(), 2U);
+  const auto newest = s.take_newest();
+  EXPECT_EQ(newest.req.key, 4U);
+  EXPECT_EQ(newest.req.generated_tok, 4);
+  // The preempted request's finish is gone with it; key 1 finishes next.
+  EXPECT_EQ(s.iterations_to_next_finish(), 2);
+  s.advance(2);
+  done.clear();
+  s.take_finished(done);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(done[0].req.key, 1U);
+  EXPECT_TRUE(s.empty());
+}
+
+}  // namespace
+}  // namespace april::sim
