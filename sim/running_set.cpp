@@ -23,7 +23,7 @@ void RunningSet::admit(Request r) {
   r.base_clock = clock_;
   r.seq = next_seq_++;
   r.dead = false;
-  finishes_.push({finish_clock(r), r.seq});
+  finishes_.push({finish_clock(r), r.seq, slots_.size()});
   slots_.push_back(std::move(r));
   ++live_;
 }
@@ -35,24 +35,35 @@ std::int64_t RunningSet::iterations_to_next_finish() {
 }
 
 void RunningSet::drop_stale_finishes() {
-  while (!finishes_.empty() && find_live(finishes_.top().seq) == nullptr) finishes_.pop();
+  // Only a preempted request leaves its finish behind: without one, the top is live.
+  while (stale_finishes_ > 0 && !finishes_.empty() && find_live(finishes_.top()) == nullptr) {
+    finishes_.pop();
+    --stale_finishes_;
+  }
 }
 
-RunningSet::Request* RunningSet::find_live(std::uint64_t seq) {
-  auto it = std::lower_bound(slots_.begin(), slots_.end(), seq, [](const Request& r, std::uint64_t s) { return r.seq < s; });
-  return it != slots_.end() && it->seq == seq && !it->dead ? &*it : nullptr;
+RunningSet::Request* RunningSet::find_live(const Finish& f) {
+  // A slot past the end, or reused by a later admission, means it has left.
+  if (f.slot >= slots_.size()) return nullptr;
+  Request& r = slots_[f.slot];
+  return r.seq == f.seq && !r.dead ? &r : nullptr;
 }
 
 void RunningSet::take_finished(std::vector<Request>& out) {
   drop_stale_finishes();
-  finished_seqs_.clear();
+  finished_.clear();
   while (!finishes_.empty() && finishes_.top().clock <= clock_) {
-    if (find_live(finishes_.top().seq) != nullptr) finished_seqs_.push_back(finishes_.top().seq);
+    if (stale_finishes_ == 0 || find_live(finishes_.top()) != nullptr) {
+      finished_.push_back(finishes_.top());
+    } else {
+      --stale_finishes_;
+    }
     finishes_.pop();
   }
-  std::sort(finished_seqs_.begin(), finished_seqs_.end());
-  for (const std::uint64_t seq : finished_seqs_) {
-    Request* r = find_live(seq);
+  // Admission order: slots are in it.
+  std::sort(finished_.begin(), finished_.end(), [](const Finish& a, const Finish& b) { return a.slot < b.slot; });
+  for (const Finish& f : finished_) {
+    Request* r = &slots_[f.slot];
     materialize(*r);
     out.push_back(std::move(*r));
     r->dead = true;
@@ -72,6 +83,7 @@ RunningSet::Request RunningSet::take_newest() {
   Request r = std::move(slots_.back());
   slots_.pop_back();
   --live_;
+  ++stale_finishes_;  // its finish stays in the heap until it surfaces
   materialize(r);
   return r;
 }
@@ -87,12 +99,19 @@ std::vector<RunningSet::Request> RunningSet::take_all() {
   slots_.clear();
   live_ = dead_ = 0;
   finishes_ = {};
+  stale_finishes_ = 0;
   return out;
 }
 
 void RunningSet::compact() {
   slots_.erase(std::remove_if(slots_.begin(), slots_.end(), [](const Request& r) { return r.dead; }), slots_.end());
   dead_ = 0;
+  // The slots moved: the heap is rebuilt from the live requests (stale entries go with it).
+  std::vector<Finish> live;
+  live.reserve(slots_.size());
+  for (std::size_t i = 0; i < slots_.size(); ++i) live.push_back({finish_clock(slots_[i]), slots_[i].seq, i});
+  finishes_ = decltype(finishes_)(std::greater<>(), std::move(live));
+  stale_finishes_ = 0;
 }
 
 std::int64_t RunningSet::feed_now(const Request& r) const {

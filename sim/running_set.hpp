@@ -72,6 +72,7 @@ class RunningSet {
   struct Finish {
     std::int64_t clock;
     std::uint64_t seq;
+    std::size_t slot;  // where it sits in slots_ (rebuilt on compaction)
     bool operator>(const Finish& o) const { return clock != o.clock ? clock > o.clock : seq > o.seq; }
   };
   struct VersionMark {
@@ -80,8 +81,8 @@ class RunningSet {
   };
 
   [[nodiscard]] std::int64_t finish_clock(const Request& r) const;
-  // The live request admitted as `seq`, or nullptr (it has left).
-  Request* find_live(std::uint64_t seq);
+  // The live request of a heap entry, or nullptr (it has left).
+  Request* find_live(const Finish& f);
   void drop_stale_finishes();
   void compact();
 
@@ -90,8 +91,9 @@ class RunningSet {
   std::vector<Request> slots_;  // in admission order; dead ones until compaction
   std::size_t live_ = 0, dead_ = 0;
   std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes_;  // stale entries skipped
+  std::size_t stale_finishes_ = 0;  // entries of preempted requests still in finishes_
   std::vector<VersionMark> marks_;  // the version from each clock on, in clock order
-  std::vector<std::uint64_t> finished_seqs_;  // scratch
+  std::vector<Finish> finished_;  // scratch
 };
 
 }  // namespace april::sim

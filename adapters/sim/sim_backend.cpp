@@ -107,10 +107,12 @@ std::vector<SampleProgress> SimBackend::wait_for_completions() {
 }
 
 std::vector<SampleProgress> SimBackend::wait_for_completions_at_this_instant() {
-  std::stable_sort(finished_.begin(), finished_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // By engine, stably; usually one engine's, already in order (stable_sort would allocate).
+  const auto by_engine = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(finished_.begin(), finished_.end(), by_engine)) std::stable_sort(finished_.begin(), finished_.end(), by_engine);
   std::vector<SampleProgress> out;
   out.reserve(finished_.size());
-  for (const auto& f : finished_) out.push_back(f.second);
+  for (auto& f : finished_) out.push_back(std::move(f.second));  // cleared next: no copy of tokens-by-version
   finished_.clear();
   return out;
 }
