@@ -40,6 +40,9 @@ JsonFile parse_json_text(std::string text, const std::string& path, const std::s
     std::string reason = e.what();
     if (const auto colon = reason.rfind(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
     throw ConfigError(fmt::format("{}:{}: invalid JSON in {} ({})", path, line_of_byte(f.text, e.byte), what, reason));
+  } catch (const nlohmann::json::out_of_range&) {
+    // A number past a double's range (1e400): the parser says so without a position.
+    throw ConfigError(fmt::format("{}: invalid JSON in {} (a number too large for a double)", path, what));
   }
   if (!f.doc.is_object()) throw ConfigError(fmt::format("{}:1: a {} is a JSON object, not {}", path, what, f.doc.type_name()));
   return f;

@@ -86,9 +86,12 @@ const PublishedRow& find_row(const PublishedSetup& s, const std::string& name) {
 }  // namespace
 
 PublishedSetup read_published_setup(const std::string& path, const policies::PolicyRegistry& registry) {
-  const auto f = base::read_json_file(path, "published-run file");
+  return published_setup_from_json(base::read_json_file(path, "published-run file"), registry);
+}
+
+PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies::PolicyRegistry& registry) {
   PublishedSetup s;
-  s.path = path;
+  s.path = f.path;
   s.source = object_field(f, f.doc, "source");
   (void)string_field(f, s.source, "title");
   s.scenario = object_field(f, f.doc, "scenario");
@@ -132,7 +135,10 @@ PublishedSetup read_published_setup(const std::string& path, const policies::Pol
       r.published[k] = v.get<double>();
     }
     if (r.published.empty()) refuse(f, "published", fmt::format("row '{}': publishes no figure", r.name));
-    r.quote = x.value("quote", std::string());
+    if (const auto it = x.find("quote"); it != x.end()) {
+      if (!it->is_string()) refuse(f, "quote", fmt::format("row '{}': expected the row as the source prints it, got {}", r.name, it->dump()));
+      r.quote = it->get<std::string>();
+    }
     for (const auto& other : s.rows) {
       if (other.name == r.name) refuse(f, "name", fmt::format("row '{}' is listed twice", r.name));
     }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_file.hpp"
 #include "policies/registry.hpp"
 
 namespace april::studies {
@@ -53,6 +54,8 @@ struct PublishedSetup {
 // line and field of anything wrong (an unknown metric, policy or key, a fit row
 // that is not a row).
 PublishedSetup read_published_setup(const std::string& path, const policies::PolicyRegistry& registry);
+// The same from a parsed document (its path names it in errors).
+PublishedSetup published_setup_from_json(const base::JsonFile& file, const policies::PolicyRegistry& registry);
 
 struct Reproduced {
   std::string row, metric;
