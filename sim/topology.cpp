@@ -16,6 +16,7 @@
 #include "base/bounded_read.hpp"
 #include "base/config.hpp"
 #include "base/json_file.hpp"
+#include "base/json_value.hpp"
 
 namespace april::sim {
 namespace {
@@ -275,13 +276,7 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
 Topology read_topology_file(const std::string& path) {
   // Bounded like every small JSON input (base/json_file.hpp); errors name the line.
   const auto text = base::read_file_bounded(path, base::kSmallJsonMaxBytes, "topology file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw base::ConfigError(fmt::format("{}:{}: invalid JSON (byte {})", path, base::line_of_byte(text, e.byte), e.byte));
-  }
-  return topology_from_json(j, path);
+  return topology_from_json(base::parse_json_document(text, path), path);
 }
 
 }  // namespace april::sim

@@ -4,7 +4,9 @@
 // (an overflowing count, say) or a hang is a bug.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/json_file.hpp"
@@ -29,6 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const RooflineIterationModel roofline(hw, m, RooflineParams{0.6, 0.8, 500000, 8, 1, DType::BF16, DType::BF16, false, 0.77, 5000});
     (void)roofline.decode_window_ns(64, 100000, 100);
     (void)train_phase_times(m, hw, TrainerSetup{}, TrainBatchShape{8, 8000, 1000, 4e6});
+  } catch (const nlohmann::json::exception&) {
+    std::abort();  // the library's own message would reach the user
   } catch (const std::exception&) {
     // A clear refusal is the right outcome for bad input.
   }

@@ -3,7 +3,9 @@
 // crash, a sanitizer report or a hang is a bug.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "policies/registry.hpp"
@@ -17,6 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     april::base::load_config_text(config, std::string(reinterpret_cast<const char*>(data), size), "fuzz.json");
     april::scenario::validate_scenario(config);
     (void)registry.get("april").make(config);
+  } catch (const nlohmann::json::exception&) {
+    std::abort();  // the library's own message would reach the user
   } catch (const std::exception&) {
     // A clear refusal is the right outcome for bad input.
   }

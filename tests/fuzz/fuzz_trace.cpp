@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "traces/csv_table.hpp"
@@ -33,10 +35,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto groups = april::traces::parse_jsonl_trace(text, "fuzz.jsonl");
     (void)april::traces::compute_stats(groups);
+  } catch (const nlohmann::json::exception&) {
+    std::abort();  // the library's own message would reach the user
   } catch (const std::exception&) {
   }
   try {
     (void)april::traces::parse_csv(text, "fuzz.csv");
+  } catch (const nlohmann::json::exception&) {
+    std::abort();  // the library's own message would reach the user
   } catch (const std::exception&) {
   }
   try {
@@ -48,6 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto groups = april::traces::import_trace(temp_path(), o);
       (void)april::traces::compute_stats(groups);
     }
+  } catch (const nlohmann::json::exception&) {
+    std::abort();  // the library's own message would reach the user
   } catch (const std::exception&) {
   }
   return 0;
