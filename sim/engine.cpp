@@ -32,13 +32,12 @@ void Engine::submit(const EngineRequest& request) {
 
 std::int64_t Engine::predicted_outstanding_tok() const {
   std::int64_t sum = 0;
-  const auto add = [&sum](const Request& r) {
-    if (r.req.predicted_end_tok > 0) sum += std::max<std::int64_t>(1, r.req.predicted_end_tok - r.req.generated_tok);
+  // A running request's count is the running set's (its clock); a waiting one's is its own.
+  const auto add = [&sum](const Request& r, std::int64_t generated_tok) {
+    if (r.req.predicted_end_tok > 0) sum += std::max<std::int64_t>(1, r.req.predicted_end_tok - generated_tok);
   };
-  running_.for_each_live([&](const Request& r) {
-    if (r.req.predicted_end_tok > 0) sum += std::max<std::int64_t>(1, r.req.predicted_end_tok - running_.generated_now(r));
-  });
-  for (const auto& r : waiting_) add(r);
+  running_.for_each_live([&](const Request& r) { add(r, running_.generated_now(r)); });
+  for (const auto& r : waiting_) add(r, r.req.generated_tok);
   return sum;
 }
 
