@@ -2,6 +2,8 @@
 
 #include "base/bounded_read.hpp"
 #include "base/integer_text.hpp"
+#include "base/json_file.hpp"
+#include "base/json_value.hpp"
 
 #include <fmt/format.h>
 
@@ -340,26 +342,8 @@ nlohmann::json Config::assigned() const {
 void load_config_text(Config& config, const std::string& text, const std::string& path) {
   check_structure(text, path);
   nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    const auto upto = std::min<std::size_t>(e.byte, text.size());
-    const auto line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(upto), '\n'));
-    std::string what = e.what();
-    if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
-    throw ConfigError(fmt::format("{}:{}: invalid JSON: {}", path, line, what));
-  } catch (const nlohmann::json::out_of_range& e) {
-    // A number too large for a double ("number overflow parsing '1e400'"):
-    // the message quotes the token, whose first appearance gives the line.
-    std::string what = e.what();
-    if (auto p = what.find("number overflow"); p != std::string::npos) what = what.substr(p);
-    std::size_t line = 0;
-    const auto q1 = what.find('\''), q2 = what.rfind('\'');
-    if (q1 != std::string::npos && q2 > q1) {
-      const auto at = text.find(what.substr(q1 + 1, q2 - q1 - 1));
-      if (at != std::string::npos) line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
-    }
-    throw ConfigError(fmt::format("{}: invalid JSON: {}", where_in(path, line), what));
+  if (const auto err = parse_json(text, doc)) {
+    throw ConfigError(fmt::format("{}: invalid JSON ({})", where_in(path, line_of_byte(text, err->byte)), err->reason));
   }
   if (!doc.is_object()) throw ConfigError(fmt::format("{}:1: a scenario file must be a JSON object", path));
   std::vector<std::pair<std::string, const nlohmann::json*>> leaves;

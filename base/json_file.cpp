@@ -7,6 +7,7 @@
 
 #include "base/bounded_read.hpp"
 #include "base/config.hpp"
+#include "base/json_value.hpp"
 
 namespace april::base {
 
@@ -33,16 +34,8 @@ std::string JsonFile::where(const std::string& key) const {
 
 JsonFile parse_json_text(std::string text, const std::string& path, const std::string& what) {
   JsonFile f{path, std::move(text), {}};
-  try {
-    f.doc = nlohmann::json::parse(f.text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() carries nlohmann's own prefix; keep only the reason after it.
-    std::string reason = e.what();
-    if (const auto colon = reason.rfind(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
-    throw ConfigError(fmt::format("{}:{}: invalid JSON in {} ({})", path, line_of_byte(f.text, e.byte), what, reason));
-  } catch (const nlohmann::json::out_of_range&) {
-    // A number past a double's range (1e400): the parser says so without a position.
-    throw ConfigError(fmt::format("{}: invalid JSON in {} (a number too large for a double)", path, what));
+  if (const auto err = parse_json(f.text, f.doc)) {
+    throw ConfigError(fmt::format("{}:{}: invalid JSON in {} ({})", path, line_of_byte(f.text, err->byte), what, err->reason));
   }
   if (!f.doc.is_object()) throw ConfigError(fmt::format("{}:1: a {} is a JSON object, not {}", path, what, f.doc.type_name()));
   return f;

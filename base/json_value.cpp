@@ -121,14 +121,41 @@ std::vector<std::int64_t> JsonValue::integers(std::int64_t lo, std::int64_t hi) 
   return out;
 }
 
-nlohmann::json parse_json_document(const std::string& text, const std::string& path) {
+std::optional<JsonSyntaxError> parse_json(const std::string& text, nlohmann::json& out) {
   try {
-    return nlohmann::json::parse(text);
+    out = nlohmann::json::parse(text);
+    return std::nullopt;
   } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(fmt::format("{}:{}: invalid JSON (byte {})", path, line_of_byte(text, e.byte), e.byte));
-  } catch (const nlohmann::json::out_of_range&) {
-    throw ConfigError(fmt::format("{}: a number too large for JSON", path));
+    // e.what() is "[json.exception.parse_error.101] parse error at line 1,
+    // column 5: syntax error while parsing value - invalid literal; last
+    // read: 'x'": the library's tag and its position (ours is a line) go,
+    // the reason after "column N: " stays.
+    std::string reason = "not JSON";
+    const std::string what = e.what();
+    if (const auto col = what.find("column "); col != std::string::npos) {
+      if (const auto colon = what.find(": ", col); colon != std::string::npos) reason = what.substr(colon + 2);
+    }
+    return JsonSyntaxError{std::min(e.byte, text.size()), reason};
+  } catch (const nlohmann::json::out_of_range& e) {
+    // "number overflow parsing '1e400'": no position, but the token is
+    // quoted; its first appearance in the text is where it starts.
+    const std::string what = e.what();
+    std::size_t byte = 0;
+    const auto q1 = what.find('\''), q2 = what.rfind('\'');
+    if (q1 != std::string::npos && q2 > q1) {
+      const auto at = text.find(what.substr(q1 + 1, q2 - q1 - 1));
+      if (at != std::string::npos) byte = at + 1;
+    }
+    return JsonSyntaxError{byte, "a number too large for a double"};
   }
+}
+
+nlohmann::json parse_json_document(const std::string& text, const std::string& path) {
+  nlohmann::json doc;
+  if (const auto err = parse_json(text, doc)) {
+    throw ConfigError(fmt::format("{}:{}: invalid JSON ({})", path, line_of_byte(text, err->byte), err->reason));
+  }
+  return doc;
 }
 
 std::vector<double> JsonValue::numbers(double lo, double hi) const {

@@ -14,6 +14,20 @@
 
 namespace april::base {
 
+// Why a text is not a JSON document, in our words, and where (the byte
+// offset into the text; for a number too large for a double, where that
+// number starts).
+struct JsonSyntaxError {
+  std::size_t byte = 0;
+  std::string reason;
+};
+
+// The one place the project calls the JSON parser (tests/layout/
+// json_errors_check.sh holds the rest of the tree to it): every failure the
+// parser has, a syntax error or a number past a double's range (1e400),
+// comes back as a JsonSyntaxError; the library's own text never escapes.
+std::optional<JsonSyntaxError> parse_json(const std::string& text, nlohmann::json& out);
+
 // Parses `text` (a file's contents; `path` names it): a syntax error is
 // refused with its line, never with the parser's text.
 nlohmann::json parse_json_document(const std::string& text, const std::string& path);

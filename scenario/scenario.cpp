@@ -2,6 +2,7 @@
 
 #include "base/run_keys.hpp"
 #include "base/bounded_read.hpp"
+#include "base/json_value.hpp"
 
 #include <fmt/format.h>
 
@@ -96,19 +97,13 @@ void apply_scenario(base::Config& config, const std::string& name_or_path) {
   }
   const std::string text = base::read_file_bounded(name_or_path, base::kSmallJsonMaxBytes, "scenario");
   // "base" names a built-in scenario to start from; read it before the rest.
-  try {
-    const auto doc = nlohmann::json::parse(text);
-    if (doc.is_object() && doc.contains("base")) {
-      const auto& base = doc["base"];
-      bool known = false;
-      for (const auto& b : builtin_scenarios()) known = known || (base.is_string() && b.name == base.get<std::string>());
-      if (!known) throw base::ConfigError(fmt::format("{}: key 'base': {} is not a built-in scenario", name_or_path, base.dump()));
-      apply_scenario(config, base.get<std::string>());
-    }
-  } catch (const nlohmann::json::parse_error&) {
-    // load_config_text reports the syntax error with its line,
-  } catch (const nlohmann::json::out_of_range&) {
-    // and a number too large for a double likewise.
+  // A text that does not parse is reported, with its line, by load_config_text.
+  if (nlohmann::json doc; !base::parse_json(text, doc) && doc.is_object() && doc.contains("base")) {
+    const auto& base = doc["base"];
+    bool known = false;
+    for (const auto& b : builtin_scenarios()) known = known || (base.is_string() && b.name == base.get<std::string>());
+    if (!known) throw base::ConfigError(fmt::format("{}: key 'base': {} is not a built-in scenario", name_or_path, base.dump()));
+    apply_scenario(config, base.get<std::string>());
   }
   base::load_config_text(config, text, name_or_path);
 }

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "base/hash.hpp"
+#include "base/json_value.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -193,6 +194,16 @@ std::string file_uri(const std::string& path, const char* query) {
     }
   }
   return out + "?" + query;
+}
+
+// A JSON text the database stores (a run's scenario, a sweep's parameters):
+// one changed by hand or by another program is refused by name.
+nlohmann::json stored_json(const std::string& text, const std::string& db_path, const char* what, std::int64_t id) {
+  nlohmann::json doc;
+  if (const auto err = base::parse_json(text, doc)) {
+    throw DbError(fmt::format("{}: the {} stored for run {} is not JSON ({})", db_path, what, id, err->reason));
+  }
+  return doc;
 }
 
 }  // namespace
@@ -506,7 +517,7 @@ std::vector<ResultsDb::MetricRow> ResultsDb::sweep_metrics(std::int64_t sweep) {
   while (sel.step()) {
     const auto id = sel.int_col(0);
     auto [it, fresh] = index.emplace(id, out.size());
-    if (fresh) out.push_back({nlohmann::json::parse(sel.text_col(1)), sel.int_col(2), {}});
+    if (fresh) out.push_back({stored_json(sel.text_col(1), path_, "sweep parameters", id), sel.int_col(2), {}});
     if (!sel.is_null(4)) out[it->second].metrics[sel.text_col(3)] = sel.double_col(4);
   }
   return out;
@@ -556,7 +567,7 @@ nlohmann::json ResultsDb::run_json(std::int64_t run) {
   nlohmann::json j;
   for (int c = 0; c < sel.columns(); ++c) {
     const auto name = sel.column_name(c);
-    if (name == "scenario_json") j["scenario"] = nlohmann::json::parse(sel.text_col(c));
+    if (name == "scenario_json") j["scenario"] = stored_json(sel.text_col(c), path_, "scenario", run);
     else if (sel.is_null(c)) j[name] = nullptr;
     else if (name == "id" || name == "seed") j[name] = sel.int_col(c);
     else if (name == "wall_time_s") j[name] = sel.double_col(c);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_value.hpp"
 #include "rl/step_fields.hpp"
 
 namespace april::studies {
@@ -61,11 +62,11 @@ std::string string_field(const json& j, const char* name) {
 }
 
 json parse(const std::string& text) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw std::invalid_argument(fmt::format("run wire form: not JSON (byte {})", e.byte));
+  json doc;
+  if (const auto err = base::parse_json(text, doc)) {
+    throw std::invalid_argument(fmt::format("run wire form: not JSON (byte {}: {})", err->byte, err->reason));
   }
+  return doc;
 }
 
 // The train phases' doubles in a fixed order, for the byte form.

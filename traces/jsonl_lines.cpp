@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/json_value.hpp"
 #include "base/line_reader.hpp"
 #include "traces/jsonl_trace.hpp"
 
@@ -17,10 +18,8 @@ void for_each_jsonl_object(std::istream& in, const std::string& path,
   base::for_each_line<TraceError>(in, path, base::kMaxTraceLineBytes, base::kMaxTraceBytes, [&](std::string& raw, std::size_t line) {
     if (raw.find_first_not_of(" \t") == std::string::npos) return;
     nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(raw);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw TraceError(fmt::format("{}:{}: invalid JSON at column {}", path, line, e.byte));
+    if (const auto err = base::parse_json(raw, j)) {
+      throw TraceError(fmt::format("{}:{}: invalid JSON at column {} ({})", path, line, err->byte, err->reason));
     }
     if (!j.is_object()) throw TraceError(fmt::format("{}:{}: expected a JSON object", path, line));
     fn(j, line);

@@ -39,8 +39,28 @@ TEST(JsonValue, RefusalsNameTheDocumentAndThePath) {
 }
 
 TEST(JsonValue, SyntaxErrorsNameTheLine) {
-  EXPECT_EQ(error_of([] { (void)parse_json_document("{\n  \"a\": 1,\n  \"b\": \n}", "f.json"); }), "f.json:4: invalid JSON (byte 21)");
-  EXPECT_EQ(error_of([] { (void)parse_json_document("[1e400]", "f.json"); }), "f.json: a number too large for JSON");
+  EXPECT_EQ(error_of([] { (void)parse_json_document("{\n  \"a\": 1,\n  \"b\": \n}", "f.json"); }),
+            "f.json:4: invalid JSON (syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal)");
+  // A number past a double's range: the line of the number, our words.
+  EXPECT_EQ(error_of([] { (void)parse_json_document("[1,\n 2,\n 1e400]", "f.json"); }), "f.json:3: invalid JSON (a number too large for a double)");
+}
+
+// Every failure of the parser comes back as a value: a syntax error, a number
+// too large, a huge exponent on an integer-looking token (the trace fuzzer's find).
+TEST(JsonValue, ParseJsonNeverThrows) {
+  for (const std::string text : {"{", "[1e400]", "{\"prompt_id\":90000E000000000000000083527017641677946}", "-1e309", "\"\\ud800\""}) {
+    nlohmann::json doc;
+    EXPECT_NO_THROW({
+      const auto err = parse_json(text, doc);
+      EXPECT_TRUE(err.has_value()) << text;
+      if (err) {
+        EXPECT_EQ(err->reason.find("json.exception"), std::string::npos) << err->reason;
+      }
+    }) << text;
+  }
+  nlohmann::json doc;
+  EXPECT_FALSE(parse_json("{\"a\": [1, 2.5]}", doc).has_value());
+  EXPECT_EQ(doc["a"][1].get<double>(), 2.5);
 }
 
 }  // namespace
