@@ -301,6 +301,7 @@ const Knob& Config::knob_of_type(const std::string& name, std::initializer_list<
   if (std::find(allowed.begin(), allowed.end(), k->type) == allowed.end()) {
     throw std::logic_error(fmt::format("{} on the {} knob '{}'", getter, type_name(k->type), name));
   }
+  if (read_log_ != nullptr) read_log_->insert(name);
   return *k;
 }
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <set>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -102,6 +103,11 @@ class Config {
   [[nodiscard]] nlohmann::json assigned() const;
   [[nodiscard]] const ConfigSchema& schema() const { return *schema_; }
 
+  // From now on, the name of every knob read goes into `log` (nullptr: stop).
+  // Which keys a component reads (a policy's, say) is then a fact a test can
+  // check, not a claim. A copy of this Config logs into the same set.
+  void log_reads_into(std::set<std::string>* log) const { read_log_ = log; }
+
  private:
   const Knob& knob_or_throw(const std::string& name, const std::string& where) const;
   const ConfigValue& value(const std::string& name) const;
@@ -109,6 +115,7 @@ class Config {
 
   const ConfigSchema* schema_;
   std::map<std::string, ConfigValue> values_;
+  mutable std::set<std::string>* read_log_ = nullptr;
 };
 
 // Loads a scenario JSON file (nested objects or dotted keys) into `config`.

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 namespace april::cli {
 
@@ -35,6 +37,12 @@ std::string cluster_cell(const sim::ClusterShape& s) {
 
 std::string ratio_cell(double value, double base) { return base > 0 ? fmt::format("{:.3f}x", value / base) : "-"; }
 
+// The run's wall time as hours:minutes:seconds ("how long will my 1,000 steps take").
+std::string clock_cell(double seconds) {
+  const auto s = static_cast<std::int64_t>(std::llround(std::max(0.0, seconds)));
+  return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+}
+
 }  // namespace
 
 void print_report_table(const std::vector<ReportRow>& rows) {
@@ -49,11 +57,11 @@ void print_report_table(const std::vector<ReportRow>& rows) {
   std::size_t policy_w = 6;
   for (const auto& row : rows) policy_w = std::max(policy_w, row.run.policy.size());
   const auto line = [&](const auto&... cells) {
-    fmt::print("{:<{}} {:>8} {:>7} {:>9} {:>7} {:>9} {:>7} {:>8} {:>6} {:>7} {:>5} {:>5} {:>6} {:>7} {:>8} {:>12}\n", cells...);
+    fmt::print("{:<{}} {:>8} {:>7} {:>8} {:>6} {:>9} {:>7} {:>9} {:>7} {:>6} {:>7} {:>5} {:>5} {:>6} {:>7} {:>8} {:>12}\n", cells...);
   };
-  line("policy", policy_w, "GPUs", "step", "effective", "", "rollout", "", "GPU-h", "off-", "APRIL", "stale", "stale", "engine",
+  line("policy", policy_w, "GPUs", "step", "run", "GPU-h", "effective", "", "rollout", "", "off-", "APRIL", "stale", "stale", "engine",
        "trainer", "wasted", "buffer peak");
-  line("", policy_w, "", "s", "tok/s", "vs sync", "tok/s", "vs sync", "/1k step", "policy", "off-pol", "mean", "max", "busy", "busy",
+  line("", policy_w, "", "s", "h:mm:ss", "run", "tok/s", "vs sync", "tok/s", "vs sync", "policy", "off-pol", "mean", "max", "busy", "busy",
        "tok", "groups/Mtok");
   for (const auto& row : rows) {
     const auto& r = row.run;
@@ -61,17 +69,18 @@ void print_report_table(const std::vector<ReportRow>& rows) {
     const auto d = rl::derive(t);
     const double steps = static_cast<double>(std::max<std::int64_t>(1, r.summary.steps));
     const double step_s = d.total_time_s / steps;
-    line(r.policy, policy_w, cluster_cell(row.shape), fmt::format("{:.2f}", step_s), fmt::format("{:.0f}", d.effective_throughput_tok_s),
+    line(r.policy, policy_w, cluster_cell(row.shape), fmt::format("{:.2f}", step_s), clock_cell(d.total_time_s),
+         fmt::format("{:.1f}", d.gpu_hours), fmt::format("{:.0f}", d.effective_throughput_tok_s),
          ratio_cell(d.effective_throughput_tok_s, sync_effective), fmt::format("{:.0f}", d.rollout_throughput_tok_s),
-         ratio_cell(d.rollout_throughput_tok_s, sync_rollout), fmt::format("{:.1f}", d.gpu_hours * 1000.0 / steps),
+         ratio_cell(d.rollout_throughput_tok_s, sync_rollout),
          fmt::format("{:.1f}%", 100.0 * d.offpolicy_token_fraction), fmt::format("{:.1f}%", 100.0 * r.summary.april_offpolicy_ratio),
          fmt::format("{:.2f}", d.staleness_mean), t.staleness_max,
          fmt::format("{:.0f}%", 100.0 * d.engine_busy_fraction), fmt::format("{:.0f}%", 100.0 * d.trainer_busy_fraction),
          t.tokens_wasted, fmt::format("{}/{:.2f}", r.summary.buffer_peak_groups, static_cast<double>(r.summary.buffer_peak_tokens) / 1e6));
   }
   fmt::print("\nGPUs: N coloc = rollout, train and sync take turns on all N; R+T = R rollout GPUs and T train GPUs working at\n"
-             "the same time. effective tok/s = trained tokens / wall time, the figure comparable across designs; rollout tok/s =\n"
-             "decoded tokens (aborted ones too) / rollout time; GPU-h/1k step = GPU-hours per 1000 steps on the whole budget;\n"
+             "the same time. run = wall time of all steps; GPU-h run = GPUs x run. effective tok/s = trained tokens / wall time,\n"
+             "the figure comparable across designs; rollout tok/s = decoded tokens (aborted ones too) / rollout time;\n"
              "off-policy = share of trained tokens from an older version; APRIL off-pol = the APRIL reference's logged\n"
              "off_policy_ratio, resumed samples' last-segment tokens / (decoded + those), mean over steps; engine busy = engine\n"
              "time with an iteration running; trainer busy = share of the wall time spent training.\n");

@@ -2,6 +2,8 @@
 // threads, every run stored in the SQLite results database as it finishes.
 #include <fmt/format.h>
 
+#include <map>
+#include <set>
 #include <boost/program_options.hpp>
 
 #include "studies/grid.hpp"
@@ -18,16 +20,23 @@
 namespace april::cli {
 namespace po = boost::program_options;
 
+namespace {
+// A grid key's value in the row of a policy that ignores that key.
+constexpr const char* kNotApplicable = "n/a";
+}  // namespace
+
 int sweep_command(const std::vector<std::string>& args) {
   po::options_description opts(
-      "usage: april sweep --scenario S --grid 'policy=sync,april;april.alpha=1.25,1.5,2,3;...' [--repeats R]\n"
+      "usage: april sweep [--scenario S] --grid 'policy=sync,april;april.alpha=1.25,1.5,2,3;...' [--repeats R]\n"
       "                   [--jobs N] --db FILE [options]\n"
       "       mpirun -n N april sweep ... (or srun): rank 0 stores, the other ranks simulate, --jobs threads each\n"
       "Runs the cartesian product of the grid, R seeds each (seed, seed+1, ...), in N worker threads, and\n"
       "stores every run in FILE as it finishes. Re-running the same sweep skips the runs FILE holds;\n"
       "several sweeps may write one FILE at once. `policy` in the grid picks policies (default: april); `design`\n"
       "picks the use of the GPUs: colocated or R+T rollout + train GPUs (design=colocated,4+4,6+2). A combination\n"
-      "that is no design (an overlapping policy on a colocated cluster) is not run, and listed as such.\n\noptions");
+      "that is no design (an overlapping policy on a colocated cluster) is not run, and listed as such. A grid point\n"
+      "that differs from another only in keys its policy ignores (sync and april.alpha) is one run, made once;\n"
+      "its row holds n/a for those keys.\n\noptions");
   std::string scenario = "default", grid_text, db_path, trace, trace_format = "ours";
   std::vector<std::string> sets;
   std::int64_t repeats = 1, jobs = 1;
@@ -58,20 +67,38 @@ int sweep_command(const std::vector<std::string>& args) {
   studies::check_study_size(axes, static_cast<std::uint64_t>(repeats), "--grid x --repeats");
   std::vector<studies::RunSpec> specs;
   std::vector<std::string> not_run;
+  // A grid point that differs from one already planned only in keys its
+  // policy ignores (another policy's knobs) is the same run: it runs once, its
+  // row holding "n/a" for those keys.
+  std::set<std::string> planned;
+  std::map<std::string, std::set<std::string>> ignored_by;  // policy -> keys it ignores
+  std::int64_t merged = 0;
   for (const auto& combo : studies::cartesian(axes)) {
+    std::string policy = "april";
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i].key == "policy") policy = combo[i];
+    }
+    (void)registry.get(policy);
     for (std::int64_t r = 0; r < repeats; ++r) {
       base::Config c(schema);
       apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
       c.set("seed", c.get(base::keys::kSeed) + r, "--repeats");
-      std::string policy = "april";
       nlohmann::json params = nlohmann::json::object();
       for (std::size_t i = 0; i < axes.size(); ++i) {
+        if (axes[i].key != "policy" && axes[i].key != scenario::kDesignKey && registry.ignores(policy, axes[i].key)) {
+          params[axes[i].key] = kNotApplicable;
+          ignored_by[policy].insert(axes[i].key);
+          continue;
+        }
         params[axes[i].key] = combo[i];
-        if (axes[i].key == "policy") policy = combo[i];
-        else if (axes[i].key == scenario::kDesignKey) scenario::apply_design(c, combo[i], "--grid");
+        if (axes[i].key == "policy") continue;
+        if (axes[i].key == scenario::kDesignKey) scenario::apply_design(c, combo[i], "--grid");
         else c.set_from_text(axes[i].key, combo[i], "--grid");
       }
-      (void)registry.get(policy);
+      if (!planned.insert(fmt::format("{}#{}", params.dump(), r)).second) {
+        ++merged;
+        continue;
+      }
       if (const auto why = scenario::not_a_design(c, registry, policy)) {
         if (r == 0) not_run.push_back(fmt::format("{}: {}", params.dump(), *why));
         continue;
@@ -85,6 +112,12 @@ int sweep_command(const std::vector<std::string>& args) {
   if (!not_run.empty()) {
     fmt::print("not run, no design ({}):\n", not_run.size());
     for (const auto& n : not_run) fmt::print("  {}\n", n);
+  }
+  if (merged > 0) {
+    std::vector<std::string> why;
+    for (const auto& [policy, keys] : ignored_by) why.push_back(fmt::format("{} ignores {}", policy, fmt::join(keys, ", ")));
+    fmt::print("{} grid runs are the same run as another and made once ({}; their rows hold \"{}\")\n", merged, fmt::join(why, "; "),
+               kNotApplicable);
   }
 
   ProgressPrinter progress;

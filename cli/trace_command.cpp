@@ -45,7 +45,7 @@ void add_input_options(po::options_description& opts, const char* default_format
 }
 
 int import_cmd(const std::vector<std::string>& args) {
-  po::options_description opts("usage: april trace import --format FORMAT [options] IN OUT\noptions");
+  po::options_description opts("usage: april trace import [--format FORMAT] [options] IN OUT\noptions");
   opts.add_options()("help,h", "show this help")("in", po::value<std::string>()->required(), "input file")(
       "out", po::value<std::string>()->required(), "output JSONL (written atomically)");
   add_input_options(opts, "azure");

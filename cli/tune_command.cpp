@@ -38,7 +38,7 @@ std::pair<double, double> parse_range(const std::string& text) {
 
 int tune_command(const std::vector<std::string>& args) {
   po::options_description opts(
-      "usage: april tune --scenario S --param KEY --range LO:HI --objective METRIC [--constraint 'METRIC<=V']...\n"
+      "usage: april tune [--scenario S] --param KEY [--range LO:HI] [--objective METRIC] [--constraint 'METRIC<=V']...\n"
       "                  [--repeats R] [--jobs N] --db FILE [options]\n"
       "       mpirun -n N april tune ... (or srun): rank 0 searches and stores, the other ranks simulate\n"
       "Grid refinement with replicates: round 1 runs --points values evenly over the range; each later\n"

@@ -1,5 +1,6 @@
 // `april whatif`: the cartesian product of varied scenario keys, one row per
-// configuration and policy: step time, throughput, GPU-hours, speedup over sync.
+// configuration and policy: step time, its speed-up over sync, throughput,
+// GPU-hours, staleness; rows ranked by time per trained sample.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "scenario/design_space.hpp"
 #include "scenario/simulation.hpp"
 #include "base/atomic_file.hpp"
+#include "base/run_keys.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
@@ -22,10 +24,39 @@ namespace {
 struct Row {
   std::vector<std::string> config;
   std::string policy;
-  double step_time_s = 0, rollout_tput = 0, effective_tput = 0, gpu_hours_per_1000 = 0, speedup = 0, offpolicy = 0;
+  double step_time_s = 0, rollout_tput = 0, effective_tput = 0, gpu_hours_per_1000 = 0, offpolicy = 0;
+  // Seconds of wall time per trained sample: a step trains B x n samples
+  // (DESIGN.md section 3), so this compares rows whose B or n differ too.
+  double s_per_trained_sample = 0;
+  // Over sync's: its seconds per trained sample / this row's (the speed-up a
+  // user gets), and rollout tok/s / sync's (the rollout phase alone). 0: no
+  // sync to compare with.
+  double effective_speedup = 0, rollout_vs_sync = 0;
   double staleness_mean = 0;
   std::int64_t staleness_max = 0;
+  std::size_t rank = 0;  // 1: the least time per trained sample
 };
+
+// The sync row a row is compared with: sync in the same combination; when
+// `design` is varied, sync on the colocated cluster of the same combination
+// otherwise, the baseline every design is weighed against (where that was
+// not run, sync on the row's own split).
+const Row* sync_baseline(const std::vector<Row>& rows, const Row& row, std::ptrdiff_t design_axis) {
+  const Row* same = nullptr;
+  for (const auto& r : rows) {
+    if (r.policy != "sync") continue;
+    if (r.config == row.config) same = &r;
+    if (design_axis < 0 || r.config[static_cast<std::size_t>(design_axis)] != "colocated") continue;
+    bool others_equal = true;
+    for (std::size_t i = 0; i < r.config.size() && others_equal; ++i) {
+      others_equal = static_cast<std::ptrdiff_t>(i) == design_axis || r.config[i] == row.config[i];
+    }
+    if (others_equal) return &r;
+  }
+  return same;
+}
+
+std::string ratio_text(double x) { return x > 0 ? fmt::format("{:.3f}x", x) : "-"; }
 
 // "k1=v1, k2=v2" for a combination, as the skip notes name it.
 std::string describe_combo(const std::vector<studies::GridAxis>& axes, const std::vector<std::string>& combo) {
@@ -38,13 +69,17 @@ std::string describe_combo(const std::vector<studies::GridAxis>& axes, const std
 
 int whatif_command(const std::vector<std::string>& args) {
   po::options_description opts(
-      "usage: april whatif --scenario S [--trace T] --vary KEY=V1,V2,... [--vary ...] [--policy ...] [options]\n"
+      "usage: april whatif [--scenario S] [--trace T] [--vary KEY=V1,V2,...]... [--policy ...] [options]\n"
       "Runs every combination of the varied keys for each policy (same seed and workload).\n"
       "KEY `design` varies the use of the GPUs in one axis: colocated, or R+T rollout + train GPUs (e.g.\n"
       "--vary design=colocated,4+4,6+2). A combination that is no design (an overlapping policy on a colocated\n"
       "cluster, a split on a colocated one) is not run, and listed as such.\n"
-      "GPU-hours per 1000 steps = step time x cluster.gpus x 1000 / 3600; speedup = rollout tok/s over sync's in the\n"
-      "same combination.\n\noptions");
+      "speed-up vs sync = sync's seconds per trained sample / the row's (a step trains B x n samples; same B and n:\n"
+      "sync's s/step / the row's), against sync in the same combination (with `design` varied: on the colocated\n"
+      "cluster);\n"
+      "rank orders the rows by seconds per trained sample, 1 the fastest, marked *. rollout vs sync = rollout tok/s\n"
+      "over sync's (the rollout phase alone, not the run's speed). GPU-hours per 1000 steps = step time x\n"
+      "cluster.gpus x 1000 / 3600.\n\noptions");
   std::string scenario = "default", trace, trace_format = "ours", csv_out, json_out;
   std::vector<std::string> vary, policies_arg, sets;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
@@ -118,7 +153,6 @@ int whatif_command(const std::vector<std::string>& args) {
   for (const auto& pl : plan) {
     const base::Config& c = pl.config;
     const auto& combo = *pl.combo;
-    double sync_tput = 0;
     std::vector<Row> these;
     for (const auto& p : pl.policies) {
       const auto r = scenario::simulate(c, registry, p, ro);
@@ -133,11 +167,29 @@ int whatif_command(const std::vector<std::string>& args) {
       row.offpolicy = d.offpolicy_token_fraction;
       row.staleness_mean = d.staleness_mean;
       row.staleness_max = r.summary.totals.staleness_max;
-      if (p == "sync") sync_tput = row.rollout_tput;
+      const double samples = static_cast<double>(c.get(base::keys::kRolloutBatchSize) * c.get(base::keys::kSamplesPerPrompt));
+      row.s_per_trained_sample = row.step_time_s / samples;
       these.push_back(row);
     }
-    for (auto& row : these) row.speedup = sync_tput > 0 ? row.rollout_tput / sync_tput : 0.0;
     rows.insert(rows.end(), these.begin(), these.end());
+  }
+  std::ptrdiff_t design_axis = -1;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i].key == scenario::kDesignKey) design_axis = static_cast<std::ptrdiff_t>(i);
+  }
+  for (auto& row : rows) {
+    if (const Row* sync = sync_baseline(rows, row, design_axis)) {
+      row.effective_speedup = sync->s_per_trained_sample / row.s_per_trained_sample;
+      row.rollout_vs_sync = sync->rollout_tput > 0 ? row.rollout_tput / sync->rollout_tput : 0.0;
+    }
+  }
+  {
+    // Ties keep the grid's order: the same inputs rank the same way.
+    std::vector<std::size_t> order(rows.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return rows[a].s_per_trained_sample < rows[b].s_per_trained_sample; });
+    for (std::size_t i = 0; i < order.size(); ++i) rows[order[i]].rank = i + 1;
   }
 
   // Table.
@@ -157,17 +209,17 @@ int whatif_command(const std::vector<std::string>& args) {
   // pipe; the table goes to standard error.
   std::FILE* const table = csv_out == "-" || json_out == "-" ? stderr : stdout;
   const auto line = [&](const std::string& config_cells, const auto&... cells) {
-    fmt::print(table, "{}{:<{}} {:>8} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6} {:>6}\n", config_cells, cells...);
+    fmt::print(table, "{}{:<{}} {:>8} {:>8} {:>10} {:>10} {:>8} {:>9} {:>7} {:>6} {:>6} {:>5}\n", config_cells, cells...);
   };
-  line(head, "policy", policy_w, "step s", "effective", "rollout", "GPU-h", "speedup", "off-", "stale", "stale");
-  line(blank, "", policy_w, "", "tok/s", "tok/s", "/1k step", "vs sync", "policy", "mean", "max");
+  line(head, "policy", policy_w, "step s", "speed-up", "effective", "rollout", "rollout", "GPU-h", "off-", "stale", "stale", "rank");
+  line(blank, "", policy_w, "", "vs sync", "tok/s", "tok/s", "vs sync", "/1k step", "policy", "mean", "max", "");
   for (const auto& r : rows) {
     std::string cells;
     for (std::size_t i = 0; i < r.config.size(); ++i) cells += fmt::format("{:>{}} ", r.config[i], key_w[i]);
-    line(cells, r.policy, policy_w, fmt::format("{:.2f}", r.step_time_s), fmt::format("{:.0f}", r.effective_tput),
-         fmt::format("{:.0f}", r.rollout_tput), fmt::format("{:.1f}", r.gpu_hours_per_1000),
-         r.speedup > 0 ? fmt::format("{:.3f}x", r.speedup) : "-", fmt::format("{:.1f}%", 100.0 * r.offpolicy),
-         fmt::format("{:.2f}", r.staleness_mean), r.staleness_max);
+    line(cells, r.policy, policy_w, fmt::format("{:.2f}", r.step_time_s), ratio_text(r.effective_speedup),
+         fmt::format("{:.0f}", r.effective_tput), fmt::format("{:.0f}", r.rollout_tput), ratio_text(r.rollout_vs_sync),
+         fmt::format("{:.1f}", r.gpu_hours_per_1000), fmt::format("{:.1f}%", 100.0 * r.offpolicy), fmt::format("{:.2f}", r.staleness_mean),
+         r.staleness_max, r.rank == 1 ? std::string("1 *") : std::to_string(r.rank));
   }
   if (!not_run.empty()) {
     fmt::print(table, "\nnot run, no design ({}):\n", not_run.size());
@@ -177,13 +229,15 @@ int whatif_command(const std::vector<std::string>& args) {
   if (!csv_out.empty()) {
     std::string csv;
     for (const auto& a : axes) csv += a.key + ",";
-    csv += "policy,step_time_s,rollout_throughput_tok_s,effective_throughput_tok_s,gpu_hours_per_1000_steps,speedup_vs_sync,"
-           "offpolicy_token_fraction,staleness_mean,staleness_max\n";
+    csv += "policy,step_time_s,seconds_per_trained_sample,effective_speedup_vs_sync,rollout_throughput_tok_s,"
+           "rollout_throughput_vs_sync,effective_throughput_tok_s,gpu_hours_per_1000_steps,offpolicy_token_fraction,staleness_mean,"
+           "staleness_max,rank\n";
+    const auto optional = [](double x) { return x > 0 ? fmt::format("{:.9g}", x) : std::string(); };
     for (const auto& r : rows) {
       for (const auto& v : r.config) csv += v + ",";
-      csv += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{}\n", r.policy, r.step_time_s, r.rollout_tput,
-                         r.effective_tput, r.gpu_hours_per_1000, r.speedup > 0 ? fmt::format("{:.9g}", r.speedup) : "", r.offpolicy,
-                         r.staleness_mean, r.staleness_max);
+      csv += fmt::format("{},{:.9g},{:.9g},{},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", r.policy, r.step_time_s,
+                         r.s_per_trained_sample, optional(r.effective_speedup), r.rollout_tput, optional(r.rollout_vs_sync),
+                         r.effective_tput, r.gpu_hours_per_1000, r.offpolicy, r.staleness_mean, r.staleness_max, r.rank);
     }
     write_output_file(csv_out, csv);
   }
@@ -194,13 +248,16 @@ int whatif_command(const std::vector<std::string>& args) {
       for (std::size_t i = 0; i < axes.size(); ++i) o["config"][axes[i].key] = r.config[i];
       o["policy"] = r.policy;
       o["step_time_s"] = r.step_time_s;
+      o["seconds_per_trained_sample"] = r.s_per_trained_sample;
+      o["effective_speedup_vs_sync"] = r.effective_speedup > 0 ? nlohmann::json(r.effective_speedup) : nlohmann::json(nullptr);
       o["rollout_throughput_tok_s"] = r.rollout_tput;
+      o["rollout_throughput_vs_sync"] = r.rollout_vs_sync > 0 ? nlohmann::json(r.rollout_vs_sync) : nlohmann::json(nullptr);
       o["effective_throughput_tok_s"] = r.effective_tput;
       o["gpu_hours_per_1000_steps"] = r.gpu_hours_per_1000;
-      o["speedup_vs_sync"] = r.speedup > 0 ? nlohmann::json(r.speedup) : nlohmann::json(nullptr);
       o["offpolicy_token_fraction"] = r.offpolicy;
       o["staleness_mean"] = r.staleness_mean;
       o["staleness_max"] = r.staleness_max;
+      o["rank"] = r.rank;
       j.push_back(o);
     }
     write_output_file(json_out, j.dump(2) + "\n");

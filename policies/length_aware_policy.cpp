@@ -1,7 +1,6 @@
 #include "policies/length_aware_policy.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <utility>
 
@@ -49,8 +48,8 @@ SubmissionPlan LengthAwarePolicy::plan_submissions(const RolloutView& view, cons
   }
   SubmissionPlan plan;
   if (p_.order != AdmissionOrder::AsGiven) {
-    plan.order.resize(subs.size());
-    std::iota(plan.order.begin(), plan.order.end(), std::size_t{0});
+    plan.order.reserve(subs.size());
+    for (std::size_t i = 0; i < subs.size(); ++i) plan.order.push_back(i);
     const bool long_first = p_.order == AdmissionOrder::LongFirst;
     // Stable: equal predictions keep the base's order; unpredicted go last.
     std::stable_sort(plan.order.begin(), plan.order.end(), [&](std::size_t a, std::size_t b) {
@@ -93,7 +92,8 @@ PolicyEntry length_aware_policy_entry() {
             p.route_by_work = c.get(policies::keys::kLengthAwareRoute) == "work";
             p.history_per_prompt = static_cast<std::size_t>(c.get(policies::keys::kLengthAwareHistoryPerPrompt));
             return std::make_unique<LengthAwarePolicy>(std::move(inner), p);
-          }};
+          },
+          {"sync", "april", "async"}};
 }
 
 }  // namespace april::policies

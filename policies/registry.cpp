@@ -1,5 +1,7 @@
 #include "policies/registry.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -20,6 +22,17 @@ void PolicyRegistry::add(PolicyEntry entry) {
     if (e.name == entry.name) throw std::logic_error("policy registered twice: " + entry.name);
   }
   entries_.push_back(std::move(entry));
+}
+
+bool PolicyRegistry::ignores(const std::string& policy, const std::string& key) const {
+  const auto& reader = get(policy);
+  for (const auto& e : entries_) {
+    const bool owns = std::any_of(e.knobs.begin(), e.knobs.end(), [&](const base::Knob& k) { return k.name == key; });
+    if (!owns) continue;
+    if (e.name == policy) return false;
+    return std::find(reader.reads_knobs_of.begin(), reader.reads_knobs_of.end(), e.name) == reader.reads_knobs_of.end();
+  }
+  return false;
 }
 
 const PolicyEntry& PolicyRegistry::get(const std::string& name) const {

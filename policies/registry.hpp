@@ -16,6 +16,10 @@ struct PolicyEntry {
   std::string summary;
   std::vector<base::Knob> knobs;  // named "<policy>.<param>"
   std::function<std::unique_ptr<Policy>(const base::Config&)> make;
+  // Other policies whose knobs this one reads (length_aware wraps sync, april
+  // or async). Every other policy's knobs it ignores: a sweep runs a grid
+  // point that differs only in them once (tests/policies: what make() reads).
+  std::vector<std::string> reads_knobs_of = {};
 };
 
 class PolicyRegistry {
@@ -24,6 +28,10 @@ class PolicyRegistry {
   [[nodiscard]] const PolicyEntry& get(const std::string& name) const;  // throws std::invalid_argument
   [[nodiscard]] std::vector<std::string> names() const;
   [[nodiscard]] const std::vector<PolicyEntry>& entries() const { return entries_; }
+  // Whether `policy` ignores scenario key `key`: the key is another policy's
+  // knob, of one whose knobs `policy` does not read. Keys of no policy
+  // (the cluster's, the workload's) are never ignored.
+  [[nodiscard]] bool ignores(const std::string& policy, const std::string& key) const;
   void declare_knobs(base::ConfigSchema& schema) const;
 
  private:

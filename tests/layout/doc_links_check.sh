@@ -5,7 +5,8 @@ set -u
 shopt -s nullglob
 root=${1:-.}
 cd "$root" || exit 2
-tops=$(ls -d */ | tr -d / | tr '\n' '|'); tops=${tops%|}
+# The repository's folders; build trees (build/, build-*/) are outputs, not sources.
+tops=$(ls -d */ | tr -d / | grep -v '^build' | tr '\n' '|'); tops=${tops%|}
 bad=0
 for doc in README.md docs/*.md; do
   dir=$(dirname "$doc")
