@@ -24,10 +24,9 @@ void ProgressPrinter::operator()(const studies::BatchProgress& p) {
                    .c_str(),
                stderr);
     drawn_ = true;
-  } else {
-    std::fputs(fmt::format("[{}/{}] {} (ETA {:.0f} s)\n", p.finished, p.total, p.last, eta).c_str(), stderr);
+    std::fflush(stderr);
   }
-  std::fflush(stderr);
+  // Not on a terminal (a pipe, a log, CI): quiet; the summary line says what ran.
 }
 
 void ProgressPrinter::finish() {

@@ -1,6 +1,6 @@
 #pragma once
-// Progress of a batch of runs on stderr: a bar with ETA on a terminal, plain
-// lines otherwise (logs, CI).
+// Progress of a batch of runs on stderr: a bar with ETA on a terminal;
+// nothing otherwise (logs, CI), where the command's summary says what ran.
 #include "studies/run_batch.hpp"
 
 namespace april::cli {

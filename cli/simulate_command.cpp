@@ -11,10 +11,12 @@
 #include "scenario/simulation.hpp"
 #include "sim/cluster_shape.hpp"
 #include "base/atomic_file.hpp"
+#include "base/run_keys.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/report_table.hpp"
+#include "cli/terminal_progress.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -27,7 +29,8 @@ int simulate_command(const std::vector<std::string>& args) {
       "On a colocated scenario, a policy that overlaps rollout and training (one_step_off, async) runs on a split of\n"
       "the same GPUs instead (cluster.mode=disaggregated): each split of whole engines is simulated, same seed, and\n"
       "the one with the least time per step is reported (`april tune --param cluster.rollout_gpus` chooses over\n"
-      "several seeds, under constraints). On a disaggregated scenario every policy runs on its split.\n\noptions");
+      "several seeds, under constraints). On a disaggregated scenario every policy runs on its split.\n"
+      "On a terminal, a line on standard error shows the steps done, the time elapsed and an estimate while it runs.\n\noptions");
   std::string scenario = "default";
   std::vector<std::string> policy_args, sets;
   std::string trace, trace_format = "ours", out_dir;
@@ -66,8 +69,22 @@ int simulate_command(const std::vector<std::string>& args) {
 
 
   print_scenario_header(config, resolved, scenario, trace);
+  std::fflush(stdout);
+  // Progress on a terminal: every policy's steps, each split of a search counted.
+  const std::int64_t steps = config.get(base::keys::kSteps);
+  const auto splits = static_cast<std::int64_t>(scenario::split_candidates(config).size());
+  std::int64_t total_steps = 0;
+  for (const auto& p : policy_names) total_steps += steps * (colocated && scenario::policy_overlaps(config, registry, p) ? splits : 1);
+  TerminalProgress progress("simulate", "steps", total_steps);
+  std::int64_t steps_before = 0;
+  std::string running;
+  ro.on_step = [&](std::int64_t done, std::int64_t total) {
+    progress.update(steps_before + done, running);
+    if (done == total) steps_before += total;
+  };
   std::vector<ReportRow> rows;
   for (const auto& p : policy_names) {
+    running = p;
     if (colocated && scenario::policy_overlaps(config, registry, p)) {
       auto search = scenario::fastest_split(config, registry, p, ro);
       const auto& best = search.trials[search.best];
@@ -76,6 +93,7 @@ int simulate_command(const std::vector<std::string>& args) {
       rows.push_back({scenario::simulate(config, registry, p, ro), resolved.shape, {}});
     }
   }
+  progress.finish();
   print_report_table(rows);
 
   if (out) {

@@ -15,6 +15,7 @@
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/terminal_progress.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -79,7 +80,7 @@ int whatif_command(const std::vector<std::string>& args) {
       "cluster);\n"
       "rank orders the rows by seconds per trained sample, 1 the fastest, marked *. rollout vs sync = rollout tok/s\n"
       "over sync's (the rollout phase alone, not the run's speed). GPU-hours per 1000 steps = step time x\n"
-      "cluster.gpus x 1000 / 3600.\n\noptions");
+      "cluster.gpus x 1000 / 3600. On a terminal, a line on standard error shows the progress while it runs.\n\noptions");
   std::string scenario = "default", trace, trace_format = "ours", csv_out, json_out;
   std::vector<std::string> vary, policies_arg, sets;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
@@ -150,11 +151,21 @@ int whatif_command(const std::vector<std::string>& args) {
   if (runnable == 0) throw std::invalid_argument(fmt::format("whatif: no combination is a design: {}", fmt::join(not_run, "; ")));
 
   std::vector<Row> rows;
+  std::int64_t total_steps = 0;
+  for (const auto& pl : plan) total_steps += pl.config.get(base::keys::kSteps) * static_cast<std::int64_t>(pl.policies.size());
+  TerminalProgress progress("whatif", "steps", total_steps);
+  std::int64_t steps_before = 0;
+  std::string running;
+  ro.on_step = [&](std::int64_t done, std::int64_t total) {
+    progress.update(steps_before + done, running);
+    if (done == total) steps_before += total;
+  };
   for (const auto& pl : plan) {
     const base::Config& c = pl.config;
     const auto& combo = *pl.combo;
     std::vector<Row> these;
     for (const auto& p : pl.policies) {
+      running = fmt::format("{} x {}", describe_combo(axes, combo), p);
       const auto r = scenario::simulate(c, registry, p, ro);
       const auto d = rl::derive(r.summary.totals);
       Row row;
@@ -191,6 +202,8 @@ int whatif_command(const std::vector<std::string>& args) {
                      [&](std::size_t a, std::size_t b) { return rows[a].s_per_trained_sample < rows[b].s_per_trained_sample; });
     for (std::size_t i = 0; i < order.size(); ++i) rows[order[i]].rank = i + 1;
   }
+
+  progress.finish();
 
   // Table.
   std::vector<std::size_t> key_w;

@@ -44,7 +44,7 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, co
 
 Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
                        const RunOptions& options)
-    : policy_name_(policy_name), steps_(c.get(base::keys::kSteps)) {
+    : policy_name_(policy_name), steps_(c.get(base::keys::kSteps)), on_step_(options.on_step) {
   const ResolvedScenario resolved = validate_scenario(c, options.trace ? &*options.trace : nullptr, options.trace_name);
   policy_ = registry.get(policy_name).make(c);
   if (policy_->overlaps() && !resolved.shape.disaggregated()) {
@@ -77,7 +77,10 @@ RunResult Simulation::run() {
   RunResult r;
   r.policy = policy_name_;
   r.steps.reserve(static_cast<std::size_t>(steps_));
-  for (std::int64_t s = 0; s < steps_; ++s) r.steps.push_back(step());
+  for (std::int64_t s = 0; s < steps_; ++s) {
+    r.steps.push_back(step());
+    if (on_step_) on_step_(s + 1, steps_);
+  }
   r.summary = rl::summarize(r.steps);
   r.summary.fingerprint = backend_->fingerprint();
   r.summary.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

@@ -2,6 +2,7 @@
 // One simulation run assembled from a resolved scenario: workload, modeled
 // engines (adapters::SimBackend), policy and RL loop. Everything is owned here, so any
 // number of simulations can run in one process.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,9 @@ struct RunOptions {
   // A run whose memory estimate exceeds this is refused before it starts;
   // unset: this machine's memory (scenario/memory_estimate.hpp).
   std::optional<std::uint64_t> memory_limit_bytes;
+  // Called after each step with the steps done and the run's total (a
+  // progress line); unset: nothing.
+  std::function<void(std::int64_t done, std::int64_t total)> on_step;
 };
 
 struct RunResult {
@@ -48,6 +52,7 @@ class Simulation {
  private:
   std::string policy_name_;
   std::int64_t steps_ = 0;
+  std::function<void(std::int64_t, std::int64_t)> on_step_;
   std::unique_ptr<policies::Policy> policy_;
   std::unique_ptr<base::WorkloadSource> workload_;
   std::unique_ptr<adapters::SimBackend> backend_;
