@@ -8,6 +8,8 @@
 
 #include "scenario/design_space.hpp"
 #include "rl/metric_columns.hpp"
+#include "rl/run_timeline.hpp"
+#include "base/chrome_trace.hpp"
 #include "scenario/simulation.hpp"
 #include "sim/cluster_shape.hpp"
 #include "base/atomic_file.hpp"
@@ -33,7 +35,7 @@ int simulate_command(const std::vector<std::string>& args) {
       "On a terminal, a line on standard error shows the steps done, the time elapsed and an estimate while it runs.\n\noptions");
   std::string scenario = "default";
   std::vector<std::string> policy_args, sets;
-  std::string trace, trace_format = "ours", out_dir;
+  std::string trace, trace_format = "ours", out_dir, timeline_path, timeline_detail = "steps";
   opts.add_options()
       ("help,h", "show this help")
       ("scenario", po::value(&scenario), scenario_help().c_str())
@@ -44,7 +46,11 @@ int simulate_command(const std::vector<std::string>& args) {
       ("steps", integer_option(), "training steps (overrides the scenario's `steps`)")
       ("seed", integer_option(), "seed (overrides the scenario's `seed`)")
       ("out", po::value(&out_dir), "write DIR/summary.json, DIR/<policy>/steps.csv and DIR/<policy>/timeline.csv; DIR is assembled aside and "
-       "replaces any earlier DIR whole");
+       "replaces any earlier DIR whole")
+      ("timeline", po::value(&timeline_path), "write every policy's run as a Chrome trace-event JSON FILE (open it in ui.perfetto.dev): "
+       "rollout, abort, train and sync spans, step ends with their metrics, engine busy spans")
+      ("timeline-detail", po::value(&timeline_detail), "steps (default: a few events per engine and step) or changes (also each "
+       "engine's running requests at every change: one event per request admitted or finished)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
 
@@ -52,8 +58,11 @@ int simulate_command(const std::vector<std::string>& args) {
   const auto schema = scenario::make_schema(registry);
   base::Config config(schema);
   apply_cli_scenario(config, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
+  const auto detail = rl::parse_timeline_detail(timeline_detail);
+  if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
+  check_distinct_outputs({{"--out", out_dir}, {"--timeline", timeline_path}});
   scenario::RunOptions ro;
-  ro.record_timeline = !out_dir.empty();
+  ro.record_timeline = !out_dir.empty() || !timeline_path.empty();
   ro.trace = load_cli_trace(trace, trace_format);
   ro.trace_name = trace;
   const auto resolved = scenario::validate_scenario(config, ro.trace ? &*ro.trace : nullptr, trace);
@@ -96,6 +105,20 @@ int simulate_command(const std::vector<std::string>& args) {
   progress.finish();
   print_report_table(rows);
 
+  if (!timeline_path.empty()) {
+    base::ChromeTrace chrome;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& row = rows[i];
+      const std::string label = row.shape.disaggregated()
+                                    ? fmt::format("{} {}+{}", row.run.policy, row.shape.rollout_gpus, row.shape.train_gpus)
+                                    : row.run.policy;
+      rl::add_run_timeline(chrome, {label, row.shape.engines, &row.run.steps, &row.run.timeline}, 2 * static_cast<std::int64_t>(i) + 1,
+                           detail);
+    }
+    write_output_file(timeline_path, chrome.text());
+    fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", timeline_path, chrome.events());
+  }
+
   if (out) {
     const std::filesystem::path dir = out->path();
     nlohmann::json summary;
@@ -121,7 +144,7 @@ int simulate_command(const std::vector<std::string>& args) {
       std::filesystem::create_directories(dir / r.policy);
       base::write_file_atomically((dir / r.policy / "steps.csv").string(), rl::steps_csv(r.steps));
       std::string timeline = "time_s,engine,running\n";
-      for (const auto& p : r.timeline) timeline += fmt::format("{:.9f},{},{}\n", p.time_s, p.engine, p.running);
+      for (const auto& p : r.timeline) timeline += fmt::format("{}.{:09},{},{}\n", p.time_ns / 1000000000, p.time_ns % 1000000000, p.engine, p.running);
       base::write_file_atomically((dir / r.policy / "timeline.csv").string(), timeline);
     }
     base::write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n");

@@ -89,7 +89,7 @@ void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, std::in
   if (last_running_.size() <= engine) last_running_.resize(engine + 1, 0);
   if (last_running_[engine] == running) return;  // per-iteration stepping repeats itself
   last_running_[engine] = running;
-  timeline_.push_back({now.to_s(), static_cast<std::int64_t>(engine), running});
+  timeline_.push_back({now.ns(), static_cast<std::int64_t>(engine), running});
 }
 
 void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version) {

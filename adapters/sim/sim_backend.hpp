@@ -9,6 +9,7 @@
 
 #include "adapters/sim/least_loaded.hpp"
 #include "rl/backend.hpp"
+#include "rl/run_timeline.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/engine.hpp"
 #include "sim/simulator.hpp"
@@ -23,12 +24,9 @@ using rl::SampleRequest;
 using rl::TrainReport;
 using rl::TrainSample;
 
-// A change in one engine's running requests, for occupancy timelines.
-struct TimelinePoint {
-  double time_s = 0;
-  std::int64_t engine = 0;
-  std::int64_t running = 0;
-};
+// A change in one engine's running requests, for occupancy timelines
+// (timeline.csv, and the engines' tracks of rl/run_timeline.hpp).
+using TimelinePoint = rl::EngineRunningChange;
 
 using sim::TrainBatchShape;
 

@@ -40,7 +40,7 @@ TEST(FastForward, EqualsPerIterationStepping) {
       EXPECT_EQ(rl::steps_csv(a.steps), rl::steps_csv(b.steps)) << c.scenario << " " << policy;
       ASSERT_EQ(a.timeline.size(), b.timeline.size()) << c.scenario << " " << policy;
       for (std::size_t i = 0; i < a.timeline.size(); ++i) {
-        ASSERT_EQ(a.timeline[i].time_s, b.timeline[i].time_s);
+        ASSERT_EQ(a.timeline[i].time_ns, b.timeline[i].time_ns);
         ASSERT_EQ(a.timeline[i].engine, b.timeline[i].engine);
         ASSERT_EQ(a.timeline[i].running, b.timeline[i].running);
       }

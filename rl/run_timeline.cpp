@@ -1,0 +1,116 @@
+#include "rl/run_timeline.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace april::rl {
+
+namespace {
+
+// The RL loop's tracks.
+constexpr std::int64_t kRolloutTid = 1, kTrainerTid = 2, kSyncTid = 3;
+
+nlohmann::json step_args(const StepMetrics& m) {
+  const DerivedMetrics d = derive(m);
+  return {{"step_time_s", m.step_time_s},
+          {"rollout_time_s", m.rollout_time_s},
+          {"train_time_s", m.train_time_s},
+          {"sync_time_s", m.sync_time_s},
+          {"tokens_generated", m.tokens_generated},
+          {"tokens_trained", m.tokens_trained},
+          {"offpolicy_token_fraction", d.offpolicy_token_fraction},
+          {"staleness_mean", d.staleness_mean},
+          {"staleness_max", m.staleness_max},
+          {"groups_aborted", m.groups_aborted},
+          {"buffer_groups", m.buffer_groups}};
+}
+
+nlohmann::json train_args(const StepMetrics& m) {
+  nlohmann::json a = {{"tokens_trained", m.tokens_trained},
+                      {"batch_response_tok", m.batch_response_tok},
+                      {"staleness_mean", derive(m).staleness_mean},
+                      {"staleness_max", m.staleness_max}};
+  if (m.train_phases) {
+    const TrainPhases& p = *m.train_phases;
+    a["old_logprob_s"] = p.old_logprob_s;
+    a["ref_logprob_s"] = p.ref_logprob_s;
+    a["update_s"] = p.update_s;
+    a["grad_reduce_s"] = p.grad_reduce_s;
+    a["optimizer_s"] = p.optimizer_s;
+    a["offload_s"] = p.offload_s;
+    a["other_s"] = p.other_s;
+  }
+  return a;
+}
+
+}  // namespace
+
+TimelineDetail parse_timeline_detail(const std::string& text) {
+  if (text == "steps") return TimelineDetail::kSteps;
+  if (text == "changes") return TimelineDetail::kChanges;
+  throw std::invalid_argument(fmt::format("--timeline-detail '{}': expected steps or changes", text));
+}
+
+std::int64_t seconds_to_ns(double s) { return std::llround(s * 1e9); }
+
+void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int64_t pid_base, TimelineDetail detail) {
+  const std::int64_t loop_pid = pid_base, engines_pid = pid_base + 1;
+  trace.name_process(loop_pid, run.label + ": RL loop", pid_base);
+  trace.name_thread(loop_pid, kRolloutTid, "rollout");
+  trace.name_thread(loop_pid, kTrainerTid, "trainer");
+  trace.name_thread(loop_pid, kSyncTid, "weight sync");
+  if (run.steps != nullptr) {
+    for (const StepMetrics& m : *run.steps) {
+      const std::int64_t start = seconds_to_ns(m.start_time_s), ready = seconds_to_ns(m.batch_ready_s);
+      const std::int64_t sync_end = seconds_to_ns(m.sync_end_s), sync_start = seconds_to_ns(m.sync_end_s - m.sync_time_s);
+      // The batch's collection: from the step's start to the batch formed.
+      trace.span(loop_pid, kRolloutTid, fmt::format("rollout {}", m.step), start, std::max(start, ready),
+                 {{"tokens_generated", m.tokens_generated}, {"groups_submitted", m.groups_submitted}});
+      if (m.abort_time_s > 0) {
+        trace.span(loop_pid, kRolloutTid, "abort", ready, ready + seconds_to_ns(m.abort_time_s),
+                   {{"groups_aborted", m.groups_aborted}, {"buffer_groups", m.buffer_groups}, {"buffer_tokens", m.buffer_tokens}});
+      }
+      if (m.train_end_s > m.train_start_s) {
+        trace.span(loop_pid, kTrainerTid, fmt::format("train {}", m.step), seconds_to_ns(m.train_start_s), seconds_to_ns(m.train_end_s),
+                   train_args(m));
+      }
+      if (sync_end > sync_start) {
+        trace.span(loop_pid, kSyncTid, fmt::format("sync to version {}", m.step + 1), sync_start, sync_end,
+                   {{"version", m.step + 1}});
+      }
+      trace.instant(loop_pid, kRolloutTid, fmt::format("step {} done", m.step), sync_end, step_args(m));
+    }
+  }
+  if (run.engine_changes == nullptr || run.engines <= 0) return;
+  trace.name_process(engines_pid, run.label + ": engines", pid_base + 1);
+  for (std::int64_t e = 0; e < run.engines; ++e) trace.name_thread(engines_pid, e, fmt::format("engine {}", e));
+  // Busy spans: from a change away from zero running requests to the change
+  // back; the peak in between as an arg. A span still open at the end closes
+  // at the last change.
+  std::vector<std::int64_t> busy_since(static_cast<std::size_t>(run.engines), -1), peak(static_cast<std::size_t>(run.engines), 0);
+  std::int64_t last_ns = 0;
+  for (const EngineRunningChange& c : *run.engine_changes) {
+    if (c.engine < 0 || c.engine >= run.engines) throw std::logic_error("run timeline: an engine change names no engine");
+    const auto e = static_cast<std::size_t>(c.engine);
+    last_ns = std::max(last_ns, c.time_ns);
+    if (detail == TimelineDetail::kChanges) {
+      trace.counter(engines_pid, fmt::format("running e{}", c.engine), c.time_ns, {{"requests", c.running}});
+    }
+    if (c.running > 0) {
+      if (busy_since[e] < 0) busy_since[e] = c.time_ns;
+      peak[e] = std::max(peak[e], c.running);
+    } else if (busy_since[e] >= 0) {
+      trace.span(engines_pid, c.engine, "busy", busy_since[e], c.time_ns, {{"peak_running", peak[e]}});
+      busy_since[e] = -1;
+      peak[e] = 0;
+    }
+  }
+  for (std::int64_t e = 0; e < run.engines; ++e) {
+    const auto i = static_cast<std::size_t>(e);
+    if (busy_since[i] >= 0) trace.span(engines_pid, e, "busy", busy_since[i], last_ns, {{"peak_running", peak[i]}});
+  }
+}
+
+}  // namespace april::rl

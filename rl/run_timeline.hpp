@@ -1,0 +1,53 @@
+#pragma once
+// A run as a timeline in Chrome's trace-event format (base/chrome_trace.hpp),
+// for Perfetto: per run, a process "<label>: RL loop" with tracks for the
+// rollout (each step's collection of its batch, and the abort that ends it),
+// the trainer (each train step, its phases as args) and the weight sync, an
+// instant at each step's end carrying its metrics; and a process
+// "<label>: engines" with a track per engine (busy spans: an iteration
+// running) and, at the finer detail, a counter of its running requests at
+// every change. Built from what every backend reports (StepMetrics, and the
+// engines' running counts where the backend records them), so a simulated
+// run and a live one draw alike.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/chrome_trace.hpp"
+#include "rl/step_metrics.hpp"
+
+namespace april::rl {
+
+// One engine's running requests changed at `time_ns` (integer ns of the run's clock).
+struct EngineRunningChange {
+  std::int64_t time_ns = 0;
+  std::int64_t engine = 0;
+  std::int64_t running = 0;
+};
+
+enum class TimelineDetail {
+  // Step phases, train steps, syncs and engine busy spans: a few events per
+  // engine and step (about 100 bytes each).
+  kSteps,
+  // Also a counter of each engine's running requests at every change: one
+  // event per request admitted or finished.
+  kChanges,
+};
+TimelineDetail parse_timeline_detail(const std::string& text);  // "steps" | "changes"; throws std::invalid_argument
+
+struct RunTimeline {
+  std::string label;                   // the run's name in the track titles ("april")
+  std::int64_t engines = 0;
+  const std::vector<StepMetrics>* steps = nullptr;
+  const std::vector<EngineRunningChange>* engine_changes = nullptr;  // may be null: no engine tracks
+};
+
+// Adds `run` to `trace` as processes `pid_base` (RL loop) and `pid_base + 1`
+// (engines), sorted after earlier runs.
+void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int64_t pid_base, TimelineDetail detail);
+
+// Seconds of the run's clock as integer nanoseconds (the clock counts whole
+// nanoseconds; the metrics carry them as seconds).
+std::int64_t seconds_to_ns(double s);
+
+}  // namespace april::rl

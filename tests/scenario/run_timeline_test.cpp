@@ -1,0 +1,167 @@
+// The timeline of a run (rl/run_timeline.hpp) against schedules worked by
+// hand. The handcheck scenario: one engine, every iteration 1 ms, each
+// running request gains a token per iteration (a sample of N tokens finishes
+// at N ms after its start), no prefill cost; train 5 ms (a linear model's
+// base), sync 2 ms (fixed). B = 2 groups of n = 2 from a trace:
+//   a [3, 5], b [2, 10], c [4, 4], d [20, 30].
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/chrome_trace.hpp"
+#include "policies/registry.hpp"
+#include "rl/run_timeline.hpp"
+#include "scenario/scenario.hpp"
+#include "scenario/simulation.hpp"
+
+namespace april {
+namespace {
+
+struct Span {
+  double ts_us = -1, dur_us = -1;
+  nlohmann::json args;
+};
+
+class Timeline {
+ public:
+  Timeline(const std::string& policy, std::int64_t steps, double abort_latency_s, rl::TimelineDetail detail) {
+    const auto registry = policies::builtin_policies();
+    const auto schema = scenario::make_schema(registry);
+    base::Config c(schema);
+    scenario::apply_scenario(c, "handcheck");
+    for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"rollout_batch_size", "2"},
+                                                                               {"n_samples_per_prompt", "2"},
+                                                                               {"train.time_model", "linear"},
+                                                                               {"train.linear_base_s", "0.005"},
+                                                                               {"sync.time_model", "fixed"},
+                                                                               {"sync.latency_s", "0.002"},
+                                                                               {"engine.abort_latency_s", std::to_string(abort_latency_s)},
+                                                                               {"steps", std::to_string(steps)}}) {
+      c.set_from_text(k, v, "test");
+    }
+    scenario::RunOptions ro;
+    ro.trace = std::vector<base::GroupSpec>{{"a", 4, {3, 5}, {}}, {"b", 4, {2, 10}, {}}, {"c", 4, {4, 4}, {}}, {"d", 4, {20, 30}, {}}};
+    ro.trace_name = "hand";
+    ro.record_timeline = true;
+    const auto run = scenario::simulate(c, registry, policy, ro);
+    base::ChromeTrace trace;
+    rl::add_run_timeline(trace, {policy, 1, &run.steps, &run.timeline}, 1, detail);
+    doc_ = nlohmann::json::parse(trace.text());
+  }
+  // The one event of phase `ph` named `name` (fails the test otherwise).
+  [[nodiscard]] Span one(const std::string& ph, const std::string& name) const {
+    Span s;
+    int found = 0;
+    for (const auto& e : doc_["traceEvents"]) {
+      if (e["ph"] != ph || e["name"] != name) continue;
+      ++found;
+      s.ts_us = e["ts"].get<double>();
+      s.dur_us = e.contains("dur") ? e["dur"].get<double>() : 0.0;
+      s.args = e.value("args", nlohmann::json::object());
+    }
+    EXPECT_EQ(found, 1) << ph << " " << name;
+    return s;
+  }
+  [[nodiscard]] std::vector<Span> all(const std::string& ph, const std::string& name) const {
+    std::vector<Span> out;
+    for (const auto& e : doc_["traceEvents"]) {
+      if (e["ph"] == ph && e["name"] == name) out.push_back({e["ts"].get<double>(), e.value("dur", 0.0), e.value("args", nlohmann::json::object())});
+    }
+    return out;
+  }
+  [[nodiscard]] const nlohmann::json& doc() const { return doc_; }
+
+ private:
+  nlohmann::json doc_;
+};
+
+// sync: step 0 runs a and b; the last sample (b's 10 tokens) ends the
+// rollout at 10 ms; train 10-15, sync 15-17. Step 1 runs c and d from 17 ms:
+// d's 30 tokens end it at 47; train 47-52, sync 52-54. The engine is busy
+// 0-10 and 17-47 and idle while the trainer and the sync run.
+TEST(RunTimeline, SyncStepsMatchTheHandWorkedSchedule) {
+  const Timeline t("sync", 2, 0.0, rl::TimelineDetail::kSteps);
+  EXPECT_DOUBLE_EQ(t.one("X", "rollout 0").ts_us, 0);
+  EXPECT_DOUBLE_EQ(t.one("X", "rollout 0").dur_us, 10000);
+  EXPECT_DOUBLE_EQ(t.one("X", "train 0").ts_us, 10000);
+  EXPECT_DOUBLE_EQ(t.one("X", "train 0").dur_us, 5000);
+  EXPECT_DOUBLE_EQ(t.one("X", "sync to version 1").ts_us, 15000);
+  EXPECT_DOUBLE_EQ(t.one("X", "sync to version 1").dur_us, 2000);
+  EXPECT_DOUBLE_EQ(t.one("i", "step 0 done").ts_us, 17000);
+  EXPECT_DOUBLE_EQ(t.one("X", "rollout 1").ts_us, 17000);
+  EXPECT_DOUBLE_EQ(t.one("X", "rollout 1").dur_us, 30000);
+  EXPECT_DOUBLE_EQ(t.one("X", "sync to version 2").ts_us, 52000);
+  EXPECT_DOUBLE_EQ(t.one("i", "step 1 done").ts_us, 54000);
+  EXPECT_EQ(t.one("i", "step 1 done").args["tokens_trained"], 4 + 4 + 20 + 30);  // c and d's response tokens
+  const auto busy = t.all("X", "busy");
+  ASSERT_EQ(busy.size(), 2U);
+  EXPECT_DOUBLE_EQ(busy[0].ts_us, 0);
+  EXPECT_DOUBLE_EQ(busy[0].dur_us, 10000);  // idle from 10 to 17 ms
+  EXPECT_EQ(busy[0].args["peak_running"], 4);
+  EXPECT_DOUBLE_EQ(busy[1].ts_us, 17000);
+  EXPECT_DOUBLE_EQ(busy[1].dur_us, 30000);
+  EXPECT_TRUE(t.all("X", "abort").empty());  // sync waits for every sample
+}
+
+// APRIL (alpha 2: B' = 4 groups, all eight samples at 0 ms): c completes at
+// 4 ms, a at 5 ms, and the batch forms. The abort reaches the engine 1.5 ms
+// later (6.5 ms), in its 6-7 ms iteration; it stops at 7 ms with b's second
+// sample and d's two at 7 tokens. Abort 5-7 ms, two groups aborted, b and d
+// buffered with 2 + 7 + 7 + 7 = 23 tokens; train 7-12, sync 12-14.
+TEST(RunTimeline, AprilShowsTheAbortItsCostAndWhatItCut) {
+  const Timeline t("april", 1, 0.0015, rl::TimelineDetail::kSteps);
+  EXPECT_DOUBLE_EQ(t.one("X", "rollout 0").dur_us, 5000);
+  const Span abort = t.one("X", "abort");
+  EXPECT_DOUBLE_EQ(abort.ts_us, 5000);
+  EXPECT_DOUBLE_EQ(abort.dur_us, 2000);
+  EXPECT_EQ(abort.args["groups_aborted"], 2);
+  EXPECT_EQ(abort.args["buffer_tokens"], 23);
+  EXPECT_DOUBLE_EQ(t.one("X", "train 0").ts_us, 7000);
+  EXPECT_DOUBLE_EQ(t.one("X", "sync to version 1").ts_us, 12000);
+  EXPECT_DOUBLE_EQ(t.one("X", "busy").dur_us, 7000);
+  EXPECT_EQ(t.one("X", "busy").args["peak_running"], 8);
+}
+
+// The finer detail adds the running-request counter at every change:
+// sync's step 0 goes 4 -> 3 (2 ms) -> 2 (3 ms) -> 1 (5 ms) -> 0 (10 ms).
+TEST(RunTimeline, ChangesDetailCountsRunningRequests) {
+  const Timeline t("sync", 1, 0.0, rl::TimelineDetail::kChanges);
+  const auto counter = t.all("C", "running e0");
+  ASSERT_EQ(counter.size(), 5U);
+  const double at_ms[] = {0, 2, 3, 5, 10};
+  const int running[] = {4, 3, 2, 1, 0};
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_DOUBLE_EQ(counter[i].ts_us, at_ms[i] * 1000) << i;
+    EXPECT_EQ(counter[i].args["requests"], running[i]) << i;
+  }
+  EXPECT_TRUE(Timeline("sync", 1, 0.0, rl::TimelineDetail::kSteps).all("C", "running e0").empty());
+}
+
+// The format's fields (Trace Event Format): every event has ph, name, pid
+// and tid; all but metadata a ts; spans a dur; instants a scope; times in
+// microseconds with the nanoseconds exact.
+TEST(RunTimeline, EveryEventHasTheFormatsFields) {
+  const Timeline t("april", 1, 0.0015, rl::TimelineDetail::kChanges);
+  ASSERT_TRUE(t.doc().contains("traceEvents"));
+  for (const auto& e : t.doc()["traceEvents"]) {
+    ASSERT_TRUE(e.contains("ph") && e.contains("name") && e.contains("pid") && e.contains("tid")) << e.dump();
+    const std::string ph = e["ph"];
+    if (ph != "M") {
+      EXPECT_TRUE(e["ts"].is_number()) << e.dump();
+    }
+    if (ph == "X") {
+      EXPECT_GE(e["dur"].get<double>(), 0) << e.dump();
+    }
+    if (ph == "i") {
+      EXPECT_EQ(e["s"], "t") << e.dump();
+    }
+  }
+  EXPECT_EQ(base::ChromeTrace::microseconds(1234567), "1234.567");
+  EXPECT_EQ(base::ChromeTrace::microseconds(5), "0.005");
+  EXPECT_EQ(rl::seconds_to_ns(0.007), 7000000);
+}
+
+}  // namespace
+}  // namespace april
