@@ -2,6 +2,8 @@
 // policies as the simulator, GRPO on the built-in countdown task.
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <fstream>
@@ -138,6 +140,8 @@ int live_command(const std::vector<std::string>& args) {
     loop_state = state.doc["loop"];
     first_index = base::json_int(state, "next_prompt_index", 0, std::int64_t{1} << 62);
   } else if (lo.sft_steps > 0) {
+    fmt::print("warm start: {} supervised steps (live.sft_steps)...\n", lo.sft_steps);
+    std::fflush(stdout);
     const auto t0 = backend.now_s();
     const double loss = backend.warm_start();
     fmt::print("warm start: {} supervised steps in {:.1f} s, final loss {:.3f}\n", lo.sft_steps, backend.now_s() - t0, loss);
@@ -156,13 +160,21 @@ int live_command(const std::vector<std::string>& args) {
 
   std::vector<rl::StepMetrics> steps;
   const auto n_steps = c.get(base::keys::kSteps);
-  fmt::print("{:>4} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>7}\n", "step", "rollout s", "train s", "tok/s", "reward", "accuracy", "off-pol", "buffer");
+  // Each step's line carries the time since the first step and an estimate
+  // of the time left (the steps so far, extrapolated): the progress of a run
+  // that may take hours, in a terminal or a log alike.
+  fmt::print("{:>4} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>7} {:>9} {:>9}\n", "step", "rollout s", "train s", "tok/s", "reward", "accuracy",
+             "off-pol", "buffer", "elapsed s", "left s");
+  std::fflush(stdout);
+  const auto steps_start = std::chrono::steady_clock::now();
   for (std::int64_t i = 0; i < n_steps; ++i) {
     const auto m = loop.run_step();
     const auto d = rl::derive(m);
-    fmt::print("{:>4} {:>9.2f} {:>9.2f} {:>9.0f} {:>8.3f} {:>8.3f} {:>8.1f}% {:>7}\n", m.step, m.rollout_time_s, m.train_time_s,
-               d.rollout_throughput_tok_s, m.reward_mean.value_or(0), m.accuracy.value_or(0), 100.0 * d.offpolicy_token_fraction,
-               m.buffer_groups);
+    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - steps_start).count();
+    const double left_s = elapsed_s / static_cast<double>(i + 1) * static_cast<double>(n_steps - i - 1);
+    fmt::print("{:>4} {:>9.2f} {:>9.2f} {:>9.0f} {:>8.3f} {:>8.3f} {:>8.1f}% {:>7} {:>9.0f} {:>9.0f}\n", m.step, m.rollout_time_s,
+               m.train_time_s, d.rollout_throughput_tok_s, m.reward_mean.value_or(0), m.accuracy.value_or(0),
+               100.0 * d.offpolicy_token_fraction, m.buffer_groups, elapsed_s, left_s);
     std::fflush(stdout);
     steps.push_back(m);
   }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -77,9 +78,20 @@ int profile_command(const std::vector<std::string>& args) {
   return 0;
 }
 
+// `april validate --quick`: 20 s on 2 CPU cores (2026-11-25), where the
+// default (the small model, 30 steps, its profile in slices between them)
+// takes tens of minutes: 4 steps of it took 11 minutes, the profile slices
+// most of that.
+constexpr std::int64_t kQuickSteps = 10;
+constexpr const char* kQuickHelp =
+    "a check in well under 2 minutes on 2 CPU cores (20 s measured; the default takes tens of minutes): the tiny "
+    "model (32 wide, 2 layers) instead of small, 10 steps (the first a warm-up). It trades away the model's regime: "
+    "the tiny model's iterations are mostly fixed overhead where the small one's are compute, so it checks the "
+    "schedule, the calibration and the gains, not how the cost grows with batch and context";
+
 int validate_command(const std::vector<std::string>& args) {
   po::options_description opts(
-      "usage: april validate [--scenario S] [--policy sync,april] [--steps N] [--warmup-steps W]\n"
+      "usage: april validate [--scenario S] [--policy sync,april] [--steps N] [--warmup-steps W] [--quick]\n"
       "                      [--calibration MODEL.json] [--device cpu|cuda] [--db FILE] [--out DIR]\n"
       "Runs each policy live (taking turns step by step, so machine drift hits all alike), then in the\n"
       "simulator calibrated to the live engine on the live run's own sample lengths, and reports per-step\n"
@@ -105,8 +117,10 @@ int validate_command(const std::vector<std::string>& args) {
   std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir;
   std::vector<std::string> policy_args, sets;
   std::int64_t warmup_steps = 1;
+  bool quick = false;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_args), "policies (default sync,april)")("steps", integer_option(), "RL steps")(
+      "quick", po::bool_switch(&quick), kQuickHelp)(
       "warmup-steps", integer_option(&warmup_steps), "leading steps left out of the errors and gains (default 1)")(
       "seed", integer_option(), "seed")("set", po::value(&sets), "override a key")(
       "calibration", po::value(&calibration), "a fragment from `april calibrate`")("device", po::value(&device), "cpu or cuda")(
@@ -118,6 +132,13 @@ int validate_command(const std::vector<std::string>& args) {
   const auto schema = scenario::make_schema(registry);
   base::Config c(schema);
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
+  if (quick) {
+    // What --quick trades (kQuickHelp); an explicit --steps or --set live.model=... still wins.
+    if (!vm.count("steps")) c.set("steps", std::int64_t{kQuickSteps}, "--quick");
+    bool model_given = false;
+    for (const auto& a : sets) model_given = model_given || a.rfind("live.model=", 0) == 0;
+    if (!model_given) c.set(live::keys::kLiveModel.name, std::string("tiny"), "--quick");
+  }
   const auto policies = policy_list(policy_args, registry, {"sync", "april"});
   if (warmup_steps < 0 || warmup_steps >= c.get(base::keys::kSteps)) {
     throw std::invalid_argument(fmt::format("--warmup-steps {}: must be at least 0 and fewer than the {} steps", warmup_steps, c.get(base::keys::kSteps)));
@@ -141,10 +162,25 @@ int validate_command(const std::vector<std::string>& args) {
   // probe starts after another arm's turn, as their overlapped steps do.
   auto profile = profile_options(c, device, live::ProfileOptions{}.repeats);
   profile.contention_after_other_arm = true;
+  // Each line with the time since the start and, from the second live step
+  // on, an estimate of the time left at the pace of the live steps so far
+  // (they, and the profile slices between them, take nearly all of it).
+  const auto start = std::chrono::steady_clock::now();
+  const auto seconds_since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  double first_share = 0, first_at_s = 0;
   const auto report = studies::validate(
       c, registry, policies, given, profile, device,
-      [](const std::string& line) {
-        fmt::print("  {}\n", line);
+      [&](const std::string& line, double live_share_done) {
+        const double now_s = seconds_since_start();
+        std::string eta;
+        if (live_share_done > 0 && first_share == 0) {
+          first_share = live_share_done;
+          first_at_s = now_s;
+        } else if (live_share_done > first_share && live_share_done < 1) {
+          const double pace_s = (now_s - first_at_s) / (live_share_done - first_share);
+          eta = fmt::format(", about {:.0f} s left", pace_s * (1 - live_share_done));
+        }
+        fmt::print("  [{:.0f} s{}] {}\n", now_s, eta, line);
         std::fflush(stdout);
       },
       warmup_steps);

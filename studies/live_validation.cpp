@@ -131,7 +131,7 @@ void check_validate_memory(const base::Config& scenario, std::size_t arms, bool 
 
 ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
                           const std::optional<Calibration>& calibration, const ProfileOptions& profile,
-                          const std::string& device, const std::function<void(const std::string&)>& progress,
+                          const std::string& device, const ValidationProgress& progress,
                           std::int64_t warmup_steps) {
   ValidationReport report;
   const auto steps = scenario.get(base::keys::kSteps);
@@ -178,7 +178,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     auto lo = live::live_options(scenario, device, arm.policy->mask_tokens_staler_than());
     lo.record_iterations = true;
     arm.backend = std::make_unique<LiveBackend>(lo, *arm.task);
-    if (progress) progress(fmt::format("{}: warm start", policies[i]));
+    if (progress) progress(fmt::format("{}: warm start", policies[i]), 0.0);
     arm.backend->warm_start();
     arm.workload = std::make_unique<CountdownWorkload>(*arm.task, n);
     arm.loop = rl::make_loop(scenario, *arm.backend, *arm.policy, *arm.workload, 1);  // one device
@@ -205,7 +205,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
   // other runs' tensors placed between leave one step's worth in pieces
   // (docs/calibration.md has the measurements). configure_runtime keeps the pages.
   if (!arms.empty()) {
-    if (progress) progress("growing the heap to twice the largest train step");
+    if (progress) progress("growing the heap to twice the largest train step", 0.0);
     arms.front().backend->grow_heap_for_train(2 * scenario.get(base::keys::kRolloutBatchSize) * n);
   }
   for (std::int64_t s = 0; s < steps; ++s) {
@@ -217,7 +217,11 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
       if (pv.overlapped) arms[i].backend->pause_clock();
       pv.live_iterations.push_back(arms[i].backend->take_iteration_log());
       pv.live_train_steps.push_back(arms[i].backend->take_train_log());
-      if (progress) progress(fmt::format("{}: live step {} ({:.2f} s rollout)", pv.policy, s, pv.live.back().rollout_time_s));
+      if (progress) {
+        const auto done = static_cast<double>(s * static_cast<std::int64_t>(arms.size()) + static_cast<std::int64_t>(i) + 1);
+        progress(fmt::format("{}: live step {} of {} ({:.2f} s rollout)", pv.policy, s + 1, steps, pv.live.back().rollout_time_s),
+                 done / static_cast<double>(steps * static_cast<std::int64_t>(arms.size())));
+      }
     }
     if (profiler) {
       // The train probes on a live batch take this round's batches, one per
@@ -227,7 +231,9 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
       for (const LiveArm& arm : arms) batches.push_back(arm.last_batch_tok);
       profiler->use_live_batches(std::move(batches));
       profiler->run(probes_per_round);
-      if (progress) progress(fmt::format("profile: {} probes", probes_per_round * (s + 1)));
+      if (progress) {
+        progress(fmt::format("profile: {} probes", probes_per_round * (s + 1)), static_cast<double>(s + 1) / static_cast<double>(steps));
+      }
     }
   }
   // Groups left in the buffer: a sample that finished there has its length

@@ -97,6 +97,10 @@ struct ValidationReport {
 // With `overlapped`, a disaggregated cluster: the engine on one GPU, the trainer on another.
 base::Config simulator_twin(const base::Config& scenario, const Calibration& calibration, bool overlapped = false);
 
+// What validate() is doing, and the share of its live steps done (0 before
+// the first): a progress line with an estimate of the time left.
+using ValidationProgress = std::function<void(const std::string& what, double live_share_done)>;
+
 // With a calibration, the simulator uses it. Without, the live engine is
 // profiled in slices between the live steps (`profile.repeats` passes in
 // all) and the fit to that profile is used: both then see the same machine.
@@ -104,8 +108,7 @@ base::Config simulator_twin(const base::Config& scenario, const Calibration& cal
 // errors and gains (their live/twin ratio is reported apart).
 ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
                           const std::optional<Calibration>& calibration, const live::ProfileOptions& profile,
-                          const std::string& device, const std::function<void(const std::string&)>& progress = {},
-                          std::int64_t warmup_steps = 0);
+                          const std::string& device, const ValidationProgress& progress = {}, std::int64_t warmup_steps = 0);
 
 // A live sample still running when the run stopped: its length is unknown.
 inline constexpr std::int32_t kUnfinishedSample = -1;
