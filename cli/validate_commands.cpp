@@ -17,6 +17,7 @@
 #include "scenario/model_version.hpp"
 #include "scenario/scenario.hpp"
 #include "base/atomic_file.hpp"
+#include "cli/terminal_progress.hpp"
 #include "base/hash.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
@@ -71,7 +72,12 @@ int profile_command(const std::vector<std::string>& args) {
   if (!model.empty()) c.set("live.model", model, "--model");
   if (repeats < 1) throw std::invalid_argument(fmt::format("--repeats must be at least 1 (got {})", repeats));
   check_output_file(out, "--out");
-  const auto p = live::profile_live(profile_options(c, device, repeats));
+  TerminalProgress progress("profile", "probes", 0);
+  const auto p = live::profile_live(profile_options(c, device, repeats), [&](std::int64_t done, std::int64_t total) {
+    if (done == 1) progress.add_to_total(total);
+    progress.update(done);
+  });
+  progress.finish();
   write_output_file(out, studies::profile_to_json(p).dump(2) + "\n");
   fmt::print("profiled {} on {}: {} iteration, {} train, {} sync, {} abort measurements; wrote {}\n", p.model, p.device,
              p.iterations.size(), p.train.size(), p.sync_s.size(), p.aborts.size(), out);

@@ -416,7 +416,7 @@ void LiveProfiler::use_live_batches(std::vector<std::vector<std::int32_t>> respo
   impl_->live_batches = std::move(response_tok);
 }
 
-void LiveProfiler::run(std::int64_t count) {
+void LiveProfiler::run(std::int64_t count, const std::function<void(std::int64_t done)>& after_each) {
   for (std::int64_t i = 0; i < count; ++i) {
     const Probe p = impl_->probes[impl_->next];
     impl_->next = (impl_->next + 1) % impl_->probes.size();
@@ -427,6 +427,7 @@ void LiveProfiler::run(std::int64_t count) {
       case Probe::kAbort: impl_->run_abort(p); break;
       case Probe::kContention: impl_->run_contention(p); break;
     }
+    if (after_each) after_each(i + 1);
   }
   auto& m = impl_->measured;
   m.slices.push_back({static_cast<std::int64_t>(m.iterations.size()), static_cast<std::int64_t>(m.train.size())});
@@ -438,9 +439,12 @@ rl::Profile LiveProfiler::profile() {
   return impl_->measured;
 }
 
-rl::Profile profile_live(const ProfileOptions& o) {
+rl::Profile profile_live(const ProfileOptions& o, const std::function<void(std::int64_t done, std::int64_t total)>& progress) {
   LiveProfiler profiler(o);
-  profiler.run(profiler.probes_per_pass() * std::max<std::int64_t>(1, o.repeats));
+  const std::int64_t total = profiler.probes_per_pass() * std::max<std::int64_t>(1, o.repeats);
+  profiler.run(total, [&](std::int64_t done) {
+    if (progress) progress(done, total);
+  });
   return profiler.profile();
 }
 

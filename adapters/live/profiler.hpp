@@ -3,6 +3,7 @@
 // Plain C++ header; the measurements use the same engine, model and trainer
 // classes as `april live`.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,7 +63,8 @@ class LiveProfiler {
   // april's steps 2-7% low (2026-11-24, 2-core machine).
   void use_live_batches(std::vector<std::vector<std::int32_t>> response_tok);
   // The next `probes` probes: one slice of the profile (Profile::slices).
-  void run(std::int64_t probes);
+  // `after_each` (if set) hears how many of them are done, for a progress line.
+  void run(std::int64_t probes, const std::function<void(std::int64_t done)>& after_each = {});
   // Everything measured so far.
   [[nodiscard]] rl::Profile profile();
 
@@ -71,7 +73,8 @@ class LiveProfiler {
   std::unique_ptr<Impl> impl_;
 };
 
-// `repeats` whole passes.
-rl::Profile profile_live(const ProfileOptions& options);
+// `repeats` whole passes; `progress` (if set) hears the probes done of the total.
+rl::Profile profile_live(const ProfileOptions& options,
+                         const std::function<void(std::int64_t done, std::int64_t total)>& progress = {});
 
 }  // namespace april::live
