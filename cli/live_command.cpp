@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/live/live_backend.hpp"
+#include "base/chrome_trace.hpp"
+#include "rl/run_timeline.hpp"
 #include "rl/metric_columns.hpp"
 #include "base/run_keys.hpp"
 #include "adapters/live/live_config.hpp"
@@ -62,7 +64,7 @@ void check_checkpoint_run(const base::JsonFile& state, const nlohmann::json& run
 int live_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april live [--scenario S] [--policy NAME] [--device cpu|cuda] [--steps N] [--out DIR]\n"
-      "                  [--checkpoint DIR] [--resume DIR] [--set key=value]...\n"
+      "                  [--checkpoint DIR] [--resume DIR] [--timeline FILE] [--set key=value]...\n"
       "Trains a transformer with GRPO on the countdown task (count down from N to 1, then stop: long-tail\n"
       "answer lengths, exact-match reward),\n"
       "with the rollout policy driving a real continuous-batching engine. A policy that overlaps rollout and\n"
@@ -71,19 +73,23 @@ int live_command(const std::vector<std::string>& args) {
       "supervised steps, then prints one line per RL step; --out writes summary.json and\n"
       "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy. On the CPU it first estimates its\n"
       "memory (weights, KV cache, activations) and refuses a run the machine cannot hold.\n\noptions");
-  std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, checkpoint, resume;
+  std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, checkpoint, resume, timeline_path;
   std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_name), "rollout policy (default april)")("device", po::value(&device), "cpu or cuda")(
       "steps", integer_option(), "RL steps")("seed", integer_option(), "seed")(
       "set", po::value(&sets), "override a scenario key (repeatable)")("out", po::value(&out_dir), "write results here")(
       "checkpoint", po::value(&checkpoint), "save model, optimizer, buffer and loop state here at the end")(
-      "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)");
+      "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)")(
+      "timeline", po::value(&timeline_path), "write the run as a Chrome trace-event JSON FILE (ui.perfetto.dev): rollout, abort, "
+      "train and sync spans on the wall clock, each step's metrics");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   std::optional<OutputFolder> out;
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
   if (!checkpoint.empty()) check_output_folder(checkpoint, "--checkpoint");  // before the run, not after it
+  if (timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
+  if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
 
   const auto registry = policies::builtin_policies();
   const auto schema = scenario::make_schema(registry);
@@ -187,6 +193,15 @@ int live_command(const std::vector<std::string>& args) {
              st.engine_busy_s > 0 ? static_cast<double>(st.decoded_tok) / st.engine_busy_s : 0.0);
   if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts: {:.3f} before RL, {:.3f} after\n", eval_n, acc_before, acc_after);
 
+  if (!timeline_path.empty()) {
+    // The loop's tracks; the live engine records no occupancy changes, so no engine tracks.
+    base::ChromeTrace chrome;
+    // From the first step's start: the warm start before it is not part of the run.
+    rl::add_run_timeline(chrome, {"live " + policy_name, 1, &steps, nullptr, steps.empty() ? 0.0 : steps.front().start_time_s}, 1,
+                         rl::TimelineDetail::kSteps);
+    write_output_file(timeline_path, chrome.text());
+    fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", timeline_path, chrome.events());
+  }
   if (out) {
     const std::filesystem::path dir = out->path();
     std::filesystem::create_directories(dir / policy_name);

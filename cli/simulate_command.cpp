@@ -59,6 +59,7 @@ int simulate_command(const std::vector<std::string>& args) {
   base::Config config(schema);
   apply_cli_scenario(config, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   const auto detail = rl::parse_timeline_detail(timeline_detail);
+  if (timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
   if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
   check_distinct_outputs({{"--out", out_dir}, {"--timeline", timeline_path}});
   scenario::RunOptions ro;

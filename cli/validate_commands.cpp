@@ -18,6 +18,8 @@
 #include "scenario/scenario.hpp"
 #include "base/atomic_file.hpp"
 #include "cli/terminal_progress.hpp"
+#include "base/chrome_trace.hpp"
+#include "rl/run_timeline.hpp"
 #include "base/hash.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
@@ -98,7 +100,7 @@ constexpr const char* kQuickHelp =
 int validate_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april validate [--scenario S] [--policy sync,april] [--steps N] [--warmup-steps W] [--quick]\n"
-      "                      [--calibration MODEL.json] [--device cpu|cuda] [--db FILE] [--out DIR]\n"
+      "                      [--calibration MODEL.json] [--device cpu|cuda] [--db FILE] [--out DIR] [--timeline FILE]\n"
       "Runs each policy live (taking turns step by step, so machine drift hits all alike), then in the\n"
       "simulator calibrated to the live engine on the live run's own sample lengths, and reports per-step\n"
       "rollout-time error (median, p90), total-time error and the gain over sync, measured vs predicted,\n"
@@ -120,7 +122,7 @@ int validate_command(const std::vector<std::string>& args) {
       "page faults (minor_faults).\n"
       "The first W steps (default 1) run on both sides but are left out of the errors and gains: what\n"
       "they cost live beyond the model (first allocations) does not recur; their live/twin ratio is printed.\n\noptions");
-  std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir;
+  std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir, timeline_path;
   std::vector<std::string> policy_args, sets;
   std::int64_t warmup_steps = 1;
   bool quick = false;
@@ -131,7 +133,9 @@ int validate_command(const std::vector<std::string>& args) {
       "seed", integer_option(), "seed")("set", po::value(&sets), "override a key")(
       "calibration", po::value(&calibration), "a fragment from `april calibrate`")("device", po::value(&device), "cpu or cuda")(
       "db", po::value(&db_path), "store both sides of every run in this results database")(
-      "out", po::value(&out_dir), "write report.json, each policy's live trace and, when profiled between the live steps, profile.json here");
+      "out", po::value(&out_dir), "write report.json, each policy's live trace and, when profiled between the live steps, profile.json here")(
+      "timeline", po::value(&timeline_path), "write each policy's live run and its simulator twin side by side as a Chrome trace-event "
+      "JSON FILE (ui.perfetto.dev)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   const auto registry = policies::builtin_policies();
@@ -161,6 +165,8 @@ int validate_command(const std::vector<std::string>& args) {
   }
   std::fflush(stdout);
   std::optional<OutputFolder> out;
+  if (timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
+  if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
   std::optional<studies::ResultsDb> db;
   if (!db_path.empty()) db.emplace(db_path);
@@ -190,6 +196,25 @@ int validate_command(const std::vector<std::string>& args) {
         std::fflush(stdout);
       },
       warmup_steps);
+  if (!timeline_path.empty()) {
+    // Live and twin of each policy one above the other, both from their first
+    // step's start: where the model's schedule and the engine's part (the
+    // twin's engine tracks are not kept).
+    base::ChromeTrace chrome;
+    std::int64_t pid = 1;
+    for (const auto& p : report.policies) {
+      // The live run's clock also ran while the other policies and the profile
+      // slices took their turns: its steps laid end to end, as the twin's are.
+      const auto live = rl::without_gaps_between_steps(p.live);
+      const double live_origin = live.empty() ? 0.0 : live.front().start_time_s;
+      const double twin_origin = p.sim.empty() ? 0.0 : p.sim.front().start_time_s;
+      rl::add_run_timeline(chrome, {p.policy + " live", 1, &live, nullptr, live_origin}, pid, rl::TimelineDetail::kSteps);
+      rl::add_run_timeline(chrome, {p.policy + " twin", 1, &p.sim, nullptr, twin_origin}, pid + 2, rl::TimelineDetail::kSteps);
+      pid += 4;
+    }
+    write_output_file(timeline_path, chrome.text());
+    fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", timeline_path, chrome.events());
+  }
   const auto& cal = report.calibration;
   fmt::print("calibration{}: {}\n", report.profiled_interleaved ? " (profiled between the live steps)" : "", studies::describe(cal));
 

@@ -16,6 +16,8 @@
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/terminal_progress.hpp"
+#include "base/chrome_trace.hpp"
+#include "rl/run_timeline.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -81,7 +83,7 @@ int whatif_command(const std::vector<std::string>& args) {
       "rank orders the rows by seconds per trained sample, 1 the fastest, marked *. rollout vs sync = rollout tok/s\n"
       "over sync's (the rollout phase alone, not the run's speed). GPU-hours per 1000 steps = step time x\n"
       "cluster.gpus x 1000 / 3600. On a terminal, a line on standard error shows the progress while it runs.\n\noptions");
-  std::string scenario = "default", trace, trace_format = "ours", csv_out, json_out;
+  std::string scenario = "default", trace, trace_format = "ours", csv_out, json_out, timeline_path, timeline_detail = "steps";
   std::vector<std::string> vary, policies_arg, sets;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "trace", po::value(&trace), "trace to drive the runs (mode: --set trace.mode=replay|resample)")(
@@ -90,13 +92,19 @@ int whatif_command(const std::vector<std::string>& args) {
       "policy", po::value(&policies_arg), "policies (repeat or comma list); default: sync,april")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", integer_option(), "steps per run")(
       "seed", integer_option(), "seed")("csv", po::value(&csv_out), "also write the rows as CSV (- for standard output, the table then on standard error)")(
-      "json", po::value(&json_out), "also write the rows as JSON (- for standard output)");
+      "json", po::value(&json_out), "also write the rows as JSON (- for standard output)")(
+      "timeline", po::value(&timeline_path), "write every row's run into one Chrome trace-event JSON FILE (ui.perfetto.dev), "
+      "each row's tracks named by its combination and policy")(
+      "timeline-detail", po::value(&timeline_detail), "steps (default) or changes (also each engine's running requests at every change)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   if (csv_out == "-" && json_out == "-") throw std::invalid_argument("--csv - and --json -: only one output can be standard output");
   if (!csv_out.empty()) check_output_file(csv_out, "--csv");
   if (!json_out.empty()) check_output_file(json_out, "--json");
-  check_distinct_outputs({{"--csv", csv_out}, {"--json", json_out}});
+  if (timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
+  if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
+  check_distinct_outputs({{"--csv", csv_out}, {"--json", json_out}, {"--timeline", timeline_path}});
+  const auto detail = rl::parse_timeline_detail(timeline_detail);
 
   const auto registry = policies::builtin_policies();
   const auto schema = scenario::make_schema(registry);
@@ -112,6 +120,8 @@ int whatif_command(const std::vector<std::string>& args) {
   scenario::RunOptions ro;
   ro.trace = load_cli_trace(trace, trace_format);
   ro.trace_name = trace;
+  ro.record_timeline = !timeline_path.empty();
+  base::ChromeTrace chrome;
 
   // Every configuration, validated before any run starts.
   studies::check_study_size(axes, policy_names.size(), "--vary x --policy");
@@ -167,6 +177,11 @@ int whatif_command(const std::vector<std::string>& args) {
     for (const auto& p : pl.policies) {
       running = fmt::format("{} x {}", describe_combo(axes, combo), p);
       const auto r = scenario::simulate(c, registry, p, ro);
+      if (!timeline_path.empty()) {
+        const std::int64_t engines = r.steps.empty() ? 0 : r.steps.front().engines;
+        const auto pid = 2 * static_cast<std::int64_t>(rows.size() + these.size()) + 1;
+        rl::add_run_timeline(chrome, {fmt::format("{} {}", describe_combo(axes, combo), p), engines, &r.steps, &r.timeline}, pid, detail);
+      }
       const auto d = rl::derive(r.summary.totals);
       Row row;
       row.config = combo;
@@ -274,6 +289,10 @@ int whatif_command(const std::vector<std::string>& args) {
       j.push_back(o);
     }
     write_output_file(json_out, j.dump(2) + "\n");
+  }
+  if (!timeline_path.empty()) {
+    write_output_file(timeline_path, chrome.text());
+    fmt::print(table, "wrote {} ({} trace events; open it in ui.perfetto.dev)\n", timeline_path, chrome.events());
   }
   return 0;
 }

@@ -55,16 +55,32 @@ TimelineDetail parse_timeline_detail(const std::string& text) {
 
 std::int64_t seconds_to_ns(double s) { return std::llround(s * 1e9); }
 
+std::vector<StepMetrics> without_gaps_between_steps(const std::vector<StepMetrics>& steps) {
+  std::vector<StepMetrics> out = steps;
+  double removed_s = 0, previous_end_s = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    StepMetrics& m = out[i];
+    if (i > 0 && m.start_time_s > previous_end_s) removed_s += m.start_time_s - previous_end_s;
+    previous_end_s = m.sync_end_s;
+    for (double* t : {&m.start_time_s, &m.batch_ready_s, &m.train_start_s, &m.train_end_s, &m.sync_end_s}) {
+      if (*t > 0) *t -= removed_s;
+    }
+  }
+  return out;
+}
+
 void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int64_t pid_base, TimelineDetail detail) {
   const std::int64_t loop_pid = pid_base, engines_pid = pid_base + 1;
+  const std::int64_t origin = seconds_to_ns(run.clock_origin_s);
+  const auto ns = [origin](double s) { return seconds_to_ns(s) - origin; };
   trace.name_process(loop_pid, run.label + ": RL loop", pid_base);
   trace.name_thread(loop_pid, kRolloutTid, "rollout");
   trace.name_thread(loop_pid, kTrainerTid, "trainer");
   trace.name_thread(loop_pid, kSyncTid, "weight sync");
   if (run.steps != nullptr) {
     for (const StepMetrics& m : *run.steps) {
-      const std::int64_t start = seconds_to_ns(m.start_time_s), ready = seconds_to_ns(m.batch_ready_s);
-      const std::int64_t sync_end = seconds_to_ns(m.sync_end_s), sync_start = seconds_to_ns(m.sync_end_s - m.sync_time_s);
+      const std::int64_t start = ns(m.start_time_s), ready = ns(m.batch_ready_s);
+      const std::int64_t sync_end = ns(m.sync_end_s), sync_start = ns(m.sync_end_s - m.sync_time_s);
       // The batch's collection: from the step's start to the batch formed.
       trace.span(loop_pid, kRolloutTid, fmt::format("rollout {}", m.step), start, std::max(start, ready),
                  {{"tokens_generated", m.tokens_generated}, {"groups_submitted", m.groups_submitted}});
@@ -73,7 +89,7 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
                    {{"groups_aborted", m.groups_aborted}, {"buffer_groups", m.buffer_groups}, {"buffer_tokens", m.buffer_tokens}});
       }
       if (m.train_end_s > m.train_start_s) {
-        trace.span(loop_pid, kTrainerTid, fmt::format("train {}", m.step), seconds_to_ns(m.train_start_s), seconds_to_ns(m.train_end_s),
+        trace.span(loop_pid, kTrainerTid, fmt::format("train {}", m.step), ns(m.train_start_s), ns(m.train_end_s),
                    train_args(m));
       }
       if (sync_end > sync_start) {
@@ -94,15 +110,16 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
   for (const EngineRunningChange& c : *run.engine_changes) {
     if (c.engine < 0 || c.engine >= run.engines) throw std::logic_error("run timeline: an engine change names no engine");
     const auto e = static_cast<std::size_t>(c.engine);
-    last_ns = std::max(last_ns, c.time_ns);
+    const std::int64_t at = c.time_ns - origin;
+    last_ns = std::max(last_ns, at);
     if (detail == TimelineDetail::kChanges) {
-      trace.counter(engines_pid, fmt::format("running e{}", c.engine), c.time_ns, {{"requests", c.running}});
+      trace.counter(engines_pid, fmt::format("running e{}", c.engine), at, {{"requests", c.running}});
     }
     if (c.running > 0) {
-      if (busy_since[e] < 0) busy_since[e] = c.time_ns;
+      if (busy_since[e] < 0) busy_since[e] = at;
       peak[e] = std::max(peak[e], c.running);
     } else if (busy_since[e] >= 0) {
-      trace.span(engines_pid, c.engine, "busy", busy_since[e], c.time_ns, {{"peak_running", peak[e]}});
+      trace.span(engines_pid, c.engine, "busy", busy_since[e], at, {{"peak_running", peak[e]}});
       busy_since[e] = -1;
       peak[e] = 0;
     }

@@ -40,11 +40,20 @@ struct RunTimeline {
   std::int64_t engines = 0;
   const std::vector<StepMetrics>* steps = nullptr;
   const std::vector<EngineRunningChange>* engine_changes = nullptr;  // may be null: no engine tracks
+  // Subtracted from every time, so that runs on different clocks (a live run
+  // after its warm start, its simulator twin from zero) start together.
+  double clock_origin_s = 0;
 };
 
 // Adds `run` to `trace` as processes `pid_base` (RL loop) and `pid_base + 1`
 // (engines), sorted after earlier runs.
 void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int64_t pid_base, TimelineDetail detail);
+
+// The steps laid end to end: the time between one step's end (its sync's)
+// and the next one's start, when the clock ran on for other work (april
+// validate's other policies and profile slices take turns with each live
+// run), taken out of every later time.
+std::vector<StepMetrics> without_gaps_between_steps(const std::vector<StepMetrics>& steps);
 
 // Seconds of the run's clock as integer nanoseconds (the clock counts whole
 // nanoseconds; the metrics carry them as seconds).

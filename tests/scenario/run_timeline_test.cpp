@@ -163,5 +163,21 @@ TEST(RunTimeline, EveryEventHasTheFormatsFields) {
   EXPECT_EQ(rl::seconds_to_ns(0.007), 7000000);
 }
 
+// A live run's clock runs on while other work takes its turn: steps 0-3 s
+// and 10-12 s (a 7 s gap) laid end to end give 0-3 and 3-5 s, every time of
+// the second step moved by the gap, the first untouched.
+TEST(RunTimeline, GapsBetweenStepsAreTakenOut) {
+  std::vector<rl::StepMetrics> steps(2);
+  steps[0].start_time_s = 0, steps[0].batch_ready_s = 1, steps[0].train_start_s = 1, steps[0].train_end_s = 2.5, steps[0].sync_end_s = 3;
+  steps[1].start_time_s = 10, steps[1].batch_ready_s = 11, steps[1].train_start_s = 11, steps[1].train_end_s = 11.5,
+  steps[1].sync_end_s = 12;
+  const auto laid = rl::without_gaps_between_steps(steps);
+  EXPECT_DOUBLE_EQ(laid[0].sync_end_s, 3);
+  EXPECT_DOUBLE_EQ(laid[1].start_time_s, 3);
+  EXPECT_DOUBLE_EQ(laid[1].batch_ready_s, 4);
+  EXPECT_DOUBLE_EQ(laid[1].train_end_s, 4.5);
+  EXPECT_DOUBLE_EQ(laid[1].sync_end_s, 5);
+}
+
 }  // namespace
 }  // namespace april
