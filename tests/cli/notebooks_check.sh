@@ -31,7 +31,12 @@ APRIL_BIN=$april APRIL_LA_DB=$dir/length_aware.db APRIL_STEPS=10 APRIL_SEEDS=2 A
   /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
   --output-dir "$dir/executed" "$nbdir/length_aware.ipynb" >"$dir/length_aware.ipynb.log" 2>&1 ||
   { cat "$dir/length_aware.ipynb.log"; echo "FAIL: $nbdir/length_aware.ipynb"; exit 1; }
-for fig in alpha_tuning.png policy_rollout_time.png policy_occupancy.png trace_cdf.png trace_group_spread.png sensitivity.png \
+# The timeline notebook makes its own 3-step run of sync, APRIL and async.
+APRIL_BIN=$april APRIL_TIMELINE=$dir/timeline.json APRIL_STEPS=3 \
+  /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
+  --output-dir "$dir/executed" "$nbdir/timeline.ipynb" >"$dir/timeline.ipynb.log" 2>&1 ||
+  { cat "$dir/timeline.ipynb.log"; echo "FAIL: $nbdir/timeline.ipynb"; exit 1; }
+for fig in timeline.png alpha_tuning.png policy_rollout_time.png policy_occupancy.png trace_cdf.png trace_group_spread.png sensitivity.png \
   policy_matrix.png length_aware.png; do
   [ -s "$dir/figures/$fig" ] || { echo "FAIL: $fig was not drawn"; exit 1; }
 done
