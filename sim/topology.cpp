@@ -181,81 +181,61 @@ Topology preset_topology(const std::string& name, std::int64_t engines, std::int
 }
 
 Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
-  auto bad = [&](const std::string& field, const std::string& what) {
-    return base::ConfigError(fmt::format("{}: field '{}': {}", where, field, what));
-  };
-  if (!j.is_object()) throw base::ConfigError(fmt::format("{}: a topology must be a JSON object", where));
+  // Every value read through base::JsonValue: an error names the file and the
+  // JSON path of what is wrong ("topo.json: /links/3/GB_s: missing").
+  const base::JsonValue root(j, where);
+  if (!j.is_object()) root.fail("a topology must be a JSON object");
+  root.only_keys({"nodes", "links", "trainer", "engines", "description"});
   Topology t;
-  for (const char* f : {"nodes", "links", "trainer", "engines"}) {
-    if (!j.contains(f)) throw bad(f, "missing");
-  }
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (it.key() != "nodes" && it.key() != "links" && it.key() != "trainer" && it.key() != "engines" && it.key() != "description") {
-      throw bad(it.key(), "unknown field (expected nodes, links, trainer, engines, description)");
-    }
-  }
-  if (!j["nodes"].is_array()) throw bad("nodes", "expected an array of names");
   std::map<std::string, std::size_t> declared;  // name -> index in nodes
-  for (std::size_t i = 0; i < j["nodes"].size(); ++i) {
-    const auto& n = j["nodes"][i];
-    const std::string f = fmt::format("nodes[{}]", i);
+  const auto nodes = root.at("nodes").elements();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const base::JsonValue& n = nodes[i];
     NodeKind kind = NodeKind::Undeclared;
     std::string name;
-    if (n.is_string()) {
-      name = n.get<std::string>();
+    if (n.raw().is_string()) {
+      name = n.string();
     } else if (n.is_object()) {
-      for (auto it = n.begin(); it != n.end(); ++it) {
-        if (it.key() != "name" && it.key() != "kind") throw bad(f + "." + it.key(), "unknown field (expected name, kind)");
-      }
-      if (!n.contains("name") || !n["name"].is_string()) throw bad(f + ".name", "expected a node name");
-      name = n["name"].get<std::string>();
-      if (n.contains("kind")) {
-        const auto& k = n["kind"];
+      n.only_keys({"name", "kind"});
+      name = n.at("name").string();
+      if (const auto k = n.find("kind")) {
+        const std::string text = k->raw().is_string() ? k->string() : k->raw().dump();
         for (auto c : {NodeKind::Gpu, NodeKind::Switch, NodeKind::Nic, NodeKind::Host}) {
-          if (k.is_string() && k.get<std::string>() == node_kind_name(c)) kind = c;
+          if (text == node_kind_name(c)) kind = c;
         }
-        if (kind == NodeKind::Undeclared) throw bad(f + ".kind", fmt::format("{} is not gpu, switch, nic or host", k.dump()));
+        if (kind == NodeKind::Undeclared) k->fail(fmt::format("'{}' is not gpu, switch, nic or host", text));
       }
     } else {
-      throw bad(f, "expected a name or {\"name\", \"kind\"}");
+      n.fail("expected a name or {\"name\", \"kind\"}");
     }
-    if (!declared.emplace(name, i).second) throw bad(f, fmt::format("node '{}' is already nodes[{}]", name, declared[name]));
+    if (!declared.emplace(name, i).second) n.fail(fmt::format("node '{}' is already /nodes/{}", name, declared[name]));
     t.nodes.push_back(name);
     t.kinds.push_back(kind);
   }
   // Weights live in GPU memory: a switch, NIC or host cannot be the trainer or hold a shard.
-  auto must_be_gpu = [&](const std::string& field, const std::string& name) {
+  auto must_be_gpu = [&](const base::JsonValue& v, const std::string& name) {
     const auto it = declared.find(name);
     if (it == declared.end()) return;  // an unknown name is reported with the links, by plan_weight_sync
     const auto k = t.kinds[it->second];
     if (k != NodeKind::Undeclared && k != NodeKind::Gpu) {
-      throw bad(field, fmt::format("'{}' is declared a {} (nodes[{}]), not a GPU", name, node_kind_name(k), it->second));
+      v.fail(fmt::format("'{}' is declared a {} (/nodes/{}), not a GPU", name, node_kind_name(k), it->second));
     }
   };
-  if (!j["links"].is_array()) throw bad("links", "expected an array");
-  for (std::size_t i = 0; i < j["links"].size(); ++i) {
-    const auto& l = j["links"][i];
-    const std::string f = fmt::format("links[{}]", i);
-    if (!l.is_object() || !l.contains("a") || !l.contains("b") || !l.contains("GB_s")) throw bad(f, "expected {\"a\", \"b\", \"GB_s\"}");
-    for (auto it = l.begin(); it != l.end(); ++it) {
-      if (it.key() != "a" && it.key() != "b" && it.key() != "GB_s") throw bad(f + "." + it.key(), "unknown field (expected a, b, GB_s)");
-    }
-    if (!l["a"].is_string() || !l["b"].is_string()) throw bad(f, "a and b must be node names");
-    if (!l["GB_s"].is_number() || !(l["GB_s"].get<double>() > 0)) throw bad(f + ".GB_s", "expected a positive number");
-    t.links.push_back({l["a"].get<std::string>(), l["b"].get<std::string>(), l["GB_s"].get<double>() * 1e9});
+  for (const auto& l : root.at("links").elements()) {
+    l.only_keys({"a", "b", "GB_s"});
+    const double gb_s = l.at("GB_s").number(std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max());
+    if (!(gb_s > 0)) l.at("GB_s").fail("expected a positive number of GB/s");
+    t.links.push_back({l.at("a").string(), l.at("b").string(), gb_s * 1e9});
   }
-  if (!j["trainer"].is_string()) throw bad("trainer", "expected a node name");
-  t.trainer = j["trainer"].get<std::string>();
-  must_be_gpu("trainer", t.trainer);
-  if (!j["engines"].is_array()) throw bad("engines", "expected an array of GPU-name arrays");
-  for (std::size_t i = 0; i < j["engines"].size(); ++i) {
-    const auto& e = j["engines"][i];
-    if (!e.is_array()) throw bad(fmt::format("engines[{}]", i), "expected an array of GPU names");
+  const auto trainer = root.at("trainer");
+  t.trainer = trainer.string();
+  must_be_gpu(trainer, t.trainer);
+  const auto engines = root.at("engines").elements();
+  for (const auto& e : engines) {
     std::vector<std::string> gpus;
-    for (const auto& x : e) {
-      if (!x.is_string()) throw bad(fmt::format("engines[{}]", i), "expected GPU names");
-      must_be_gpu(fmt::format("engines[{}][{}]", i, gpus.size()), x.get<std::string>());
-      gpus.push_back(x.get<std::string>());
+    for (const auto& x : e.elements()) {
+      gpus.push_back(x.string());
+      must_be_gpu(x, gpus.back());
     }
     t.engines.push_back(gpus);
   }
@@ -265,8 +245,7 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
     for (const auto& g : t.engines[i]) {
       const auto [it, fresh] = owner.emplace(g, i);
       if (!fresh) {
-        throw bad(fmt::format("engines[{}]", i), it->second == i ? fmt::format("GPU '{}' is listed twice", g)
-                                                                 : fmt::format("GPU '{}' is already engine {}'s", g, it->second));
+        engines[i].fail(it->second == i ? fmt::format("GPU '{}' is listed twice", g) : fmt::format("GPU '{}' is already engine {}'s", g, it->second));
       }
     }
   }

@@ -74,7 +74,7 @@ TEST(Topology, JsonErrorsNameTheField) {
     topology_from_json(j, "topo.json");
     FAIL();
   } catch (const base::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("topo.json: field 'links[0].GB_s'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("topo.json: /links/0/GB_s: expected a positive number"), std::string::npos) << e.what();
   }
   const auto ok = topology_from_json(nlohmann::json::parse(R"({"nodes": ["t", "g"], "links": [{"a": "t", "b": "g", "GB_s": 2}],
                                                              "trainer": "t", "engines": [["g"]]})"),
@@ -91,16 +91,28 @@ std::string topology_error(const std::string& text) {
   return "no error";
 }
 
+// A missing field deep inside an array is named by its whole JSON path.
+TEST(Topology, AMissingFieldDeepInAnArrayNamesItsPath) {
+  EXPECT_NE(topology_error(R"({"nodes": ["t", "g0", "g1"], "links": [{"a": "t", "b": "g0", "GB_s": 1}, {"a": "t", "b": "g1"}],
+                               "trainer": "t", "engines": [["g0"], ["g1"]]})")
+                .find("topo.json: /links/1/GB_s: missing"),
+            std::string::npos);
+  EXPECT_NE(topology_error(R"({"nodes": ["t", {"kind": "gpu"}], "links": [], "trainer": "t", "engines": []})").find("topo.json: /nodes/1/name: missing"),
+            std::string::npos);
+  EXPECT_NE(topology_error(R"({"nodes": ["t", "g"], "links": [], "trainer": "t", "engines": [["g", 3]]})").find("topo.json: /engines/0/1: a number"),
+            std::string::npos);
+}
+
 TEST(Topology, UnknownFieldsAndSharedGpusAreErrorsNamingThem) {
   EXPECT_NE(topology_error(R"({"nodes": ["t", "g"], "links": [], "trainer": "t", "engines": [["g"]], "engine": 1})")
-                .find("topo.json: field 'engine': unknown field"),
+                .find("topo.json: /engine: an unknown field"),
             std::string::npos);
   EXPECT_NE(topology_error(R"({"nodes": ["t", "g"], "links": [{"a": "t", "b": "g", "GB_s": 2, "gbps": 3}], "trainer": "t",
                                "engines": [["g"]]})")
-                .find("field 'links[0].gbps': unknown field"),
+                .find("topo.json: /links/0/gbps: an unknown field"),
             std::string::npos);
   EXPECT_NE(topology_error(R"({"nodes": ["t", "g0", "g1"], "links": [], "trainer": "t", "engines": [["g0", "g1"], ["g1"]]})")
-                .find("field 'engines[1]': GPU 'g1' is already engine 0's"),
+                .find("topo.json: /engines/1: GPU 'g1' is already engine 0's"),
             std::string::npos);
   EXPECT_NE(topology_error(R"({"nodes": ["t", "g0"], "links": [], "trainer": "t", "engines": [["g0", "g0"]]})")
                 .find("GPU 'g0' is listed twice"),
@@ -113,16 +125,16 @@ TEST(Topology, ASwitchUsedAsAGpuIsAnErrorNamingIt) {
   const std::string nodes = R"("nodes": ["t", {"name": "sw", "kind": "switch"}, {"name": "g", "kind": "gpu"}, {"name": "nic0", "kind": "nic"}],
                                "links": [{"a": "t", "b": "sw", "GB_s": 1}, {"a": "sw", "b": "g", "GB_s": 1}])";
   EXPECT_NE(topology_error("{" + nodes + R"(, "trainer": "t", "engines": [["g", "sw"]]})")
-                .find("field 'engines[0][1]': 'sw' is declared a switch (nodes[1]), not a GPU"),
+                .find("topo.json: /engines/0/1: 'sw' is declared a switch (/nodes/1), not a GPU"),
             std::string::npos);
   EXPECT_NE(topology_error("{" + nodes + R"(, "trainer": "nic0", "engines": [["g"]]})")
-                .find("field 'trainer': 'nic0' is declared a nic (nodes[3]), not a GPU"),
+                .find("topo.json: /trainer: 'nic0' is declared a nic (/nodes/3), not a GPU"),
             std::string::npos);
   EXPECT_NE(topology_error(R"({"nodes": [{"name": "t", "kind": "router"}], "links": [], "trainer": "t", "engines": []})")
-                .find("field 'nodes[0].kind': \"router\" is not gpu, switch, nic or host"),
+                .find("topo.json: /nodes/0/kind: 'router' is not gpu, switch, nic or host"),
             std::string::npos);
   EXPECT_NE(topology_error(R"({"nodes": ["t", {"name": "t"}], "links": [], "trainer": "t", "engines": []})")
-                .find("field 'nodes[1]': node 't' is already nodes[0]"),
+                .find("topo.json: /nodes/1: node 't' is already /nodes/0"),
             std::string::npos);
   // The declared kinds reach plan_weight_sync, which checks code-built topologies too.
   Topology code{{"t", "sw", "g"}, {{"t", "sw", 10 * GB}, {"sw", "g", 10 * GB}}, "t", {{"sw"}},
