@@ -144,8 +144,11 @@ int simulate_command(const std::vector<std::string>& args) {
       }
       std::filesystem::create_directories(dir / r.policy);
       base::write_file_atomically((dir / r.policy / "steps.csv").string(), rl::steps_csv(r.steps));
-      std::string timeline = "time_s,engine,running\n";
-      for (const auto& p : r.timeline) timeline += fmt::format("{}.{:09},{},{}\n", p.time_ns / 1000000000, p.time_ns % 1000000000, p.engine, p.running);
+      std::string timeline = "time_s,engine,running,queued,kv_tok\n";
+      for (const auto& p : r.timeline) {
+        timeline += fmt::format("{}.{:09},{},{},{},{}\n", p.time_ns / 1000000000, p.time_ns % 1000000000, p.engine, p.running, p.waiting,
+                                p.kv_tok);
+      }
       base::write_file_atomically((dir / r.policy / "timeline.csv").string(), timeline);
     }
     base::write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n");

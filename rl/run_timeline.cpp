@@ -113,7 +113,8 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
     const std::int64_t at = c.time_ns - origin;
     last_ns = std::max(last_ns, at);
     if (detail == TimelineDetail::kChanges) {
-      trace.counter(engines_pid, fmt::format("running e{}", c.engine), at, {{"requests", c.running}});
+      trace.counter(engines_pid, fmt::format("requests e{}", c.engine), at, {{"running", c.running}, {"queued", c.waiting}});
+      trace.counter(engines_pid, fmt::format("KV tokens e{}", c.engine), at, {{"kv_tok", c.kv_tok}});
     }
     if (c.running > 0) {
       if (busy_since[e] < 0) busy_since[e] = at;

@@ -18,19 +18,23 @@
 
 namespace april::rl {
 
-// One engine's running requests changed at `time_ns` (integer ns of the run's clock).
+// One engine's running or queued requests changed at `time_ns` (integer ns
+// of the run's clock); its KV cache's resident tokens at that instant.
 struct EngineRunningChange {
   std::int64_t time_ns = 0;
   std::int64_t engine = 0;
   std::int64_t running = 0;
+  std::int64_t waiting = 0;
+  std::int64_t kv_tok = 0;
 };
 
 enum class TimelineDetail {
   // Step phases, train steps, syncs and engine busy spans: a few events per
   // engine and step (about 100 bytes each).
   kSteps,
-  // Also a counter of each engine's running requests at every change: one
-  // event per request admitted or finished.
+  // Also counters of each engine's running and queued requests and its KV
+  // cache's tokens at every change: two events per request admitted or
+  // finished.
   kChanges,
 };
 TimelineDetail parse_timeline_detail(const std::string& text);  // "steps" | "changes"; throws std::invalid_argument

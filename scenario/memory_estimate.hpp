@@ -7,19 +7,20 @@
 //   resident sample (request, progress, loop bookkeeping)  ~250-290 B -> 320 B
 //   recorded step (metrics row and its vectors)            ~216 B     -> 256 B
 //   topology-preset GPU (graph node, links, names)         ~800 B     -> 1 KiB
-//   timeline point (--out): 24 B, about two per sample and step.
+//   timeline point (--out, --timeline): 40 B, about two per sample and step.
 #include <cstdint>
 #include <string>
 
 #include "base/config.hpp"
 #include "base/machine_memory.hpp"
+#include "rl/run_timeline.hpp"
 
 namespace april::scenario {
 
 inline constexpr double kResidentSampleBytes = 320;
 inline constexpr double kStepBytes = 256;
 inline constexpr double kTopologyGpuBytes = 1024;
-inline constexpr double kTimelinePointBytes = 24;
+inline constexpr double kTimelinePointBytes = sizeof(rl::EngineRunningChange);  // five 64-bit integers: 40 B
 
 struct MemoryEstimate {
   double resident_samples = 0;  // the policy's resident groups x n_samples_per_prompt

@@ -172,7 +172,7 @@ void Engine::boundary() {
   for (const auto& r : finished_scratch_) resident_kv_tok_ -= r.held_kv_tok;
   if (paused_) {
     // A sync is on: the iteration that was running has ended; none starts until resume.
-    listener_.on_running_changed(index_, sim_.now(), static_cast<std::int64_t>(running_.live()));
+    listener_.on_running_changed(index_, sim_.now(), occupancy());
     // Non-const: each finished request's tokens-by-version move to the listener.
     for (auto& r : finished_scratch_) {
       listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version));
@@ -226,7 +226,7 @@ void Engine::boundary() {
 }
 
 void Engine::start_segment() {
-  listener_.on_running_changed(index_, sim_.now(), static_cast<std::int64_t>(running_.live()));
+  listener_.on_running_changed(index_, sim_.now(), occupancy());
   if (running_.empty()) {
     if (!waiting_.empty()) throw std::logic_error("engine stalled: requests wait but none can be admitted");
     return;
@@ -268,7 +268,7 @@ std::vector<AbortedRequest> Engine::abort_all() {
   for (auto& r : waiting_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)});
   waiting_.clear();
   resident_kv_tok_ = 0;
-  listener_.on_running_changed(index_, sim_.now(), 0);
+  listener_.on_running_changed(index_, sim_.now(), occupancy());
   return out;
 }
 

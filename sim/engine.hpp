@@ -46,14 +46,22 @@ struct EngineCounters {
   std::int64_t decoded_tok = 0;
 };
 
+// An engine's requests and KV cache at one instant.
+struct EngineOccupancy {
+  std::int64_t running = 0;  // decoding (or prefilling) this iteration
+  std::int64_t waiting = 0;  // queued for a running slot or KV room
+  std::int64_t kv_tok = 0;   // tokens resident in the KV cache
+};
+
 class EngineListener {
  public:
   // `by_version`: the tokens generated since submission (new_tok in all), by the version that produced them.
   // Handed over (moved): the engine has no further use for it.
   virtual void on_request_finished(std::size_t engine, RequestKey key, std::int32_t new_tok, TokensByVersion by_version) = 0;
   // The number of running requests may have changed (called at every segment
-  // start and on abort); for occupancy timelines.
-  virtual void on_running_changed(std::size_t /*engine*/, TimeNs /*now*/, std::int64_t /*running*/) {}
+  // start and on abort); for occupancy timelines, with the queue and the KV
+  // cache at that instant.
+  virtual void on_running_changed(std::size_t /*engine*/, TimeNs /*now*/, const EngineOccupancy& /*occupancy*/) {}
 
  protected:
   ~EngineListener() = default;
@@ -106,6 +114,9 @@ class Engine {
   // which are segment ends or idle times, so every request's count is current.
   [[nodiscard]] std::int64_t predicted_outstanding_tok() const;
   [[nodiscard]] std::int64_t resident_kv_tok() const { return resident_kv_tok_; }
+  [[nodiscard]] EngineOccupancy occupancy() const {
+    return {static_cast<std::int64_t>(running_.live()), static_cast<std::int64_t>(waiting_.size()), resident_kv_tok_};
+  }
   [[nodiscard]] const EngineCounters& counters() const { return counters_; }
   [[nodiscard]] bool busy() const { return busy_; }
   // When the segment in progress ends (now when idle): after pause(), the

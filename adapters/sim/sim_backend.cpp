@@ -65,7 +65,8 @@ void SimBackend::schedule_train_end() {
   });
 }
 
-void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, std::int64_t running) {
+void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, const sim::EngineOccupancy& occupancy) {
+  const std::int64_t running = occupancy.running;
   // Called at every boundary and abort, after the engine's queues changed
   // and before it reports what finished: the router's index follows here.
   note_load(engine);
@@ -86,10 +87,11 @@ void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, std::in
     }
   }
   if (!config_.record_timeline) return;
-  if (last_running_.size() <= engine) last_running_.resize(engine + 1, 0);
-  if (last_running_[engine] == running) return;  // per-iteration stepping repeats itself
-  last_running_[engine] = running;
-  timeline_.push_back({now.ns(), static_cast<std::int64_t>(engine), running});
+  if (last_recorded_.size() <= engine) last_recorded_.resize(engine + 1, {0, 0});
+  const std::pair<std::int64_t, std::int64_t> now_counts{running, occupancy.waiting};
+  if (last_recorded_[engine] == now_counts) return;  // per-iteration stepping repeats itself
+  last_recorded_[engine] = now_counts;
+  timeline_.push_back({now.ns(), static_cast<std::int64_t>(engine), running, occupancy.waiting, occupancy.kv_tok});
 }
 
 void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version) {

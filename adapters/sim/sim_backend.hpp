@@ -85,7 +85,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
 
  private:
   void on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version) override;
-  void on_running_changed(std::size_t engine, sim::TimeNs now, std::int64_t running) override;
+  void on_running_changed(std::size_t engine, sim::TimeNs now, const sim::EngineOccupancy& occupancy) override;
 
   SimBackendConfig config_;
   std::shared_ptr<const sim::IterationModel> model_;
@@ -98,7 +98,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   void note_load(std::size_t engine);
   std::vector<std::pair<std::size_t, SampleProgress>> finished_;
   std::vector<TimelinePoint> timeline_;
-  std::vector<std::int64_t> last_running_;  // per engine, to record changes only
+  std::vector<std::pair<std::int64_t, std::int64_t>> last_recorded_;  // per engine: (running, waiting), to record changes only
   [[nodiscard]] rl::TrainPhases train_phases_of(const std::vector<TrainSample>& batch) const;
   static double train_time_of(const rl::TrainPhases& phases);
   // The samples finished so far, by engine, deterministically ordered; clears them.

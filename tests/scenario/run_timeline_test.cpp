@@ -26,7 +26,7 @@ struct Span {
 
 class Timeline {
  public:
-  Timeline(const std::string& policy, std::int64_t steps, double abort_latency_s, rl::TimelineDetail detail) {
+  Timeline(const std::string& policy, std::int64_t steps, double abort_latency_s, rl::TimelineDetail detail, std::int64_t max_running = 0) {
     const auto registry = policies::builtin_policies();
     const auto schema = scenario::make_schema(registry);
     base::Config c(schema);
@@ -38,6 +38,7 @@ class Timeline {
                                                                                {"sync.time_model", "fixed"},
                                                                                {"sync.latency_s", "0.002"},
                                                                                {"engine.abort_latency_s", std::to_string(abort_latency_s)},
+                                                                               {"engine.max_running", std::to_string(max_running)},
                                                                                {"steps", std::to_string(steps)}}) {
       c.set_from_text(k, v, "test");
     }
@@ -124,19 +125,41 @@ TEST(RunTimeline, AprilShowsTheAbortItsCostAndWhatItCut) {
   EXPECT_EQ(t.one("X", "busy").args["peak_running"], 8);
 }
 
-// The finer detail adds the running-request counter at every change:
-// sync's step 0 goes 4 -> 3 (2 ms) -> 2 (3 ms) -> 1 (5 ms) -> 0 (10 ms).
+// The finer detail adds the requests and KV counters at every change:
+// sync's step 0 goes 4 -> 3 (2 ms) -> 2 (3 ms) -> 1 (5 ms) -> 0 (10 ms)
+// running, none queued.
 TEST(RunTimeline, ChangesDetailCountsRunningRequests) {
   const Timeline t("sync", 1, 0.0, rl::TimelineDetail::kChanges);
-  const auto counter = t.all("C", "running e0");
+  const auto counter = t.all("C", "requests e0");
   ASSERT_EQ(counter.size(), 5U);
   const double at_ms[] = {0, 2, 3, 5, 10};
   const int running[] = {4, 3, 2, 1, 0};
   for (std::size_t i = 0; i < 5; ++i) {
     EXPECT_DOUBLE_EQ(counter[i].ts_us, at_ms[i] * 1000) << i;
-    EXPECT_EQ(counter[i].args["requests"], running[i]) << i;
+    EXPECT_EQ(counter[i].args["running"], running[i]) << i;
+    EXPECT_EQ(counter[i].args["queued"], 0) << i;
   }
-  EXPECT_TRUE(Timeline("sync", 1, 0.0, rl::TimelineDetail::kSteps).all("C", "running e0").empty());
+  EXPECT_TRUE(Timeline("sync", 1, 0.0, rl::TimelineDetail::kSteps).all("C", "requests e0").empty());
+}
+
+// Two running slots (engine.max_running 2), prompts of 4 tokens held in the
+// KV cache from admission: a's two samples start at 0 ms (KV 8), b's queue.
+// a0 ends at 3 ms (3 tokens) and b0 takes its slot: running 2, queued 1, KV
+// a1's 4 + 3 and b0's 4 = 11. At 5 ms a1 (5 tokens) and b0 (2) end and b1
+// starts alone (KV 4); its 10 tokens end the step at 15 ms.
+TEST(RunTimeline, QueuedRequestsAndKvTokensAreCounted) {
+  const Timeline t("sync", 1, 0.0, rl::TimelineDetail::kChanges, 2);
+  const auto requests = t.all("C", "requests e0"), kv = t.all("C", "KV tokens e0");
+  ASSERT_EQ(requests.size(), 4U);
+  ASSERT_EQ(kv.size(), 4U);
+  const double at_ms[] = {0, 3, 5, 15};
+  const int running[] = {2, 2, 1, 0}, queued[] = {2, 1, 0, 0}, kv_tok[] = {8, 11, 4, 0};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_DOUBLE_EQ(requests[i].ts_us, at_ms[i] * 1000) << i;
+    EXPECT_EQ(requests[i].args["running"], running[i]) << i;
+    EXPECT_EQ(requests[i].args["queued"], queued[i]) << i;
+    EXPECT_EQ(kv[i].args["kv_tok"], kv_tok[i]) << i;
+  }
 }
 
 // The format's fields (Trace Event Format): every event has ph, name, pid
