@@ -84,6 +84,10 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
       // The batch's collection: from the step's start to the batch formed.
       trace.span(loop_pid, kRolloutTid, fmt::format("rollout {}", m.step), start, std::max(start, ready),
                  {{"tokens_generated", m.tokens_generated}, {"groups_submitted", m.groups_submitted}});
+      if (m.tokens_carried > 0) {
+        // APRIL's partials resumed first: their last segments' tokens, admitted at the step's start.
+        trace.instant(loop_pid, kRolloutTid, "resumed partials", start, {{"tokens_carried", m.tokens_carried}});
+      }
       if (m.abort_time_s > 0) {
         trace.span(loop_pid, kRolloutTid, "abort", ready, ready + seconds_to_ns(m.abort_time_s),
                    {{"groups_aborted", m.groups_aborted}, {"buffer_groups", m.buffer_groups}, {"buffer_tokens", m.buffer_tokens}});

@@ -184,7 +184,10 @@ def main():
                         i, j = bad
                         where = expected[i][1] if i < len(expected) else (expected[-1][1] if expected else number)
                         want = exp[i] if i < len(exp) else "(no more lines)"
-                        got = act[j] if j < len(act) else "(no more lines)"
+                        if i < len(exp) and "..." in exp[:i] and j >= len(act):
+                            # Past a skip: the printed line as far from the end as the shown one.
+                            j = len(act) - (len(exp) - i)
+                        got = act[j] if 0 <= j < len(act) else "(no more lines)"
                         print(f"{path}:{where}: `{text}` prints otherwise than the example shows\n  shown:   {want}\n  printed: {got}")
         finally:
             subprocess.run(["rm", "-rf", folder])

@@ -125,6 +125,14 @@ TEST(RunTimeline, AprilShowsTheAbortItsCostAndWhatItCut) {
   EXPECT_EQ(t.one("X", "busy").args["peak_running"], 8);
 }
 
+// APRIL's second step resumes b and d first: an instant at its start.
+TEST(RunTimeline, AprilMarksTheResumedPartials) {
+  const Timeline t("april", 2, 0.0015, rl::TimelineDetail::kSteps);
+  const Span resumed = t.one("i", "resumed partials");
+  EXPECT_DOUBLE_EQ(resumed.ts_us, 14000);  // step 1 starts where step 0's sync ended
+  EXPECT_GT(resumed.args["tokens_carried"].get<std::int64_t>(), 0);
+}
+
 // The finer detail adds the requests and KV counters at every change:
 // sync's step 0 goes 4 -> 3 (2 ms) -> 2 (3 ms) -> 1 (5 ms) -> 0 (10 ms)
 // running, none queued.
