@@ -86,12 +86,8 @@ int simulate_command(const std::vector<std::string>& args) {
   std::int64_t total_steps = 0;
   for (const auto& p : policy_names) total_steps += steps * (colocated && scenario::policy_overlaps(config, registry, p) ? splits : 1);
   TerminalProgress progress("simulate", "steps", total_steps);
-  std::int64_t steps_before = 0;
   std::string running;
-  ro.on_step = [&](std::int64_t done, std::int64_t total) {
-    progress.update(steps_before + done, running);
-    if (done == total) steps_before += total;
-  };
+  ro.on_step = [&](std::int64_t done, std::int64_t total) { progress.run_step(done, total, running); };
   std::vector<ReportRow> rows;
   for (const auto& p : policy_names) {
     running = p;

@@ -59,6 +59,11 @@ void TerminalProgress::update(std::int64_t done, const std::string& label) {
   drawn_ = true;
 }
 
+void TerminalProgress::run_step(std::int64_t done, std::int64_t run_total, const std::string& label) {
+  update(earlier_runs_done_ + done, label);
+  if (done == run_total) earlier_runs_done_ += run_total;
+}
+
 void TerminalProgress::finish() {
   if (!drawn_) return;
   std::fputs("\r\x1b[K", stderr);

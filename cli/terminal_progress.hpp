@@ -23,6 +23,9 @@ class TerminalProgress {
   void update(std::int64_t done, const std::string& label = "");
   // More work than first counted (a search that found more candidates).
   void add_to_total(std::int64_t more) { total_ += more; }
+  // For scenario::RunOptions::on_step over runs made one after another: run
+  // `label` has done `done` of its `run_total` steps, after the runs before it.
+  void run_step(std::int64_t done, std::int64_t run_total, const std::string& label);
   // Erases the line (idempotent).
   void finish();
 
@@ -34,6 +37,7 @@ class TerminalProgress {
  private:
   std::string what_, unit_;
   std::int64_t total_ = 0;
+  std::int64_t earlier_runs_done_ = 0;  // run_step: the steps of the runs that ended
   bool terminal_ = false;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point start_, last_draw_;

@@ -164,12 +164,8 @@ int whatif_command(const std::vector<std::string>& args) {
   std::int64_t total_steps = 0;
   for (const auto& pl : plan) total_steps += pl.config.get(base::keys::kSteps) * static_cast<std::int64_t>(pl.policies.size());
   TerminalProgress progress("whatif", "steps", total_steps);
-  std::int64_t steps_before = 0;
   std::string running;
-  ro.on_step = [&](std::int64_t done, std::int64_t total) {
-    progress.update(steps_before + done, running);
-    if (done == total) steps_before += total;
-  };
+  ro.on_step = [&](std::int64_t done, std::int64_t total) { progress.run_step(done, total, running); };
   for (const auto& pl : plan) {
     const base::Config& c = pl.config;
     const auto& combo = *pl.combo;
