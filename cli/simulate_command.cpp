@@ -50,7 +50,7 @@ int simulate_command(const std::vector<std::string>& args) {
       ("timeline", po::value(&timeline_path), "write every policy's run as a Chrome trace-event JSON FILE (open it in ui.perfetto.dev): "
        "rollout, abort, train and sync spans, step ends with their metrics, engine busy spans")
       ("timeline-detail", po::value(&timeline_detail), "steps (default: a few events per engine and step) or changes (also each "
-       "engine's running requests at every change: one event per request admitted or finished)");
+       "engine's running and queued requests and KV tokens at every change: about two events per request admitted or finished)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
 

@@ -95,7 +95,7 @@ int whatif_command(const std::vector<std::string>& args) {
       "json", po::value(&json_out), "also write the rows as JSON (- for standard output)")(
       "timeline", po::value(&timeline_path), "write every row's run into one Chrome trace-event JSON FILE (ui.perfetto.dev), "
       "each row's tracks named by its combination and policy")(
-      "timeline-detail", po::value(&timeline_detail), "steps (default) or changes (also each engine's running requests at every change)");
+      "timeline-detail", po::value(&timeline_detail), "steps (default) or changes (also each engine's running and queued requests and KV tokens at every change)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   if (csv_out == "-" && json_out == "-") throw std::invalid_argument("--csv - and --json -: only one output can be standard output");
