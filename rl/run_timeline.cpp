@@ -1,5 +1,7 @@
 #include "rl/run_timeline.hpp"
 
+#include "rl/metric_columns.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -12,19 +14,21 @@ namespace {
 // The RL loop's tracks.
 constexpr std::int64_t kRolloutTid = 1, kTrainerTid = 2, kSyncTid = 3;
 
+// The step's metrics as steps.csv has them: the one metric table
+// (rl/metric_columns.hpp), so a metric added there shows here too.
 nlohmann::json step_args(const StepMetrics& m) {
   const DerivedMetrics d = derive(m);
-  return {{"step_time_s", m.step_time_s},
-          {"rollout_time_s", m.rollout_time_s},
-          {"train_time_s", m.train_time_s},
-          {"sync_time_s", m.sync_time_s},
-          {"tokens_generated", m.tokens_generated},
-          {"tokens_trained", m.tokens_trained},
-          {"offpolicy_token_fraction", d.offpolicy_token_fraction},
-          {"staleness_mean", d.staleness_mean},
-          {"staleness_max", m.staleness_max},
-          {"groups_aborted", m.groups_aborted},
-          {"buffer_groups", m.buffer_groups}};
+  nlohmann::json a = nlohmann::json::object();
+  for (const MetricColumn& c : step_columns()) {
+    const auto v = c.value(m, d, nullptr);
+    if (!v) continue;
+    if (c.integer) {
+      a[c.name] = static_cast<std::int64_t>(*v);
+    } else {
+      a[c.name] = *v;
+    }
+  }
+  return a;
 }
 
 nlohmann::json train_args(const StepMetrics& m) {
