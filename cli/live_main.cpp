@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/live/cpu_runtime.hpp"
 #include "cli/commands.hpp"
 #include "cli/program_exit.hpp"
 
@@ -25,6 +26,8 @@ constexpr const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything starts a thread: see configure_allocator.
+  april::live::configure_allocator();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args.front() == "--help" || args.front() == "-h" || args.front() == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);

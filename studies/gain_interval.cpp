@@ -1,5 +1,7 @@
 #include "studies/gain_interval.hpp"
 
+#include <algorithm>
+
 #include "base/rng.hpp"
 #include "base/stats.hpp"
 
@@ -45,7 +47,9 @@ std::optional<GainErrorInterval> gain_error_interval(const std::vector<rl::StepM
   }
   if (errors.empty()) return std::nullopt;
   const double tail = (1.0 - level) / 2.0;
-  return GainErrorInterval{base::sample_quantile(errors, tail), base::sample_quantile(errors, 1.0 - tail), level,
+  // Sorted once, in place: both ends come from the same order statistics.
+  std::sort(errors.begin(), errors.end());
+  return GainErrorInterval{base::quantile_sorted(errors, tail), base::quantile_sorted(errors, 1.0 - tail), level,
                            static_cast<std::int64_t>(errors.size())};
 }
 

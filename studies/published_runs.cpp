@@ -97,7 +97,9 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
   s.scenario = object_field(f, f.doc, "scenario");
   s.steps = base::json_int(f, "steps", 2, 100000);
   s.warmup_steps = base::json_int_or(f, "warmup_steps", 1, 0, s.steps - 1);
-  const auto& fit = object_field(f, f.doc, "fit");
+  // A copy (a few fields): a reference from a call given a temporary key
+  // reads as dangling to GCC 13 (-Wdangling-reference).
+  const nlohmann::json fit = object_field(f, f.doc, "fit");
   s.fit_row = string_field(f, fit, "row");
   s.fit_procedure = string_field(f, fit, "procedure");
   s.fitted = object_field(f, fit, "fitted");

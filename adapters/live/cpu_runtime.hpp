@@ -26,6 +26,11 @@ namespace april::live {
 // Idempotent; these are process-wide by nature, not state of this program.
 void configure_runtime(std::int64_t torch_threads);
 
+// The malloc part of configure_runtime alone, for the first line of main():
+// the one-arena limit only holds for threads that first allocate after it
+// is set (see the .cpp).
+void configure_allocator();
+
 // Run once on each further thread that computes with torch (a trainer's
 // thread): OpenMP's thread count is per thread, so it gets the same
 // `torch_threads` as the thread that called configure_runtime.

@@ -5,6 +5,9 @@
 set -euo pipefail
 april=$1
 dir=$2
+# It reads the database with the sqlite3 program; without it every count
+# reads 0 and the failure would look like lost runs.
+command -v sqlite3 >/dev/null || { echo "sweep_resume_check.sh: needs the sqlite3 program (scripts/setup.sh installs it)" >&2; exit 1; }
 rm -rf "$dir" && mkdir -p "$dir"
 db=$dir/sweep.db
 # sync ignores april.alpha: 4 sync runs (one per seed) + 6 x 4 APRIL runs = 28.
