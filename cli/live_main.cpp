@@ -20,6 +20,7 @@ constexpr const char* kUsage =
     "  live       train a transformer with GRPO on a real engine, driven by the same policies (libtorch)\n"
     "  profile    measure the live engine, trainer and weight sync for calibration (libtorch)\n"
     "  validate   run policies live and in the calibrated simulator and compare (libtorch)\n"
+    "  generate   run one prompt through a Hugging Face checkpoint (libtorch)\n"
     "\n"
     "`april-live <command> --help` describes a command.\n";
 
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
     if (cmd == "live") rc = april::cli::live_command(args);
     else if (cmd == "profile") rc = april::cli::profile_command(args);
     else if (cmd == "validate") rc = april::cli::validate_command(args);
+    else if (cmd == "generate") rc = april::cli::generate_command(args);
     else {
       april::cli::print_error(fmt::format("april-live: unknown command '{}'\n\n{}", cmd, kUsage));
       rc = 2;

@@ -51,10 +51,14 @@ class BlockImpl : public torch::nn::Module {
   // softmax(q k^T / sqrt(hd) + mask) v, through torch 2.x's fused kernel when `fused`.
   torch::Tensor scaled_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask,
                                  bool fused) const;
+  // Qwen3's per-head RMSNorm of q and k ([B, T, H, hd] -> same), before rotary.
+  [[nodiscard]] torch::Tensor norm_q(const torch::Tensor& q) { return q_norm_ ? q_norm_(q) : q; }
+  [[nodiscard]] torch::Tensor norm_k(const torch::Tensor& k) { return k_norm_ ? k_norm_(k) : k; }
   std::int64_t n_heads_, n_kv_heads_, head_dim_;
   bool fast_attention_ = false;         // forward and prefill (variable shapes)
   bool fast_decode_attention_ = false;  // decode (fixed shapes)
   RMSNorm norm1_{nullptr}, norm2_{nullptr};
+  RMSNorm q_norm_{nullptr}, k_norm_{nullptr};  // only with ModelConfig::qk_norm
   torch::nn::Linear wq_{nullptr}, wk_{nullptr}, wv_{nullptr}, wo_{nullptr};
   torch::nn::Linear w_gate_{nullptr}, w_up_{nullptr}, w_down_{nullptr};
 };
@@ -62,7 +66,10 @@ TORCH_MODULE(Block);
 
 class TransformerImpl : public torch::nn::Module {
  public:
-  explicit TransformerImpl(const ModelConfig& c);
+  // Parameters in `dtype`, each layer converted as it is made, so that a
+  // bf16 model never exists whole in float32 (loading a checkpoint holds one
+  // copy of it). The initial values are random either way.
+  explicit TransformerImpl(const ModelConfig& c, torch::ScalarType dtype = torch::kFloat32);
   // tokens [B, T] (right-padded) -> logits [B, T, vocab].
   torch::Tensor forward(const torch::Tensor& tokens);
   // Batched prefill: right-padded sequences [A, T] with `lengths` [A] into
@@ -85,11 +92,14 @@ class TransformerImpl : public torch::nn::Module {
   [[nodiscard]] const ModelConfig& config() const { return config_; }
 
  private:
+  // The LM head: its own matrix, or the embedding's when tied (one tensor,
+  // so the optimizer updates it once).
+  [[nodiscard]] torch::Tensor head(const torch::Tensor& x);
   ModelConfig config_;
   torch::nn::Embedding embed_{nullptr};
   std::vector<Block> blocks_;
   RMSNorm norm_{nullptr};
-  torch::nn::Linear lm_head_{nullptr};
+  torch::nn::Linear lm_head_{nullptr};  // null when tied
   torch::Tensor cos_, sin_;  // [max_seq, head_dim]
 };
 TORCH_MODULE(Transformer);

@@ -1,0 +1,156 @@
+#include "adapters/live/hf/chat_template.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+#include "adapters/live/hf/unicode_classes.hpp"
+#include "adapters/live/hf/utf8.hpp"
+#include "base/config.hpp"
+
+namespace april::hf {
+namespace {
+
+constexpr std::array<std::pair<const char*, ChatFamily>, 5> kFamilies = {{
+    {"qwen2", ChatFamily::kQwen2},
+    {"qwen2.5", ChatFamily::kQwen2_5},
+    {"qwen3", ChatFamily::kQwen3},
+    {"llama3", ChatFamily::kLlama3},
+    {"llama3.1", ChatFamily::kLlama3_1},
+}};
+
+// Jinja's `trim` filter is Python's str.strip(): it removes the characters
+// str.isspace() accepts, White_Space and U+001C..U+001F.
+bool python_space(char32_t cp) { return unicode::char_class(cp) == unicode::CharClass::kWhitespace || (cp >= 0x1C && cp <= 0x1F); }
+
+std::string jinja_trim(const std::string& text) {
+  utf8::Decoded d;
+  if (utf8::decode(text, d)) throw base::ConfigError("chat prompt: the text is not valid UTF-8");
+  std::size_t begin = 0, end = d.cps.size();
+  while (begin < end && python_space(d.cps[begin])) ++begin;
+  while (end > begin && python_space(d.cps[end - 1])) --end;
+  return text.substr(d.byte_offsets[begin], d.byte_offsets[end] - d.byte_offsets[begin]);
+}
+
+// ChatML, the Qwen families' format.
+std::string chatml_turn(std::string_view role, std::string_view content) { return fmt::format("<|im_start|>{}\n{}<|im_end|>\n", role, content); }
+
+// Qwen/Qwen2-7B-Instruct, tokenizer_config.json "chat_template"
+// (https://huggingface.co/Qwen/Qwen2-7B-Instruct/blob/main/tokenizer_config.json):
+//   {% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}
+//   {{ '<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n' }}{% endif %}
+//   {{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}
+//   {% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}
+// Qwen/Qwen2.5-7B-Instruct's (the same page for that model; copied in
+// github.com/chujiezheng/chat_templates, chat_templates/qwen2.5-instruct.jinja)
+// differs, without tools, only in the default system prompt:
+//   '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n'
+std::string render_qwen2(const ChatPrompt& p, std::string_view default_system) {
+  return chatml_turn("system", p.system ? std::string_view(*p.system) : default_system) + chatml_turn("user", p.user) +
+         "<|im_start|>assistant\n";
+}
+
+// Qwen/Qwen3-0.6B, tokenizer_config.json "chat_template"
+// (https://huggingface.co/Qwen/Qwen3-0.6B/blob/main/tokenizer_config.json; copied
+// in llama.cpp, models/templates/Qwen-Qwen3-0.6B.jinja), without tools:
+//   {%- if messages[0].role == 'system' %}{{- '<|im_start|>system\n' + messages[0].content + '<|im_end|>\n' }}{%- endif %}
+//   ... {{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>' + '\n' }} (a user message)
+//   {%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}
+//     {%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\n\n</think>\n\n' }}{%- endif %}
+// No default system prompt.
+std::string render_qwen3(const ChatPrompt& p) {
+  std::string out;
+  if (p.system) out += chatml_turn("system", *p.system);
+  out += chatml_turn("user", p.user);
+  out += "<|im_start|>assistant\n";
+  if (p.enable_thinking == false) out += "<think>\n\n</think>\n\n";
+  return out;
+}
+
+std::string llama_turn(std::string_view role, std::string_view content) {
+  return fmt::format("<|start_header_id|>{}<|end_header_id|>\n\n{}<|eot_id|>", role, content);
+}
+
+// meta-llama/Meta-Llama-3-8B-Instruct, tokenizer_config.json "chat_template"
+// (https://huggingface.co/meta-llama/Meta-Llama-3-8B-Instruct/blob/main/tokenizer_config.json;
+// quoted in llama.cpp, tests/test-chat-template.cpp, "Llama-3"):
+//   {% set loop_messages = messages %}{% for message in loop_messages %}
+//   {% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' %}
+//   {% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}
+//   {% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}
+// A system prompt is a message like the others; no default.
+std::string render_llama3(const ChatPrompt& p) {
+  std::string out = "<|begin_of_text|>";
+  if (p.system) out += llama_turn("system", jinja_trim(*p.system));
+  out += llama_turn("user", jinja_trim(p.user));
+  out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  return out;
+}
+
+// meta-llama/Llama-3.1-8B-Instruct, tokenizer_config.json "chat_template"
+// (https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/tokenizer_config.json;
+// copied in llama.cpp, models/templates/meta-llama-Llama-3.1-8B-Instruct.jinja, to
+// which Llama-3.3-70B-Instruct's is identical), without tools:
+//   {{- bos_token }} ... {%- if not date_string is defined %}{%- set date_string = "26 Jul 2024" %}{%- endif %}
+//   {%- if messages[0]['role'] == 'system' %}{%- set system_message = messages[0]['content']|trim %} ...
+//   {%- else %}{%- set system_message = "" %}{%- endif %}
+//   {{- "<|start_header_id|>system<|end_header_id|>\n\n" }}
+//   {{- "Cutting Knowledge Date: December 2023\n" }}{{- "Today Date: " + date_string + "\n\n" }}
+//   {{- system_message }}{{- "<|eot_id|>" }}
+//   ... {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' }}
+//   {%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{%- endif %}
+// The system block is always there; Hugging Face does not pass date_string,
+// so the date is the template's own. (Llama 3.2's template writes today's
+// date instead: not supported.)
+std::string render_llama3_1(const ChatPrompt& p) {
+  const std::string system = p.system ? jinja_trim(*p.system) : std::string();
+  return "<|begin_of_text|>" +
+         llama_turn("system", "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n" + system) +
+         llama_turn("user", jinja_trim(p.user)) + "<|start_header_id|>assistant<|end_header_id|>\n\n";
+}
+
+}  // namespace
+
+ChatFamily chat_family_from_name(const std::string& name) {
+  for (const auto& [n, family] : kFamilies) {
+    if (name == n) return family;
+  }
+  throw base::ConfigError(fmt::format("chat template '{}' is not supported; april writes those of {}", name,
+                                      fmt::join(chat_family_names(), ", ")));
+}
+
+const char* chat_family_name(ChatFamily family) {
+  for (const auto& [n, f] : kFamilies) {
+    if (f == family) return n;
+  }
+  return "?";
+}
+
+std::vector<std::string> chat_family_names() {
+  std::vector<std::string> out;
+  for (const auto& [n, family] : kFamilies) out.emplace_back(n);
+  return out;
+}
+
+std::string render_chat_prompt(ChatFamily family, const ChatPrompt& prompt) {
+  if (prompt.enable_thinking && family != ChatFamily::kQwen3) {
+    throw base::ConfigError(fmt::format("chat template '{}' has no enable_thinking switch (qwen3's has)", chat_family_name(family)));
+  }
+  switch (family) {
+    case ChatFamily::kQwen2:
+      return render_qwen2(prompt, "You are a helpful assistant.");
+    case ChatFamily::kQwen2_5:
+      return render_qwen2(prompt, "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.");
+    case ChatFamily::kQwen3:
+      return render_qwen3(prompt);
+    case ChatFamily::kLlama3:
+      return render_llama3(prompt);
+    case ChatFamily::kLlama3_1:
+      return render_llama3_1(prompt);
+  }
+  throw base::ConfigError("unknown chat family");
+}
+
+}  // namespace april::hf
