@@ -101,7 +101,17 @@ std::vector<std::string> hf_architectures() { return {"LlamaForCausalLM", "Qwen2
 
 HfModelConfig read_hf_config(const std::string& dir) {
   const auto path = (std::filesystem::path(dir) / "config.json").string();
-  const auto f = base::read_json_file(path, "model config");
+  auto out = hf_config_from_json(base::read_json_file(path, "model config"), dir);
+  const auto gen_path = std::filesystem::path(dir) / "generation_config.json";
+  if (std::filesystem::exists(gen_path)) {
+    const auto g = base::read_json_file(gen_path.string(), "generation config");
+    read_ids(g, "eos_token_id", out.eos_token_ids);
+  }
+  return out;
+}
+
+HfModelConfig hf_config_from_json(const base::JsonFile& f, const std::string& name) {
+  const std::string& dir = name;
   HfModelConfig out;
   auto& m = out.model;
   const auto arch_it = f.doc.find("architectures");
@@ -139,11 +149,6 @@ HfModelConfig read_hf_config(const std::string& dir) {
   out.max_position_embeddings = base::json_int_or(f, "max_position_embeddings", 0, 0, kMaxDim * 64);
   out.dtype = base::json_string_or(f, "torch_dtype", base::json_string_or(f, "dtype", ""));
   read_ids(f, "eos_token_id", out.eos_token_ids);
-  const auto gen_path = std::filesystem::path(dir) / "generation_config.json";
-  if (std::filesystem::exists(gen_path)) {
-    const auto g = base::read_json_file(gen_path.string(), "generation config");
-    read_ids(g, "eos_token_id", out.eos_token_ids);
-  }
   return out;
 }
 

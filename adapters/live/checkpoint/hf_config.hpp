@@ -11,6 +11,10 @@
 
 #include "adapters/live/model_config.hpp"
 
+namespace april::base {
+struct JsonFile;
+}
+
 namespace april::live {
 
 struct HfModelConfig {
@@ -29,5 +33,8 @@ std::vector<std::string> hf_architectures();
 // Reads `dir`/config.json (and generation_config.json when there). Throws
 // base::ConfigError naming the file, line and field.
 HfModelConfig read_hf_config(const std::string& dir);
+// The same from a parsed config.json alone (no generation_config.json);
+// `name` names the model in reports.
+HfModelConfig hf_config_from_json(const base::JsonFile& config, const std::string& name);
 
 }  // namespace april::live

@@ -58,6 +58,68 @@ std::int64_t StTensor::numel() const {
   return n;
 }
 
+std::vector<StTensor> parse_safetensors(const std::byte* bytes, std::size_t size, const std::string& path,
+                                        std::map<std::string, std::string>* metadata) {
+  std::vector<StTensor> tensors;
+  if (size < 8) refuse(path, fmt::format("{} bytes: too short for a safetensors file (an 8-byte header length first)", size));
+  const auto* base = bytes;
+  std::uint64_t n = 0;
+  std::memcpy(&n, base, 8);
+  if (n > kMaxHeaderBytes) refuse(path, fmt::format("header of {} bytes, over the format's limit of {}", n, kMaxHeaderBytes));
+  if (n > size - 8) refuse(path, fmt::format("header of {} bytes runs past the end of the {}-byte file", n, size));
+  const std::string text(reinterpret_cast<const char*>(base + 8), static_cast<std::size_t>(n));
+  nlohmann::json doc;
+  if (const auto err = base::parse_json(text, doc)) refuse(path, fmt::format("header: invalid JSON at byte {} ({})", err->byte + 8, err->reason));
+  if (!doc.is_object()) refuse(path, "header: not a JSON object");
+  const base::JsonValue root(doc, path);
+  const std::size_t data_start = 8 + static_cast<std::size_t>(n);
+  const std::size_t data_size = size - data_start;
+  for (const auto& [name, entry] : doc.items()) {
+    const base::JsonValue e = root.at(name);
+    if (name == "__metadata__") {
+      if (!entry.is_object()) e.fail("expected an object of strings");
+      for (const auto& [k, v] : entry.items()) {
+        if (!v.is_string()) e.at(k).fail("expected a string");
+        if (metadata != nullptr) (*metadata)[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    if (!entry.is_object()) e.fail("expected {dtype, shape, data_offsets}");
+    e.only_keys({"dtype", "shape", "data_offsets"});
+    StTensor t;
+    t.name = name;
+    const auto dtype = e.at("dtype").string();
+    const auto* d = std::find_if(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeName& x) { return dtype == x.name; });
+    if (d == std::end(kDtypes)) e.at("dtype").fail(fmt::format("'{}' is not read (F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL)", dtype));
+    t.dtype = d->dtype;
+    t.shape = e.at("shape").integers(0, std::numeric_limits<std::int64_t>::max());
+    std::uint64_t numel = 1;
+    for (const auto dim : t.shape) {
+      if (dim != 0 && numel > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(dim) / d->bytes) {
+        e.at("shape").fail("more elements than any file holds");
+      }
+      numel *= static_cast<std::uint64_t>(dim);
+    }
+    const auto offsets = e.at("data_offsets").integers(0, std::numeric_limits<std::int64_t>::max());
+    if (offsets.size() != 2 || offsets[0] > offsets[1]) e.at("data_offsets").fail("expected [begin, end] with begin <= end");
+    const auto begin = static_cast<std::uint64_t>(offsets[0]), end = static_cast<std::uint64_t>(offsets[1]);
+    if (end > data_size) e.at("data_offsets").fail(fmt::format("ends at byte {} of a {}-byte data section", end, data_size));
+    if (end - begin != numel * d->bytes) {
+      e.at("data_offsets").fail(fmt::format("{} bytes for shape [{}] of {} ({} expected)", end - begin, fmt::join(t.shape, ", "), dtype, numel * d->bytes));
+    }
+    t.data = base + data_start + begin;
+    t.bytes = static_cast<std::size_t>(end - begin);
+    tensors.push_back(std::move(t));
+  }
+  std::sort(tensors.begin(), tensors.end(), [](const StTensor& a, const StTensor& b) { return a.data < b.data; });
+  for (std::size_t i = 1; i < tensors.size(); ++i) {
+    if (tensors[i - 1].data + tensors[i - 1].bytes > tensors[i].data) {
+      refuse(path, fmt::format("tensors '{}' and '{}' overlap", tensors[i - 1].name, tensors[i].name));
+    }
+  }
+  return tensors;
+}
+
 SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) refuse(path_, fmt::format("cannot open: {}", std::strerror(errno)));
@@ -78,61 +140,7 @@ SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
     refuse(path_, fmt::format("cannot map: {}", std::strerror(errno)));
   }
   try {
-    const auto* base = static_cast<const std::byte*>(map_);
-    std::uint64_t n = 0;
-    std::memcpy(&n, base, 8);
-    if (n > kMaxHeaderBytes) refuse(path_, fmt::format("header of {} bytes, over the format's limit of {}", n, kMaxHeaderBytes));
-    if (n > size_ - 8) refuse(path_, fmt::format("header of {} bytes runs past the end of the {}-byte file", n, size_));
-    const std::string text(reinterpret_cast<const char*>(base + 8), static_cast<std::size_t>(n));
-    nlohmann::json doc;
-    if (const auto err = base::parse_json(text, doc)) refuse(path_, fmt::format("header: invalid JSON at byte {} ({})", err->byte + 8, err->reason));
-    if (!doc.is_object()) refuse(path_, "header: not a JSON object");
-    const base::JsonValue root(doc, path_);
-    const std::size_t data_start = 8 + static_cast<std::size_t>(n);
-    const std::size_t data_size = size_ - data_start;
-    for (const auto& [name, entry] : doc.items()) {
-      const base::JsonValue e = root.at(name);
-      if (name == "__metadata__") {
-        if (!entry.is_object()) e.fail("expected an object of strings");
-        for (const auto& [k, v] : entry.items()) {
-          if (!v.is_string()) e.at(k).fail("expected a string");
-          metadata_[k] = v.get<std::string>();
-        }
-        continue;
-      }
-      if (!entry.is_object()) e.fail("expected {dtype, shape, data_offsets}");
-      e.only_keys({"dtype", "shape", "data_offsets"});
-      StTensor t;
-      t.name = name;
-      const auto dtype = e.at("dtype").string();
-      const auto* d = std::find_if(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeName& x) { return dtype == x.name; });
-      if (d == std::end(kDtypes)) e.at("dtype").fail(fmt::format("'{}' is not read (F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL)", dtype));
-      t.dtype = d->dtype;
-      t.shape = e.at("shape").integers(0, std::numeric_limits<std::int64_t>::max());
-      std::uint64_t numel = 1;
-      for (const auto dim : t.shape) {
-        if (dim != 0 && numel > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(dim) / d->bytes) {
-          e.at("shape").fail("more elements than any file holds");
-        }
-        numel *= static_cast<std::uint64_t>(dim);
-      }
-      const auto offsets = e.at("data_offsets").integers(0, std::numeric_limits<std::int64_t>::max());
-      if (offsets.size() != 2 || offsets[0] > offsets[1]) e.at("data_offsets").fail("expected [begin, end] with begin <= end");
-      const auto begin = static_cast<std::uint64_t>(offsets[0]), end = static_cast<std::uint64_t>(offsets[1]);
-      if (end > data_size) e.at("data_offsets").fail(fmt::format("ends at byte {} of a {}-byte data section", end, data_size));
-      if (end - begin != numel * d->bytes) {
-        e.at("data_offsets").fail(fmt::format("{} bytes for shape [{}] of {} ({} expected)", end - begin, fmt::join(t.shape, ", "), dtype, numel * d->bytes));
-      }
-      t.data = base + data_start + begin;
-      t.bytes = static_cast<std::size_t>(end - begin);
-      tensors_.push_back(std::move(t));
-    }
-    std::sort(tensors_.begin(), tensors_.end(), [](const StTensor& a, const StTensor& b) { return a.data < b.data; });
-    for (std::size_t i = 1; i < tensors_.size(); ++i) {
-      if (tensors_[i - 1].data + tensors_[i - 1].bytes > tensors_[i].data) {
-        refuse(path_, fmt::format("tensors '{}' and '{}' overlap", tensors_[i - 1].name, tensors_[i].name));
-      }
-    }
+    tensors_ = parse_safetensors(static_cast<const std::byte*>(map_), size_, path_, &metadata_);
   } catch (...) {
     ::munmap(map_, size_);
     map_ = nullptr;

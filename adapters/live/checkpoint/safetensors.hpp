@@ -26,6 +26,12 @@ struct StTensor {
   [[nodiscard]] std::int64_t numel() const;
 };
 
+// The tensors a whole safetensors file's bytes hold (their data pointing into
+// `bytes`), with every check below; `path` names it in errors. What the
+// mapped reader runs, and what the fuzzer drives.
+std::vector<StTensor> parse_safetensors(const std::byte* bytes, std::size_t size, const std::string& path,
+                                        std::map<std::string, std::string>* metadata);
+
 // One file, mapped read-only. Throws base::ConfigError naming the file (and
 // the tensor) on a short file, a header past the file or over 100 MiB,
 // invalid JSON, an unknown dtype, a shape whose size disagrees with its byte
