@@ -1,6 +1,7 @@
 #include "adapters/live/detail/grpo.hpp"
 
 #include <cmath>
+#include <stdexcept>
 #include <map>
 
 namespace april::live {
@@ -42,6 +43,31 @@ torch::Tensor ppo_clip_loss(const torch::Tensor& logp, const torch::Tensor& old_
   const auto clipped = torch::clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * adv;
   const auto per_token = torch::min(unclipped, clipped) * weight * mask;
   return -per_token.sum() / mask.sum().clamp_min(1.0);
+}
+
+PolicyLoss policy_loss_from_name(const std::string& name) {
+  if (name == "grpo") return PolicyLoss::Grpo;
+  if (name == "dapo") return PolicyLoss::Dapo;
+  if (name == "gspo") return PolicyLoss::Gspo;
+  throw std::invalid_argument("policy loss '" + name + "': grpo, dapo or gspo");
+}
+
+torch::Tensor policy_loss(PolicyLoss kind, const torch::Tensor& logp, const torch::Tensor& old_logp, const torch::Tensor& adv,
+                          const torch::Tensor& weight, const torch::Tensor& mask, double clip_low, double clip_high) {
+  if (kind == PolicyLoss::Dapo) return ppo_clip_loss(logp, old_logp, adv, weight, mask, clip_low, clip_high);
+  const auto tokens = mask.sum(1);                               // [B]
+  const auto sequences = (tokens > 0).to(mask.scalar_type()).sum().clamp_min(1.0);
+  const auto per_row = tokens.clamp_min(1.0);
+  if (kind == PolicyLoss::Grpo) {
+    const auto ratio = torch::exp(logp - old_logp);
+    const auto surrogate = torch::min(ratio * adv, torch::clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * adv) * weight * mask;
+    return -(surrogate.sum(1) / per_row).sum() / sequences;
+  }
+  // GSPO: s_i = exp(mean_t(logp - old_logp)) over the sequence's tokens.
+  const auto seq_ratio = torch::exp(((logp - old_logp) * mask).sum(1) / per_row);
+  const auto seq_adv = (adv * mask).sum(1) / per_row;
+  const auto surrogate = torch::min(seq_ratio * seq_adv, torch::clamp(seq_ratio, 1.0 - clip_low, 1.0 + clip_high) * seq_adv);
+  return -(surrogate * (tokens > 0).to(mask.scalar_type())).sum() / sequences;
 }
 
 std::pair<torch::Tensor, torch::Tensor> response_logprobs(Transformer& model, const std::vector<TrainSampleData>& batch,
@@ -148,7 +174,7 @@ TrainStats GrpoTrainer::step(const std::vector<TrainSampleData>& batch, std::int
   last_ratios_ = ratio.masked_select(mask > 0).cpu();
   last_old_logp_ = old_logp.masked_select(mask > 0).cpu();
   last_weights_ = weight.masked_select(mask > 0).cpu();
-  auto loss = ppo_clip_loss(logp, old_logp, adv, weight, train_mask, opt_.clip_low, opt_.clip_high);
+  auto loss = policy_loss(opt_.loss, logp, old_logp, adv, weight, train_mask, opt_.clip_low, opt_.clip_high);
   if (opt_.kl_coef > 0 && reference_) {
     torch::Tensor ref_logp;
     {

@@ -31,6 +31,11 @@ void declare_live_knobs(base::ConfigSchema& s) {
   s.add({keys::kLiveLr.name, KnobType::Double, 5e-4, "", "AdamW learning rate", base::above_and_at_most(0, 10)});
   s.add({keys::kLiveWeightDecay.name, KnobType::Double, 0.01, "", "AdamW weight decay", base::in_range(0, 10)});
   s.add({keys::kLiveGradClip.name, KnobType::Double, 1.0, "", "gradient norm clip", base::above_and_at_most(0, 1e6)});
+  s.add({keys::kLivePolicyLoss.name, KnobType::String, std::string("dapo"), "",
+         "how the clipped surrogate averages: grpo (per sequence, then over sequences: DeepSeekMath), dapo (over all tokens of "
+         "the batch: DAPO's token-level loss) or gspo (one ratio per sequence, the geometric mean of its tokens': GSPO, whose "
+         "paper clips at 3e-4 below and 4e-4 above; live.tis_cap does not apply to it)",
+         base::one_of({"grpo", "dapo", "gspo"})});
   s.add({keys::kLiveClipLow.name, KnobType::Double, 0.2, "", "PPO clip below 1 (DAPO: 0.2)", base::in_range(0, 1)});
   s.add({keys::kLiveClipHigh.name, KnobType::Double, 0.28, "", "PPO clip above 1 (DAPO: 0.28)", base::in_range(0, 10)});
   s.add({keys::kLiveKlCoef.name, KnobType::Double, 0.0, "", "KL penalty to the warm-started reference (k3); 0 = none", base::in_range(0, 1e6)});
@@ -80,6 +85,10 @@ LiveOptions live_options(const base::Config& c, const std::string& device, std::
   lo.lr = c.get(live::keys::kLiveLr);
   lo.weight_decay = c.get(live::keys::kLiveWeightDecay);
   lo.grad_clip = c.get(live::keys::kLiveGradClip);
+  lo.policy_loss = c.get(live::keys::kLivePolicyLoss);
+  if (lo.policy_loss == "gspo" && c.get(live::keys::kLiveTisCap) > 0) {
+    throw base::ConfigError("live.tis_cap weighs tokens, and live.policy_loss=gspo has one ratio per sequence: set one of them");
+  }
   lo.clip_low = c.get(live::keys::kLiveClipLow);
   lo.clip_high = c.get(live::keys::kLiveClipHigh);
   lo.kl_coef = c.get(live::keys::kLiveKlCoef);

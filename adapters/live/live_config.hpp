@@ -31,6 +31,7 @@ inline constexpr base::DoubleKey kLiveKlCoef{"live.kl_coef"};
 inline constexpr base::DoubleKey kLiveLr{"live.lr"};
 inline constexpr base::StringKey kLiveModel{"live.model"};
 inline constexpr base::StringKey kLiveOldLogprobs{"live.old_logprobs"};
+inline constexpr base::StringKey kLivePolicyLoss{"live.policy_loss"};
 inline constexpr base::IntKey kLivePrefillPadTok{"live.prefill_pad_tok"};
 inline constexpr base::IntKey kLiveSftBatch{"live.sft_batch"};
 inline constexpr base::IntKey kLiveSftSteps{"live.sft_steps"};

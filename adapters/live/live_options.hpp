@@ -23,6 +23,7 @@ struct LiveOptions {
   bool exact_prefill = true;
   ServingOptions serving;
   double lr = 5e-4, weight_decay = 0.01, grad_clip = 1.0;
+  std::string policy_loss = "dapo";  // grpo, dapo or gspo (detail/grpo.hpp)
   double clip_low = 0.2, clip_high = 0.28, kl_coef = 0.0, tis_cap = 0.0;
   bool recompute_old_logprobs = true;  // slime's default; false: the sampler's log-probs are pi_old
   bool tis_stale_only = false;         // TIS weight on stale tokens only (else every token, as slime's --use-tis)

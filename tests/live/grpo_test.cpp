@@ -69,6 +69,51 @@ TEST(Grpo, LossAndGradientOnAHandComputedExample) {
   EXPECT_NEAR(a[4], 0.0, 1e-9);  // equal rewards: no signal
 }
 
+// The three averages on one hand-worked batch: sequence 0 has two tokens
+// (log-ratios 0.1 and 0.3, A = +1), sequence 1 one (log-ratio 0.4, A = -1;
+// its second place is padding), a third row is all padding. Clip 0.2/0.28.
+TEST(Grpo, GrpoDapoAndGspoAverageAsTheirPapersOnAHandWorkedBatch) {
+  const auto make_logp = [] { return torch::tensor({{0.1F, 0.3F}, {0.4F, 7.0F}, {0.0F, 0.0F}}, torch::requires_grad()); };
+  const auto old = torch::zeros({3, 2});
+  const auto adv = torch::tensor({{1.0F, 1.0F}, {-1.0F, -1.0F}, {5.0F, 5.0F}});
+  const auto w = torch::ones({3, 2});
+  const auto mask = torch::tensor({{1.0F, 1.0F}, {1.0F, 0.0F}, {0.0F, 0.0F}});
+  const double r1 = std::exp(0.1), r3 = std::exp(0.4);
+  // Token surrogates: r1 (inside the clip), 1.28 (e^0.3 = 1.35 clipped, A > 0), -e^0.4 (A < 0: min(-r, -1.28) = -r).
+  const double t0 = r1, t1 = 1.28, t2 = -r3;
+  {
+    auto logp = make_logp();
+    const auto loss = policy_loss(PolicyLoss::Dapo, logp, old, adv, w, mask, 0.2, 0.28);
+    EXPECT_NEAR(loss.item<double>(), -(t0 + t1 + t2) / 3.0, 1e-6);  // over the batch's three tokens
+  }
+  {
+    auto logp = make_logp();
+    const auto loss = policy_loss(PolicyLoss::Grpo, logp, old, adv, w, mask, 0.2, 0.28);
+    EXPECT_NEAR(loss.item<double>(), -((t0 + t1) / 2.0 + t2) / 2.0, 1e-6);  // each sequence's mean, then over the two
+  }
+  {
+    auto logp = make_logp();
+    const auto loss = policy_loss(PolicyLoss::Gspo, logp, old, adv, w, mask, 0.2, 0.28);
+    const double s0 = std::exp((0.1 + 0.3) / 2.0), s1 = r3;  // geometric means of the sequences' ratios
+    EXPECT_NEAR(loss.item<double>(), -(s0 * 1.0 + s1 * -1.0) / 2.0, 1e-6);
+    loss.backward();
+    // One ratio per sequence: both tokens of sequence 0 get the same gradient, -A s0 / (2 tokens x 2 sequences).
+    EXPECT_NEAR(logp.grad()[0][0].item<double>(), -s0 / 4.0, 1e-6);
+    EXPECT_NEAR(logp.grad()[0][1].item<double>(), -s0 / 4.0, 1e-6);
+    EXPECT_NEAR(logp.grad()[1][0].item<double>(), s1 / 2.0, 1e-6);
+    EXPECT_EQ(logp.grad()[1][1].item<double>(), 0.0);  // padding
+    EXPECT_EQ(logp.grad()[2][0].item<double>(), 0.0);
+  }
+  // GSPO clips the sequence ratio: s0 = e^0.2 = 1.22 is clipped at 1 + 0.1 and has no gradient.
+  auto logp = make_logp();
+  const auto clipped = policy_loss(PolicyLoss::Gspo, logp, old, adv, w, mask, 0.1, 0.1);
+  EXPECT_NEAR(clipped.item<double>(), -(1.1 - std::exp(0.4)) / 2.0, 1e-6);
+  clipped.backward();
+  EXPECT_EQ(logp.grad()[0][0].item<double>(), 0.0);
+  EXPECT_EQ(policy_loss_from_name("gspo"), PolicyLoss::Gspo);
+  EXPECT_THROW(policy_loss_from_name("ppo"), std::invalid_argument);
+}
+
 // Six countdown samples drawn by the engine serving a copy of `policy`, with
 // the sampler's log-probs, all of version 0.
 std::vector<TrainSampleData> sampled_batch(Transformer& policy) {

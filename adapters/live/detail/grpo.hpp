@@ -9,13 +9,29 @@
 // (slime's default), or taken from the sampler's log-probs.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "adapters/live/detail/transformer.hpp"
 
 namespace april::live {
 
+// How the clipped surrogate is averaged, and over what ratio:
+// - grpo: per sequence (its tokens' mean), then over sequences (Shao et al.
+//   2024, DeepSeekMath eq. 3: 1/G sum_i 1/|o_i| sum_t);
+// - dapo: over all tokens of the batch at once, so long answers weigh by
+//   their length (Yu et al. 2025, DAPO eq. 8, "token-level policy gradient
+//   loss");
+// - gspo: one ratio per sequence, the geometric mean of its tokens' ratios
+//   (exp of the mean log-ratio), clipped and multiplied by the sequence's
+//   advantage, averaged over sequences (Zheng et al. 2025, GSPO eq. 5-7).
+//   Its clip ranges are of another scale: the paper uses 3e-4 below and
+//   4e-4 above (section 5.1).
+enum class PolicyLoss { Grpo, Dapo, Gspo };
+PolicyLoss policy_loss_from_name(const std::string& name);
+
 struct GrpoOptions {
+  PolicyLoss loss = PolicyLoss::Dapo;
   double clip_low = 0.2, clip_high = 0.28;
   double kl_coef = 0.0;
   double tis_cap = 0.0;   // 0: off
@@ -55,6 +71,12 @@ std::vector<double> group_advantages(const std::vector<double>& rewards, const s
 //   -sum(min(r * A, clip(r, 1 - low, 1 + high) * A) * w * mask) / sum(mask),  r = exp(logp - old_logp)
 torch::Tensor ppo_clip_loss(const torch::Tensor& logp, const torch::Tensor& old_logp, const torch::Tensor& adv,
                             const torch::Tensor& weight, const torch::Tensor& mask, double clip_low, double clip_high);
+
+// The surrogate of `kind` over [B, T] tensors (adv constant along each row;
+// weight: per-token importance weights, which gspo does not take), negated
+// for minimisation. Rows with no token where mask = 1 count for nothing.
+torch::Tensor policy_loss(PolicyLoss kind, const torch::Tensor& logp, const torch::Tensor& old_logp, const torch::Tensor& adv,
+                          const torch::Tensor& weight, const torch::Tensor& mask, double clip_low, double clip_high);
 
 // Per-token log-probs of each response under `model` ([B, Tmax], padded with 0) and the mask of real tokens.
 std::pair<torch::Tensor, torch::Tensor> response_logprobs(Transformer& model, const std::vector<TrainSampleData>& batch,

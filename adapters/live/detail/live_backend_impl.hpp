@@ -92,6 +92,7 @@ struct LiveBackend::Impl {
 
   static GrpoOptions grpo_options(const LiveOptions& o) {
     GrpoOptions g;
+    g.loss = policy_loss_from_name(o.policy_loss);
     g.clip_low = o.clip_low, g.clip_high = o.clip_high, g.kl_coef = o.kl_coef, g.tis_cap = o.tis_cap;
     g.mask_staleness_above = o.mask_staleness_above, g.lr = o.lr, g.weight_decay = o.weight_decay, g.grad_clip = o.grad_clip;
     g.temperature = o.temperature;
