@@ -64,7 +64,8 @@ void check_checkpoint_run(const base::JsonFile& state, const nlohmann::json& run
 int live_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april live [--scenario S] [--policy NAME] [--device cpu|cuda] [--steps N] [--out DIR]\n"
-      "                  [--checkpoint DIR] [--resume DIR] [--timeline FILE] [--set key=value]...\n"
+      "                  [--checkpoint DIR] [--resume DIR] [--timeline FILE] [--timeline-detail steps|changes]\n"
+      "                  [--set key=value]...\n"
       "Trains a transformer with GRPO on the countdown task (count down from N to 1, then stop: long-tail\n"
       "answer lengths, exact-match reward),\n"
       "with the rollout policy driving a real continuous-batching engine. A policy that overlaps rollout and\n"
@@ -73,7 +74,8 @@ int live_command(const std::vector<std::string>& args) {
       "supervised steps, then prints one line per RL step; --out writes summary.json and\n"
       "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy. On the CPU it first estimates its\n"
       "memory (weights, KV cache, activations) and refuses a run the machine cannot hold.\n\noptions");
-  std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, checkpoint, resume, timeline_path;
+  std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, checkpoint, resume, timeline_path,
+              timeline_detail = "steps";
   std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_name), "rollout policy (default april)")("device", po::value(&device), "cpu or cuda")(
@@ -82,13 +84,16 @@ int live_command(const std::vector<std::string>& args) {
       "checkpoint", po::value(&checkpoint), "save model, optimizer, buffer and loop state here at the end")(
       "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)")(
       "timeline", po::value(&timeline_path), "write the run as a Chrome trace-event JSON FILE (ui.perfetto.dev): rollout, abort, "
-      "train and sync spans on the wall clock, each step's metrics");
+      "train and sync spans on the wall clock, each step's metrics, and the engine's busy spans")(
+      "timeline-detail", po::value(&timeline_detail), "steps (default) or changes (also the engine's running and queued requests and "
+      "KV tokens at every change)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   std::optional<OutputFolder> out;
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
   if (!checkpoint.empty()) check_output_folder(checkpoint, "--checkpoint");  // before the run, not after it
   if (timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
+  const auto detail = rl::parse_timeline_detail(timeline_detail);
   if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
 
   const auto registry = policies::builtin_policies();
@@ -101,6 +106,7 @@ int live_command(const std::vector<std::string>& args) {
   const auto seed = static_cast<std::uint64_t>(c.get(base::keys::kSeed));
   const live::CountdownTask task(tp, seed);
   live::LiveOptions lo = live::live_options(c, device, policy->mask_tokens_staler_than());
+  lo.record_engine_changes = !timeline_path.empty();
   if (!resume.empty()) lo.sft_steps = 0;
   const auto mc = live::model_config(lo.model_size, task.vocab(), task.max_prompt_tok() + lo.max_response_len);
   std::string memory_note;
@@ -194,11 +200,12 @@ int live_command(const std::vector<std::string>& args) {
   if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts: {:.3f} before RL, {:.3f} after\n", eval_n, acc_before, acc_after);
 
   if (!timeline_path.empty()) {
-    // The loop's tracks; the live engine records no occupancy changes, so no engine tracks.
+    // The loop's tracks and the engine's, from its occupancy at every change.
     base::ChromeTrace chrome;
+    const auto changes = backend.take_engine_changes();
     // From the first step's start: the warm start before it is not part of the run.
-    rl::add_run_timeline(chrome, {"live " + policy_name, 1, &steps, nullptr, steps.empty() ? 0.0 : steps.front().start_time_s}, 1,
-                         rl::TimelineDetail::kSteps);
+    rl::add_run_timeline(chrome, {"live " + policy_name, 1, &steps, &changes, steps.empty() ? 0.0 : steps.front().start_time_s}, 1,
+                         detail);
     write_output_file(timeline_path, chrome.text());
     fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", timeline_path, chrome.events());
   }

@@ -39,6 +39,12 @@ std::size_t KvEngine::running() const {
   return static_cast<std::size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.active; }));
 }
 
+std::int64_t KvEngine::resident_tok() const {
+  std::int64_t n = 0;
+  for (const auto& s : slots_) n += s.active ? s.cached : 0;
+  return n;
+}
+
 std::vector<std::pair<std::uint64_t, std::int32_t>> KvEngine::in_flight_progress() const {
   std::vector<const Slot*> active;
   for (const auto& s : slots_) {

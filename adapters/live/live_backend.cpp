@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <chrono>
 #include <future>
@@ -67,7 +69,10 @@ void LiveBackend::submit(const rl::SampleRequest& r) {
     throw std::logic_error(fmt::format("live backend: sample {} submitted while in flight", r.key));
   }
   impl_->enqueue(r.key, r.max_new_tok);
+  impl_->note_engine(now_s());
 }
+
+std::vector<rl::EngineRunningChange> LiveBackend::take_engine_changes() { return std::exchange(impl_->engine_changes, {}); }
 
 std::vector<rl::SampleProgress> LiveBackend::wait_for_completions() {
   for (;;) {
@@ -75,6 +80,7 @@ std::vector<rl::SampleProgress> LiveBackend::wait_for_completions() {
       throw std::logic_error("wait_for_completions with nothing in flight");
     }
     auto done = impl_->engine->step();
+    impl_->note_engine(now_s());
     if (done.empty()) continue;
     std::vector<rl::SampleProgress> out;
     for (auto& d : done) out.push_back(impl_->deliver(d, true, impl_->engine_version));
@@ -85,6 +91,7 @@ std::vector<rl::SampleProgress> LiveBackend::wait_for_completions() {
 std::vector<rl::SampleProgress> LiveBackend::abort_all() {
   std::vector<rl::SampleProgress> out;
   for (auto& d : impl_->engine->abort_all()) out.push_back(impl_->deliver(d, true, impl_->engine_version));
+  impl_->note_engine(now_s());
   return out;
 }
 
@@ -217,6 +224,7 @@ rl::BackendEvents LiveBackend::wait_for_events() {
     im.engine->set_beside_train(beside);
     const auto iteration_start = std::chrono::steady_clock::now();
     for (auto& d : im.engine->step()) ev.finished.push_back(im.deliver(d, true, im.engine_version));
+    im.note_engine(now_s());
     if (beside) im.train_record.beside_engine_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - iteration_start).count();
     im.engine->set_beside_train(false);
     if (im.train_running.valid() && im.lockstep_left > 0) --im.lockstep_left;

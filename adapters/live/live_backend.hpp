@@ -12,6 +12,7 @@
 
 #include "rl/backend.hpp"
 #include "rl/backend_profile.hpp"
+#include "rl/run_timeline.hpp"
 #include "adapters/live/countdown_task.hpp"
 #include "adapters/live/live_options.hpp"
 
@@ -85,6 +86,10 @@ class LiveBackend final : public rl::Backend, public rl::OverlappingBackend {
   [[nodiscard]] LiveStats stats() const;
   // The engine iterations since the last call, when LiveOptions::record_iterations.
   std::vector<rl::IterationPoint> take_iteration_log();
+  // The engine's running and queued requests and resident KV tokens at each
+  // change since the last call, on now_s()'s clock, when
+  // LiveOptions::record_engine_changes (the engine tracks of a timeline).
+  std::vector<rl::EngineRunningChange> take_engine_changes();
   // The train steps computed since the last call, when LiveOptions::record_iterations.
   std::vector<LiveTrainStep> take_train_log();
   // The tokens of a sample held by the backend (for tests and traces).

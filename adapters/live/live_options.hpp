@@ -43,6 +43,10 @@ struct LiveOptions {
   // being killed by the kernel; 0: not checked (tests, and CUDA, whose memory
   // is the device's).
   std::uint64_t memory_limit_bytes = 0;
+  // Each change of the engine's running and queued requests, at the
+  // iteration boundary where it happens (take_engine_changes): the engine
+  // track of a live run's timeline.
+  bool record_engine_changes = false;
   bool record_iterations = false;  // keep the engine's per-iteration log and the train steps' (take_iteration_log, take_train_log)
 };
 

@@ -99,6 +99,42 @@ TEST(LiveBackend, TheTrainLogHoldsEveryComputedStepWithItsShapeAndTheEnginesTime
 // step's page faults: those of the trainer's thread, where the step runs,
 // not of the thread that waits for it. The free heap is handed back before
 // every step, so every step must fault pages in again.
+// The engine track of a live run's timeline: every change of the engine's
+// running and queued requests and resident KV tokens, in time order, within
+// its slots, ending empty after APRIL's abort at each step's end.
+TEST(LiveBackend, TheEngineOccupancyIsRecordedAtEveryChange) {
+  april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16"});
+  auto policy = f.registry.get("april").make(f.config);
+  const CountdownTask task({4, 0.6, 10}, 7);
+  LiveOptions o = tiny_live();
+  o.record_engine_changes = true;
+  LiveBackend live(o, task);
+  CountdownWorkload workload(task, 2);
+  rl::RlLoop loop(live, *policy, workload, {2, 16, false});
+  std::vector<rl::EngineRunningChange> changes;
+  for (int s = 0; s < 3; ++s) {
+    loop.run_step();
+    for (const auto& c : live.take_engine_changes()) changes.push_back(c);
+  }
+  ASSERT_GE(changes.size(), 6u);
+  std::int64_t most_running = 0;
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    const auto& c = changes[i];
+    if (i > 0) {
+      EXPECT_GE(c.time_ns, changes[i - 1].time_ns);
+      EXPECT_FALSE(c.running == changes[i - 1].running && c.waiting == changes[i - 1].waiting && c.kv_tok == changes[i - 1].kv_tok);
+    }
+    EXPECT_LE(c.running, o.slots);
+    EXPECT_GE(c.waiting, 0);
+    EXPECT_EQ(c.running == 0, c.kv_tok == 0) << "change " << i;
+    most_running = std::max(most_running, c.running);
+  }
+  EXPECT_GT(most_running, 0);
+  EXPECT_EQ(changes.back().running, 0);  // APRIL aborts what is left at each step's end
+  EXPECT_EQ(changes.back().waiting, 0);
+  EXPECT_TRUE(live.take_engine_changes().empty());
+}
+
 TEST(LiveBackend, TheTrainLogCountsEachStepsPageFaultsOnTheTrainersThread) {
   if (test_device().is_cuda()) GTEST_SKIP() << "host page faults: a CPU test";
   for (const std::string name : {"sync", "one_step_off"}) {

@@ -82,6 +82,8 @@ class KvEngine {
   std::vector<GenResult> abort_all();
   [[nodiscard]] std::size_t running() const;
   [[nodiscard]] std::size_t waiting() const { return queue_.size(); }
+  // Tokens whose K and V the cache holds for the running requests.
+  [[nodiscard]] std::int64_t resident_tok() const;
   // Each running request's tokens generated in this submission, then each
   // queued one's (none), in the order abort_all returns them.
   [[nodiscard]] std::vector<std::pair<std::uint64_t, std::int32_t>> in_flight_progress() const;

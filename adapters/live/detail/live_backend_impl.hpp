@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <future>
 #include <optional>
 #include <unordered_map>
@@ -66,6 +67,8 @@ struct LiveBackend::Impl {
   // is ready and read only after get().
   std::vector<LiveTrainStep> train_log;
   LiveTrainStep train_record;
+  // With record_engine_changes: the engine's occupancy at each change.
+  std::vector<rl::EngineRunningChange> engine_changes;
   double train_compute_s = 0;
   std::int64_t train_minor_faults = 0;
 
@@ -98,6 +101,22 @@ struct LiveBackend::Impl {
     g.temperature = o.temperature;
     g.recompute_old_logprobs = o.recompute_old_logprobs, g.tis_stale_only = o.tis_stale_only;
     return g;
+  }
+
+  // The engine's occupancy now, recorded (record_engine_changes) when it
+  // differs from the last one recorded.
+  void note_engine(double now_s) {
+    if (!opt.record_engine_changes) return;
+    rl::EngineRunningChange c;
+    c.time_ns = std::llround(now_s * 1e9);
+    c.running = static_cast<std::int64_t>(engine->running());
+    c.waiting = static_cast<std::int64_t>(engine->waiting());
+    c.kv_tok = engine->resident_tok();
+    if (!engine_changes.empty()) {
+      const auto& last = engine_changes.back();
+      if (last.running == c.running && last.waiting == c.waiting && last.kv_tok == c.kv_tok) return;
+    }
+    engine_changes.push_back(c);
   }
 
   CountdownTask::Example example(const std::string& prompt_id) const { return task.example(CountdownTask::index_of(prompt_id)); }
