@@ -1,5 +1,6 @@
 // `april live`: the RL loop on wall time with the libtorch backend, the same
-// policies as the simulator, GRPO on the built-in countdown task.
+// policies as the simulator, GRPO on the built-in countdown task or on math
+// prompts for a Hugging Face checkpoint.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -25,6 +26,7 @@
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "base/json_file.hpp"
+#include "cli/live_task_options.hpp"
 #include "cli/output_paths.hpp"
 
 namespace april::cli {
@@ -35,13 +37,20 @@ namespace {
 // What a checkpoint must share with the run that resumes it: the model (its
 // size and the task's shape fix the weights' shapes), the policy whose state
 // the loop holds, and the batch the buffer was filled for.
-nlohmann::json checkpoint_run(const std::string& policy, const base::Config& c) {
-  return {{"format", 1},
-          {"policy", policy},
-          {"live.model", c.get(live::keys::kLiveModel)},
-          {"rollout_batch_size", c.get(base::keys::kRolloutBatchSize)},
-          {"n_samples_per_prompt", c.get(base::keys::kSamplesPerPrompt)},
-          {"max_response_len", c.get(base::keys::kMaxResponseLen)}};
+// A run on a Hugging Face checkpoint records its model and task too.
+nlohmann::json checkpoint_run(const std::string& policy, const base::Config& c, const LiveTaskOptions& task_options,
+                              const live::LiveTask& task) {
+  nlohmann::json j = {{"format", 1},
+                      {"policy", policy},
+                      {"live.model", c.get(live::keys::kLiveModel)},
+                      {"rollout_batch_size", c.get(base::keys::kRolloutBatchSize)},
+                      {"n_samples_per_prompt", c.get(base::keys::kSamplesPerPrompt)},
+                      {"max_response_len", c.get(base::keys::kMaxResponseLen)}};
+  if (!task_options.checkpoint.empty()) {
+    j["model_checkpoint"] = task_options.checkpoint;
+    j["task"] = task.describe();
+  }
+  return j;
 }
 
 // Refuses a checkpoint written for another run, naming the field that differs.
@@ -64,34 +73,46 @@ void check_checkpoint_run(const base::JsonFile& state, const nlohmann::json& run
 int live_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april live [--scenario S] [--policy NAME] [--device cpu|cuda] [--steps N] [--out DIR]\n"
-      "                  [--checkpoint DIR] [--resume DIR] [--timeline FILE] [--timeline-detail steps|changes]\n"
+      "                  [--save DIR] [--resume DIR] [--timeline FILE] [--timeline-detail steps|changes]\n"
+      "                  [--checkpoint DIR --dataset FILE [--dataset-layout L] [--chat FAMILY] [--reward math|dapo]\n"
+      "                   [--export DIR]]\n"
       "                  [--set key=value]...\n"
       "Trains a transformer with GRPO on the countdown task (count down from N to 1, then stop: long-tail\n"
-      "answer lengths, exact-match reward),\n"
+      "answer lengths, exact-match reward), or, with --checkpoint and --dataset, a Hugging Face model\n"
+      "(Qwen3, Qwen2/Qwen2.5, Llama 3) on math prompts wrapped in its chat template, rewarded by the math\n"
+      "verifier (the last \\boxed{} or final number against the gold answer),\n"
       "with the rollout policy driving a real continuous-batching engine. A policy that overlaps rollout and\n"
       "training (one_step_off, async) runs the trainer on its own thread and its own copy of the weights beside\n"
-      "the engine, each with live.threads torch threads. Warm-starts with live.sft_steps\n"
-      "supervised steps, then prints one line per RL step; --out writes summary.json and\n"
+      "the engine, each with live.threads torch threads. April's own model warm-starts with live.sft_steps\n"
+      "supervised steps (a checkpoint needs none), then prints one line per RL step; --out writes summary.json and\n"
       "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy. On the CPU it first estimates its\n"
       "memory (weights, KV cache, activations) and refuses a run the machine cannot hold.\n\noptions");
-  std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, checkpoint, resume, timeline_path,
+  std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, save_dir, export_dir, resume, timeline_path,
               timeline_detail = "steps";
   std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_name), "rollout policy (default april)")("device", po::value(&device), "cpu or cuda")(
       "steps", integer_option(), "RL steps")("seed", integer_option(), "seed")(
       "set", po::value(&sets), "override a scenario key (repeatable)")("out", po::value(&out_dir), "write results here")(
-      "checkpoint", po::value(&checkpoint), "save model, optimizer, buffer and loop state here at the end")(
+      "save", po::value(&save_dir), "save model, optimizer, buffer and loop state here at the end (for --resume)")(
+      "export", po::value(&export_dir), "with --checkpoint: write the trained policy here at the end as a Hugging Face checkpoint "
+      "(safetensors in the source's dtype, its config and tokenizer files copied) that an inference server loads")(
       "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)")(
       "timeline", po::value(&timeline_path), "write the run as a Chrome trace-event JSON FILE (ui.perfetto.dev): rollout, abort, "
       "train and sync spans on the wall clock, each step's metrics, and the engine's busy spans")(
       "timeline-detail", po::value(&timeline_detail), "steps (default) or changes (also the engine's running and queued requests and "
       "KV tokens at every change)");
+  LiveTaskOptions task_options;
+  task_options.add_to(opts);
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   std::optional<OutputFolder> out;
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
-  if (!checkpoint.empty()) check_output_folder(checkpoint, "--checkpoint");  // before the run, not after it
+  if (!save_dir.empty()) check_output_folder(save_dir, "--save");  // before the run, not after it
+  if (!export_dir.empty()) {
+    if (task_options.checkpoint.empty()) throw std::invalid_argument("--export writes a Hugging Face checkpoint: it needs --checkpoint");
+    check_output_folder(export_dir, "--export");
+  }
   if (timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
   const auto detail = rl::parse_timeline_detail(timeline_detail);
   if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
@@ -102,31 +123,31 @@ int live_command(const std::vector<std::string>& args) {
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   auto policy = registry.get(policy_name).make(c);
 
-  const live::CountdownParams tp = live::task_params(c);
-  const auto seed = static_cast<std::uint64_t>(c.get(base::keys::kSeed));
-  const live::CountdownTask task(tp, seed);
   live::LiveOptions lo = live::live_options(c, device, policy->mask_tokens_staler_than());
   lo.record_engine_changes = !timeline_path.empty();
-  if (!resume.empty()) lo.sft_steps = 0;
-  const auto mc = live::model_config(lo.model_size, task.vocab(), task.max_prompt_tok() + lo.max_response_len);
+  const auto choice = make_live_task(task_options, c, lo.max_response_len);
+  const live::LiveTask& task = *choice.task;
+  lo.hf_checkpoint = task_options.checkpoint;
+  if (!resume.empty() || choice.pretrained) lo.sft_steps = 0;
+  const auto& mc = choice.model;
   std::string memory_note;
   if (device == "cpu") {
     // Before anything is allocated. A trained policy stops after the task's
     // longest answer; an untrained one (no warm start, no checkpoint) may run
     // to max_response_len. Each train step is checked again on its real batch.
     lo.memory_limit_bytes = base::machine_memory_bytes();
-    const bool trained = lo.sft_steps > 0 || !resume.empty();
+    const bool trained = lo.sft_steps > 0 || !resume.empty() || choice.pretrained;
     const auto in = live::run_memory_inputs(lo, mc, c.get(base::keys::kRolloutBatchSize) * c.get(base::keys::kSamplesPerPrompt),
-                                            task.max_prompt_tok(), task.max_answer_tok(), trained);
+                                            task.max_prompt_tok(), choice.max_answer_tok, trained);
     const auto estimate = live::estimate_live_memory(in);
     live::check_live_memory(estimate, lo.memory_limit_bytes, "april live");
     memory_note = fmt::format(", memory estimate {:.1f} GiB of {:.1f}", estimate.total() / 1073741824.0,
                               static_cast<double>(lo.memory_limit_bytes) / 1073741824.0);
   }
   live::LiveBackend backend(lo, task);
-  fmt::print("april live: {} ({} parameters) on {}, policy {}, B = {} x n = {}, countdown task median N {}{}\n", lo.model_size,
-             mc.parameters(), backend.stats().device, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
-             tp.median_len, memory_note);
+  fmt::print("april live: {} ({} parameters) on {}, policy {}, B = {} x n = {}, {}{}\n", choice.model_name, mc.parameters(),
+             backend.stats().device, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
+             task.describe(), memory_note);
   std::fflush(stdout);
 
   std::int64_t first_index = 0;
@@ -138,7 +159,7 @@ int live_command(const std::vector<std::string>& args) {
     // The run record first (cheap, and it names what differs), then the weights.
     const auto state_path = (std::filesystem::path(resume) / "loop.json").string();
     const auto state = base::read_json_file(state_path, "checkpoint");
-    check_checkpoint_run(state, checkpoint_run(policy_name, c));
+    check_checkpoint_run(state, checkpoint_run(policy_name, c, task_options, task));
     try {
       backend.load(resume);
     } catch (const std::exception& e) {
@@ -162,7 +183,8 @@ int live_command(const std::vector<std::string>& args) {
   const double acc_before = eval_n > 0 ? backend.evaluate(eval_n) : 0.0;
   if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts before RL: {:.3f}\n", eval_n, acc_before);
 
-  live::CountdownWorkload workload(task, c.get(base::keys::kSamplesPerPrompt), first_index);
+  const auto workload_owner = task.workload(c.get(base::keys::kSamplesPerPrompt), first_index);
+  live::TaskWorkload& workload = *workload_owner;
   const auto loop_owner = rl::make_loop(c, backend, *policy, workload, 1);  // one device
   rl::RlLoop& loop = *loop_owner;
   if (!loop_state.is_null()) {
@@ -216,6 +238,8 @@ int live_command(const std::vector<std::string>& args) {
     j["scenario"] = c.resolved();
     j["device"] = st.device;
     j["model_parameters"] = mc.parameters();
+    j["model"] = choice.model_name;
+    j["task"] = task.describe();
     j["policies"][policy_name] = rl::summary_json(summary);
     j["policies"][policy_name]["eval_accuracy_before"] = acc_before;
     j["policies"][policy_name]["eval_accuracy_after"] = acc_after;
@@ -226,21 +250,27 @@ int live_command(const std::vector<std::string>& args) {
     out->commit();
     fmt::print("wrote {0}/summary.json and {0}/{1}/steps.csv\n", out_dir, policy_name);
   }
-  if (!checkpoint.empty()) {
+  if (!save_dir.empty()) {
     // Assembled in a folder beside the checkpoint, then swapped in whole: a
     // kill mid-write leaves the previous checkpoint usable.
-    OutputFolder saved(checkpoint, "--checkpoint");
+    OutputFolder saved(save_dir, "--save");
     // An overlapped run's samples in flight come back with their tokens
     // (resumed, they re-prefill); a train step just started is saved as its batch.
     if (policy->overlaps()) loop.suspend();
     backend.save(saved.path());
     nlohmann::json j;
-    j["run"] = checkpoint_run(policy_name, c);
+    j["run"] = checkpoint_run(policy_name, c, task_options, task);
     j["loop"] = loop.save_state();
     j["next_prompt_index"] = workload.next_index();
     base::write_file_atomically((std::filesystem::path(saved.path()) / "loop.json").string(), j.dump() + "\n");
     saved.commit();
-    fmt::print("checkpoint written to {}\n", checkpoint);
+    fmt::print("checkpoint written to {}\n", save_dir);
+  }
+  if (!export_dir.empty()) {
+    OutputFolder exported(export_dir, "--export");
+    backend.save_hf(exported.path());
+    exported.commit();
+    fmt::print("trained policy written to {} as a Hugging Face checkpoint\n", export_dir);
   }
   return 0;
 }

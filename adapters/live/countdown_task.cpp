@@ -70,6 +70,14 @@ base::GroupSpec CountdownWorkload::next_group(std::int64_t /*step*/) {
   return g;
 }
 
+std::string CountdownTask::describe() const {
+  return fmt::format("countdown task, median N {}, sigma {}, largest N {}", p_.median_len, p_.sigma, p_.max_len);
+}
+
+std::unique_ptr<TaskWorkload> CountdownTask::workload(std::int64_t samples_per_group, std::int64_t first_index) const {
+  return std::make_unique<CountdownWorkload>(*this, samples_per_group, first_index);
+}
+
 std::string CountdownWorkload::describe() const { return fmt::format("countdown task, {} samples per prompt", n_); }
 
 }  // namespace april::live

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "base/workload_source.hpp"
+#include "adapters/live/live_task.hpp"
 
 namespace april::live {
 
@@ -26,19 +26,16 @@ struct CountdownParams {
   std::int64_t dataset_prompts = 0;
 };
 
-class CountdownTask {
+class CountdownTask final : public LiveTask {
  public:
   static constexpr std::int32_t kPad = 0, kBos = 1, kSep = 2, kEos = 3, kOne = 4;  // number k is token kOne + k - 1
 
   CountdownTask(CountdownParams params, std::uint64_t seed);
-  [[nodiscard]] std::int64_t vocab() const { return kOne + p_.max_len; }
-  [[nodiscard]] std::int64_t max_prompt_tok() const { return 3; }
+  [[nodiscard]] std::int64_t vocab() const override { return kOne + p_.max_len; }
+  [[nodiscard]] std::int64_t max_prompt_tok() const override { return 3; }
   [[nodiscard]] std::int64_t max_answer_tok() const { return p_.max_len + 1; }
 
-  struct Example {
-    std::vector<std::int32_t> prompt;
-    std::vector<std::int32_t> answer;
-  };
+  using Example = TaskExample;
   [[nodiscard]] Example example(std::int64_t index) const;
   [[nodiscard]] const CountdownParams& params() const { return p_; }
   [[nodiscard]] static std::string prompt_id(std::int64_t index);
@@ -49,6 +46,22 @@ class CountdownTask {
   // Human-readable tokens: "<bos> 3 <sep>".
   [[nodiscard]] static std::string render(const std::vector<std::int32_t>& tokens);
 
+  // LiveTask. Warm-start and held-out prompts come from index ranges far
+  // from the training prompts', which count up from 0.
+  static constexpr std::int64_t kSupervisedBase = std::int64_t{1} << 40;
+  static constexpr std::int64_t kEvalBase = std::int64_t{1} << 41;
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] std::vector<std::int32_t> end_tokens() const override { return {kEos}; }
+  [[nodiscard]] std::vector<std::int32_t> prompt_tokens(const std::string& id) const override { return example(index_of(id)).prompt; }
+  [[nodiscard]] double response_reward(const std::string& id, const std::vector<std::int32_t>& response) const override {
+    return reward(example(index_of(id)), response);
+  }
+  [[nodiscard]] bool has_supervised_examples() const override { return true; }
+  [[nodiscard]] TaskExample supervised_example(std::int64_t index) const override { return example(kSupervisedBase + index); }
+  [[nodiscard]] std::int64_t eval_prompt_count() const override { return -1; }
+  [[nodiscard]] std::string eval_prompt_id(std::int64_t i) const override { return prompt_id(kEvalBase + i); }
+  [[nodiscard]] std::unique_ptr<TaskWorkload> workload(std::int64_t samples_per_group, std::int64_t first_index) const override;
+
  private:
   CountdownParams p_;
   std::uint64_t seed_;
@@ -57,12 +70,12 @@ class CountdownTask {
 // Groups in dataset order: prompt i of the task (i modulo the dataset's
 // size, when it has one), n samples each; the
 // response lengths given are the correct answers' (the live engine ignores them).
-class CountdownWorkload final : public base::WorkloadSource {
+class CountdownWorkload final : public TaskWorkload {
  public:
   CountdownWorkload(const CountdownTask& task, std::int64_t samples_per_group, std::int64_t first_index = 0);
   base::GroupSpec next_group(std::int64_t step) override;
   [[nodiscard]] std::string describe() const override;
-  [[nodiscard]] std::int64_t next_index() const { return next_; }
+  [[nodiscard]] std::int64_t next_index() const override { return next_; }
 
  private:
   const CountdownTask& task_;

@@ -104,7 +104,7 @@ bool KvEngine::take_token(Slot& s, const torch::Tensor& logits_row) {
   s.out.tokens.push_back(tok);
   s.out.logprobs.push_back(lp);
   ++stats_.decoded_tok;
-  return tok == opt_.eos || static_cast<std::int32_t>(s.out.tokens.size()) >= s.req.max_new;
+  return std::find(opt_.eos.begin(), opt_.eos.end(), tok) != opt_.eos.end() || static_cast<std::int32_t>(s.out.tokens.size()) >= s.req.max_new;
 }
 
 void KvEngine::admit(rl::IterationPoint& point) {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "adapters/live/detail/live_backend_impl.hpp"
+#include "base/config.hpp"
 
 namespace april::live {
 namespace {
@@ -33,7 +34,7 @@ bool device_available(const std::string& device) {
 }
 
 
-LiveBackend::LiveBackend(const LiveOptions& options, const CountdownTask& task) : impl_(std::make_unique<Impl>(options, task)) {}
+LiveBackend::LiveBackend(const LiveOptions& options, const LiveTask& task) : impl_(std::make_unique<Impl>(options, task)) {}
 LiveBackend::~LiveBackend() = default;
 
 double LiveBackend::now_s() const {
@@ -98,13 +99,12 @@ std::vector<rl::SampleProgress> LiveBackend::abort_all() {
 namespace {
 
 std::vector<TrainSampleData> train_data(const std::vector<rl::TrainSample>& batch,
-                                        const std::unordered_map<rl::SampleKey, Stored>& store, const CountdownTask& task) {
+                                        const std::unordered_map<rl::SampleKey, Stored>& store, const LiveTask& task) {
   std::vector<TrainSampleData> data;
   for (const auto& s : batch) {
     const auto& st = store.at(s.key);
     TrainSampleData d;
-    const auto ex = task.example(CountdownTask::index_of(st.prompt_id));
-    d.prompt = ex.prompt;
+    d.prompt = task.prompt_tokens(st.prompt_id);
     d.response = st.tokens;
     d.rollout_logprobs = st.logprobs;
     for (const auto& [v, n] : s.segments) d.token_version.insert(d.token_version.end(), static_cast<std::size_t>(n), v);
@@ -112,7 +112,7 @@ std::vector<TrainSampleData> train_data(const std::vector<rl::TrainSample>& batc
       throw std::logic_error(fmt::format("live backend: sample {} has {} tokens but segments cover {}", s.key, d.response.size(),
                                          d.token_version.size()));
     }
-    d.reward = CountdownTask::reward(ex, d.response);
+    d.reward = task.response_reward(st.prompt_id, d.response);
     d.group = rl::key_group(s.key);
     data.push_back(std::move(d));
   }
@@ -255,9 +255,11 @@ rl::BackendCounters LiveBackend::counters() const {
 void LiveBackend::grow_heap_for_train(std::int64_t samples) {
   auto& im = *impl_;
   std::vector<TrainSampleData> batch;
+  // The longest prompt and response the run allows, of any one valid token.
+  const auto token = im.task.end_tokens().empty() ? std::int32_t{0} : im.task.end_tokens().front();
+  const std::vector<std::int32_t> prompt(static_cast<std::size_t>(im.task.max_prompt_tok()), token);
   for (std::int64_t i = 0; i < samples; ++i) {
-    batch.push_back(filler_sample({CountdownTask::kBos, CountdownTask::kOne, CountdownTask::kSep}, CountdownTask::kOne,
-                                  static_cast<std::size_t>(im.opt.max_response_len), static_cast<double>(i % 2), i / 8));
+    batch.push_back(filler_sample(prompt, token, static_cast<std::size_t>(im.opt.max_response_len), static_cast<double>(i % 2), i / 8));
   }
   auto step = im.trainer_worker().run([&im, &batch] {
     // The scratch model's initial weights draw from torch's global generator:
@@ -277,12 +279,14 @@ void LiveBackend::grow_heap_for_train(std::int64_t samples) {
 
 double LiveBackend::warm_start(const std::function<void(std::int64_t, double)>& progress) {
   double loss = 0;
-  // Held-out indices: far from the RL prompts, which count up from 0.
-  constexpr std::int64_t kSftBase = std::int64_t{1} << 40;
+  if (impl_->opt.sft_steps > 0 && !impl_->task.has_supervised_examples()) {
+    throw base::ConfigError(fmt::format("live.sft_steps = {}: {} has no answers to imitate (set live.sft_steps=0)", impl_->opt.sft_steps,
+                                        impl_->task.describe()));
+  }
   for (std::int64_t step = 0; step < impl_->opt.sft_steps; ++step) {
     std::vector<std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>>> batch;
     for (std::int64_t i = 0; i < impl_->opt.sft_batch; ++i) {
-      auto ex = impl_->task.example(kSftBase + step * impl_->opt.sft_batch + i);
+      auto ex = impl_->task.supervised_example(step * impl_->opt.sft_batch + i);
       batch.emplace_back(std::move(ex.prompt), std::move(ex.answer));
     }
     loss = impl_->trainer->sft_step(batch);
@@ -301,23 +305,26 @@ double LiveBackend::evaluate(std::int64_t prompts) {
   e.slots = std::min<std::int64_t>(impl_->opt.slots, prompts);
   e.temperature = 0;
   e.exact_prefill = false;
-  e.eos = CountdownTask::kEos;
+  e.eos = impl_->task.end_tokens();
   e.device = impl_->device;
   Transformer eval_model(impl_->config);
   copy_weights(impl_->trainer->policy(), eval_model);
   apply_serving(impl_->opt.serving, e, eval_model);
   KvEngine eng(eval_model, e);
-  constexpr std::int64_t kEvalBase = std::int64_t{1} << 41;
-  std::unordered_map<std::uint64_t, CountdownTask::Example> ex;
+  const auto available = impl_->task.eval_prompt_count();
+  if (available >= 0 && prompts > available) {
+    throw base::ConfigError(fmt::format("{} held-out prompts asked for, {} has {}", prompts, impl_->task.describe(), available));
+  }
+  std::vector<std::string> ids;
   for (std::int64_t i = 0; i < prompts; ++i) {
-    ex[static_cast<std::uint64_t>(i)] = impl_->task.example(kEvalBase + i);
-    eng.add({static_cast<std::uint64_t>(i), ex[static_cast<std::uint64_t>(i)].prompt, 0, impl_->opt.max_response_len, 0});
+    ids.push_back(impl_->task.eval_prompt_id(i));
+    eng.add({static_cast<std::uint64_t>(i), impl_->task.prompt_tokens(ids.back()), 0, impl_->opt.max_response_len, 0});
   }
   double correct = 0;
   std::int64_t finished = 0;
   while (finished < prompts) {
     for (const auto& d : eng.step()) {
-      correct += CountdownTask::reward(ex.at(d.key), d.tokens);
+      correct += impl_->task.response_reward(ids.at(d.key), d.tokens) >= impl_->task.correct_reward() ? 1.0 : 0.0;
       ++finished;
     }
   }

@@ -1,6 +1,7 @@
 #pragma once
 // The live execution backend: a real transformer, a continuous-batching KV
-// engine and a GRPO trainer on the built-in countdown task, behind the same Backend
+// engine and a GRPO trainer on a task (the built-in countdown, or math prompts
+// for a Hugging Face checkpoint: live_task.hpp), behind the same Backend
 // interface as the simulator. Plain C++ header: torch stays in the .cpp files.
 #include <cstdint>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "rl/backend_profile.hpp"
 #include "rl/run_timeline.hpp"
 #include "adapters/live/countdown_task.hpp"
+#include "adapters/live/live_task.hpp"
 #include "adapters/live/live_options.hpp"
 
 namespace april::live {
@@ -37,7 +39,10 @@ struct LiveTrainStep {
 
 class LiveBackend final : public rl::Backend, public rl::OverlappingBackend {
  public:
-  LiveBackend(const LiveOptions& options, const CountdownTask& task);
+  // The task must outlive the backend. With options.hf_checkpoint the model
+  // is that checkpoint's (its vocabulary must hold the task's tokens); else
+  // april's own of options.model_size, randomly initialised.
+  LiveBackend(const LiveOptions& options, const LiveTask& task);
   ~LiveBackend() override;
   LiveBackend(const LiveBackend&) = delete;
   LiveBackend& operator=(const LiveBackend&) = delete;
@@ -70,7 +75,8 @@ class LiveBackend final : public rl::Backend, public rl::OverlappingBackend {
   // computed; its end is still reported by wait_for_events.
   void wait_for_trainer();
 
-  // Supervised warm start on the task (the "pretrained" starting point RL post-trains).
+  // Supervised warm start on the task (the "pretrained" starting point RL
+  // post-trains); a ConfigError for live.sft_steps > 0 on a task without answers.
   double warm_start(const std::function<void(std::int64_t step, double loss)>& progress = {});
   // One untimed train step of `samples` answers at live.max_response_len, on
   // a scratch trainer of the same model and options on the trainer's thread,
@@ -81,7 +87,8 @@ class LiveBackend final : public rl::Backend, public rl::OverlappingBackend {
   // shape first pays for the others (validate). Nothing of this backend's
   // weights, optimizer or logs changes.
   void grow_heap_for_train(std::int64_t samples);
-  // Greedy exact-match accuracy on `prompts` held-out prompts.
+  // Greedy accuracy on the task's first `prompts` held-out prompts (the
+  // fraction whose reward reaches the task's correct_reward).
   double evaluate(std::int64_t prompts);
   [[nodiscard]] LiveStats stats() const;
   // The engine iterations since the last call, when LiveOptions::record_iterations.
@@ -101,6 +108,12 @@ class LiveBackend final : public rl::Backend, public rl::OverlappingBackend {
   // overlapped loop suspend()s first) and no train step computing.
   void save(const std::string& dir) const;
   void load(const std::string& dir);
+  // The trained policy as a Hugging Face checkpoint in the folder `dir`
+  // (which the caller made, empty): the weights in the source checkpoint's
+  // dtype, its config and tokenizer files copied, so that an inference
+  // server loads it. A train step computing is waited for. Only for a
+  // backend built on options.hf_checkpoint (std::logic_error otherwise).
+  void save_hf(const std::string& dir);
 
  private:
   struct Impl;

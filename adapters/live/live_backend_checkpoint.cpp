@@ -13,6 +13,14 @@
 
 namespace april::live {
 
+void LiveBackend::save_hf(const std::string& dir) {
+  if (impl_->opt.hf_checkpoint.empty()) throw std::logic_error("live backend: save_hf on april's own model, which has no Hugging Face layout");
+  if (impl_->train_running.valid()) impl_->train_running.wait();
+  HfSaveOptions o;
+  o.dtype = impl_->hf_file_dtype;
+  save_hf_checkpoint(impl_->trainer->policy(), impl_->opt.hf_checkpoint, dir, o);
+}
+
 void LiveBackend::save(const std::string& dir) const {
   if (impl_->train_running.valid()) {
     throw std::logic_error("live backend: save while a train step computes; save between steps");

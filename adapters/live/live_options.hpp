@@ -17,6 +17,9 @@ struct ServingOptions {
 
 struct LiveOptions {
   std::string model_size = "small";
+  // A Hugging Face checkpoint folder to start from instead of a random
+  // model_size one (live_backend.hpp); "" for none.
+  std::string hf_checkpoint;
   std::string device = "cpu";  // cpu or cuda
   std::int64_t slots = 64;
   double temperature = 1.0, top_p = 1.0;

@@ -87,7 +87,7 @@ struct LiveProfiler::Impl {
     EngineOptions eo;
     apply_serving(o.serving, eo, model);  // as the live engine serves
     eo.slots = o.slots;
-    eo.eos = -1;  // nothing stops early: lengths are set by max_new
+    eo.eos = {};  // nothing stops early: lengths are set by max_new
     eo.exact_prefill = false;
     eo.device = dev;
     eo.record_iterations = true;

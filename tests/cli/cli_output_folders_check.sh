@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A user's file in an output folder survives every command that writes a
-# folder whole (--out, --checkpoint): the command refuses before any work,
+# folder whole (--out, --save): the command refuses before any work,
 # names the folder and what it holds, and exits non-zero. A new, an empty, or
 # an earlier april output folder is written.
 #   usage: cli_output_folders_check.sh APRIL WORKDIR [APRIL_LIVE_AVAILABLE]
@@ -43,7 +43,7 @@ check_refused simulate_dot bash -c "cd @DIR@ && '$april' simulate --scenario han
 if [ "${3:-}" = "live" ]; then
   check_refused live_out "$april" live --set live.model=tiny --set live.sft_steps=1 --set live.threads=1 --steps 1 --out @DIR@
   check_refused live_checkpoint "$april" live --set live.model=tiny --set live.sft_steps=1 --set live.threads=1 --steps 1 \
-    --checkpoint @DIR@
+    --save @DIR@
   check_refused validate "$april" validate --set live.model=tiny --set live.sft_steps=1 --set live.threads=1 --steps 2 \
     --policy sync --out @DIR@
 fi

@@ -20,7 +20,7 @@ expect_error() {  # WHAT PATTERN CMD...
     fails=$((fails + 1))
   fi
 }
-"${live[@]}" --policy sync --checkpoint ck >/dev/null 2>&1 || { echo "FAIL: writing the checkpoint"; exit 1; }
+"${live[@]}" --policy sync --save ck >/dev/null 2>&1 || { echo "FAIL: writing the checkpoint"; exit 1; }
 expect_error "another policy" "field 'run.policy': the checkpoint has \"sync\", this run \"april\"" "${live[@]}" --policy april --resume ck
 expect_error "another batch" "field 'run.rollout_batch_size'" "${live[@]}" --policy sync --set rollout_batch_size=4 --resume ck
 expect_error "another model" "field 'run.live.model'" "${live[@]}" --policy sync --set live.model=small --resume ck

@@ -120,7 +120,7 @@ std::vector<TrainSampleData> sampled_batch(Transformer& policy) {
   Transformer serving(tiny());
   copy_weights(policy, serving);
   EngineOptions o;
-  o.slots = 8, o.temperature = 1.0, o.eos = 3, o.device = test_device();
+  o.slots = 8, o.temperature = 1.0, o.eos = {3}, o.device = test_device();
   KvEngine e(serving, o);
   const CountdownTask task({4, 0.5, 10}, 1);
   std::vector<TrainSampleData> batch;

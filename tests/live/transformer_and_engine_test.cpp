@@ -131,7 +131,7 @@ TEST(KvEngine, AbortThenResumeGivesTheTokensOfAnUninterruptedRun) {
     {
       EngineOptions o;
       // No EOS: every run is 30 tokens long, so both cuts fall mid-answer.
-      o.slots = 8, o.temperature = temperature, o.top_p = 0.9, o.exact_prefill = exact, o.eos = -1, o.device = test_device();
+      o.slots = 8, o.temperature = temperature, o.top_p = 0.9, o.exact_prefill = exact, o.eos = {}, o.device = test_device();
       o.dtype = dtype;
       const GenRequest req{42, {1, 9, 2}, 0, 30, 1234};
       KvEngine whole(make_model(5), o);
@@ -165,7 +165,7 @@ TEST(KvEngine, PaddedBatchedPrefillGivesTheSameTokens) {
     std::vector<std::vector<std::int32_t>> by_pad;
     for (std::int64_t pad : {1, 16}) {
       EngineOptions o;
-      o.slots = 8, o.temperature = temperature, o.exact_prefill = false, o.eos = 3, o.device = test_device(), o.prefill_pad_tok = pad;
+      o.slots = 8, o.temperature = temperature, o.exact_prefill = false, o.eos = {3}, o.device = test_device(), o.prefill_pad_tok = pad;
       KvEngine e(make_model(6), o);
       // Contexts of 3 to 9 tokens, as resumed samples bring.
       for (std::uint64_t k = 0; k < 6; ++k) {
@@ -191,7 +191,7 @@ TEST(KvEngine, PaddedBatchedPrefillGivesTheSameTokens) {
 TEST(KvEngine, ARequestsOutputIsTheSameAloneAndInAFullBatch) {
   for (bool exact : {true, false}) {
     EngineOptions o;
-    o.slots = 16, o.temperature = 1.0, o.exact_prefill = exact, o.eos = 3, o.device = test_device();
+    o.slots = 16, o.temperature = 1.0, o.exact_prefill = exact, o.eos = {3}, o.device = test_device();
     const GenRequest probe{7, {1, 12, 2}, 0, 40, 99};
     KvEngine alone(make_model(3), o);
     const auto expected = run_alone(alone, probe);

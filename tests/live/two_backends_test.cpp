@@ -252,7 +252,7 @@ TEST(LiveOverlap, ARecomputedRequestContinuesAsAFreshOneUnderTheNewWeights) {
     Transformer updated(model_config(o.model_size, task.vocab(), task.max_prompt_tok() + o.max_response_len));
     torch::load(updated, (std::filesystem::path(dir) / "model.pt").string());
     EngineOptions e;
-    e.slots = o.slots, e.temperature = temperature, e.top_p = o.top_p, e.exact_prefill = true, e.eos = CountdownTask::kEos, e.device = test_device();
+    e.slots = o.slots, e.temperature = temperature, e.top_p = o.top_p, e.exact_prefill = true, e.eos = {CountdownTask::kEos}, e.device = test_device();
     KvEngine fresh(updated, e);
     int cut = 0;
     for (auto key : probes) {

@@ -31,7 +31,7 @@ struct EngineOptions {
   double temperature = 1.0;  // 0: greedy
   double top_p = 1.0;
   bool exact_prefill = true;
-  std::int32_t eos = 3;
+  std::vector<std::int32_t> eos{3};  // a request ends at any of these tokens; none: at max_new only
   torch::Device device = torch::kCPU;
   // The serving copy's weights and KV cache (float32 or bfloat16). The trainer
   // keeps float32 master weights; a weight sync converts.

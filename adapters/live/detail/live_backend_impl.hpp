@@ -16,10 +16,12 @@
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/device.hpp"
 #include "adapters/live/detail/grpo.hpp"
+#include "adapters/live/detail/hf_checkpoint.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 #include "adapters/live/detail/worker_thread.hpp"
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/live_memory.hpp"
+#include "base/config.hpp"
 #include "base/hash.hpp"
 
 namespace april::live {
@@ -42,7 +44,7 @@ struct InFlight {
 
 struct LiveBackend::Impl {
   LiveOptions opt;
-  const CountdownTask& task;
+  const LiveTask& task;
   torch::Device device;
   ModelConfig config;
   std::unique_ptr<GrpoTrainer> trainer;
@@ -50,6 +52,7 @@ struct LiveBackend::Impl {
   std::unordered_map<rl::SampleKey, Stored> store;
   std::unordered_map<rl::SampleKey, InFlight> flight;
   std::int64_t engine_version = 0;  // the version of the engine's weights
+  StDtype hf_file_dtype = StDtype::BF16;  // a Hugging Face checkpoint's weights on disk: save_hf writes them so
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> paused_at;
   double last_loss = 0;
@@ -72,12 +75,26 @@ struct LiveBackend::Impl {
   double train_compute_s = 0;
   std::int64_t train_minor_faults = 0;
 
-  Impl(const LiveOptions& o, const CountdownTask& t)
-      : opt(o), task(t), device(parse_device(o.device)),
-        config(model_config(o.model_size, t.vocab(), t.max_prompt_tok() + o.max_response_len)) {
+  Impl(const LiveOptions& o, const LiveTask& t) : opt(o), task(t), device(parse_device(o.device)) {
     configure_runtime(o.threads);
     torch::manual_seed(o.seed);
-    Transformer policy(config);
+    const auto max_seq = t.max_prompt_tok() + o.max_response_len;
+    Transformer policy{nullptr};
+    if (o.hf_checkpoint.empty()) {
+      config = model_config(o.model_size, t.vocab(), max_seq);
+      policy = Transformer(config);
+    } else {
+      // The trainer's float32 master weights; the engine's copy below takes
+      // the serving dtype at the first copy_weights.
+      auto ck = load_hf_checkpoint(o.hf_checkpoint, max_seq, torch::kCPU, torch::kFloat32);
+      config = ck.model->config();
+      if (t.vocab() > config.vocab) {
+        throw base::ConfigError(fmt::format("{}: the task's tokens go up to id {}, but the model's vocabulary (vocab_size) has {}",
+                                            o.hf_checkpoint, t.vocab() - 1, config.vocab));
+      }
+      policy = ck.model;
+      hf_file_dtype = ck.file_dtype;
+    }
     Transformer serving(config);
     copy_weights(policy, serving);
     std::optional<Transformer> reference;
@@ -88,7 +105,7 @@ struct LiveBackend::Impl {
     trainer = std::make_unique<GrpoTrainer>(policy, reference, grpo_options(o), device);
     EngineOptions e;
     e.slots = o.slots, e.temperature = o.temperature, e.top_p = o.top_p, e.exact_prefill = o.exact_prefill;
-    e.eos = CountdownTask::kEos, e.device = device, e.record_iterations = o.record_iterations;
+    e.eos = t.end_tokens(), e.device = device, e.record_iterations = o.record_iterations;
     apply_serving(o.serving, e, serving);
     engine = std::make_unique<KvEngine>(serving, e);
   }
@@ -119,13 +136,11 @@ struct LiveBackend::Impl {
     engine_changes.push_back(c);
   }
 
-  CountdownTask::Example example(const std::string& prompt_id) const { return task.example(CountdownTask::index_of(prompt_id)); }
-
   void enqueue(rl::SampleKey key, std::int32_t max_new) {
     const auto& st = store.at(key);
     GenRequest g;
     g.key = key;
-    g.context = example(st.prompt_id).prompt;
+    g.context = task.prompt_tokens(st.prompt_id);
     g.context.insert(g.context.end(), st.tokens.begin(), st.tokens.end());
     g.generated_before = static_cast<std::int32_t>(st.tokens.size());
     g.max_new = max_new;

@@ -153,4 +153,17 @@ std::string render_chat_prompt(ChatFamily family, const ChatPrompt& prompt) {
   throw base::ConfigError("unknown chat family");
 }
 
+const char* chat_end_of_turn(ChatFamily family) {
+  switch (family) {
+    case ChatFamily::kQwen2:
+    case ChatFamily::kQwen2_5:
+    case ChatFamily::kQwen3:
+      return "<|im_end|>";
+    case ChatFamily::kLlama3:
+    case ChatFamily::kLlama3_1:
+      return "<|eot_id|>";
+  }
+  return "";
+}
+
 }  // namespace april::hf

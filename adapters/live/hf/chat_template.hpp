@@ -35,6 +35,12 @@ struct ChatPrompt {
   std::optional<bool> enable_thinking;
 };
 
+// The token that ends an assistant turn in `family`'s template
+// ("<|im_end|>" for the Qwen families, "<|eot_id|>" for Llama 3): where a
+// generated answer stops, whatever the config's eos_token_id says (a base
+// model's config often names only "<|endoftext|>").
+const char* chat_end_of_turn(ChatFamily family);
+
 // The prompt text for `family` (throws base::ConfigError for an
 // enable_thinking the family's template does not read).
 std::string render_chat_prompt(ChatFamily family, const ChatPrompt& prompt);
