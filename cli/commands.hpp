@@ -21,6 +21,7 @@ int live_command(const std::vector<std::string>& args);
 int profile_command(const std::vector<std::string>& args);
 int validate_command(const std::vector<std::string>& args);
 int generate_command(const std::vector<std::string>& args);
+int serve_command(const std::vector<std::string>& args);
 int calibrate_command(const std::vector<std::string>& args);
 
 }  // namespace april::cli

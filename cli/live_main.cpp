@@ -21,6 +21,7 @@ constexpr const char* kUsage =
     "  profile    measure the live engine, trainer and weight sync for calibration (libtorch)\n"
     "  validate   run policies live and in the calibrated simulator and compare (libtorch)\n"
     "  generate   run one prompt through a Hugging Face checkpoint (libtorch)\n"
+    "  serve      serve a Hugging Face checkpoint over SGLang's HTTP API subset (libtorch)\n"
     "\n"
     "`april-live <command> --help` describes a command.\n";
 
@@ -42,6 +43,14 @@ int main(int argc, char** argv) {
     else if (cmd == "profile") rc = april::cli::profile_command(args);
     else if (cmd == "validate") rc = april::cli::validate_command(args);
     else if (cmd == "generate") rc = april::cli::generate_command(args);
+    else if (cmd == "serve") {
+#ifdef APRIL_WITH_SERVE
+      rc = april::cli::serve_command(args);
+#else
+      april::cli::print_error("april serve: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev; scripts/setup.sh installs it)");
+      rc = 2;
+#endif
+    }
     else {
       april::cli::print_error(fmt::format("april-live: unknown command '{}'\n\n{}", cmd, kUsage));
       rc = 2;

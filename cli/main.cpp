@@ -27,6 +27,7 @@ constexpr const char* kUsage =
     "  calibrate  fit the simulator's engine, train and sync models to a profile\n"
     "  validate   run policies live and in the calibrated simulator and compare (libtorch)\n"
     "  generate   run one prompt through a Hugging Face checkpoint (libtorch)\n"
+    "  serve      serve a Hugging Face checkpoint over SGLang's HTTP API subset (libtorch)\n"
     "  model      show a model's parameters, weight and KV bytes, FLOPs and engine memory (built-in or config.json)\n"
     "  hardware   show the built-in accelerators (or a hardware file): FLOP/s, HBM, links, node shape\n"
     "  reproduce  published runs (verl's, ...) beside april's predictions, with the errors\n"
@@ -53,7 +54,7 @@ int run_command(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "hardware") return hardware_command(args);
   if (cmd == "reproduce") return reproduce_command(args);
   if (cmd == "calibrate") return calibrate_command(args);
-  if (cmd == "live" || cmd == "profile" || cmd == "validate" || cmd == "generate") return run_live_program(cmd, args);
+  if (cmd == "live" || cmd == "profile" || cmd == "validate" || cmd == "generate" || cmd == "serve") return run_live_program(cmd, args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::fputs(kUsage, stdout);
     return 0;

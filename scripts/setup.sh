@@ -11,7 +11,7 @@ packages=(
   nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
-  libtorch-dev libopenblas0-pthread
+  libtorch-dev libopenblas0-pthread libcpp-httplib-dev
   python3-matplotlib python3-pandas jupyter-nbconvert python3-nbformat python3-ipykernel
 )
 

@@ -25,14 +25,14 @@ KvEngine::KvEngine(Transformer model, EngineOptions options) : model_(std::move(
   slots_.resize(static_cast<std::size_t>(opt_.slots));
 }
 
-void KvEngine::add(GenRequest request) {
+void KvEngine::add(GenRequest request, RequestSampling sampling) {
   const auto max_seq = model_->config().max_seq;
   if (request.context.empty()) throw std::invalid_argument("a request needs a prompt");
   if (request.max_new < 1) throw std::invalid_argument("a request needs max_new >= 1");
   if (static_cast<std::int64_t>(request.context.size()) + request.max_new > max_seq) {
     throw std::invalid_argument("prompt + max_new exceeds the model's max_seq");
   }
-  queue_.push_back(std::move(request));
+  queue_.emplace_back(std::move(request), std::move(sampling));
 }
 
 std::size_t KvEngine::running() const {
@@ -53,7 +53,7 @@ std::vector<std::pair<std::uint64_t, std::int32_t>> KvEngine::in_flight_progress
   std::sort(active.begin(), active.end(), [](const Slot* a, const Slot* b) { return a->admitted < b->admitted; });
   std::vector<std::pair<std::uint64_t, std::int32_t>> out;
   for (const Slot* s : active) out.emplace_back(s->req.key, static_cast<std::int32_t>(s->out.tokens.size()));
-  for (const auto& r : queue_) out.emplace_back(r.key, 0);
+  for (const auto& r : queue_) out.emplace_back(r.first.key, 0);
   return out;
 }
 
@@ -99,12 +99,18 @@ std::int32_t KvEngine::sample(const torch::Tensor& logits_row, double temperatur
 bool KvEngine::take_token(Slot& s, const torch::Tensor& logits_row) {
   const auto index = static_cast<std::int64_t>(s.req.generated_before) + static_cast<std::int64_t>(s.out.tokens.size());
   float lp = 0;
-  const auto tok = sample(logits_row, opt_.temperature, opt_.top_p, s.req.seed, index, &lp);
+  const auto& r = s.sampling;
+  const auto tok = sample(logits_row, r.temperature.value_or(opt_.temperature), r.top_p.value_or(opt_.top_p), s.req.seed, index, &lp);
   s.seq.push_back(tok);
   s.out.tokens.push_back(tok);
   s.out.logprobs.push_back(lp);
   ++stats_.decoded_tok;
-  return std::find(opt_.eos.begin(), opt_.eos.end(), tok) != opt_.eos.end() || static_cast<std::int32_t>(s.out.tokens.size()) >= s.req.max_new;
+  const bool at_eos = !r.ignore_eos && std::find(opt_.eos.begin(), opt_.eos.end(), tok) != opt_.eos.end();
+  if (at_eos || std::find(r.stop_tokens.begin(), r.stop_tokens.end(), tok) != r.stop_tokens.end()) {
+    s.out.stop_token = tok;
+    return true;
+  }
+  return static_cast<std::int32_t>(s.out.tokens.size()) >= s.req.max_new;
 }
 
 void KvEngine::admit(rl::IterationPoint& point) {
@@ -114,7 +120,8 @@ void KvEngine::admit(rl::IterationPoint& point) {
     if (s.active) continue;
     s = Slot{};
     s.active = true;
-    s.req = std::move(queue_.front());
+    s.req = std::move(queue_.front().first);
+    s.sampling = std::move(queue_.front().second);
     queue_.pop_front();
     s.seq = s.req.context;
     s.out.key = s.req.key;
@@ -223,11 +230,27 @@ std::vector<GenResult> KvEngine::abort_all() {
   }
   for (auto& r : queue_) {
     GenResult g;
-    g.key = r.key;
+    g.key = r.first.key;
     out.push_back(std::move(g));
   }
   queue_.clear();
   return out;
+}
+
+std::optional<GenResult> KvEngine::abort(std::uint64_t key) {
+  for (auto& s : slots_) {
+    if (s.active && s.req.key == key) {
+      auto out = std::move(s.out);
+      s = Slot{};
+      return out;
+    }
+  }
+  const auto it = std::find_if(queue_.begin(), queue_.end(), [key](const auto& r) { return r.first.key == key; });
+  if (it == queue_.end()) return std::nullopt;
+  queue_.erase(it);
+  GenResult g;
+  g.key = key;
+  return g;
 }
 
 }  // namespace april::live

@@ -188,6 +188,70 @@ TEST(KvEngine, PaddedBatchedPrefillGivesTheSameTokens) {
   }
 }
 
+// One request aborted by its key (april serve's /abort_request by rid): a
+// running one answers with what it generated, which is the start of its
+// uninterrupted run; a queued one with nothing; an unknown key with nullopt;
+// the others run on unchanged.
+TEST(KvEngine, OneRequestIsAbortedByKeyAndTheOthersRunOn) {
+  EngineOptions o;
+  o.slots = 2, o.temperature = 0, o.exact_prefill = true, o.eos = {}, o.device = test_device();
+  KvEngine whole(make_model(3), o);
+  const auto full = run_alone(whole, {1, {1, 12, 2}, 0, 30, 0});
+  const auto other_full = run_alone(whole, {2, {1, 9, 2}, 0, 30, 0});
+  KvEngine e(make_model(3), o);
+  e.add({1, {1, 12, 2}, 0, 30, 0});
+  e.add({2, {1, 9, 2}, 0, 30, 0});
+  e.add({3, {1, 5, 2}, 0, 30, 0});  // queued: two slots
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(e.step().empty());
+  const auto cut = e.abort(1);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_FALSE(cut->finished);
+  ASSERT_FALSE(cut->tokens.empty());
+  EXPECT_EQ(cut->tokens, std::vector<std::int32_t>(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(cut->tokens.size())));
+  EXPECT_FALSE(e.abort(1).has_value());
+  EXPECT_FALSE(e.abort(99).has_value());
+  std::vector<std::int32_t> other;
+  while (other.empty()) {
+    for (auto& d : e.step()) {
+      if (d.key == 2) other = d.tokens;
+    }
+  }
+  EXPECT_EQ(other, other_full);
+  const auto queued = e.abort(3);  // admitted into the freed slot meanwhile, or still queued: either way its own tokens
+  ASSERT_TRUE(queued.has_value());
+  EXPECT_EQ(e.running() + e.waiting(), 0u);
+}
+
+// A request's own sampling: a stop token ends it (named in stop_token) and
+// ignore_eos lets it run past the engine's end token.
+TEST(KvEngine, ARequestsOwnStopTokensAndIgnoreEos) {
+  EngineOptions o;
+  o.slots = 4, o.temperature = 0, o.exact_prefill = true, o.eos = {}, o.device = test_device();
+  KvEngine ref(make_model(3), o);
+  const auto full = run_alone(ref, {1, {1, 12, 2}, 0, 20, 0});
+  ASSERT_EQ(full.size(), 20u);
+  const auto stop = full[5];
+  const auto first = static_cast<std::size_t>(std::find(full.begin(), full.end(), stop) - full.begin());
+  KvEngine e(make_model(3), o);
+  RequestSampling s;
+  s.stop_tokens = {stop};
+  e.add({1, {1, 12, 2}, 0, 20, 0}, s);
+  std::vector<GenResult> done;
+  while (done.empty()) done = e.step();
+  EXPECT_EQ(done[0].tokens, std::vector<std::int32_t>(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(first + 1)));
+  EXPECT_EQ(done[0].stop_token, stop);
+  // The engine's eos is that token now; ignore_eos runs the request to max_new.
+  o.eos = {stop};
+  KvEngine ignoring(make_model(3), o);
+  RequestSampling keep_going;
+  keep_going.ignore_eos = true;
+  ignoring.add({1, {1, 12, 2}, 0, 20, 0}, keep_going);
+  done.clear();
+  while (done.empty()) done = ignoring.step();
+  EXPECT_EQ(done[0].tokens, full);
+  EXPECT_EQ(done[0].stop_token, -1);
+}
+
 TEST(KvEngine, ARequestsOutputIsTheSameAloneAndInAFullBatch) {
   for (bool exact : {true, false}) {
     EngineOptions o;

@@ -52,11 +52,21 @@ struct GenRequest {
   std::uint64_t seed = 0;
 };
 
+// One request's own sampling, where it differs from the engine's (april
+// serve: every HTTP request carries its own parameters).
+struct RequestSampling {
+  std::optional<double> temperature;       // unset: the engine's
+  std::optional<double> top_p;             // unset: the engine's
+  std::vector<std::int32_t> stop_tokens;   // also end the request, beside the engine's eos
+  bool ignore_eos = false;                 // the engine's eos does not end it (stop_tokens still do)
+};
+
 struct GenResult {
   std::uint64_t key = 0;
   std::vector<std::int32_t> tokens;  // generated in this submission
   std::vector<float> logprobs;
   bool finished = false;  // EOS or max_new reached
+  std::int32_t stop_token = -1;  // the end token it finished at; -1 when it reached max_new or did not finish
 };
 
 struct EngineStats {
@@ -74,12 +84,15 @@ void apply_serving(const ServingOptions& serving, EngineOptions& options, Transf
 class KvEngine {
  public:
   KvEngine(Transformer model, EngineOptions options);
-  void add(GenRequest request);
+  void add(GenRequest request, RequestSampling sampling = {});
   // One iteration: admit, decode one token for every running request.
   // Returns the requests that finished, in admission order.
   std::vector<GenResult> step();
   // Stops everything; returns every queued or running request's progress.
   std::vector<GenResult> abort_all();
+  // Stops one queued or running request; its progress, or nullopt when no
+  // request has the key.
+  std::optional<GenResult> abort(std::uint64_t key);
   [[nodiscard]] std::size_t running() const;
   [[nodiscard]] std::size_t waiting() const { return queue_.size(); }
   // Tokens whose K and V the cache holds for the running requests.
@@ -102,6 +115,7 @@ class KvEngine {
   struct Slot {
     bool active = false;
     GenRequest req;
+    RequestSampling sampling;
     std::vector<std::int32_t> seq;  // context + new tokens
     std::int64_t cached = 0;        // tokens whose K/V are in the cache
     std::int64_t admitted = 0;      // admission order, to report finishes in it
@@ -117,7 +131,7 @@ class KvEngine {
   KvCache cache_;
   std::unique_ptr<DecodeGraph> decode_;
   std::vector<Slot> slots_;
-  std::deque<GenRequest> queue_;
+  std::deque<std::pair<GenRequest, RequestSampling>> queue_;
   std::int64_t admissions_ = 0;
   EngineStats stats_;
   std::vector<rl::IterationPoint> log_;

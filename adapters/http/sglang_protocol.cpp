@@ -1,0 +1,135 @@
+#include "adapters/http/sglang_protocol.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "base/config.hpp"
+#include "base/json_value.hpp"
+
+namespace april::http {
+namespace {
+
+constexpr std::int64_t kMaxId = std::numeric_limits<std::int32_t>::max();
+
+base::JsonValue parse_body(const std::string& body, const std::string& source, nlohmann::json& doc) {
+  if (const auto e = base::parse_json(body, doc)) {
+    throw base::ConfigError(fmt::format("{}: not JSON at byte {}: {}", source, e->byte, e->reason));
+  }
+  base::JsonValue v(doc, source);
+  if (!v.is_object()) v.fail("the body is not a JSON object");
+  return v;
+}
+
+std::vector<std::int32_t> token_ids(const base::JsonValue& v) {
+  std::vector<std::int32_t> out;
+  for (const auto id : v.integers(0, kMaxId)) out.push_back(static_cast<std::int32_t>(id));
+  return out;
+}
+
+// A field the engine cannot honour is accepted only at its default.
+void refuse_unless(const base::JsonValue& sp, const char* key, double default_value, const char* why) {
+  const auto f = sp.find(key);
+  if (!f) return;
+  if (f->number(-1e300, 1e300) != default_value) f->fail(fmt::format("only {} is served ({})", default_value, why));
+}
+
+}  // namespace
+
+GenerateCall parse_generate_call(const std::string& body, const std::string& source) {
+  nlohmann::json doc;
+  const auto v = parse_body(body, source, doc);
+  v.only_keys({"input_ids", "text", "input_embeds", "rid", "sampling_params", "return_logprob", "logprob_start_len", "top_logprobs_num",
+               "return_text_in_logprobs", "stream"});
+  if (v.has("text")) v.at("text").fail("text prompts are not served: april serve holds no tokenizer; send input_ids");
+  if (v.has("input_embeds")) v.at("input_embeds").fail("not served; send input_ids");
+  GenerateCall c;
+  const auto ids = v.at("input_ids");
+  if (ids.is_array() && !ids.raw().empty() && ids.raw().front().is_array()) ids.fail("a batch of prompts is not served; send one per request");
+  c.input_ids = token_ids(ids);
+  if (c.input_ids.empty()) ids.fail("an empty prompt");
+  if (const auto rid = v.find("rid")) c.rid = rid->string();
+  if (const auto s = v.find("stream"); s && s->boolean()) s->fail("streaming is not served; send stream false");
+  if (const auto r = v.find("return_logprob")) c.return_logprob = r->boolean();
+  if (const auto n = v.find("top_logprobs_num"); n && n->integer(0, kMaxId) != 0) n->fail("top log-probs are not served; only 0");
+  if (const auto l = v.find("logprob_start_len")) (void)l->integer(-1, kMaxId);
+  if (const auto t = v.find("return_text_in_logprobs")) (void)t->boolean();
+  if (const auto sp = v.find("sampling_params")) {
+    sp->only_keys({"max_new_tokens", "temperature", "top_p", "top_k", "min_p", "stop", "stop_token_ids", "skip_special_tokens",
+                   "spaces_between_special_tokens", "no_stop_trim", "ignore_eos", "min_new_tokens", "n", "frequency_penalty",
+                   "presence_penalty", "repetition_penalty", "sampling_seed", "custom_params"});
+    if (const auto m = sp->find("max_new_tokens")) c.max_new_tokens = m->integer(1, kMaxId);
+    if (const auto t = sp->find("temperature")) c.temperature = t->number(0, 1e6);
+    if (const auto p = sp->find("top_p")) c.top_p = p->number(1e-9, 1);
+    if (const auto k = sp->find("top_k")) {
+      const auto top_k = k->integer(-1, kMaxId);
+      if (top_k != -1 && top_k != 0) k->fail("top-k sampling is not served; only -1 (all tokens)");
+    }
+    refuse_unless(*sp, "min_p", 0, "min-p sampling is not served");
+    refuse_unless(*sp, "min_new_tokens", 0, "a minimum length is not served");
+    refuse_unless(*sp, "n", 1, "one sample per request");
+    refuse_unless(*sp, "frequency_penalty", 0, "penalties are not served");
+    refuse_unless(*sp, "presence_penalty", 0, "penalties are not served");
+    refuse_unless(*sp, "repetition_penalty", 1, "penalties are not served");
+    if (const auto stop = sp->find("stop")) {
+      const bool empty = (stop->raw().is_array() && stop->raw().empty()) || (stop->raw().is_string() && stop->raw().get<std::string>().empty());
+      if (!empty) stop->fail("stop strings are not served (no tokenizer); send stop_token_ids");
+    }
+    if (const auto s = sp->find("stop_token_ids")) c.stop_token_ids = token_ids(*s);
+    if (const auto e = sp->find("ignore_eos")) c.ignore_eos = e->boolean();
+    if (const auto seed = sp->find("sampling_seed")) c.sampling_seed = static_cast<std::uint64_t>(seed->integer(0, std::numeric_limits<std::int64_t>::max()));
+    for (const char* key : {"skip_special_tokens", "spaces_between_special_tokens", "no_stop_trim"}) {
+      if (const auto b = sp->find(key)) (void)b->boolean();
+    }
+  }
+  return c;
+}
+
+AbortCall parse_abort_call(const std::string& body, const std::string& source) {
+  nlohmann::json doc;
+  const auto v = parse_body(body.empty() ? std::string("{}") : body, source, doc);
+  v.only_keys({"rid", "abort_all"});
+  AbortCall a;
+  if (const auto r = v.find("rid")) a.rid = r->string();
+  if (const auto all = v.find("abort_all")) a.abort_all = all->boolean();
+  return a;
+}
+
+std::string generate_reply_json(const GenerateOutcome& o) {
+  nlohmann::ordered_json finish;
+  switch (o.finish) {
+    case FinishKind::Stop:
+      finish = {{"type", "stop"}, {"matched", o.matched_stop}};
+      break;
+    case FinishKind::Length:
+      finish = {{"type", "length"}, {"length", o.output_ids.size()}};
+      break;
+    case FinishKind::Abort:
+      finish = {{"type", "abort"}, {"message", o.abort_message}, {"status_code", nullptr}, {"err_type", nullptr}};
+      break;
+  }
+  nlohmann::ordered_json meta = {{"id", o.rid},
+                                 {"finish_reason", finish},
+                                 {"prompt_tokens", o.prompt_tokens},
+                                 {"completion_tokens", o.output_ids.size()},
+                                 {"cached_tokens", 0},
+                                 {"weight_version", o.weight_version},
+                                 {"e2e_latency", o.e2e_latency_s}};
+  if (o.return_logprob) {
+    auto lps = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < o.output_ids.size(); ++i) {
+      lps.push_back({i < o.output_logprobs.size() ? o.output_logprobs[i] : 0.0f, o.output_ids[i], nullptr});
+    }
+    meta["output_token_logprobs"] = lps;
+    meta["output_token_logprobs_length"] = o.output_ids.size();
+  }
+  const nlohmann::ordered_json j = {{"output_ids", o.output_ids}, {"meta_info", meta}};
+  return j.dump();
+}
+
+std::string error_json(const std::string& message) {
+  return nlohmann::json({{"error", {{"message", message}}}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace april::http

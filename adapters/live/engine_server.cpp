@@ -1,0 +1,248 @@
+#include "adapters/live/engine_server.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "adapters/live/cpu_runtime.hpp"
+#include "adapters/live/detail/device.hpp"
+#include "adapters/live/detail/hf_checkpoint.hpp"
+#include "adapters/live/detail/kv_engine.hpp"
+#include "base/hash.hpp"
+
+namespace april::live {
+namespace {
+
+// SGLang treats a temperature below this as greedy (sampling_params.py).
+constexpr double kGreedyBelow = 1e-6;
+constexpr std::int64_t kDefaultContext = 4096;
+
+}  // namespace
+
+struct EngineServer::Impl {
+  struct Pending {
+    std::uint64_t key = 0;
+    http::GenerateCall call;
+    std::promise<http::GenerateOutcome> reply;
+    std::chrono::steady_clock::time_point arrived;
+  };
+  struct PendingAbort {
+    http::AbortCall call;
+    std::promise<std::int64_t> done;
+  };
+  struct Active {
+    http::GenerateCall call;
+    std::promise<http::GenerateOutcome> reply;
+    std::chrono::steady_clock::time_point arrived;
+  };
+
+  EngineServerOptions opt;
+  EngineServerStatus st;  // guarded by mu (the engine thread refreshes its counters)
+  std::unique_ptr<KvEngine> engine;
+  std::vector<std::int32_t> eos;
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Pending> pending;
+  std::deque<PendingAbort> aborts;
+  std::map<std::string, std::uint64_t> rids_in_flight;  // submitted and not answered (guarded by mu)
+  std::uint64_t next_key = 0;
+  bool stopping = false;
+  std::map<std::uint64_t, Active> active;  // the engine thread's own
+  std::thread thread;
+
+  explicit Impl(const EngineServerOptions& o) : opt(o) {
+    configure_runtime(o.threads);
+    const auto device = parse_device(o.device);
+    const auto dtype = o.dtype == "bfloat16" ? torch::kBFloat16 : torch::kFloat32;
+    if (o.dtype != "float32" && o.dtype != "bfloat16") throw std::invalid_argument(fmt::format("--dtype '{}': float32 or bfloat16", o.dtype));
+    const auto cfg = read_hf_config(o.checkpoint_dir);
+    auto context = o.context_length > 0 ? o.context_length : std::min(kDefaultContext, cfg.max_position_embeddings > 0 ? cfg.max_position_embeddings : kDefaultContext);
+    if (cfg.max_position_embeddings > 0 && context > cfg.max_position_embeddings) {
+      throw std::invalid_argument(fmt::format("--context-length {} is past the model's max_position_embeddings ({})", context,
+                                              cfg.max_position_embeddings));
+    }
+    auto ck = load_hf_checkpoint(o.checkpoint_dir, context, device, dtype);
+    for (const auto id : ck.config.eos_token_ids) eos.push_back(static_cast<std::int32_t>(id));
+    EngineOptions e;
+    e.slots = o.slots;
+    e.temperature = 1.0;
+    e.exact_prefill = o.exact_prefill;
+    e.eos = eos;
+    e.device = device;
+    e.dtype = dtype;
+    // A graph captured for the engine's slots replays every decode (CUDA only).
+    e.cuda_graph = device.is_cuda();
+    ck.model->eval();
+    engine = std::make_unique<KvEngine>(ck.model, e);
+    st.architecture = ck.config.model.architecture;
+    st.checkpoint_dir = o.checkpoint_dir;
+    st.device = device.str();
+    st.dtype = o.dtype;
+    st.weight_version = o.weight_version;
+    st.parameters = ck.config.model.parameters();
+    st.vocab = ck.config.model.vocab;
+    st.context_length = context;
+    st.slots = o.slots;
+    thread = std::thread([this] { run(); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stopping = true;
+    }
+    cv.notify_all();
+    if (thread.joinable()) thread.join();
+  }
+
+  void answer(std::uint64_t key, const GenResult& r, http::FinishKind kind, const std::string& message) {
+    auto it = active.find(key);
+    if (it == active.end()) return;
+    http::GenerateOutcome out;
+    out.rid = it->second.call.rid;
+    out.output_ids = r.tokens;
+    out.output_logprobs = r.logprobs;
+    out.finish = kind;
+    out.matched_stop = r.stop_token;
+    out.abort_message = message;
+    out.prompt_tokens = static_cast<std::int64_t>(it->second.call.input_ids.size());
+    out.return_logprob = it->second.call.return_logprob;
+    out.e2e_latency_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.arrived).count();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      out.weight_version = st.weight_version;
+      rids_in_flight.erase(out.rid);
+      st.generated_tok += static_cast<std::int64_t>(r.tokens.size());
+      if (kind == http::FinishKind::Abort) ++st.aborted;
+    }
+    it->second.reply.set_value(std::move(out));
+    active.erase(it);
+  }
+
+  std::int64_t apply_abort(const http::AbortCall& a, const std::string& message) {
+    std::vector<std::uint64_t> keys;
+    for (const auto& [key, act] : active) {
+      if (a.abort_all || (!a.rid.empty() && act.call.rid.rfind(a.rid, 0) == 0)) keys.push_back(key);
+    }
+    for (const auto key : keys) {
+      if (auto r = engine->abort(key)) answer(key, *r, http::FinishKind::Abort, message);
+    }
+    return static_cast<std::int64_t>(keys.size());
+  }
+
+  void run() {
+    for (;;) {
+      std::deque<Pending> adds;
+      std::deque<PendingAbort> cuts;
+      bool stop = false;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return stopping || !pending.empty() || !aborts.empty() || engine->running() > 0 || engine->waiting() > 0; });
+        adds.swap(pending);
+        cuts.swap(aborts);
+        stop = stopping;
+      }
+      // Submissions first: an abort sent after a submission finds it.
+      for (auto& p : adds) {
+        GenRequest g;
+        g.key = p.key;
+        g.context = p.call.input_ids;
+        g.max_new = static_cast<std::int32_t>(p.call.max_new_tokens);
+        g.seed = p.call.sampling_seed.value_or(base::combine_seeds(opt.seed, p.key));
+        RequestSampling s;
+        s.temperature = p.call.temperature < kGreedyBelow ? 0.0 : p.call.temperature;
+        s.top_p = p.call.top_p;
+        s.stop_tokens = p.call.stop_token_ids;
+        s.ignore_eos = p.call.ignore_eos;
+        engine->add(std::move(g), std::move(s));
+        active.emplace(p.key, Active{std::move(p.call), std::move(p.reply), p.arrived});
+      }
+      for (auto& c : cuts) c.done.set_value(apply_abort(c.call, "Abort requested"));
+      if (stop) {
+        apply_abort({"", true}, "The server is shutting down");
+        return;
+      }
+      if (engine->running() == 0 && engine->waiting() == 0) continue;
+      std::vector<GenResult> done;
+      try {
+        done = engine->step();
+      } catch (const std::exception& e) {
+        // Nothing more can be served: every request in flight is answered
+        // with the error rather than left waiting.
+        apply_abort({"", true}, std::string("the engine failed: ") + e.what());
+        continue;
+      }
+      for (const auto& r : done) answer(r.key, r, r.stop_token >= 0 ? http::FinishKind::Stop : http::FinishKind::Length, "");
+      std::lock_guard<std::mutex> lock(mu);
+      st.running = static_cast<std::int64_t>(engine->running());
+      st.waiting = static_cast<std::int64_t>(engine->waiting());
+      st.resident_tok = engine->resident_tok();
+      st.iterations = engine->stats().iterations;
+    }
+  }
+};
+
+EngineServer::EngineServer(const EngineServerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+EngineServer::~EngineServer() = default;
+
+std::future<http::GenerateOutcome> EngineServer::submit(const http::GenerateCall& call) {
+  auto& im = *impl_;
+  const auto vocab = im.st.vocab;
+  for (const auto id : call.input_ids) {
+    if (id >= vocab) throw std::invalid_argument(fmt::format("input_ids: token {} is past the model's vocabulary of {}", id, vocab));
+  }
+  for (const auto id : call.stop_token_ids) {
+    if (id >= vocab) throw std::invalid_argument(fmt::format("stop_token_ids: token {} is past the model's vocabulary of {}", id, vocab));
+  }
+  const auto total = static_cast<std::int64_t>(call.input_ids.size()) + call.max_new_tokens;
+  if (total > im.st.context_length) {
+    throw std::invalid_argument(fmt::format("{} prompt tokens and max_new_tokens {} are {} tokens, past the context length of {}",
+                                            call.input_ids.size(), call.max_new_tokens, total, im.st.context_length));
+  }
+  Impl::Pending p;
+  p.call = call;
+  p.arrived = std::chrono::steady_clock::now();
+  auto reply = p.reply.get_future();
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    if (im.stopping) throw std::runtime_error("the server is shutting down");
+    p.key = im.next_key++;
+    if (p.call.rid.empty()) p.call.rid = fmt::format("april-{}", p.key);
+    if (!im.rids_in_flight.emplace(p.call.rid, p.key).second) {
+      throw std::invalid_argument(fmt::format("rid '{}' is already in flight", p.call.rid));
+    }
+    ++im.st.requests;
+    im.st.prompt_tok += static_cast<std::int64_t>(call.input_ids.size());
+    im.pending.push_back(std::move(p));
+  }
+  im.cv.notify_all();
+  return reply;
+}
+
+std::int64_t EngineServer::abort(const http::AbortCall& call) {
+  auto& im = *impl_;
+  std::future<std::int64_t> done;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    if (im.stopping) return 0;
+    im.aborts.push_back({call, {}});
+    done = im.aborts.back().done.get_future();
+  }
+  im.cv.notify_all();
+  return done.get();
+}
+
+EngineServerStatus EngineServer::status() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->st;
+}
+
+}  // namespace april::live

@@ -1,0 +1,65 @@
+#pragma once
+// The live engine as a server's core (`april serve`): a Hugging Face
+// checkpoint on a continuous-batching KV engine stepped by one thread of its
+// own, with requests submitted and aborted from any thread (the HTTP
+// handlers). Each request is answered through a future, with its tokens, its
+// log-probs and why it ended; an aborted one with what it had generated, as
+// SGLang answers it (sglang_protocol.hpp). No torch in this header.
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <string>
+
+#include "adapters/http/sglang_protocol.hpp"
+
+namespace april::live {
+
+struct EngineServerOptions {
+  std::string checkpoint_dir;
+  std::string device = "cpu";
+  std::string dtype = "float32";      // the engine's: float32 or bfloat16
+  std::int64_t slots = 64;            // requests decoded together; more wait in a queue
+  std::int64_t context_length = 0;    // prompt + new tokens at most; 0: min(max_position_embeddings, 4096)
+  std::int64_t threads = 1;           // torch intra-op threads
+  // Prefill one token per iteration through the decode kernel: a request's
+  // tokens are then the same whatever it is batched with, and a prompt that
+  // ends in an aborted request's tokens continues it exactly (slower for
+  // long prompts).
+  bool exact_prefill = false;
+  std::uint64_t seed = 0;             // a request without sampling_seed draws from (seed, its arrival number)
+  std::string weight_version = "default";
+};
+
+struct EngineServerStatus {
+  std::string architecture, checkpoint_dir, device, dtype, weight_version;
+  std::int64_t parameters = 0, vocab = 0, context_length = 0, slots = 0;
+  std::int64_t running = 0, waiting = 0, resident_tok = 0;
+  std::int64_t requests = 0, aborted = 0, prompt_tok = 0, generated_tok = 0, iterations = 0;
+};
+
+class EngineServer {
+ public:
+  // Loads the checkpoint and starts the engine's thread. Throws
+  // base::ConfigError for a checkpoint it cannot read.
+  explicit EngineServer(const EngineServerOptions& options);
+  // Aborts what is in flight (answered as aborted) and joins the thread.
+  ~EngineServer();
+  EngineServer(const EngineServer&) = delete;
+  EngineServer& operator=(const EngineServer&) = delete;
+
+  // Queues a request. std::invalid_argument (an HTTP 400) for an id past the
+  // vocabulary, a prompt and max_new_tokens past the context length, or a
+  // rid already in flight.
+  std::future<http::GenerateOutcome> submit(const http::GenerateCall& call);
+  // Aborts every request whose rid starts with `call.rid` (all with
+  // abort_all); returns how many. Their futures answer with the tokens they
+  // had, finish reason abort.
+  std::int64_t abort(const http::AbortCall& call);
+  [[nodiscard]] EngineServerStatus status() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace april::live

@@ -1,0 +1,243 @@
+// `april serve`: the live engine behind the subset of SGLang's HTTP API that
+// RL rollouts use (adapters/http/sglang_protocol.hpp), so that a machine
+// without Python stands up a server that slime-style controllers, and april
+// itself, drive over HTTP.
+//
+// HTTP: cpp-httplib (Debian's libcpp-httplib-dev). It is a complete blocking
+// HTTP/1.1 server and client with a thread pool; Boost.Beast would need the
+// connection handling, keep-alive and the pool written by hand.
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cerrno>
+#include <thread>
+
+#include "adapters/http/sglang_protocol.hpp"
+#include "adapters/live/engine_server.hpp"
+#include "base/config.hpp"
+#include "cli/cli_options.hpp"
+#include "cli/commands.hpp"
+
+namespace april::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+// SIGINT and SIGTERM reach this process-wide handler, which writes the
+// signal to a pipe that one thread of the command waits on. Blocking the
+// signals instead is not enough: threads that libraries start before main
+// (OpenBLAS's) would take them and end the process. A signal is the
+// process's, so this one descriptor is too; nothing else is global.
+std::atomic<int> g_stop_pipe_write{-1};
+
+extern "C" void on_stop_signal(int sig) {
+  const int fd = g_stop_pipe_write.load();
+  if (fd >= 0) {
+    const auto byte = static_cast<char>(sig);
+    [[maybe_unused]] const auto n = ::write(fd, &byte, 1);
+  }
+}
+
+void reply_json(httplib::Response& res, int status, const std::string& body) {
+  res.status = status;
+  res.set_content(body, "application/json");
+}
+
+void reply_error(httplib::Response& res, int status, const std::string& message) { reply_json(res, status, http::error_json(message)); }
+
+// The routes. Bad requests are 400 with SGLang's error body, naming the JSON
+// path; a failure of the engine is 500.
+void add_routes(httplib::Server& svr, live::EngineServer& engine) {
+  svr.Post("/generate", [&engine](const httplib::Request& req, httplib::Response& res) {
+    http::GenerateCall call;
+    try {
+      call = http::parse_generate_call(req.body, "POST /generate");
+    } catch (const base::ConfigError& e) {
+      return reply_error(res, 400, e.what());
+    }
+    std::future<http::GenerateOutcome> reply;
+    try {
+      reply = engine.submit(call);
+    } catch (const std::invalid_argument& e) {
+      return reply_error(res, 400, fmt::format("POST /generate: {}", e.what()));
+    } catch (const std::exception& e) {
+      return reply_error(res, 503, fmt::format("POST /generate: {}", e.what()));
+    }
+    reply_json(res, 200, http::generate_reply_json(reply.get()));
+  });
+  svr.Post("/abort_request", [&engine](const httplib::Request& req, httplib::Response& res) {
+    try {
+      (void)engine.abort(http::parse_abort_call(req.body, "POST /abort_request"));
+    } catch (const base::ConfigError& e) {
+      return reply_error(res, 400, e.what());
+    }
+    res.status = 200;
+  });
+  const auto health = [](const httplib::Request&, httplib::Response& res) { res.status = 200; };
+  svr.Get("/health", health);
+  svr.Get("/health_generate", [&engine](const httplib::Request&, httplib::Response& res) {
+    // As SGLang's: one token generated for input_ids [0].
+    http::GenerateCall c;
+    c.input_ids = {0};
+    c.max_new_tokens = 1;
+    c.temperature = 0;
+    c.rid = "HEALTH_CHECK_" + std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+    try {
+      (void)engine.submit(c).get();
+      res.status = 200;
+    } catch (const std::exception& e) {
+      reply_error(res, 503, e.what());
+    }
+  });
+  svr.Get("/get_model_info", [&engine](const httplib::Request&, httplib::Response& res) {
+    const auto s = engine.status();
+    reply_json(res, 200,
+               nlohmann::json{{"model_path", s.checkpoint_dir}, {"tokenizer_path", s.checkpoint_dir}, {"is_generation", true},
+                              {"preferred_sampling_params", nullptr}, {"weight_version", s.weight_version}}
+                   .dump());
+  });
+  svr.Get("/get_weight_version", [&engine](const httplib::Request&, httplib::Response& res) {
+    reply_json(res, 200, nlohmann::json{{"weight_version", engine.status().weight_version}}.dump());
+  });
+  svr.Get("/get_server_info", [&engine](const httplib::Request&, httplib::Response& res) {
+    const auto s = engine.status();
+    reply_json(res, 200,
+               nlohmann::json{{"version", "april serve"},
+                              {"model_path", s.checkpoint_dir},
+                              {"architecture", s.architecture},
+                              {"parameters", s.parameters},
+                              {"device", s.device},
+                              {"dtype", s.dtype},
+                              {"context_length", s.context_length},
+                              {"max_running_requests", s.slots},
+                              {"weight_version", s.weight_version},
+                              {"requests", s.requests},
+                              {"aborted_requests", s.aborted},
+                              {"prompt_tokens", s.prompt_tok},
+                              {"generation_tokens", s.generated_tok},
+                              {"iterations", s.iterations}}
+                   .dump());
+  });
+  svr.Get("/v1/loads", [&engine](const httplib::Request&, httplib::Response& res) {
+    const auto s = engine.status();
+    const double usage = s.slots > 0 && s.context_length > 0
+                             ? static_cast<double>(s.resident_tok) / static_cast<double>(s.slots * s.context_length)
+                             : 0.0;
+    reply_json(res, 200,
+               nlohmann::json{{"version", "april serve"},
+                              {"loads", {{{"dp_rank", 0}, {"num_running_reqs", s.running}, {"num_waiting_reqs", s.waiting},
+                                          {"num_used_tokens", s.resident_tok}, {"token_usage", usage}}}}}
+                   .dump());
+  });
+  const auto flush = [&engine](const httplib::Request&, httplib::Response& res) {
+    // The engine keeps no prefix cache: nothing outlives a request. As
+    // SGLang's, refused while requests run.
+    const auto s = engine.status();
+    if (s.running + s.waiting > 0) return reply_error(res, 400, fmt::format("{} requests are running or waiting", s.running + s.waiting));
+    res.status = 200;
+    res.set_content("Cache flushed.", "text/plain");
+  };
+  svr.Get("/flush_cache", flush);
+  svr.Post("/flush_cache", flush);
+}
+
+}  // namespace
+
+int serve_command(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: april serve --checkpoint DIR [--host 127.0.0.1] [--port 30000] [--slots N] [--context-length N]\n"
+      "                   [--device cpu|cuda] [--dtype float32|bfloat16] [--threads N] [--seed S] [--weight-version V]\n"
+      "                   [--exact-prefill]\n"
+      "Serves a Hugging Face checkpoint (Qwen3, Qwen2/Qwen2.5, Llama 3) on the live engine behind the subset of SGLang's\n"
+      "HTTP API that RL rollouts use: POST /generate (input_ids; sampling_params max_new_tokens, temperature, top_p,\n"
+      "stop_token_ids, ignore_eos, sampling_seed; return_logprob), POST /abort_request (rid prefix or abort_all: the\n"
+      "aborted request answers with its partial output, finish_reason abort), GET /health, /health_generate,\n"
+      "/get_model_info, /get_server_info, /get_weight_version, /v1/loads and /flush_cache. Text prompts, streaming,\n"
+      "top-k, penalties and stop strings are refused by name (docs/serve.md). --port 0 picks a free port. Prints\n"
+      "\"april serve: listening on http://HOST:PORT\" once ready; SIGINT or SIGTERM stops it.\n\noptions");
+  live::EngineServerOptions o;
+  std::string host = "127.0.0.1";
+  std::int64_t port = 30000, slots = 64, context = 0, threads = 1, seed = 0;
+  opts.add_options()("help,h", "show this help")("checkpoint", po::value(&o.checkpoint_dir)->required(), "the Hugging Face checkpoint folder")(
+      "host", po::value(&host), "address to listen on (default 127.0.0.1)")("port", integer_option(&port, 30000), "port; 0 picks a free one")(
+      "slots", integer_option(&slots, 64), "requests decoded together (SGLang's max_running_requests); more wait")(
+      "context-length", integer_option(&context, 0), "prompt + new tokens at most (default min(max_position_embeddings, 4096))")(
+      "device", po::value(&o.device), "cpu or cuda")("dtype", po::value(&o.dtype), "the engine's dtype: float32 or bfloat16")(
+      "threads", integer_option(&threads, 1), "torch intra-op threads")("seed", integer_option(&seed, 0),
+                                                                         "draws of a request without sampling_seed: (seed, arrival number)")(
+      "weight-version", po::value(&o.weight_version), "the weight_version replies carry (default \"default\", as SGLang)")(
+      "exact-prefill", po::bool_switch(&o.exact_prefill), "prefill one token per iteration through the decode kernel: tokens that do not "
+      "depend on the batch, and a resumed abort that continues exactly (slower for long prompts)");
+  po::variables_map vm;
+  if (!parse_command_line(args, opts, vm)) return 0;
+  if (port < 0 || port > 65535) throw std::invalid_argument(fmt::format("--port {}: 0 to 65535", port));
+  if (slots < 1 || slots > 4096) throw std::invalid_argument(fmt::format("--slots {}: 1 to 4096", slots));
+  if (threads < 1 || threads > 256) throw std::invalid_argument(fmt::format("--threads {}: 1 to 256", threads));
+  o.slots = slots;
+  o.context_length = context;
+  o.threads = threads;
+  o.seed = static_cast<std::uint64_t>(seed);
+
+  live::EngineServer engine(o);
+  httplib::Server svr;
+  // Every /generate holds a handler thread until it is answered: enough for
+  // every slot and queue beside it, plus the control routes.
+  const auto pool = static_cast<std::size_t>(slots) * 2 + 8;
+  svr.new_task_queue = [pool] { return new httplib::ThreadPool(pool); };
+  add_routes(svr, engine);
+  const int bound = port == 0 ? svr.bind_to_any_port(host) : (svr.bind_to_port(host, static_cast<int>(port)) ? static_cast<int>(port) : -1);
+  if (bound < 0) throw std::runtime_error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", host, port));
+  const auto st = engine.status();
+  std::fputs(fmt::format("april serve: {} ({:.2f}M parameters) on {} {}, {} slots, context {}\n", st.architecture,
+                         static_cast<double>(st.parameters) / 1e6, st.device, st.dtype, st.slots, st.context_length)
+                 .c_str(),
+             stdout);
+  std::fputs(fmt::format("april serve: listening on http://{}:{}\n", host, bound).c_str(), stdout);
+  std::fflush(stdout);
+  int stop_pipe[2] = {-1, -1};
+  if (::pipe(stop_pipe) != 0) throw std::runtime_error("cannot make a pipe for the stop signals");
+  g_stop_pipe_write = stop_pipe[1];
+  struct sigaction on_stop{};
+  on_stop.sa_handler = on_stop_signal;
+  sigemptyset(&on_stop.sa_mask);
+  struct sigaction old_int{}, old_term{};
+  sigaction(SIGINT, &on_stop, &old_int);
+  sigaction(SIGTERM, &on_stop, &old_term);
+  std::thread stopper([&svr, &engine, read_fd = stop_pipe[0]] {
+    char byte = 0;
+    while (::read(read_fd, &byte, 1) < 0 && errno == EINTR) {
+    }
+    // Requests in flight are answered (aborted, with their tokens) before
+    // the listener stops, so no handler waits on the engine. A zero byte is
+    // the command's own wake-up after listen ended otherwise.
+    if (byte != 0) {
+      (void)engine.abort({"", true});
+      // A signal right after binding may come before listen runs, when stop() would not hold.
+      for (int i = 0; i < 2000 && !svr.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    svr.stop();
+  });
+  svr.listen_after_bind();
+  // listen ended by a signal (the stopper has stopped it) or by an error:
+  // wake the stopper either way.
+  const char zero = 0;
+  [[maybe_unused]] const auto n = ::write(stop_pipe[1], &zero, 1);
+  stopper.join();
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  g_stop_pipe_write = -1;
+  ::close(stop_pipe[0]);
+  ::close(stop_pipe[1]);
+  std::fputs("april serve: stopped\n", stdout);
+  return 0;
+}
+
+}  // namespace april::cli

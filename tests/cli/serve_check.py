@@ -1,0 +1,165 @@
+"""`april serve` over loopback, as slime drives SGLang: greedy tokens equal
+`april generate`'s, concurrent requests equal the same requests alone, an
+aborted request answers with its partial tokens, which resumed on a second
+server continue it exactly, bad requests are refused with the JSON path of
+what is wrong, and SIGTERM stops the server.
+
+usage: serve_check.py APRIL CHECKPOINT_DIR
+Runs with /usr/bin/python3 and its standard library only."""
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+april, checkpoint = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def start_server():
+    p = subprocess.Popen([april, "serve", "--checkpoint", checkpoint, "--port", "0", "--exact-prefill", "--slots", "8"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = p.stdout.readline()
+        if not line:
+            break
+        if "listening on http://" in line:
+            return p, line.strip().split("listening on ")[1]
+    p.kill()
+    raise SystemExit("FAIL: the server did not start")
+
+
+def post(url, path, body, timeout=60):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    req = urllib.request.Request(url + path, data=data, headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            text = r.read().decode()
+            return r.status, (json.loads(text) if text else None)
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read().decode())
+
+
+def get(url, path):
+    with urllib.request.urlopen(url + path, timeout=30) as r:
+        return json.loads(r.read().decode())
+
+
+def greedy(url, ids, n, rid=None, ignore_eos=True):
+    body = {"input_ids": ids, "sampling_params": {"max_new_tokens": n, "temperature": 0, "ignore_eos": ignore_eos},
+            "return_logprob": True}
+    if rid:
+        body["rid"] = rid
+    status, reply = post(url, "/generate", body)
+    assert status == 200, (status, reply)
+    return reply
+
+
+a, url_a = start_server()
+b, url_b = start_server()
+try:
+    # 1. Greedy tokens and log-probs as `april generate` gives them.
+    prompt = [71, 54, 247, 45]
+    reply = greedy(url_a, prompt, 6)
+    ref = json.loads(subprocess.run([april, "generate", "--checkpoint", checkpoint, "--prompt-ids", ",".join(map(str, prompt)),
+                                     "--max-new-tokens", "6", "--greedy", "--json", "--ignore-eos"],
+                                    check=True, capture_output=True, text=True).stdout)
+    check(reply["output_ids"] == ref["output_ids"], f"greedy ids {reply['output_ids']} != generate's {ref['output_ids']}")
+    lps = [x[0] for x in reply["meta_info"]["output_token_logprobs"]]
+    check(max(abs(x - y) for x, y in zip(lps, ref["output_logprobs"])) < 1e-5, f"log-probs {lps} != {ref['output_logprobs']}")
+    check([x[1] for x in reply["meta_info"]["output_token_logprobs"]] == reply["output_ids"], "logprob triples carry the ids")
+    check(reply["meta_info"]["finish_reason"] == {"type": "length", "length": 6}, f"finish {reply['meta_info']['finish_reason']}")
+    check(reply["meta_info"]["prompt_tokens"] == 4 and reply["meta_info"]["completion_tokens"] == 6, "token counts")
+
+    # 2. A stop token ends a request, named as SGLang names it.
+    stop = reply["output_ids"][2]
+    stopped = post(url_a, "/generate", {"input_ids": prompt, "sampling_params": {"max_new_tokens": 6, "temperature": 0,
+                                                                                   "stop_token_ids": [stop]}})[1]
+    check(stopped["output_ids"] == reply["output_ids"][:3], f"stop token: {stopped['output_ids']}")
+    check(stopped["meta_info"]["finish_reason"] == {"type": "stop", "matched": stop}, f"stop: {stopped['meta_info']['finish_reason']}")
+
+    # 3. Eight requests at once give what each gives alone.
+    prompts = [[10 + i, 20 + i, 30 + i] for i in range(8)]
+    alone = [greedy(url_a, p, 12)["output_ids"] for p in prompts]
+    together = [None] * 8
+
+    def one(i):
+        together[i] = greedy(url_a, prompts[i], 12)["output_ids"]
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check(together == alone, "concurrent requests differ from the same requests alone")
+
+    # 4. Abort: the partial tokens come back with finish_reason abort, and
+    # prompt + partial on the other server continues the request exactly.
+    n = 200
+    whole = greedy(url_b, prompt, n)["output_ids"]
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("reply", greedy(url_a, prompt, n, rid="job-7-sample-0")))
+    t.start()
+    deadline = time.time() + 30
+    while time.time() < deadline and get(url_a, "/v1/loads")["loads"][0]["num_running_reqs"] == 0:
+        time.sleep(0.005)
+    time.sleep(0.05)
+    status, _ = post(url_a, "/abort_request", {"rid": "job-7"})
+    check(status == 200, f"abort_request answered {status}")
+    t.join(60)
+    cut = out["reply"]
+    partial = cut["output_ids"]
+    check(cut["meta_info"]["finish_reason"]["type"] == "abort", f"aborted finish {cut['meta_info']['finish_reason']}")
+    check(cut["meta_info"]["id"] == "job-7-sample-0", "the aborted reply names its rid")
+    check(0 < len(partial) < n, f"aborted after {len(partial)} of {n} tokens (expected some, not all)")
+    check(partial == whole[:len(partial)], "the partial tokens are the uninterrupted run's")
+    rest = greedy(url_b, prompt + partial, n - len(partial))["output_ids"]
+    check(partial + rest == whole, "prompt + partial resumed on another server does not continue the run exactly")
+    check(get(url_a, "/get_server_info")["aborted_requests"] == 1, "the server counts one abort")
+
+    # 5. Refusals, each naming what is wrong.
+    for body, status_want, text in [
+        (b'{"input_ids": [1, 2', 400, "not JSON"),
+        ({"input_ids": [1, 2], "sampling_params": {"max_new_tokens": "x"}}, 400, "/sampling_params/max_new_tokens"),
+        ({"input_ids": [1, 2], "sampling_params": {"top_k": 5}}, 400, "/sampling_params/top_k"),
+        ({"input_ids": [1, 2], "sampling_params": {"stop": ["\n"]}}, 400, "/sampling_params/stop"),
+        ({"input_ids": [1, 2], "sampling_params": {"frequency_penalty": 0.5}}, 400, "/sampling_params/frequency_penalty"),
+        ({"text": "hello"}, 400, "/text"),
+        ({"input_ids": [[1, 2], [3]]}, 400, "batch"),
+        ({"input_ids": []}, 400, "an empty prompt"),
+        ({"input_ids": [1, 9999]}, 400, "past the model's vocabulary"),
+        ({"input_ids": [1, 2], "sampling_params": {"max_new_tokens": 1000}}, 400, "past the context length"),
+        ({"input_ids": [1, 2], "stream": True}, 400, "/stream"),
+        ({"input_ids": [1, 2], "colour": "red"}, 400, "/colour: an unknown field"),
+    ]:
+        status, reply = post(url_a, "/generate", body)
+        msg = (reply or {}).get("error", {}).get("message", "")
+        check(status == status_want and text in msg, f"{body!r}: {status} {msg!r}")
+    status, reply = post(url_a, "/abort_request", {"rid": 7})
+    check(status == 400 and "/rid" in reply["error"]["message"], f"abort with a numeric rid: {status} {reply}")
+    info = get(url_a, "/get_model_info")
+    check(info["is_generation"] is True and info["weight_version"] == "default", f"model info {info}")
+finally:
+    for p in (a, b):
+        p.send_signal(signal.SIGTERM)
+    for p in (a, b):
+        try:
+            rest = p.communicate(timeout=30)[0]
+            check(p.returncode == 0 and "april serve: stopped" in rest, f"SIGTERM: exit {p.returncode}, {rest[-300:]!r}")
+        except subprocess.TimeoutExpired:
+            p.kill()
+            check(False, "the server did not stop within 30 s of SIGTERM")
+
+if failures:
+    sys.exit(f"{len(failures)} checks failed")
+print("april serve: checks ok")

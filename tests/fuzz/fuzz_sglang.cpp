@@ -1,0 +1,36 @@
+// libFuzzer target: the bodies `april serve` reads (POST /generate and POST
+// /abort_request in SGLang's layout), and the reply written for what it
+// accepts. A refusal is a ConfigError naming the JSON path; anything else
+// escaping (the JSON library's own exceptions) is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "adapters/http/sglang_protocol.hpp"
+#include "base/config.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string body(reinterpret_cast<const char*>(data), size);
+  try {
+    const auto c = april::http::parse_generate_call(body, "POST /generate");
+    april::http::GenerateOutcome o;
+    o.rid = c.rid;
+    o.output_ids = c.input_ids;
+    o.output_logprobs.assign(c.input_ids.size(), -1.5f);
+    o.return_logprob = c.return_logprob;
+    (void)april::http::generate_reply_json(o);
+  } catch (const april::base::ConfigError&) {
+  } catch (const std::exception&) {
+    std::abort();
+  }
+  try {
+    (void)april::http::parse_abort_call(body, "POST /abort_request");
+  } catch (const april::base::ConfigError&) {
+  } catch (const std::exception&) {
+    std::abort();
+  }
+  return 0;
+}

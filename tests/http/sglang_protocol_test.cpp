@@ -1,0 +1,109 @@
+// SGLang's /generate and /abort_request bodies as april serve reads them,
+// and the reply it writes: the fields slime sends, SGLang's defaults, the
+// refusals by JSON path, and the reply's layout as slime and AReaL read it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "adapters/http/sglang_protocol.hpp"
+#include "base/config.hpp"
+
+namespace april::http {
+namespace {
+
+std::string error_of(const std::string& body) {
+  try {
+    (void)parse_generate_call(body, "POST /generate");
+  } catch (const base::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(SglangProtocol, ReadsWhatSlimeSends) {
+  // slime's sglang_rollout.py request: no rid, no stream; sampling fields it always sets.
+  const auto c = parse_generate_call(
+      R"({"input_ids": [1, 2, 3], "return_logprob": true, "sampling_params": {"temperature": 0.8, "top_p": 0.95, "top_k": -1,
+          "max_new_tokens": 64, "stop": null, "stop_token_ids": [151645], "skip_special_tokens": false, "no_stop_trim": true,
+          "spaces_between_special_tokens": false, "sampling_seed": 11}})",
+      "POST /generate");
+  EXPECT_EQ(c.input_ids, (std::vector<std::int32_t>{1, 2, 3}));
+  EXPECT_EQ(c.rid, "");
+  EXPECT_EQ(c.max_new_tokens, 64);
+  EXPECT_DOUBLE_EQ(c.temperature, 0.8);
+  EXPECT_DOUBLE_EQ(c.top_p, 0.95);
+  EXPECT_EQ(c.stop_token_ids, std::vector<std::int32_t>{151645});
+  EXPECT_TRUE(c.return_logprob);
+  EXPECT_EQ(c.sampling_seed, 11u);
+  // SGLang's defaults for what is left out.
+  const auto d = parse_generate_call(R"({"input_ids": [7]})", "POST /generate");
+  EXPECT_EQ(d.max_new_tokens, 128);
+  EXPECT_DOUBLE_EQ(d.temperature, 1.0);
+  EXPECT_DOUBLE_EQ(d.top_p, 1.0);
+  EXPECT_FALSE(d.ignore_eos);
+  EXPECT_FALSE(d.return_logprob);
+  EXPECT_FALSE(d.sampling_seed.has_value());
+}
+
+TEST(SglangProtocol, RefusesWhatItCannotServeByPath) {
+  EXPECT_NE(error_of(R"({"input_ids": [1], "sampling_params": {"top_k": 20}})").find("POST /generate: /sampling_params/top_k: top-k"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"input_ids": [1], "sampling_params": {"repetition_penalty": 1.1}})").find("/sampling_params/repetition_penalty"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"input_ids": [1], "sampling_params": {"stop": "\n"}})").find("/sampling_params/stop: stop strings"), std::string::npos);
+  EXPECT_NE(error_of(R"({"input_ids": [1], "sampling_params": {"max_new_tokens": 0}})").find("/sampling_params/max_new_tokens"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"input_ids": [1, -4]})").find("/input_ids/1"), std::string::npos) << error_of(R"({"input_ids": [1, -4]})");
+  EXPECT_NE(error_of(R"({"input_ids": [[1], [2]]})").find("a batch of prompts"), std::string::npos);
+  EXPECT_NE(error_of(R"({"text": "hi"})").find("/text: text prompts are not served"), std::string::npos);
+  EXPECT_NE(error_of(R"({"input_ids": [1], "stream": true})").find("/stream"), std::string::npos);
+  EXPECT_NE(error_of(R"({"input_ids": [1], "lora_path": "x"})").find("/lora_path: an unknown field"), std::string::npos);
+  EXPECT_NE(error_of(R"({"rid": "a"})").find("/input_ids: missing"), std::string::npos) << error_of(R"({"rid": "a"})");
+  EXPECT_NE(error_of("[1, 2]").find("not a JSON object"), std::string::npos);
+  EXPECT_NE(error_of("{\"input_ids\": [1,").find("POST /generate: not JSON at byte"), std::string::npos);
+  // Defaults are accepted where the engine cannot honour other values.
+  EXPECT_EQ(error_of(R"({"input_ids": [1], "sampling_params": {"top_k": -1, "min_p": 0, "n": 1, "stop": [], "frequency_penalty": 0}})"),
+            "no error");
+}
+
+TEST(SglangProtocol, AbortBodies) {
+  EXPECT_TRUE(parse_abort_call(R"({"abort_all": true})", "x").abort_all);
+  EXPECT_EQ(parse_abort_call(R"({"rid": "job-7"})", "x").rid, "job-7");
+  EXPECT_FALSE(parse_abort_call("", "x").abort_all);  // SGLang's defaults: nothing aborted
+  EXPECT_THROW((void)parse_abort_call(R"({"rid": 7})", "x"), base::ConfigError);
+}
+
+TEST(SglangProtocol, RepliesAsSlimeAndArealReadThem) {
+  GenerateOutcome o;
+  o.rid = "r1";
+  o.output_ids = {5, 6};
+  o.output_logprobs = {-0.5f, -1.25f};
+  o.finish = FinishKind::Abort;
+  o.abort_message = "Abort requested";
+  o.prompt_tokens = 3;
+  o.return_logprob = true;
+  const auto j = nlohmann::json::parse(generate_reply_json(o));
+  EXPECT_EQ(j["output_ids"], nlohmann::json({5, 6}));
+  const auto& m = j["meta_info"];
+  EXPECT_EQ(m["id"], "r1");
+  EXPECT_EQ(m["finish_reason"]["type"], "abort");
+  EXPECT_TRUE(m["finish_reason"]["status_code"].is_null());  // a user abort: HTTP 200 with the partial output
+  EXPECT_EQ(m["completion_tokens"], 2);
+  EXPECT_EQ(m["prompt_tokens"], 3);
+  EXPECT_EQ(m["weight_version"], "default");
+  // [logprob, token id, text]: x[1] is the token and x[0] its log-prob.
+  EXPECT_EQ(m["output_token_logprobs"], nlohmann::json::parse("[[-0.5, 5, null], [-1.25, 6, null]]"));
+  o.finish = FinishKind::Stop;
+  o.matched_stop = 6;
+  EXPECT_EQ(nlohmann::json::parse(generate_reply_json(o))["meta_info"]["finish_reason"], nlohmann::json::parse(R"({"type": "stop", "matched": 6})"));
+  o.finish = FinishKind::Length;
+  o.return_logprob = false;
+  const auto l = nlohmann::json::parse(generate_reply_json(o));
+  EXPECT_EQ(l["meta_info"]["finish_reason"], nlohmann::json::parse(R"({"type": "length", "length": 2})"));
+  EXPECT_FALSE(l["meta_info"].contains("output_token_logprobs"));
+  EXPECT_EQ(nlohmann::json::parse(error_json("bad"))["error"]["message"], "bad");
+}
+
+}  // namespace
+}  // namespace april::http
