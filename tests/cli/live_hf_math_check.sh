@@ -5,6 +5,7 @@
 # in one line.
 #   usage: live_hf_math_check.sh APRIL HF_FIXTURES_DIR DATASETS_DIR WORKDIR
 set -u
+. "$(cd "$(dirname "$0")" && pwd)/expect_error.sh"
 april=$1
 fixtures=$2
 datasets=$3
@@ -16,15 +17,6 @@ live=("$april" live --checkpoint "$fixtures/qwen3" --dataset "$datasets/gsm8k-sa
       --set max_response_len=12 --steps 2)
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect_error() {  # WHAT PATTERN CMD...
-  local what=$1 pattern=$2
-  shift 2
-  "$@" >out 2>err
-  local rc=$?
-  if [ $rc -eq 0 ] || [ $rc -ge 124 ] || ! grep -q -- "$pattern" err || [ "$(grep -c . err)" -gt 1 ]; then
-    fail "$what: rc=$rc, stderr: $(head -c 400 err)"
-  fi
-}
 for policy in sync april; do
   "${live[@]}" --policy "$policy" --out "out-$policy" > "log-$policy" 2>&1 || fail "$policy: $(tail -3 "log-$policy")"
   grep -q "Qwen3ForCausalLM from $fixtures/qwen3 (115136 parameters)" "log-$policy" || fail "$policy: no model line"

@@ -4,22 +4,13 @@
 # run resumes.
 #   usage: live_resume_check.sh APRIL WORKDIR
 set -u
+. "$(cd "$(dirname "$0")" && pwd)/expect_error.sh"
 april=$1
 work=$2
 rm -rf "$work" && mkdir -p "$work"
 cd "$work" || exit 1
 live=("$april" live --set live.model=tiny --set live.sft_steps=1 --set live.threads=1 --set live.eval_prompts=0 --steps 1)
 fails=0
-expect_error() {  # WHAT PATTERN CMD...
-  local what=$1 pattern=$2
-  shift 2
-  "$@" >out 2>err
-  local rc=$?
-  if [ $rc -eq 0 ] || [ $rc -ge 124 ] || ! grep -q -- "$pattern" err || [ "$(grep -c . err)" -gt 1 ]; then
-    echo "FAIL: $what: rc=$rc, stderr: $(head -c 400 err)"
-    fails=$((fails + 1))
-  fi
-}
 "${live[@]}" --policy sync --save ck >/dev/null 2>&1 || { echo "FAIL: writing the checkpoint"; exit 1; }
 expect_error "another policy" "field 'run.policy': the checkpoint has \"sync\", this run \"april\"" "${live[@]}" --policy april --resume ck
 expect_error "another batch" "field 'run.rollout_batch_size'" "${live[@]}" --policy sync --set rollout_batch_size=4 --resume ck

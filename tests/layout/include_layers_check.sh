@@ -4,6 +4,7 @@
 # sibling's in its own layer, and never a higher one's.
 #   layer 0  base
 #   layer 1  sim  traces  policies      (the model, the traces, the policies: each on base alone)
+#            adapters/http              (SGLang's HTTP API as values, on base alone)
 #   layer 2  rl                         (the loop and the backend interface)
 #   layer 3  adapters/sim adapters/live (backends)
 #   layer 4  scenario                   (a scenario resolved and one run assembled)
@@ -15,7 +16,7 @@ root=$1
 layer_of() {
   case $1 in
     base) echo 0 ;;
-    sim | traces | policies) echo 1 ;;
+    sim | traces | policies | adapters/http) echo 1 ;;
     rl) echo 2 ;;
     adapters/sim | adapters/live) echo 3 ;;
     scenario) echo 4 ;;
