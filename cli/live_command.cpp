@@ -10,6 +10,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#ifdef APRIL_WITH_SERVE
+#include "adapters/live/http_backend.hpp"
+#endif
 #include "adapters/live/live_backend.hpp"
 #include "base/chrome_trace.hpp"
 #include "rl/run_timeline.hpp"
@@ -68,6 +71,96 @@ void check_checkpoint_run(const base::JsonFile& state, const nlohmann::json& run
   }
 }
 
+// The RL steps, one line each as they end: the time since the first step
+// and an estimate of the time left (the steps so far, extrapolated), the
+// progress of a run that may take hours, in a terminal or a log alike.
+std::vector<rl::StepMetrics> run_steps(rl::RlLoop& loop, std::int64_t n_steps) {
+  std::vector<rl::StepMetrics> steps;
+  fmt::print("{:>4} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>7} {:>9} {:>9}\n", "step", "rollout s", "train s", "tok/s", "reward", "accuracy",
+             "off-pol", "buffer", "elapsed s", "left s");
+  std::fflush(stdout);
+  const auto steps_start = std::chrono::steady_clock::now();
+  for (std::int64_t i = 0; i < n_steps; ++i) {
+    const auto m = loop.run_step();
+    const auto d = rl::derive(m);
+    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - steps_start).count();
+    const double left_s = elapsed_s / static_cast<double>(i + 1) * static_cast<double>(n_steps - i - 1);
+    fmt::print("{:>4} {:>9.2f} {:>9.2f} {:>9.0f} {:>8.3f} {:>8.3f} {:>8.1f}% {:>7} {:>9.0f} {:>9.0f}\n", m.step, m.rollout_time_s,
+               m.train_time_s, d.rollout_throughput_tok_s, m.reward_mean.value_or(0), m.accuracy.value_or(0),
+               100.0 * d.offpolicy_token_fraction, m.buffer_groups, elapsed_s, left_s);
+    std::fflush(stdout);
+    steps.push_back(m);
+  }
+  return steps;
+}
+
+// summary.json (the scenario, the model and task, `top` merged in, and the
+// policy's summary with `policy_extra` merged in) and <policy>/steps.csv,
+// put in place whole.
+void write_outputs(OutputFolder& out, const std::string& out_dir, const base::Config& c, const std::string& policy_name,
+                   const LiveTaskChoice& choice, const std::vector<rl::StepMetrics>& steps, const nlohmann::json& top,
+                   const nlohmann::json& policy_extra) {
+  const std::filesystem::path dir = out.path();
+  std::filesystem::create_directories(dir / policy_name);
+  nlohmann::json j = top;
+  j["scenario"] = c.resolved();
+  j["model"] = choice.model_name;
+  j["task"] = choice.task->describe();
+  j["policies"][policy_name] = rl::summary_json(rl::summarize(steps));
+  j["policies"][policy_name].update(policy_extra);
+  base::write_file_atomically((dir / "summary.json").string(), j.dump(2) + "\n");
+  base::write_file_atomically((dir / policy_name / "steps.csv").string(), rl::steps_csv(steps));
+  out.commit();
+  fmt::print("wrote {0}/summary.json and {0}/{1}/steps.csv\n", out_dir, policy_name);
+}
+
+// "a,b" -> {"a", "b"}; an empty item is refused.
+std::vector<std::string> split_urls(const std::string& text) {
+  std::vector<std::string> urls;
+  std::size_t start = 0;
+  for (;;) {
+    const auto comma = text.find(',', start);
+    auto item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) throw std::invalid_argument(fmt::format("--engines '{}': an empty URL (expected http://host:port,...)", text));
+    urls.push_back(std::move(item));
+    if (comma == std::string::npos) return urls;
+    start = comma + 1;
+  }
+}
+
+#ifdef APRIL_WITH_SERVE
+// --engines: rollout only, over HTTP (live::HttpBackend): the servers'
+// weights stay; each step's batch is scored by the task.
+int live_over_http(const std::string& engines, const std::string& policy_name, policies::Policy& policy, const base::Config& c,
+                   const live::LiveOptions& lo, const LiveTaskChoice& choice, std::optional<OutputFolder>& out, const std::string& out_dir) {
+  if (policy.overlaps()) {
+    throw std::invalid_argument(fmt::format("--engines runs rollout only: policy {} overlaps training with rollout, which needs a trainer", policy_name));
+  }
+  live::HttpBackendOptions ho;
+  ho.urls = split_urls(engines);
+  ho.temperature = lo.temperature;
+  ho.top_p = lo.top_p;
+  ho.seed = lo.seed;
+  live::HttpBackend backend(ho, *choice.task);
+  fmt::print("april live: rollout only on {} server(s) over HTTP ({}), policy {}, B = {} x n = {}, {}\n", ho.urls.size(), engines,
+             policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt), choice.task->describe());
+  std::fflush(stdout);
+  const auto workload = choice.task->workload(c.get(base::keys::kSamplesPerPrompt), 0);
+  const auto loop = rl::make_loop(c, backend, policy, *workload, 1);
+  const auto steps = run_steps(*loop, c.get(base::keys::kSteps));
+  const auto d = rl::derive(rl::summarize(steps).totals);
+  fmt::print("\nrollout throughput {:.0f} tok/s over {} steps; {} requests answered, {} of them aborted\n", d.rollout_throughput_tok_s,
+             steps.size(), backend.requests_answered(), backend.requests_aborted());
+  if (out) {
+    nlohmann::json p;
+    p["requests_answered"] = backend.requests_answered();
+    p["requests_aborted"] = backend.requests_aborted();
+    write_outputs(*out, out_dir, c, policy_name, choice, steps, {{"engines", ho.urls}}, p);
+  }
+  return 0;
+}
+#endif
+
 }  // namespace
 
 int live_command(const std::vector<std::string>& args) {
@@ -75,7 +168,7 @@ int live_command(const std::vector<std::string>& args) {
       "usage: april live [--scenario S] [--policy NAME] [--device cpu|cuda] [--steps N] [--out DIR]\n"
       "                  [--save DIR] [--resume DIR] [--timeline FILE] [--timeline-detail steps|changes]\n"
       "                  [--checkpoint DIR --dataset FILE [--dataset-layout L] [--chat FAMILY] [--reward math|dapo]\n"
-      "                   [--export DIR]]\n"
+      "                   [--export DIR | --engines URL,...]]\n"
       "                  [--set key=value]...\n"
       "Trains a transformer with GRPO on the countdown task (count down from N to 1, then stop: long-tail\n"
       "answer lengths, exact-match reward), or, with --checkpoint and --dataset, a Hugging Face model\n"
@@ -87,7 +180,7 @@ int live_command(const std::vector<std::string>& args) {
       "supervised steps (a checkpoint needs none), then prints one line per RL step; --out writes summary.json and\n"
       "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy. On the CPU it first estimates its\n"
       "memory (weights, KV cache, activations) and refuses a run the machine cannot hold.\n\noptions");
-  std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, save_dir, export_dir, resume, timeline_path,
+  std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, save_dir, export_dir, resume, timeline_path, engines,
               timeline_detail = "steps";
   std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
@@ -95,6 +188,8 @@ int live_command(const std::vector<std::string>& args) {
       "steps", integer_option(), "RL steps")("seed", integer_option(), "seed")(
       "set", po::value(&sets), "override a scenario key (repeatable)")("out", po::value(&out_dir), "write results here")(
       "save", po::value(&save_dir), "save model, optimizer, buffer and loop state here at the end (for --resume)")(
+      "engines", po::value(&engines), "with --checkpoint and --dataset: roll out on these inference servers over SGLang's HTTP API "
+      "(URL,...: SGLang or april serve holding the same model), rollout only: their weights stay and each batch is scored")(
       "export", po::value(&export_dir), "with --checkpoint: write the trained policy here at the end as a Hugging Face checkpoint "
       "(safetensors in the source's dtype, its config and tokenizer files copied) that an inference server loads")(
       "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)")(
@@ -130,6 +225,17 @@ int live_command(const std::vector<std::string>& args) {
   lo.hf_checkpoint = task_options.checkpoint;
   if (!resume.empty() || choice.pretrained) lo.sft_steps = 0;
   const auto& mc = choice.model;
+  if (!engines.empty()) {
+    if (task_options.checkpoint.empty()) throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
+    for (const auto& [given, name] : {std::pair{&save_dir, "--save"}, {&resume, "--resume"}, {&export_dir, "--export"}, {&timeline_path, "--timeline"}}) {
+      if (!given->empty()) throw std::invalid_argument(fmt::format("{} is not built for --engines (rollout only over HTTP)", name));
+    }
+#ifdef APRIL_WITH_SERVE
+    return live_over_http(engines, policy_name, *policy, c, lo, choice, out, out_dir);
+#else
+    throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
+#endif
+  }
   std::string memory_note;
   if (device == "cpu") {
     // Before anything is allocated. A trained policy stops after the task's
@@ -192,26 +298,7 @@ int live_command(const std::vector<std::string>& args) {
     fmt::print("resumed from {} at step {}\n", resume, loop.step());
   }
 
-  std::vector<rl::StepMetrics> steps;
-  const auto n_steps = c.get(base::keys::kSteps);
-  // Each step's line carries the time since the first step and an estimate
-  // of the time left (the steps so far, extrapolated): the progress of a run
-  // that may take hours, in a terminal or a log alike.
-  fmt::print("{:>4} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>7} {:>9} {:>9}\n", "step", "rollout s", "train s", "tok/s", "reward", "accuracy",
-             "off-pol", "buffer", "elapsed s", "left s");
-  std::fflush(stdout);
-  const auto steps_start = std::chrono::steady_clock::now();
-  for (std::int64_t i = 0; i < n_steps; ++i) {
-    const auto m = loop.run_step();
-    const auto d = rl::derive(m);
-    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - steps_start).count();
-    const double left_s = elapsed_s / static_cast<double>(i + 1) * static_cast<double>(n_steps - i - 1);
-    fmt::print("{:>4} {:>9.2f} {:>9.2f} {:>9.0f} {:>8.3f} {:>8.3f} {:>8.1f}% {:>7} {:>9.0f} {:>9.0f}\n", m.step, m.rollout_time_s,
-               m.train_time_s, d.rollout_throughput_tok_s, m.reward_mean.value_or(0), m.accuracy.value_or(0),
-               100.0 * d.offpolicy_token_fraction, m.buffer_groups, elapsed_s, left_s);
-    std::fflush(stdout);
-    steps.push_back(m);
-  }
+  const auto steps = run_steps(loop, c.get(base::keys::kSteps));
   const double acc_after = eval_n > 0 ? backend.evaluate(eval_n) : 0.0;
   const auto summary = rl::summarize(steps);
   const auto d = rl::derive(summary.totals);
@@ -232,23 +319,15 @@ int live_command(const std::vector<std::string>& args) {
     fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", timeline_path, chrome.events());
   }
   if (out) {
-    const std::filesystem::path dir = out->path();
-    std::filesystem::create_directories(dir / policy_name);
     nlohmann::json j;
-    j["scenario"] = c.resolved();
     j["device"] = st.device;
     j["model_parameters"] = mc.parameters();
-    j["model"] = choice.model_name;
-    j["task"] = task.describe();
-    j["policies"][policy_name] = rl::summary_json(summary);
-    j["policies"][policy_name]["eval_accuracy_before"] = acc_before;
-    j["policies"][policy_name]["eval_accuracy_after"] = acc_after;
-    j["policies"][policy_name]["engine_decoded_tok"] = st.decoded_tok;
-    j["policies"][policy_name]["engine_busy_s"] = st.engine_busy_s;
-    base::write_file_atomically((dir / "summary.json").string(), j.dump(2) + "\n");
-    base::write_file_atomically((dir / policy_name / "steps.csv").string(), rl::steps_csv(steps));
-    out->commit();
-    fmt::print("wrote {0}/summary.json and {0}/{1}/steps.csv\n", out_dir, policy_name);
+    nlohmann::json p;
+    p["eval_accuracy_before"] = acc_before;
+    p["eval_accuracy_after"] = acc_after;
+    p["engine_decoded_tok"] = st.decoded_tok;
+    p["engine_busy_s"] = st.engine_busy_s;
+    write_outputs(*out, out_dir, c, policy_name, choice, steps, j, p);
   }
   if (!save_dir.empty()) {
     // Assembled in a folder beside the checkpoint, then swapped in whole: a

@@ -132,4 +132,50 @@ std::string error_json(const std::string& message) {
   return nlohmann::json({{"error", {{"message", message}}}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+GenerateReply parse_generate_reply(const std::string& body, const std::string& source) {
+  nlohmann::json doc;
+  const auto v = parse_body(body, source, doc);
+  GenerateReply r;
+  std::optional<std::vector<std::int32_t>> ids;
+  if (const auto o = v.find("output_ids")) ids = token_ids(*o);
+  else if (const auto t = v.find("token_ids")) ids = token_ids(*t);
+  const auto meta = v.at("meta_info");
+  if (const auto lps = meta.find("output_token_logprobs")) {
+    std::vector<std::int32_t> from_triples;
+    for (const auto& triple : lps->elements()) {
+      const auto items = triple.elements();
+      if (items.size() < 2) triple.fail("a [logprob, token id, text] triple was expected");
+      r.output_logprobs.push_back(static_cast<float>(items[0].raw().is_null() ? 0.0 : items[0].number(-1e300, 1e300)));
+      from_triples.push_back(static_cast<std::int32_t>(items[1].integer(0, kMaxId)));
+    }
+    if (ids && *ids != from_triples) lps->fail("its token ids differ from output_ids");
+    if (!ids) ids = std::move(from_triples);
+  }
+  if (!ids) v.fail("neither output_ids nor meta_info.output_token_logprobs: no tokens to read");
+  r.output_ids = std::move(*ids);
+  const auto finish = meta.at("finish_reason");
+  const auto type = finish.at("type").string();
+  if (type == "stop") r.finish = FinishKind::Stop;
+  else if (type == "length") r.finish = FinishKind::Length;
+  else if (type == "abort") {
+    r.finish = FinishKind::Abort;
+    if (const auto m = finish.find("message")) r.abort_message = m->raw().is_string() ? m->string() : m->raw().dump();
+  } else {
+    finish.at("type").fail(fmt::format("'{}' where stop, length or abort was expected", type));
+  }
+  if (const auto w = meta.find("weight_version")) r.weight_version = w->raw().is_string() ? w->string() : w->raw().dump();
+  return r;
+}
+
+std::string error_message_of(const std::string& body) {
+  nlohmann::json doc;
+  if (!base::parse_json(body, doc) && doc.is_object()) {
+    if (doc.contains("error") && doc["error"].is_object() && doc["error"].contains("message") && doc["error"]["message"].is_string()) {
+      return doc["error"]["message"].get<std::string>();
+    }
+    if (doc.contains("message") && doc["message"].is_string()) return doc["message"].get<std::string>();
+  }
+  return body.substr(0, 200);
+}
+
 }  // namespace april::http

@@ -74,4 +74,23 @@ std::string generate_reply_json(const GenerateOutcome& outcome);
 // SGLang's error body: {"error": {"message": ...}}.
 std::string error_json(const std::string& message);
 
+// A /generate reply as a client reads it from SGLang or april serve. Field
+// sets differ across SGLang versions, so unknown fields are ignored and
+// missing optional ones tolerated: the ids come from output_ids (token_ids
+// in older trees) or else from meta_info.output_token_logprobs' [logprob,
+// id, text] triples, as slime reads them; where both are there they must
+// agree. finish_reason is required ({"type": "stop"|"length"|"abort", ...}).
+struct GenerateReply {
+  std::vector<std::int32_t> output_ids;
+  std::vector<float> output_logprobs;  // empty when the reply has none
+  FinishKind finish = FinishKind::Length;
+  std::string abort_message;
+  std::string weight_version;  // "" when the reply names none
+};
+GenerateReply parse_generate_reply(const std::string& body, const std::string& source);
+
+// The message of an error body ({"error": {"message": ...}}, or vLLM's flat
+// {"message": ...}); the body itself, cut to 200 bytes, otherwise.
+std::string error_message_of(const std::string& body);
+
 }  // namespace april::http

@@ -4,7 +4,12 @@ aborted request answers with its partial tokens, which resumed on a second
 server continue it exactly, bad requests are refused with the JSON path of
 what is wrong, and SIGTERM stops the server.
 
-usage: serve_check.py APRIL CHECKPOINT_DIR
+Then `april live --engines` drives both servers, rollout only: sync is
+token-identical to the in-process run with the weights held still, APRIL
+aborts and resumes over HTTP, and a URL with nothing listening is refused
+naming it.
+
+usage: serve_check.py APRIL CHECKPOINT_DIR DATASET_JSONL WORKDIR
 Runs with /usr/bin/python3 and its standard library only."""
 import json
 import signal
@@ -15,7 +20,7 @@ import time
 import urllib.error
 import urllib.request
 
-april, checkpoint = sys.argv[1], sys.argv[2]
+april, checkpoint, dataset, work = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 failures = []
 
 
@@ -149,6 +154,41 @@ try:
     check(status == 400 and "/rid" in reply["error"]["message"], f"abort with a numeric rid: {status} {reply}")
     info = get(url_a, "/get_model_info")
     check(info["is_generation"] is True and info["weight_version"] == "default", f"model info {info}")
+
+    # 6. april live --engines: the same policies driving both servers over HTTP.
+    import csv
+    import os
+    import shutil
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    run = [april, "live", "--checkpoint", checkpoint, "--dataset", dataset, "--dataset-layout", "gsm8k", "--set", "live.eval_prompts=6",
+           "--set", "rollout_batch_size=4", "--set", "n_samples_per_prompt=4", "--set", "max_response_len=24", "--set", "live.temperature=0",
+           "--set", "live.threads=1", "--steps", "2"]
+
+    def steps_of(out, policy):
+        with open(f"{out}/{policy}/steps.csv") as f:
+            return [(r["tokens_generated"], r["tokens_trained"], r["groups_submitted"], r["reward_mean"]) for r in csv.DictReader(f)]
+
+    http_run = subprocess.run(run + ["--policy", "sync", "--engines", f"{url_a},{url_b}", "--out", f"{work}/http"], capture_output=True, text=True)
+    check(http_run.returncode == 0, f"live --engines sync: {http_run.stdout[-300:]} {http_run.stderr[-300:]}")
+    # In process, greedy and with the weights held still (a learning rate of 1e-30 moves no float32 weight that matters).
+    local = subprocess.run(run + ["--policy", "sync", "--set", "live.lr=1e-30", "--out", f"{work}/local"], capture_output=True, text=True)
+    check(local.returncode == 0, f"live in process: {local.stderr[-300:]}")
+    if http_run.returncode == 0 and local.returncode == 0:
+        h, l = steps_of(f"{work}/http", "sync"), steps_of(f"{work}/local", "sync")
+        check(len(h) == 2 and h == l, f"sync over HTTP {h} != in process {l}")
+    april_run = subprocess.run(run + ["--policy", "april", "--engines", f"{url_a},{url_b}", "--out", f"{work}/april"], capture_output=True, text=True)
+    check(april_run.returncode == 0, f"live --engines april: {april_run.stderr[-300:]}")
+    if april_run.returncode == 0:
+        summary = json.load(open(f"{work}/april/summary.json"))
+        pol = summary["policies"]["april"]
+        check(summary["engines"] == [url_a, url_b], f"summary engines {summary.get('engines')}")
+        check(pol["requests_answered"] > 0 and "requests_aborted" in pol, f"april over HTTP: {pol.get('requests_answered')}")
+        print(f"april over HTTP: {pol['requests_answered']} requests, {pol['requests_aborted']} aborted")
+    dead = subprocess.run(run + ["--policy", "sync", "--engines", "http://127.0.0.1:1"], capture_output=True, text=True)
+    check(dead.returncode != 0 and "http://127.0.0.1:1" in dead.stderr and dead.stderr.count("\n") == 1, f"a dead URL: {dead.stderr!r}")
+    overlapped = subprocess.run(run + ["--policy", "async", "--engines", url_a], capture_output=True, text=True)
+    check(overlapped.returncode != 0 and "rollout only" in overlapped.stderr, f"an overlapped policy over HTTP: {overlapped.stderr!r}")
 finally:
     for p in (a, b):
         p.send_signal(signal.SIGTERM)

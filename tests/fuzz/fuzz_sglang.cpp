@@ -1,6 +1,6 @@
 // libFuzzer target: the bodies `april serve` reads (POST /generate and POST
-// /abort_request in SGLang's layout), and the reply written for what it
-// accepts. A refusal is a ConfigError naming the JSON path; anything else
+// /abort_request in SGLang's layout), the reply written for what it
+// accepts, and a server's reply as `april live --engines` reads it. A refusal is a ConfigError naming the JSON path; anything else
 // escaping (the JSON library's own exceptions) is a bug.
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +26,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const std::exception&) {
     std::abort();
   }
+  try {
+    (void)april::http::parse_generate_reply(body, "reply");
+  } catch (const april::base::ConfigError&) {
+  } catch (const std::exception&) {
+    std::abort();
+  }
+  (void)april::http::error_message_of(body);
   try {
     (void)april::http::parse_abort_call(body, "POST /abort_request");
   } catch (const april::base::ConfigError&) {

@@ -105,5 +105,45 @@ TEST(SglangProtocol, RepliesAsSlimeAndArealReadThem) {
   EXPECT_EQ(nlohmann::json::parse(error_json("bad"))["error"]["message"], "bad");
 }
 
+// Replies as SGLang versions write them: output_ids or the older token_ids,
+// or only the log-prob triples; unknown fields ignored; what cannot be read
+// refused by path.
+TEST(SglangProtocol, ReadsRepliesOfEveryVersion) {
+  const auto r = parse_generate_reply(
+      R"({"text": "x", "output_ids": [5, 6], "meta_info": {"id": "a", "finish_reason": {"type": "abort", "message": "Abort in waiting queue",
+          "status_code": null}, "output_token_logprobs": [[-0.5, 5, null], [-1.0, 6, "y"]], "weight_version": "3", "new_field": 1}})",
+      "reply");
+  EXPECT_EQ(r.output_ids, (std::vector<std::int32_t>{5, 6}));
+  EXPECT_EQ(r.output_logprobs, (std::vector<float>{-0.5f, -1.0f}));
+  EXPECT_EQ(r.finish, FinishKind::Abort);
+  EXPECT_EQ(r.abort_message, "Abort in waiting queue");
+  EXPECT_EQ(r.weight_version, "3");
+  const auto old = parse_generate_reply(R"({"token_ids": [7], "meta_info": {"finish_reason": {"type": "length", "length": 1}}})", "reply");
+  EXPECT_EQ(old.output_ids, std::vector<std::int32_t>{7});
+  EXPECT_TRUE(old.output_logprobs.empty());
+  const auto triples = parse_generate_reply(R"({"meta_info": {"finish_reason": {"type": "stop", "matched": 2},
+      "output_token_logprobs": [[-0.25, 9, null], [-0.75, 2, null]]}})", "reply");
+  EXPECT_EQ(triples.output_ids, (std::vector<std::int32_t>{9, 2}));
+  EXPECT_EQ(triples.finish, FinishKind::Stop);
+  const auto error_of_reply = [](const std::string& body) {
+    try {
+      (void)parse_generate_reply(body, "reply");
+    } catch (const base::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of_reply(R"({"output_ids": [1], "meta_info": {}})").find("reply: /meta_info/finish_reason: missing"), std::string::npos);
+  EXPECT_NE(error_of_reply(R"({"output_ids": [1], "meta_info": {"finish_reason": {"type": "eos"}}})").find("/meta_info/finish_reason/type"),
+            std::string::npos);
+  EXPECT_NE(error_of_reply(R"({"output_ids": [1, 2], "meta_info": {"finish_reason": {"type": "length"},
+      "output_token_logprobs": [[-1, 1, null]]}})").find("differ from output_ids"), std::string::npos);
+  EXPECT_NE(error_of_reply(R"({"meta_info": {"finish_reason": {"type": "length"}}})").find("no tokens to read"), std::string::npos);
+  EXPECT_NE(error_of_reply("<html>502</html>").find("reply: not JSON"), std::string::npos);
+  EXPECT_EQ(error_message_of(R"({"error": {"message": "bad"}})"), "bad");
+  EXPECT_EQ(error_message_of(R"({"object": "error", "message": "flat"})"), "flat");
+  EXPECT_EQ(error_message_of("Internal Server Error"), "Internal Server Error");
+}
+
 }  // namespace
 }  // namespace april::http

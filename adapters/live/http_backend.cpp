@@ -1,0 +1,242 @@
+#include "adapters/live/http_backend.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "adapters/http/sglang_protocol.hpp"
+#include "base/hash.hpp"
+#include "base/json_value.hpp"
+
+namespace april::live {
+namespace {
+
+// What one /generate came back with: the reply, or why there is none.
+struct Answer {
+  http::GenerateReply reply;
+  std::string error;  // "" when the reply was read
+};
+
+std::unique_ptr<httplib::Client> client(const std::string& url, double connect_s, double read_s) {
+  auto c = std::make_unique<httplib::Client>(url);
+  if (!c->is_valid()) throw std::invalid_argument(fmt::format("{}: not an http://host:port address", url));
+  const auto secs = [](double s) { return std::chrono::microseconds(static_cast<std::int64_t>(s * 1e6)); };
+  c->set_connection_timeout(secs(connect_s));
+  c->set_read_timeout(secs(read_s));
+  c->set_write_timeout(secs(read_s));
+  return c;
+}
+
+// A POST's reply body, or a runtime_error naming the URL and the route.
+std::string post_or_throw(const std::string& url, const std::string& route, const std::string& body, double connect_s, double read_s) {
+  auto c = client(url, connect_s, read_s);
+  const auto res = c->Post(route, body, "application/json");
+  if (!res) throw std::runtime_error(fmt::format("{}{}: {}", url, route, httplib::to_string(res.error())));
+  if (res->status != 200) {
+    throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, route, res->status, http::error_message_of(res->body)));
+  }
+  return res->body;
+}
+
+}  // namespace
+
+struct HttpBackend::Impl {
+  struct Stored {
+    std::string prompt_id;
+    std::vector<std::int32_t> tokens;
+    std::vector<float> logprobs;
+  };
+  struct Flight {
+    std::size_t server = 0;
+    std::future<Answer> answer;
+  };
+
+  HttpBackendOptions opt;
+  const LiveTask& task;
+  std::vector<std::int64_t> slots;        // per server, from /get_server_info
+  std::vector<std::int64_t> outstanding;  // per server
+  std::map<rl::SampleKey, Stored> store;
+  std::map<rl::SampleKey, Flight> flights;
+  std::int64_t submissions = 0, answered = 0, aborted = 0;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  // The request threads signal here when they end.
+  std::mutex mu;
+  std::condition_variable cv;
+
+  Impl(HttpBackendOptions o, const LiveTask& t) : opt(std::move(o)), task(t) {
+    if (opt.urls.empty()) throw std::invalid_argument("no server: give at least one URL");
+    for (const auto& url : opt.urls) {
+      auto c = client(url, opt.connect_timeout_s, opt.connect_timeout_s * 2);
+      const auto res = c->Get("/get_server_info");
+      if (!res) throw std::runtime_error(fmt::format("{}: no answer to GET /get_server_info ({})", url, httplib::to_string(res.error())));
+      if (res->status != 200) throw std::runtime_error(fmt::format("{}/get_server_info: HTTP {}", url, res->status));
+      std::int64_t n = 0;
+      nlohmann::json doc;
+      if (!base::parse_json(res->body, doc) && doc.is_object() && doc.contains("max_running_requests") &&
+          doc["max_running_requests"].is_number_integer()) {
+        n = doc["max_running_requests"].get<std::int64_t>();
+      }
+      slots.push_back(std::max<std::int64_t>(0, n));
+    }
+    outstanding.assign(opt.urls.size(), 0);
+  }
+
+  // Every open request answered (a destructor or an error path may leave some).
+  void settle() {
+    for (auto& [key, f] : flights) {
+      if (f.answer.valid()) f.answer.wait();
+    }
+  }
+
+  std::size_t least_outstanding() const {
+    return static_cast<std::size_t>(std::min_element(outstanding.begin(), outstanding.end()) - outstanding.begin());
+  }
+
+  // The flight's answer joined to its sample; its progress for the loop.
+  rl::SampleProgress take(rl::SampleKey key, Flight& f) {
+    auto a = f.answer.get();
+    --outstanding[f.server];
+    ++answered;
+    if (!a.error.empty()) throw std::runtime_error(a.error);
+    auto& st = store.at(key);
+    st.tokens.insert(st.tokens.end(), a.reply.output_ids.begin(), a.reply.output_ids.end());
+    st.logprobs.insert(st.logprobs.end(), a.reply.output_logprobs.begin(), a.reply.output_logprobs.end());
+    rl::SampleProgress p{key, static_cast<std::int32_t>(a.reply.output_ids.size()), {}};
+    p.finished = a.reply.finish != http::FinishKind::Abort;
+    if (!p.finished) ++aborted;
+    return p;
+  }
+};
+
+HttpBackend::HttpBackend(HttpBackendOptions options, const LiveTask& task) : impl_(std::make_unique<Impl>(std::move(options), task)) {}
+
+HttpBackend::~HttpBackend() {
+  if (!impl_->flights.empty()) {
+    for (const auto& url : impl_->opt.urls) {
+      try {
+        (void)post_or_throw(url, "/abort_request", R"({"abort_all": true})", impl_->opt.connect_timeout_s, impl_->opt.connect_timeout_s * 2);
+      } catch (const std::exception&) {
+        // Leaving anyway: the requests end at their servers' own pace.
+      }
+    }
+  }
+  impl_->settle();
+}
+
+double HttpBackend::now_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - impl_->t0).count(); }
+std::int64_t HttpBackend::engines() const { return static_cast<std::int64_t>(impl_->opt.urls.size()); }
+std::int64_t HttpBackend::max_running_per_engine() const {
+  return impl_->slots.empty() ? 0 : *std::min_element(impl_->slots.begin(), impl_->slots.end());
+}
+
+void HttpBackend::submit(const rl::SampleRequest& r) {
+  auto& im = *impl_;
+  auto& st = im.store[r.key];
+  if (r.generated_tok == 0) {
+    st.tokens.clear();
+    st.logprobs.clear();
+  }
+  st.prompt_id = r.prompt_id;
+  if (static_cast<std::int32_t>(st.tokens.size()) != r.generated_tok) {
+    throw std::logic_error(fmt::format("http backend: sample {} holds {} tokens, the loop says {}", r.key, st.tokens.size(), r.generated_tok));
+  }
+  if (im.flights.count(r.key) != 0) throw std::logic_error(fmt::format("http backend: sample {} submitted while in flight", r.key));
+  // slime's resume: the prompt and the tokens so far, max_new_tokens reduced.
+  auto ids = im.task.prompt_tokens(r.prompt_id);
+  ids.insert(ids.end(), st.tokens.begin(), st.tokens.end());
+  nlohmann::json body = {{"input_ids", ids},
+                         {"rid", fmt::format("april-{}-{}", r.key, im.submissions++)},
+                         {"return_logprob", true},
+                         {"sampling_params",
+                          {{"max_new_tokens", r.max_new_tok},
+                           {"temperature", im.opt.temperature},
+                           {"top_p", im.opt.top_p},
+                           {"stop_token_ids", im.task.end_tokens()},
+                           // 63 bits: a JSON integer every server reads as a signed 64-bit value.
+                           {"sampling_seed", base::combine_seeds(im.opt.seed, r.key) >> 1},
+                           {"skip_special_tokens", false},
+                           {"no_stop_trim", true}}}};
+  const auto server = im.least_outstanding();
+  ++im.outstanding[server];
+  const auto url = im.opt.urls[server];
+  const auto connect_s = im.opt.connect_timeout_s, read_s = im.opt.request_timeout_s;
+  auto* signal = &im;
+  im.flights[r.key] = Impl::Flight{server, std::async(std::launch::async, [url, text = body.dump(), connect_s, read_s, signal] {
+                                      Answer a;
+                                      try {
+                                        const auto reply = post_or_throw(url, "/generate", text, connect_s, read_s);
+                                        a.reply = http::parse_generate_reply(reply, url + "/generate reply");
+                                      } catch (const std::exception& e) {
+                                        a.error = e.what();
+                                      }
+                                      {
+                                        std::lock_guard<std::mutex> lock(signal->mu);
+                                      }
+                                      signal->cv.notify_all();
+                                      return a;
+                                    })};
+}
+
+std::vector<rl::SampleProgress> HttpBackend::wait_for_completions() {
+  auto& im = *impl_;
+  if (im.flights.empty()) throw std::logic_error("wait_for_completions with nothing in flight");
+  for (;;) {
+    std::vector<rl::SampleProgress> out;
+    for (auto it = im.flights.begin(); it != im.flights.end();) {
+      if (it->second.answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        out.push_back(im.take(it->first, it->second));
+        it = im.flights.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!out.empty()) return out;  // in key order: the map's
+    std::unique_lock<std::mutex> lock(im.mu);
+    im.cv.wait_for(lock, std::chrono::milliseconds(50));
+  }
+}
+
+std::vector<rl::SampleProgress> HttpBackend::abort_all() {
+  auto& im = *impl_;
+  for (const auto& url : im.opt.urls) (void)post_or_throw(url, "/abort_request", R"({"abort_all": true})", im.opt.connect_timeout_s, im.opt.request_timeout_s);
+  std::vector<rl::SampleProgress> out;
+  for (auto& [key, f] : im.flights) out.push_back(im.take(key, f));
+  im.flights.clear();
+  return out;
+}
+
+rl::TrainReport HttpBackend::train(const std::vector<rl::TrainSample>& batch, std::int64_t /*version*/) {
+  auto& im = *impl_;
+  double reward = 0, correct = 0;
+  for (const auto& s : batch) {
+    const auto& st = im.store.at(s.key);
+    const double r = im.task.response_reward(st.prompt_id, st.tokens);
+    reward += r;
+    correct += r >= im.task.correct_reward() ? 1.0 : 0.0;
+  }
+  for (const auto& s : batch) im.store.erase(s.key);
+  const auto n = static_cast<double>(std::max<std::size_t>(1, batch.size()));
+  return {reward / n, correct / n, std::nullopt, std::nullopt};
+}
+
+void HttpBackend::sync_weights(std::int64_t /*new_version*/) {}
+
+rl::BackendCounters HttpBackend::counters() const { return {}; }
+
+std::vector<std::int32_t> HttpBackend::sample_tokens(rl::SampleKey key) const {
+  const auto it = impl_->store.find(key);
+  return it == impl_->store.end() ? std::vector<std::int32_t>{} : it->second.tokens;
+}
+
+std::int64_t HttpBackend::requests_answered() const { return impl_->answered; }
+std::int64_t HttpBackend::requests_aborted() const { return impl_->aborted; }
+
+}  // namespace april::live

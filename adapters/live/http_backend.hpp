@@ -1,0 +1,65 @@
+#pragma once
+// A fleet of inference servers behind the Backend interface, driven over
+// SGLang's HTTP API (sglang_protocol.hpp) as slime drives it: each sample a
+// POST /generate with the prompt's ids (plus its earlier tokens when it
+// resumes, max_new_tokens reduced), routed to the server with the fewest
+// requests outstanding; an abort is POST /abort_request {"abort_all": true}
+// to every server, whose open requests then answer with their partial
+// tokens. Works against SGLang and `april serve` alike.
+//
+// Rollout only: the servers' weights stay as they are. A train step computes
+// the task's rewards for its batch and nothing else; a weight sync changes
+// only the version. Plain C++: no torch.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adapters/live/live_task.hpp"
+#include "rl/backend.hpp"
+
+namespace april::live {
+
+struct HttpBackendOptions {
+  std::vector<std::string> urls;  // http://host:port, one per server
+  double temperature = 1.0;
+  double top_p = 1.0;
+  std::uint64_t seed = 0;          // each sample's sampling_seed is drawn from (seed, its key)
+  double request_timeout_s = 600;  // a /generate that does not answer in this long fails the step
+  double connect_timeout_s = 5;
+};
+
+class HttpBackend final : public rl::Backend {
+ public:
+  // Asks every server for /get_server_info (its slots) and refuses, naming
+  // the URL, one that does not answer. The task must outlive the backend.
+  HttpBackend(HttpBackendOptions options, const LiveTask& task);
+  ~HttpBackend() override;
+  HttpBackend(const HttpBackend&) = delete;
+  HttpBackend& operator=(const HttpBackend&) = delete;
+
+  [[nodiscard]] double now_s() const override;
+  [[nodiscard]] std::int64_t engines() const override;
+  [[nodiscard]] std::int64_t max_running_per_engine() const override;
+  void submit(const rl::SampleRequest& request) override;
+  // Throws std::runtime_error naming the server's URL and what went wrong
+  // (no answer, a timeout, an HTTP error with its message, a malformed
+  // reply): the step fails, nothing of it is recorded.
+  std::vector<rl::SampleProgress> wait_for_completions() override;
+  std::vector<rl::SampleProgress> abort_all() override;
+  rl::TrainReport train(const std::vector<rl::TrainSample>& batch, std::int64_t version) override;
+  void sync_weights(std::int64_t new_version) override;
+  [[nodiscard]] rl::BackendCounters counters() const override;
+
+  // The tokens a sample holds (tests).
+  [[nodiscard]] std::vector<std::int32_t> sample_tokens(rl::SampleKey key) const;
+  // Requests answered so far, and how many of them were aborted.
+  [[nodiscard]] std::int64_t requests_answered() const;
+  [[nodiscard]] std::int64_t requests_aborted() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace april::live
