@@ -114,6 +114,7 @@ void write_outputs(OutputFolder& out, const std::string& out_dir, const base::Co
   fmt::print("wrote {0}/summary.json and {0}/{1}/steps.csv\n", out_dir, policy_name);
 }
 
+#ifdef APRIL_WITH_SERVE
 // "a,b" -> {"a", "b"}; an empty item is refused.
 std::vector<std::string> split_urls(const std::string& text) {
   std::vector<std::string> urls;
@@ -128,7 +129,6 @@ std::vector<std::string> split_urls(const std::string& text) {
   }
 }
 
-#ifdef APRIL_WITH_SERVE
 // --engines: rollout only, over HTTP (live::HttpBackend): the servers'
 // weights stay; each step's batch is scored by the task.
 int live_over_http(const std::string& engines, const std::string& policy_name, policies::Policy& policy, const base::Config& c,
@@ -146,7 +146,8 @@ int live_over_http(const std::string& engines, const std::string& policy_name, p
              policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt), choice.task->describe());
   std::fflush(stdout);
   const auto workload = choice.task->workload(c.get(base::keys::kSamplesPerPrompt), 0);
-  const auto loop = rl::make_loop(c, backend, policy, *workload, 1);
+  // GPU-hours are charged one GPU per server: a server's own count is not asked for.
+  const auto loop = rl::make_loop(c, backend, policy, *workload, static_cast<std::int64_t>(ho.urls.size()));
   const auto steps = run_steps(*loop, c.get(base::keys::kSteps));
   const auto d = rl::derive(rl::summarize(steps).totals);
   fmt::print("\nrollout throughput {:.0f} tok/s over {} steps; {} requests answered, {} of them aborted\n", d.rollout_throughput_tok_s,
