@@ -132,7 +132,8 @@ std::vector<std::string> split_urls(const std::string& text) {
 // --engines: rollout only, over HTTP (live::HttpBackend): the servers'
 // weights stay; each step's batch is scored by the task.
 int live_over_http(const std::string& engines, const std::string& policy_name, policies::Policy& policy, const base::Config& c,
-                   const live::LiveOptions& lo, const LiveTaskChoice& choice, std::optional<OutputFolder>& out, const std::string& out_dir) {
+                   const live::LiveOptions& lo, double timeout_s, const LiveTaskChoice& choice, std::optional<OutputFolder>& out,
+                   const std::string& out_dir) {
   if (policy.overlaps()) {
     throw std::invalid_argument(fmt::format("--engines runs rollout only: policy {} overlaps training with rollout, which needs a trainer", policy_name));
   }
@@ -141,6 +142,8 @@ int live_over_http(const std::string& engines, const std::string& policy_name, p
   ho.temperature = lo.temperature;
   ho.top_p = lo.top_p;
   ho.seed = lo.seed;
+  if (!(timeout_s > 0 && timeout_s <= 1e6)) throw std::invalid_argument(fmt::format("--engine-timeout {}: seconds above 0", timeout_s));
+  ho.request_timeout_s = timeout_s;
   live::HttpBackend backend(ho, *choice.task);
   fmt::print("april live: rollout only on {} server(s) over HTTP ({}), policy {}, B = {} x n = {}, {}\n", ho.urls.size(), engines,
              policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt), choice.task->describe());
@@ -184,6 +187,7 @@ int live_command(const std::vector<std::string>& args) {
   std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, save_dir, export_dir, resume, timeline_path, engines,
               timeline_detail = "steps";
   std::vector<std::string> sets;
+  double engine_timeout_s = 600;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_name), "rollout policy (default april)")("device", po::value(&device), "cpu or cuda")(
       "steps", integer_option(), "RL steps")("seed", integer_option(), "seed")(
@@ -191,6 +195,8 @@ int live_command(const std::vector<std::string>& args) {
       "save", po::value(&save_dir), "save model, optimizer, buffer and loop state here at the end (for --resume)")(
       "engines", po::value(&engines), "with --checkpoint and --dataset: roll out on these inference servers over SGLang's HTTP API "
       "(URL,...: SGLang or april serve holding the same model), rollout only: their weights stay and each batch is scored")(
+      "engine-timeout", po::value(&engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take before the run "
+      "fails naming the server (default 600)")(
       "export", po::value(&export_dir), "with --checkpoint: write the trained policy here at the end as a Hugging Face checkpoint "
       "(safetensors in the source's dtype, its config and tokenizer files copied) that an inference server loads")(
       "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)")(
@@ -232,7 +238,7 @@ int live_command(const std::vector<std::string>& args) {
       if (!given->empty()) throw std::invalid_argument(fmt::format("{} is not built for --engines (rollout only over HTTP)", name));
     }
 #ifdef APRIL_WITH_SERVE
-    return live_over_http(engines, policy_name, *policy, c, lo, choice, out, out_dir);
+    return live_over_http(engines, policy_name, *policy, c, lo, engine_timeout_s, choice, out, out_dir);
 #else
     throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
 #endif

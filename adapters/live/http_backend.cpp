@@ -35,11 +35,31 @@ std::unique_ptr<httplib::Client> client(const std::string& url, double connect_s
   return c;
 }
 
+// Why a request got no reply, in words: httplib names only the step that
+// failed ("Read"), and a read fails both on a timeout and on a closed connection.
+std::string no_reply(httplib::Error error, double elapsed_s, double read_s) {
+  switch (error) {
+    case httplib::Error::Connection:
+      return "cannot connect (nothing listening there?)";
+    case httplib::Error::Read:
+      return elapsed_s >= 0.95 * read_s ? fmt::format("no reply within {} s", read_s)
+                                        : "the connection closed before a whole reply (the server died or cut it)";
+    case httplib::Error::Write:
+      return "the connection closed while the request was sent";
+    default:
+      return httplib::to_string(error);
+  }
+}
+
 // A POST's reply body, or a runtime_error naming the URL and the route.
 std::string post_or_throw(const std::string& url, const std::string& route, const std::string& body, double connect_s, double read_s) {
   auto c = client(url, connect_s, read_s);
+  const auto start = std::chrono::steady_clock::now();
   const auto res = c->Post(route, body, "application/json");
-  if (!res) throw std::runtime_error(fmt::format("{}{}: {}", url, route, httplib::to_string(res.error())));
+  if (!res) {
+    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    throw std::runtime_error(fmt::format("{}{}: {}", url, route, no_reply(res.error(), elapsed_s, read_s)));
+  }
   if (res->status != 200) {
     throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, route, res->status, http::error_message_of(res->body)));
   }
@@ -76,7 +96,7 @@ struct HttpBackend::Impl {
     for (const auto& url : opt.urls) {
       auto c = client(url, opt.connect_timeout_s, opt.connect_timeout_s * 2);
       const auto res = c->Get("/get_server_info");
-      if (!res) throw std::runtime_error(fmt::format("{}: no answer to GET /get_server_info ({})", url, httplib::to_string(res.error())));
+      if (!res) throw std::runtime_error(fmt::format("{}: no answer to GET /get_server_info ({})", url, no_reply(res.error(), 0, 1)));
       if (res->status != 200) throw std::runtime_error(fmt::format("{}/get_server_info: HTTP {}", url, res->status));
       std::int64_t n = 0;
       nlohmann::json doc;
