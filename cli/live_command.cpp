@@ -13,6 +13,7 @@
 #ifdef APRIL_WITH_SERVE
 #include "adapters/live/http_backend.hpp"
 #endif
+#include "adapters/live/hf_trainer.hpp"
 #include "adapters/live/live_backend.hpp"
 #include "base/chrome_trace.hpp"
 #include "rl/run_timeline.hpp"
@@ -132,10 +133,22 @@ std::vector<std::string> split_urls(const std::string& text) {
 // --engines: rollout only, over HTTP (live::HttpBackend): the servers'
 // weights stay; each step's batch is scored by the task.
 int live_over_http(const std::string& engines, const std::string& policy_name, policies::Policy& policy, const base::Config& c,
-                   const live::LiveOptions& lo, double timeout_s, const LiveTaskChoice& choice, std::optional<OutputFolder>& out,
-                   const std::string& out_dir) {
+                   const live::LiveOptions& lo, double timeout_s, const std::string& weights_dir, const LiveTaskChoice& choice,
+                   std::optional<OutputFolder>& out, const std::string& out_dir) {
   if (policy.overlaps()) {
-    throw std::invalid_argument(fmt::format("--engines runs rollout only: policy {} overlaps training with rollout, which needs a trainer", policy_name));
+    throw std::invalid_argument(fmt::format("--engines: policy {} overlaps training with rollout, which is not built over HTTP (sync, "
+                                            "april and the other colocated policies are)",
+                                            policy_name));
+  }
+  // Training: the trainer beside the servers, its weights loaded by them
+  // each step from a folder of april's (new, empty or april's before).
+  std::unique_ptr<live::HfTrainer> trainer;
+  if (!weights_dir.empty()) {
+    check_output_folder(weights_dir, "--weights-dir");
+    std::filesystem::create_directories(weights_dir);
+    base::write_file_atomically((std::filesystem::path(weights_dir) / kOutputMarker).string(),
+                                "written by april: the weights april live --engines trained\n");
+    trainer = std::make_unique<live::HfTrainer>(lo, choice.model.max_seq);
   }
   live::HttpBackendOptions ho;
   ho.urls = split_urls(engines);
@@ -144,9 +157,14 @@ int live_over_http(const std::string& engines, const std::string& policy_name, p
   ho.seed = lo.seed;
   if (!(timeout_s > 0 && timeout_s <= 1e6)) throw std::invalid_argument(fmt::format("--engine-timeout {}: seconds above 0", timeout_s));
   ho.request_timeout_s = timeout_s;
+  ho.trainer = trainer.get();
+  ho.weights_dir = weights_dir;
   live::HttpBackend backend(ho, *choice.task);
-  fmt::print("april live: rollout only on {} server(s) over HTTP ({}), policy {}, B = {} x n = {}, {}\n", ho.urls.size(), engines,
-             policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt), choice.task->describe());
+  fmt::print("april live: {} on {} server(s) over HTTP ({}), policy {}, B = {} x n = {}, {}\n",
+             trainer ? fmt::format("training {} ({} parameters), weights through {}", choice.model_name, choice.model.parameters(), weights_dir)
+                     : std::string("rollout only"),
+             ho.urls.size(), engines, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
+             choice.task->describe());
   std::fflush(stdout);
   const auto workload = choice.task->workload(c.get(base::keys::kSamplesPerPrompt), 0);
   // GPU-hours are charged one GPU per server: a server's own count is not asked for.
@@ -172,7 +190,7 @@ int live_command(const std::vector<std::string>& args) {
       "usage: april live [--scenario S] [--policy NAME] [--device cpu|cuda] [--steps N] [--out DIR]\n"
       "                  [--save DIR] [--resume DIR] [--timeline FILE] [--timeline-detail steps|changes]\n"
       "                  [--checkpoint DIR --dataset FILE [--dataset-layout L] [--chat FAMILY] [--reward math|dapo]\n"
-      "                   [--export DIR | --engines URL,...]]\n"
+      "                   [--export DIR | --engines URL,... [--weights-dir DIR] [--engine-timeout S]]]\n"
       "                  [--set key=value]...\n"
       "Trains a transformer with GRPO on the countdown task (count down from N to 1, then stop: long-tail\n"
       "answer lengths, exact-match reward), or, with --checkpoint and --dataset, a Hugging Face model\n"
@@ -185,6 +203,7 @@ int live_command(const std::vector<std::string>& args) {
       "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy. On the CPU it first estimates its\n"
       "memory (weights, KV cache, activations) and refuses a run the machine cannot hold.\n\noptions");
   std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, save_dir, export_dir, resume, timeline_path, engines,
+              weights_dir,
               timeline_detail = "steps";
   std::vector<std::string> sets;
   double engine_timeout_s = 600;
@@ -195,6 +214,8 @@ int live_command(const std::vector<std::string>& args) {
       "save", po::value(&save_dir), "save model, optimizer, buffer and loop state here at the end (for --resume)")(
       "engines", po::value(&engines), "with --checkpoint and --dataset: roll out on these inference servers over SGLang's HTTP API "
       "(URL,...: SGLang or april serve holding the same model), rollout only: their weights stay and each batch is scored")(
+      "weights-dir", po::value(&weights_dir), "with --engines: train, and after each step write the weights to DIR/v<version> and load "
+      "them into every server through /update_weights_from_disk (DIR must be readable by the servers); without it, rollout only")(
       "engine-timeout", po::value(&engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take before the run "
       "fails naming the server (default 600)")(
       "export", po::value(&export_dir), "with --checkpoint: write the trained policy here at the end as a Hugging Face checkpoint "
@@ -232,13 +253,14 @@ int live_command(const std::vector<std::string>& args) {
   lo.hf_checkpoint = task_options.checkpoint;
   if (!resume.empty() || choice.pretrained) lo.sft_steps = 0;
   const auto& mc = choice.model;
+  if (engines.empty() && !weights_dir.empty()) throw std::invalid_argument("--weights-dir is where --engines training writes its weights: give --engines");
   if (!engines.empty()) {
     if (task_options.checkpoint.empty()) throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
     for (const auto& [given, name] : {std::pair{&save_dir, "--save"}, {&resume, "--resume"}, {&export_dir, "--export"}, {&timeline_path, "--timeline"}}) {
       if (!given->empty()) throw std::invalid_argument(fmt::format("{} is not built for --engines (rollout only over HTTP)", name));
     }
 #ifdef APRIL_WITH_SERVE
-    return live_over_http(engines, policy_name, *policy, c, lo, engine_timeout_s, choice, out, out_dir);
+    return live_over_http(engines, policy_name, *policy, c, lo, engine_timeout_s, weights_dir, choice, out, out_dir);
 #else
     throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
 #endif

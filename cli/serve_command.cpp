@@ -81,6 +81,17 @@ void add_routes(httplib::Server& svr, live::EngineServer& engine) {
     }
     res.status = 200;
   });
+  svr.Post("/update_weights_from_disk", [&engine](const httplib::Request& req, httplib::Response& res) {
+    http::UpdateWeightsCall call;
+    try {
+      call = http::parse_update_weights_call(req.body, "POST /update_weights_from_disk");
+    } catch (const base::ConfigError& e) {
+      return reply_error(res, 400, e.what());
+    }
+    const auto why = engine.update_weights_from_disk({call.model_path, call.weight_version, call.abort_all_requests});
+    reply_json(res, why.empty() ? 200 : 400,
+               http::update_weights_reply_json(why.empty(), why.empty() ? "Succeeded to update model weights." : why));
+  });
   const auto health = [](const httplib::Request&, httplib::Response& res) { res.status = 200; };
   svr.Get("/health", health);
   svr.Get("/health_generate", [&engine](const httplib::Request&, httplib::Response& res) {

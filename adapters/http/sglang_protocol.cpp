@@ -78,7 +78,11 @@ GenerateCall parse_generate_call(const std::string& body, const std::string& sou
     }
     if (const auto s = sp->find("stop_token_ids")) c.stop_token_ids = token_ids(*s);
     if (const auto e = sp->find("ignore_eos")) c.ignore_eos = e->boolean();
-    if (const auto seed = sp->find("sampling_seed")) c.sampling_seed = static_cast<std::uint64_t>(seed->integer(0, std::numeric_limits<std::int64_t>::max()));
+    if (const auto seed = sp->find("sampling_seed")) {
+      // Any 64-bit value (Python's ints are unbounded): april's own seeds use all 64 bits.
+      if (seed->raw().is_number_unsigned()) c.sampling_seed = seed->raw().get<std::uint64_t>();
+      else c.sampling_seed = static_cast<std::uint64_t>(seed->integer(0, std::numeric_limits<std::int64_t>::max()));
+    }
     for (const char* key : {"skip_special_tokens", "spaces_between_special_tokens", "no_stop_trim"}) {
       if (const auto b = sp->find(key)) (void)b->boolean();
     }
@@ -94,6 +98,24 @@ AbortCall parse_abort_call(const std::string& body, const std::string& source) {
   if (const auto r = v.find("rid")) a.rid = r->string();
   if (const auto all = v.find("abort_all")) a.abort_all = all->boolean();
   return a;
+}
+
+UpdateWeightsCall parse_update_weights_call(const std::string& body, const std::string& source) {
+  nlohmann::json doc;
+  const auto v = parse_body(body, source, doc);
+  UpdateWeightsCall u;
+  u.model_path = v.at("model_path").string();
+  if (u.model_path.empty()) v.at("model_path").fail("an empty path");
+  if (const auto w = v.find("weight_version")) u.weight_version = w->string();
+  if (const auto a = v.find("abort_all_requests")) u.abort_all_requests = a->boolean();
+  if (const auto f = v.find("flush_cache")) (void)f->boolean();
+  if (const auto l = v.find("load_format")) l->fail("only the default load format (safetensors, as saved by transformers) is served");
+  return u;
+}
+
+std::string update_weights_reply_json(bool success, const std::string& message) {
+  return nlohmann::json({{"success", success}, {"message", message}, {"num_paused_requests", 0}})
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string generate_reply_json(const GenerateOutcome& o) {

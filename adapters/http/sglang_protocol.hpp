@@ -37,7 +37,7 @@ struct GenerateCall {
   double top_p = 1.0;
   std::vector<std::int32_t> stop_token_ids;
   bool ignore_eos = false;
-  std::optional<std::uint64_t> sampling_seed;
+  std::optional<std::uint64_t> sampling_seed;  // any 64-bit value
   bool return_logprob = false;
 };
 
@@ -49,6 +49,19 @@ struct AbortCall {
   bool abort_all = false;
 };
 AbortCall parse_abort_call(const std::string& body, const std::string& source);
+
+// POST /update_weights_from_disk (io_struct.py UpdateWeightFromDiskReqInput):
+// model_path required; weight_version and abort_all_requests read;
+// load_format must be absent or null; flush_cache and fields newer versions
+// add are accepted (the engine keeps no prefix cache to flush).
+struct UpdateWeightsCall {
+  std::string model_path;
+  std::string weight_version;  // "" when not given
+  bool abort_all_requests = false;
+};
+UpdateWeightsCall parse_update_weights_call(const std::string& body, const std::string& source);
+// Its reply: {"success", "message", "num_paused_requests"}.
+std::string update_weights_reply_json(bool success, const std::string& message);
 
 enum class FinishKind { Stop, Length, Abort };
 

@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -37,6 +38,10 @@ struct EngineServer::Impl {
     http::AbortCall call;
     std::promise<std::int64_t> done;
   };
+  struct PendingUpdate {
+    WeightUpdate update;
+    std::promise<std::string> done;
+  };
   struct Active {
     http::GenerateCall call;
     std::promise<http::GenerateOutcome> reply;
@@ -52,6 +57,9 @@ struct EngineServer::Impl {
   std::condition_variable cv;
   std::deque<Pending> pending;
   std::deque<PendingAbort> aborts;
+  std::optional<PendingUpdate> update;  // one at a time (guarded by mu)
+  torch::Device device{torch::kCPU};
+  torch::ScalarType dtype = torch::kFloat32;
   std::map<std::string, std::uint64_t> rids_in_flight;  // submitted and not answered (guarded by mu)
   std::uint64_t next_key = 0;
   bool stopping = false;
@@ -60,8 +68,8 @@ struct EngineServer::Impl {
 
   explicit Impl(const EngineServerOptions& o) : opt(o) {
     configure_runtime(o.threads);
-    const auto device = parse_device(o.device);
-    const auto dtype = o.dtype == "bfloat16" ? torch::kBFloat16 : torch::kFloat32;
+    device = parse_device(o.device);
+    dtype = o.dtype == "bfloat16" ? torch::kBFloat16 : torch::kFloat32;
     if (o.dtype != "float32" && o.dtype != "bfloat16") throw std::invalid_argument(fmt::format("--dtype '{}': float32 or bfloat16", o.dtype));
     const auto cfg = read_hf_config(o.checkpoint_dir);
     auto context = o.context_length > 0 ? o.context_length : std::min(kDefaultContext, cfg.max_position_embeddings > 0 ? cfg.max_position_embeddings : kDefaultContext);
@@ -138,15 +146,40 @@ struct EngineServer::Impl {
     return static_cast<std::int64_t>(keys.size());
   }
 
+  // The checkpoint into the engine's weights, in place (a captured decode
+  // graph reads the same storage). "" or why not.
+  std::string load_weights(const WeightUpdate& u) {
+    try {
+      auto ck = load_hf_checkpoint(u.model_path, st.context_length, device, dtype);
+      const auto& now = engine->model()->config();
+      const auto& next = ck.model->config();
+      if (next.architecture != now.architecture || next.vocab != now.vocab || next.d_model != now.d_model || next.n_layers != now.n_layers ||
+          next.n_heads != now.n_heads || next.n_kv_heads != now.n_kv_heads || next.d_ff != now.d_ff) {
+        return fmt::format("{} holds another model ({}, {} layers, hidden {}) than the one served ({}, {} layers, hidden {})", u.model_path,
+                           next.architecture, next.n_layers, next.d_model, now.architecture, now.n_layers, now.d_model);
+      }
+      torch::NoGradGuard no_grad;
+      copy_weights(ck.model, engine->model());
+      if (device.is_cuda()) torch::cuda::synchronize();
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  }
+
   void run() {
     for (;;) {
       std::deque<Pending> adds;
       std::deque<PendingAbort> cuts;
-      bool stop = false;
+      bool stop = false, updating = false;
       {
         std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return stopping || !pending.empty() || !aborts.empty() || engine->running() > 0 || engine->waiting() > 0; });
-        adds.swap(pending);
+        cv.wait(lock, [&] {
+          return stopping || !pending.empty() || !aborts.empty() || update.has_value() || engine->running() > 0 || engine->waiting() > 0;
+        });
+        updating = update.has_value();
+        // New requests wait while an update is pending: they run on the new weights.
+        if (!updating) adds.swap(pending);
         cuts.swap(aborts);
         stop = stopping;
       }
@@ -168,7 +201,24 @@ struct EngineServer::Impl {
       for (auto& c : cuts) c.done.set_value(apply_abort(c.call, "Abort requested"));
       if (stop) {
         apply_abort({"", true}, "The server is shutting down");
+        std::lock_guard<std::mutex> lock(mu);
+        if (update) update->done.set_value("the server is shutting down");
+        update.reset();
         return;
+      }
+      if (updating) {
+        std::unique_lock<std::mutex> lock(mu);
+        const auto u = update->update;
+        lock.unlock();
+        if (u.abort_all_requests) apply_abort({"", true}, "Abort for a weight update");
+        if (engine->running() == 0 && engine->waiting() == 0) {
+          const auto why = load_weights(u);
+          lock.lock();
+          if (why.empty() && !u.weight_version.empty()) st.weight_version = u.weight_version;
+          update->done.set_value(why);
+          update.reset();
+          continue;
+        }
       }
       if (engine->running() == 0 && engine->waiting() == 0) continue;
       std::vector<GenResult> done;
@@ -235,6 +285,21 @@ std::int64_t EngineServer::abort(const http::AbortCall& call) {
     if (im.stopping) return 0;
     im.aborts.push_back({call, {}});
     done = im.aborts.back().done.get_future();
+  }
+  im.cv.notify_all();
+  return done.get();
+}
+
+std::string EngineServer::update_weights_from_disk(const WeightUpdate& u) {
+  auto& im = *impl_;
+  std::future<std::string> done;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    if (im.stopping) return "the server is shutting down";
+    if (im.update) return "another weight update is in progress";
+    im.update.emplace();
+    im.update->update = u;
+    done = im.update->done.get_future();
   }
   im.cv.notify_all();
   return done.get();

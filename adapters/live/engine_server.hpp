@@ -55,6 +55,18 @@ class EngineServer {
   // abort_all); returns how many. Their futures answer with the tokens they
   // had, finish reason abort.
   std::int64_t abort(const http::AbortCall& call);
+  // SGLang's /update_weights_from_disk: loads the Hugging Face checkpoint at
+  // `model_path` into the engine in place, at an iteration boundary with no
+  // request running (abort_all_requests: after aborting them; else once
+  // they have finished), holding new requests until it is done. The
+  // checkpoint must have the served model's shapes. Returns "" on success,
+  // else why not (the weights are then unchanged).
+  struct WeightUpdate {
+    std::string model_path;
+    std::string weight_version;  // "" keeps the current one
+    bool abort_all_requests = false;
+  };
+  std::string update_weights_from_disk(const WeightUpdate& update);
   [[nodiscard]] EngineServerStatus status() const;
 
  private:

@@ -6,6 +6,16 @@
 
 namespace april::live {
 
+GrpoOptions grpo_options(const LiveOptions& o) {
+  GrpoOptions g;
+  g.loss = policy_loss_from_name(o.policy_loss);
+  g.clip_low = o.clip_low, g.clip_high = o.clip_high, g.kl_coef = o.kl_coef, g.tis_cap = o.tis_cap;
+  g.mask_staleness_above = o.mask_staleness_above, g.lr = o.lr, g.weight_decay = o.weight_decay, g.grad_clip = o.grad_clip;
+  g.temperature = o.temperature;
+  g.recompute_old_logprobs = o.recompute_old_logprobs, g.tis_stale_only = o.tis_stale_only;
+  return g;
+}
+
 TrainSampleData filler_sample(const std::vector<std::int32_t>& prompt, std::int32_t token, std::size_t response_tok, double reward,
                               std::int64_t group) {
   TrainSampleData s;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <optional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -86,6 +88,7 @@ struct HttpBackend::Impl {
   std::map<rl::SampleKey, Stored> store;
   std::map<rl::SampleKey, Flight> flights;
   std::int64_t submissions = 0, answered = 0, aborted = 0;
+  std::optional<std::filesystem::path> last_weights;  // the folder the servers loaded last
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   // The request threads signal here when they end.
   std::mutex mu;
@@ -180,8 +183,8 @@ void HttpBackend::submit(const rl::SampleRequest& r) {
                            {"temperature", im.opt.temperature},
                            {"top_p", im.opt.top_p},
                            {"stop_token_ids", im.task.end_tokens()},
-                           // 63 bits: a JSON integer every server reads as a signed 64-bit value.
-                           {"sampling_seed", base::combine_seeds(im.opt.seed, r.key) >> 1},
+                           // The in-process backend's seed for the sample, so that april serve draws its tokens.
+                           {"sampling_seed", base::combine_seeds(im.opt.seed, r.key)},
                            {"skip_special_tokens", false},
                            {"no_stop_trim", true}}}};
   const auto server = im.least_outstanding();
@@ -233,8 +236,32 @@ std::vector<rl::SampleProgress> HttpBackend::abort_all() {
   return out;
 }
 
-rl::TrainReport HttpBackend::train(const std::vector<rl::TrainSample>& batch, std::int64_t /*version*/) {
+rl::TrainReport HttpBackend::train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
   auto& im = *impl_;
+  if (im.opt.trainer != nullptr) {
+    std::vector<TrainSampleData> data;
+    for (const auto& s : batch) {
+      const auto& st = im.store.at(s.key);
+      TrainSampleData d;
+      d.prompt = im.task.prompt_tokens(st.prompt_id);
+      d.response = st.tokens;
+      d.rollout_logprobs = st.logprobs;
+      if (d.rollout_logprobs.size() != d.response.size()) {
+        throw std::runtime_error(fmt::format("sample {}: the servers returned {} log-probs for {} tokens (return_logprob unanswered?)", s.key,
+                                             d.rollout_logprobs.size(), d.response.size()));
+      }
+      for (const auto& [v, n] : s.segments) d.token_version.insert(d.token_version.end(), static_cast<std::size_t>(n), v);
+      if (d.token_version.size() != d.response.size()) {
+        throw std::logic_error(fmt::format("http backend: sample {} has {} tokens but segments cover {}", s.key, d.response.size(),
+                                           d.token_version.size()));
+      }
+      d.reward = im.task.response_reward(st.prompt_id, d.response);
+      d.group = rl::key_group(s.key);
+      data.push_back(std::move(d));
+    }
+    for (const auto& s : batch) im.store.erase(s.key);
+    return im.opt.trainer->train(data, version);
+  }
   double reward = 0, correct = 0;
   for (const auto& s : batch) {
     const auto& st = im.store.at(s.key);
@@ -247,7 +274,27 @@ rl::TrainReport HttpBackend::train(const std::vector<rl::TrainSample>& batch, st
   return {reward / n, correct / n, std::nullopt, std::nullopt};
 }
 
-void HttpBackend::sync_weights(std::int64_t /*new_version*/) {}
+void HttpBackend::sync_weights(std::int64_t new_version) {
+  auto& im = *impl_;
+  if (im.opt.trainer == nullptr) return;
+  namespace fs = std::filesystem;
+  const auto dir = fs::absolute(fs::path(im.opt.weights_dir) / fmt::format("v{}", new_version));
+  fs::remove_all(dir);  // a folder of ours left by an interrupted run
+  fs::create_directories(dir);
+  im.opt.trainer->write_weights(dir.string());
+  const nlohmann::json body = {{"model_path", dir.string()}, {"weight_version", std::to_string(new_version)}, {"flush_cache", true}};
+  for (const auto& url : im.opt.urls) {
+    const auto reply = post_or_throw(url, "/update_weights_from_disk", body.dump(), im.opt.connect_timeout_s, im.opt.request_timeout_s);
+    nlohmann::json doc;
+    if (base::parse_json(reply, doc) || !doc.is_object() || !doc.contains("success") || !doc["success"].is_boolean() ||
+        !doc["success"].get<bool>()) {
+      throw std::runtime_error(fmt::format("{}/update_weights_from_disk: {}", url, http::error_message_of(reply)));
+    }
+  }
+  // The servers hold the new weights: the previous version's folder goes.
+  if (im.last_weights) fs::remove_all(*im.last_weights);
+  im.last_weights = dir;
+}
 
 rl::BackendCounters HttpBackend::counters() const { return {}; }
 

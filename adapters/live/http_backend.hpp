@@ -7,15 +7,20 @@
 // to every server, whose open requests then answer with their partial
 // tokens. Works against SGLang and `april serve` alike.
 //
-// Rollout only: the servers' weights stay as they are. A train step computes
-// the task's rewards for its batch and nothing else; a weight sync changes
-// only the version. Plain C++: no torch.
+// Without a trainer the run is rollout only: the servers' weights stay, a
+// train step computes the task's rewards for its batch, and a weight sync
+// changes only the version. With one (HttpBackendOptions::trainer), a train
+// step trains on the batch, and a sync writes the trainer's weights to
+// weights_dir/v<version> and has every server load them through
+// /update_weights_from_disk (SGLang's disk path), then removes the folder of
+// the version before. Plain C++: no torch.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "adapters/live/live_task.hpp"
+#include "adapters/live/weights_trainer.hpp"
 #include "rl/backend.hpp"
 
 namespace april::live {
@@ -27,6 +32,8 @@ struct HttpBackendOptions {
   std::uint64_t seed = 0;          // each sample's sampling_seed is drawn from (seed, its key)
   double request_timeout_s = 600;  // a /generate that does not answer in this long fails the step
   double connect_timeout_s = 5;
+  WeightsTrainer* trainer = nullptr;  // none: rollout only
+  std::string weights_dir;            // with a trainer: an existing folder the servers can read, which april may write into
 };
 
 class HttpBackend final : public rl::Backend {

@@ -268,7 +268,7 @@ void LiveBackend::grow_heap_for_train(std::int64_t samples) {
     const auto state = generator.get_state();
     std::optional<Transformer> reference;
     if (im.opt.kl_coef > 0) reference = Transformer(im.config);
-    GrpoTrainer scratch(Transformer(im.config), reference, Impl::grpo_options(im.opt), im.device);
+    GrpoTrainer scratch(Transformer(im.config), reference, grpo_options(im.opt), im.device);
     scratch.step(batch, 0);
     if (im.device.is_cuda()) torch::cuda::synchronize();
     generator.set_state(state);

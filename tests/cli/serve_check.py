@@ -4,10 +4,10 @@ aborted request answers with its partial tokens, which resumed on a second
 server continue it exactly, bad requests are refused with the JSON path of
 what is wrong, and SIGTERM stops the server.
 
-Then `april live --engines` drives both servers, rollout only: sync is
-token-identical to the in-process run with the weights held still, APRIL
-aborts and resumes over HTTP, and a URL with nothing listening is refused
-naming it.
+Then `april live --engines` drives both servers: trained over HTTP (weights
+loaded through /update_weights_from_disk), sync reaches the same weights bit
+for bit as the in-process run; APRIL aborts and resumes over HTTP; a URL with
+nothing listening is refused naming it.
 
 usage: serve_check.py APRIL CHECKPOINT_DIR DATASET_JSONL WORKDIR
 Runs with /usr/bin/python3 and its standard library only."""
@@ -165,18 +165,26 @@ try:
            "--set", "rollout_batch_size=4", "--set", "n_samples_per_prompt=4", "--set", "max_response_len=24", "--set", "live.temperature=0",
            "--set", "live.threads=1", "--steps", "2"]
 
-    def steps_of(out, policy):
-        with open(f"{out}/{policy}/steps.csv") as f:
-            return [(r["tokens_generated"], r["tokens_trained"], r["groups_submitted"], r["reward_mean"]) for r in csv.DictReader(f)]
-
-    http_run = subprocess.run(run + ["--policy", "sync", "--engines", f"{url_a},{url_b}", "--out", f"{work}/http"], capture_output=True, text=True)
-    check(http_run.returncode == 0, f"live --engines sync: {http_run.stdout[-300:]} {http_run.stderr[-300:]}")
-    # In process, greedy and with the weights held still (a learning rate of 1e-30 moves no float32 weight that matters).
-    local = subprocess.run(run + ["--policy", "sync", "--set", "live.lr=1e-30", "--out", f"{work}/local"], capture_output=True, text=True)
-    check(local.returncode == 0, f"live in process: {local.stderr[-300:]}")
-    if http_run.returncode == 0 and local.returncode == 0:
-        h, l = steps_of(f"{work}/http", "sync"), steps_of(f"{work}/local", "sync")
-        check(len(h) == 2 and h == l, f"sync over HTTP {h} != in process {l}")
+    # Training over HTTP: the trainer beside the servers, its weights loaded by
+    # them through /update_weights_from_disk each step. Sync (sampled, no
+    # aborts) trains to the same weights, bit for bit, as the in-process run.
+    train = list(run)
+    at = train.index("live.temperature=0")
+    del train[at - 1:at + 1]  # sampled, at live.temperature's default of 1
+    train += ["--set", "live.lr=0.02", "--policy", "sync"]
+    over_http = subprocess.run(train + ["--engines", f"{url_a},{url_b}", "--weights-dir", f"{work}/weights", "--out", f"{work}/http"],
+                               capture_output=True, text=True)
+    check(over_http.returncode == 0, f"training over HTTP: {over_http.stdout[-300:]} {over_http.stderr[-300:]}")
+    in_process = subprocess.run(train + ["--export", f"{work}/exported"], capture_output=True, text=True)
+    check(in_process.returncode == 0, f"training in process: {in_process.stderr[-300:]}")
+    if over_http.returncode == 0 and in_process.returncode == 0:
+        same = open(f"{work}/weights/v2/model.safetensors", "rb").read() == open(f"{work}/exported/model.safetensors", "rb").read()
+        check(same, "the weights trained over HTTP differ from those trained in process")
+        check(open(f"{work}/exported/model.safetensors", "rb").read() != open(f"{checkpoint}/model.safetensors", "rb").read(),
+              "training changed no weight")
+        check(sorted(os.listdir(f"{work}/weights")) == [".april-output", "v2"], f"weights folder {sorted(os.listdir(f'{work}/weights'))}")
+        check(get(url_a, "/get_weight_version")["weight_version"] == "2" and get(url_b, "/get_weight_version")["weight_version"] == "2",
+              "the servers' weight_version after two syncs")
     april_run = subprocess.run(run + ["--policy", "april", "--engines", f"{url_a},{url_b}", "--out", f"{work}/april"], capture_output=True, text=True)
     check(april_run.returncode == 0, f"live --engines april: {april_run.stderr[-300:]}")
     if april_run.returncode == 0:
@@ -188,7 +196,9 @@ try:
     dead = subprocess.run(run + ["--policy", "sync", "--engines", "http://127.0.0.1:1"], capture_output=True, text=True)
     check(dead.returncode != 0 and "http://127.0.0.1:1" in dead.stderr and dead.stderr.count("\n") == 1, f"a dead URL: {dead.stderr!r}")
     overlapped = subprocess.run(run + ["--policy", "async", "--engines", url_a], capture_output=True, text=True)
-    check(overlapped.returncode != 0 and "rollout only" in overlapped.stderr, f"an overlapped policy over HTTP: {overlapped.stderr!r}")
+    check(overlapped.returncode != 0 and "not built over HTTP" in overlapped.stderr, f"an overlapped policy over HTTP: {overlapped.stderr!r}")
+    alone = subprocess.run(run + ["--policy", "sync", "--weights-dir", f"{work}/w2"], capture_output=True, text=True)
+    check(alone.returncode != 0 and "give --engines" in alone.stderr, f"--weights-dir without --engines: {alone.stderr!r}")
 finally:
     for p in (a, b):
         p.send_signal(signal.SIGTERM)

@@ -44,6 +44,22 @@ TEST(SglangProtocol, ReadsWhatSlimeSends) {
   EXPECT_FALSE(d.ignore_eos);
   EXPECT_FALSE(d.return_logprob);
   EXPECT_FALSE(d.sampling_seed.has_value());
+  // Any 64-bit seed (Python's ints are unbounded; april's seeds use all 64 bits).
+  EXPECT_EQ(parse_generate_call(R"({"input_ids": [7], "sampling_params": {"sampling_seed": 18446744073709551615}})", "x").sampling_seed,
+            18446744073709551615ULL);
+  EXPECT_THROW((void)parse_generate_call(R"({"input_ids": [7], "sampling_params": {"sampling_seed": -1}})", "x"), base::ConfigError);
+}
+
+TEST(SglangProtocol, WeightUpdateBodies) {
+  const auto u = parse_update_weights_call(R"({"model_path": "/ckpt/v3", "weight_version": "3", "flush_cache": true})", "x");
+  EXPECT_EQ(u.model_path, "/ckpt/v3");
+  EXPECT_EQ(u.weight_version, "3");
+  EXPECT_FALSE(u.abort_all_requests);
+  EXPECT_THROW((void)parse_update_weights_call(R"({"weight_version": "3"})", "x"), base::ConfigError);
+  EXPECT_THROW((void)parse_update_weights_call(R"({"model_path": "/c", "load_format": "dummy"})", "x"), base::ConfigError);
+  const auto j = nlohmann::json::parse(update_weights_reply_json(false, "no such folder"));
+  EXPECT_EQ(j["success"], false);
+  EXPECT_EQ(j["message"], "no such folder");
 }
 
 TEST(SglangProtocol, RefusesWhatItCannotServeByPath) {

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "adapters/live/detail/transformer.hpp"
+#include "adapters/live/live_options.hpp"
+#include "adapters/live/weights_trainer.hpp"
 
 namespace april::live {
 
@@ -45,13 +47,8 @@ struct GrpoOptions {
   double temperature = 1.0;  // the sampler's, so log-probs match
 };
 
-struct TrainSampleData {
-  std::vector<std::int32_t> prompt, response;
-  std::vector<float> rollout_logprobs;     // one per response token
-  std::vector<std::int64_t> token_version;  // one per response token
-  double reward = 0;
-  std::int64_t group = 0;
-};
+// The trainer's options from the live ones.
+GrpoOptions grpo_options(const LiveOptions& options);
 
 // A sample of `response_tok` copies of `token` after `prompt`, all sampled by
 // version 0 with log-prob -1: the synthetic batches the profiler and the

@@ -110,16 +110,6 @@ struct LiveBackend::Impl {
     engine = std::make_unique<KvEngine>(serving, e);
   }
 
-  static GrpoOptions grpo_options(const LiveOptions& o) {
-    GrpoOptions g;
-    g.loss = policy_loss_from_name(o.policy_loss);
-    g.clip_low = o.clip_low, g.clip_high = o.clip_high, g.kl_coef = o.kl_coef, g.tis_cap = o.tis_cap;
-    g.mask_staleness_above = o.mask_staleness_above, g.lr = o.lr, g.weight_decay = o.weight_decay, g.grad_clip = o.grad_clip;
-    g.temperature = o.temperature;
-    g.recompute_old_logprobs = o.recompute_old_logprobs, g.tis_stale_only = o.tis_stale_only;
-    return g;
-  }
-
   // The engine's occupancy now, recorded (record_engine_changes) when it
   // differs from the last one recorded.
   void note_engine(double now_s) {
