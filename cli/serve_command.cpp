@@ -171,7 +171,8 @@ int serve_command(const std::vector<std::string>& args) {
       "HTTP API that RL rollouts use: POST /generate (input_ids; sampling_params max_new_tokens, temperature, top_p,\n"
       "stop_token_ids, ignore_eos, sampling_seed; return_logprob), POST /abort_request (rid prefix or abort_all: the\n"
       "aborted request answers with its partial output, finish_reason abort), GET /health, /health_generate,\n"
-      "/get_model_info, /get_server_info, /get_weight_version, /v1/loads and /flush_cache. Text prompts, streaming,\n"
+      "/get_model_info, /get_server_info, /get_weight_version, /v1/loads, /flush_cache, and POST /update_weights_from_disk\n"
+      "(a checkpoint of the same shapes loaded in place). Text prompts, streaming,\n"
       "top-k, penalties and stop strings are refused by name (docs/serve.md). --port 0 picks a free port. Prints\n"
       "\"april serve: listening on http://HOST:PORT\" once ready; SIGINT or SIGTERM stops it.\n\noptions");
   live::EngineServerOptions o;
