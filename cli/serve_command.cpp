@@ -92,6 +92,40 @@ void add_routes(httplib::Server& svr, live::EngineServer& engine) {
     reply_json(res, why.empty() ? 200 : 400,
                http::update_weights_reply_json(why.empty(), why.empty() ? "Succeeded to update model weights." : why));
   });
+  svr.Post("/pause_generation", [&engine](const httplib::Request& req, httplib::Response& res) {
+    try {
+      engine.pause(http::parse_pause_call(req.body, "POST /pause_generation").abort_in_flight);
+    } catch (const base::ConfigError& e) {
+      return reply_error(res, 400, e.what());
+    }
+    reply_json(res, 200, nlohmann::json{{"message", "Generation paused successfully."}, {"status", "ok"}}.dump());
+  });
+  svr.Post("/continue_generation", [&engine](const httplib::Request&, httplib::Response& res) {
+    engine.resume();
+    reply_json(res, 200, nlohmann::json{{"message", "Generation continued successfully."}, {"status", "ok"}}.dump());
+  });
+  svr.Get("/metrics", [&engine](const httplib::Request&, httplib::Response& res) {
+    // Prometheus text with SGLang's metric names (srt/metrics/collector.py).
+    const auto s = engine.status();
+    std::string model;  // a label value: backslash and quote escaped, as the text format asks
+    for (const char ch : s.checkpoint_dir) {
+      if (ch == '\\' || ch == '"') model += '\\';
+      model += ch;
+    }
+    const auto label = fmt::format("{{model_name=\"{}\"}}", model);
+    std::string out;
+    const auto metric = [&](const char* name, const char* type, const char* help, std::int64_t value) {
+      out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n{0}{3} {4}\n", name, help, type, label, value);
+    };
+    metric("sglang:num_running_reqs", "gauge", "The number of running requests.", s.running);
+    metric("sglang:num_queue_reqs", "gauge", "The number of requests in the waiting queue.", s.waiting);
+    metric("sglang:num_used_tokens", "gauge", "The number of tokens in the KV cache.", s.resident_tok);
+    metric("sglang:prompt_tokens_total", "counter", "Number of prefill tokens processed.", s.prompt_tok);
+    metric("sglang:generation_tokens_total", "counter", "Number of generation tokens processed.", s.generated_tok);
+    metric("sglang:num_aborted_requests_total", "counter", "Number of requests aborted.", s.aborted);
+    res.status = 200;
+    res.set_content(out, "text/plain; version=0.0.4");
+  });
   const auto health = [](const httplib::Request&, httplib::Response& res) { res.status = 200; };
   svr.Get("/health", health);
   svr.Get("/health_generate", [&engine](const httplib::Request&, httplib::Response& res) {
@@ -130,6 +164,7 @@ void add_routes(httplib::Server& svr, live::EngineServer& engine) {
                               {"context_length", s.context_length},
                               {"max_running_requests", s.slots},
                               {"weight_version", s.weight_version},
+                              {"paused", s.paused},
                               {"requests", s.requests},
                               {"aborted_requests", s.aborted},
                               {"prompt_tokens", s.prompt_tok},
@@ -171,8 +206,9 @@ int serve_command(const std::vector<std::string>& args) {
       "HTTP API that RL rollouts use: POST /generate (input_ids; sampling_params max_new_tokens, temperature, top_p,\n"
       "stop_token_ids, ignore_eos, sampling_seed; return_logprob), POST /abort_request (rid prefix or abort_all: the\n"
       "aborted request answers with its partial output, finish_reason abort), GET /health, /health_generate,\n"
-      "/get_model_info, /get_server_info, /get_weight_version, /v1/loads, /flush_cache, and POST /update_weights_from_disk\n"
-      "(a checkpoint of the same shapes loaded in place). Text prompts, streaming,\n"
+      "/get_model_info, /get_server_info, /get_weight_version, /v1/loads, /metrics, /flush_cache, POST /pause_generation\n"
+      "(abort or in_place), /continue_generation and /update_weights_from_disk (a checkpoint of the same shapes loaded\n"
+      "in place). Text prompts, streaming,\n"
       "top-k, penalties and stop strings are refused by name (docs/serve.md). --port 0 picks a free port. Prints\n"
       "\"april serve: listening on http://HOST:PORT\" once ready; SIGINT or SIGTERM stops it.\n\noptions");
   live::EngineServerOptions o;

@@ -113,6 +113,18 @@ UpdateWeightsCall parse_update_weights_call(const std::string& body, const std::
   return u;
 }
 
+PauseCall parse_pause_call(const std::string& body, const std::string& source) {
+  nlohmann::json doc;
+  const auto v = parse_body(body.empty() ? std::string("{}") : body, source, doc);
+  PauseCall p;
+  if (const auto m = v.find("mode")) {
+    const auto mode = m->string();
+    if (mode == "in_place") p.abort_in_flight = false;
+    else if (mode != "abort") m->fail(fmt::format("'{}': abort or in_place (retract, which recomputes the KV, is not served)", mode));
+  }
+  return p;
+}
+
 std::string update_weights_reply_json(bool success, const std::string& message) {
   return nlohmann::json({{"success", success}, {"message", message}, {"num_paused_requests", 0}})
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

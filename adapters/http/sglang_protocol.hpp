@@ -63,6 +63,14 @@ UpdateWeightsCall parse_update_weights_call(const std::string& body, const std::
 // Its reply: {"success", "message", "num_paused_requests"}.
 std::string update_weights_reply_json(bool success, const std::string& message);
 
+// POST /pause_generation (io_struct.py PauseGenerationReqInput): mode
+// "abort" (the default; also an empty body, as older SGLang sends none) or
+// "in_place"; "retract" is refused by name.
+struct PauseCall {
+  bool abort_in_flight = true;
+};
+PauseCall parse_pause_call(const std::string& body, const std::string& source);
+
 enum class FinishKind { Stop, Length, Abort };
 
 struct GenerateOutcome {

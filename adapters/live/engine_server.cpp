@@ -171,15 +171,18 @@ struct EngineServer::Impl {
     for (;;) {
       std::deque<Pending> adds;
       std::deque<PendingAbort> cuts;
-      bool stop = false, updating = false;
+      bool stop = false, updating = false, hold = false;
       {
         std::unique_lock<std::mutex> lock(mu);
         cv.wait(lock, [&] {
-          return stopping || !pending.empty() || !aborts.empty() || update.has_value() || engine->running() > 0 || engine->waiting() > 0;
+          return stopping || !aborts.empty() || update.has_value() ||
+                 (!st.paused && (!pending.empty() || engine->running() > 0 || engine->waiting() > 0));
         });
         updating = update.has_value();
-        // New requests wait while an update is pending: they run on the new weights.
-        if (!updating) adds.swap(pending);
+        hold = st.paused;
+        // New requests wait while an update is pending (they run on the new
+        // weights) and while paused.
+        if (!updating && !hold) adds.swap(pending);
         cuts.swap(aborts);
         stop = stopping;
       }
@@ -219,7 +222,15 @@ struct EngineServer::Impl {
           update.reset();
           continue;
         }
+        if (hold) {
+          // Paused in place, they would never finish.
+          lock.lock();
+          update->done.set_value("requests are paused in place: /continue_generation first, or set abort_all_requests");
+          update.reset();
+          continue;
+        }
       }
+      if (hold) continue;
       if (engine->running() == 0 && engine->waiting() == 0) continue;
       std::vector<GenResult> done;
       try {
@@ -303,6 +314,24 @@ std::string EngineServer::update_weights_from_disk(const WeightUpdate& u) {
   }
   im.cv.notify_all();
   return done.get();
+}
+
+void EngineServer::pause(bool abort_in_flight) {
+  auto& im = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    im.st.paused = true;
+  }
+  im.cv.notify_all();
+  if (abort_in_flight) (void)abort({"", true});
+}
+
+void EngineServer::resume() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->st.paused = false;
+  }
+  impl_->cv.notify_all();
 }
 
 EngineServerStatus EngineServer::status() const {

@@ -34,6 +34,7 @@ struct EngineServerStatus {
   std::string architecture, checkpoint_dir, device, dtype, weight_version;
   std::int64_t parameters = 0, vocab = 0, context_length = 0, slots = 0;
   std::int64_t running = 0, waiting = 0, resident_tok = 0;
+  bool paused = false;
   std::int64_t requests = 0, aborted = 0, prompt_tok = 0, generated_tok = 0, iterations = 0;
 };
 
@@ -67,6 +68,13 @@ class EngineServer {
     bool abort_all_requests = false;
   };
   std::string update_weights_from_disk(const WeightUpdate& update);
+  // SGLang's /pause_generation: the engine stops at its next iteration
+  // boundary, and new requests wait, until resume(). abort_in_flight (mode
+  // "abort", SGLang's default) first answers every request in flight as
+  // aborted, with its partial output; otherwise (mode "in_place") they keep
+  // their KV and go on when resumed.
+  void pause(bool abort_in_flight);
+  void resume();
   [[nodiscard]] EngineServerStatus status() const;
 
  private:

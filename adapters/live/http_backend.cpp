@@ -13,6 +13,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 
 #include "adapters/http/sglang_protocol.hpp"
 #include "base/hash.hpp"
@@ -53,19 +54,50 @@ std::string no_reply(httplib::Error error, double elapsed_s, double read_s) {
   }
 }
 
-// A POST's reply body, or a runtime_error naming the URL and the route.
+// A request that got no reply at all (no connection, or the connection
+// closed before a whole reply): the one failure worth another try.
+struct NoReply : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A POST's reply body, or a runtime_error naming the URL and the route
+// (NoReply when there was no reply to read).
 std::string post_or_throw(const std::string& url, const std::string& route, const std::string& body, double connect_s, double read_s) {
   auto c = client(url, connect_s, read_s);
   const auto start = std::chrono::steady_clock::now();
   const auto res = c->Post(route, body, "application/json");
   if (!res) {
     const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    throw std::runtime_error(fmt::format("{}{}: {}", url, route, no_reply(res.error(), elapsed_s, read_s)));
+    const auto why = fmt::format("{}{}: {}", url, route, no_reply(res.error(), elapsed_s, read_s));
+    const bool timed_out = res.error() == httplib::Error::Read && elapsed_s >= 0.95 * read_s;
+    const bool no_reply_at_all =
+        res.error() == httplib::Error::Connection || res.error() == httplib::Error::Write || (res.error() == httplib::Error::Read && !timed_out);
+    if (no_reply_at_all) throw NoReply(why);
+    throw std::runtime_error(why);
   }
   if (res->status != 200) {
     throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, route, res->status, http::error_message_of(res->body)));
   }
   return res->body;
+}
+
+// One /generate, tried again (at most kGenerateTries in all, after 0.1 s and
+// 0.4 s) when it got no reply at all: a connection refused or cut before a
+// whole reply. Each try has a rid of its own, so that a server which did
+// take the earlier one does not refuse it as a duplicate. A reply with an
+// HTTP error, or no reply within the timeout, is not tried again.
+constexpr int kGenerateTries = 3;
+std::string generate_with_retries(const std::string& url, nlohmann::json body, double connect_s, double read_s) {
+  const auto rid = body["rid"].get<std::string>();
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return post_or_throw(url, "/generate", body.dump(), connect_s, read_s);
+    } catch (const NoReply& e) {
+      if (attempt == kGenerateTries) throw std::runtime_error(fmt::format("{} ({} tries)", e.what(), kGenerateTries));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100 << (2 * (attempt - 1))));
+      body["rid"] = fmt::format("{}-retry{}", rid, attempt);
+    }
+  }
 }
 
 }  // namespace
@@ -192,11 +224,11 @@ void HttpBackend::submit(const rl::SampleRequest& r) {
   const auto url = im.opt.urls[server];
   const auto connect_s = im.opt.connect_timeout_s, read_s = im.opt.request_timeout_s;
   auto* signal = &im;
-  im.flights[r.key] = Impl::Flight{server, std::async(std::launch::async, [url, text = body.dump(), connect_s, read_s, signal] {
+  im.flights[r.key] = Impl::Flight{server, std::async(std::launch::async, [url, body, connect_s, read_s, signal] {
                                       Answer a;
                                       try {
-                                        const auto reply = post_or_throw(url, "/generate", text, connect_s, read_s);
-                                        a.reply = http::parse_generate_reply(reply, url + "/generate reply");
+                                        a.reply = http::parse_generate_reply(generate_with_retries(url, body, connect_s, read_s),
+                                                                             url + "/generate reply");
                                       } catch (const std::exception& e) {
                                         a.error = e.what();
                                       }

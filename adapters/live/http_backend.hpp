@@ -50,8 +50,8 @@ class HttpBackend final : public rl::Backend {
   [[nodiscard]] std::int64_t max_running_per_engine() const override;
   void submit(const rl::SampleRequest& request) override;
   // Throws std::runtime_error naming the server's URL and what went wrong
-  // (no answer, a timeout, an HTTP error with its message, a malformed
-  // reply): the step fails, nothing of it is recorded.
+  // (no answer after three tries, a timeout, an HTTP error with its message,
+  // a malformed reply): the step fails, nothing of it is recorded.
   std::vector<rl::SampleProgress> wait_for_completions() override;
   std::vector<rl::SampleProgress> abort_all() override;
   rl::TrainReport train(const std::vector<rl::TrainSample>& batch, std::int64_t version) override;

@@ -132,6 +132,50 @@ try:
     check(partial + rest == whole, "prompt + partial resumed on another server does not continue the run exactly")
     check(get(url_a, "/get_server_info")["aborted_requests"] == 1, "the server counts one abort")
 
+    # 4b. Pause: in place, a request waits with its KV and, continued, ends
+    # as it would have; new requests wait while paused; mode abort answers
+    # what is in flight with its partial output.
+    def long_request(url, box, key):
+        box[key] = greedy(url, prompt, 240)
+
+    def wait_running(url):
+        deadline = time.time() + 30
+        while time.time() < deadline and get(url, "/v1/loads")["loads"][0]["num_running_reqs"] == 0:
+            time.sleep(0.002)
+
+    whole_b = greedy(url_b, prompt, 240)["output_ids"]
+    box = {}
+    t = threading.Thread(target=long_request, args=(url_b, box, "in_place"))
+    t.start()
+    wait_running(url_b)
+    status, reply = post(url_b, "/pause_generation", {"mode": "in_place"})
+    check(status == 200 and reply["status"] == "ok", f"pause in place: {status} {reply}")
+    time.sleep(0.5)
+    check(t.is_alive() and get(url_b, "/get_server_info")["paused"] is True, "a request paused in place went on")
+    check(get(url_b, "/v1/loads")["loads"][0]["num_running_reqs"] == 1, "the paused request is not held")
+    waiting = threading.Thread(target=lambda: box.setdefault("during", greedy(url_b, prompt, 4)))
+    waiting.start()
+    time.sleep(0.3)
+    check(waiting.is_alive(), "a request sent while paused ran")
+    post(url_b, "/continue_generation", {})
+    t.join(60)
+    waiting.join(60)
+    check(box["in_place"]["output_ids"] == whole_b and box["in_place"]["meta_info"]["finish_reason"]["type"] == "length",
+          "paused in place and continued, the request did not end as uninterrupted")
+    check(box["during"]["output_ids"] == whole_b[:4], "the request sent while paused")
+    t = threading.Thread(target=long_request, args=(url_b, box, "aborted"))
+    t.start()
+    wait_running(url_b)
+    post(url_b, "/pause_generation", {})
+    t.join(60)
+    check(box["aborted"]["meta_info"]["finish_reason"]["type"] == "abort", "pause (abort) did not abort the request in flight")
+    post(url_b, "/continue_generation", {})
+    status, reply = post(url_b, "/pause_generation", {"mode": "retract"})
+    check(status == 400 and "/mode" in reply["error"]["message"], f"pause retract: {status} {reply}")
+    with urllib.request.urlopen(url_b + "/metrics", timeout=30) as r:
+        metrics = r.read().decode()
+    check("sglang:num_running_reqs{" in metrics and "sglang:num_aborted_requests_total{" in metrics, f"metrics: {metrics[:200]!r}")
+
     # 5. Refusals, each naming what is wrong.
     for body, status_want, text in [
         (b'{"input_ids": [1, 2', 400, "not JSON"),

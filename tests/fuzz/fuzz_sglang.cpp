@@ -34,6 +34,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   (void)april::http::error_message_of(body);
   try {
+    (void)april::http::parse_pause_call(body, "POST /pause_generation");
+  } catch (const april::base::ConfigError&) {
+  } catch (const std::exception&) {
+    std::abort();
+  }
+  try {
     (void)april::http::parse_update_weights_call(body, "POST /update_weights_from_disk");
   } catch (const april::base::ConfigError&) {
   } catch (const std::exception&) {

@@ -50,6 +50,13 @@ TEST(SglangProtocol, ReadsWhatSlimeSends) {
   EXPECT_THROW((void)parse_generate_call(R"({"input_ids": [7], "sampling_params": {"sampling_seed": -1}})", "x"), base::ConfigError);
 }
 
+TEST(SglangProtocol, PauseBodies) {
+  EXPECT_TRUE(parse_pause_call("", "x").abort_in_flight);  // older SGLang sends no body: abort
+  EXPECT_TRUE(parse_pause_call(R"({"mode": "abort"})", "x").abort_in_flight);
+  EXPECT_FALSE(parse_pause_call(R"({"mode": "in_place"})", "x").abort_in_flight);
+  EXPECT_THROW((void)parse_pause_call(R"({"mode": "retract"})", "x"), base::ConfigError);
+}
+
 TEST(SglangProtocol, WeightUpdateBodies) {
   const auto u = parse_update_weights_call(R"({"model_path": "/ckpt/v3", "weight_version": "3", "flush_cache": true})", "x");
   EXPECT_EQ(u.model_path, "/ckpt/v3");
