@@ -174,6 +174,12 @@ struct EngineServer::Impl {
       bool stop = false, updating = false, hold = false;
       {
         std::unique_lock<std::mutex> lock(mu);
+        // What /v1/loads and /flush_cache read, fresh before every wait: a
+        // client polling for idle after an abort must see the engine empty.
+        st.running = static_cast<std::int64_t>(engine->running());
+        st.waiting = static_cast<std::int64_t>(engine->waiting());
+        st.resident_tok = engine->resident_tok();
+        st.iterations = engine->stats().iterations;
         cv.wait(lock, [&] {
           return stopping || !aborts.empty() || update.has_value() ||
                  (!st.paused && (!pending.empty() || engine->running() > 0 || engine->waiting() > 0));
@@ -242,11 +248,6 @@ struct EngineServer::Impl {
         continue;
       }
       for (const auto& r : done) answer(r.key, r, r.stop_token >= 0 ? http::FinishKind::Stop : http::FinishKind::Length, "");
-      std::lock_guard<std::mutex> lock(mu);
-      st.running = static_cast<std::int64_t>(engine->running());
-      st.waiting = static_cast<std::int64_t>(engine->waiting());
-      st.resident_tok = engine->resident_tok();
-      st.iterations = engine->stats().iterations;
     }
   }
 };

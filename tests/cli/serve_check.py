@@ -131,6 +131,9 @@ try:
     rest = greedy(url_b, prompt + partial, n - len(partial))["output_ids"]
     check(partial + rest == whole, "prompt + partial resumed on another server does not continue the run exactly")
     check(get(url_a, "/get_server_info")["aborted_requests"] == 1, "the server counts one abort")
+    # What slime polls after an abort until the server is idle.
+    loads = get(url_a, "/v1/loads")["loads"][0]
+    check(loads["num_running_reqs"] == 0 and loads["num_waiting_reqs"] == 0, f"loads after the abort: {loads}")
 
     # 4b. Pause: in place, a request waits with its KV and, continued, ends
     # as it would have; new requests wait while paused; mode abort answers
