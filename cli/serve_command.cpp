@@ -267,7 +267,7 @@ int serve_command(const std::vector<std::string>& args) {
     // the listener stops, so no handler waits on the engine. A zero byte is
     // the command's own wake-up after listen ended otherwise.
     if (byte != 0) {
-      (void)engine.abort({"", true});
+      engine.close();
       // A signal right after binding may come before listen runs, when stop() would not hold.
       for (int i = 0; i < 2000 && !svr.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }

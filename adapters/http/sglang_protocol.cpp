@@ -159,7 +159,8 @@ std::string generate_reply_json(const GenerateOutcome& o) {
     meta["output_token_logprobs_length"] = o.output_ids.size();
   }
   const nlohmann::ordered_json j = {{"output_ids", o.output_ids}, {"meta_info", meta}};
-  return j.dump();
+  // An abort message may carry an engine's text that is not UTF-8: replaced, not thrown on.
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string error_json(const std::string& message) {

@@ -63,6 +63,7 @@ struct EngineServer::Impl {
   std::map<std::string, std::uint64_t> rids_in_flight;  // submitted and not answered (guarded by mu)
   std::uint64_t next_key = 0;
   bool stopping = false;
+  bool closed = false;  // close(): new requests refused
   std::map<std::uint64_t, Active> active;  // the engine thread's own
   std::thread thread;
 
@@ -135,15 +136,37 @@ struct EngineServer::Impl {
     active.erase(it);
   }
 
+  // Aborts the matching requests in the engine, and those held before it
+  // (sent while paused or while a weight update waits), which answer with
+  // no tokens.
   std::int64_t apply_abort(const http::AbortCall& a, const std::string& message) {
+    const auto matches = [&a](const std::string& rid) { return a.abort_all || (!a.rid.empty() && rid.rfind(a.rid, 0) == 0); };
     std::vector<std::uint64_t> keys;
     for (const auto& [key, act] : active) {
-      if (a.abort_all || (!a.rid.empty() && act.call.rid.rfind(a.rid, 0) == 0)) keys.push_back(key);
+      if (matches(act.call.rid)) keys.push_back(key);
     }
     for (const auto key : keys) {
       if (auto r = engine->abort(key)) answer(key, *r, http::FinishKind::Abort, message);
     }
-    return static_cast<std::int64_t>(keys.size());
+    std::deque<Pending> held;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (auto it = pending.begin(); it != pending.end();) {
+        if (matches(it->call.rid)) {
+          held.push_back(std::move(*it));
+          it = pending.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (auto& p : held) {
+      GenResult none;
+      none.key = p.key;
+      active.emplace(p.key, Active{std::move(p.call), std::move(p.reply), p.arrived});
+      answer(p.key, none, http::FinishKind::Abort, message);
+    }
+    return static_cast<std::int64_t>(keys.size() + held.size());
   }
 
   // The checkpoint into the engine's weights, in place (a captured decode
@@ -154,9 +177,20 @@ struct EngineServer::Impl {
       const auto& now = engine->model()->config();
       const auto& next = ck.model->config();
       if (next.architecture != now.architecture || next.vocab != now.vocab || next.d_model != now.d_model || next.n_layers != now.n_layers ||
-          next.n_heads != now.n_heads || next.n_kv_heads != now.n_kv_heads || next.d_ff != now.d_ff) {
+          next.n_heads != now.n_heads || next.n_kv_heads != now.n_kv_heads || next.d_ff != now.d_ff || next.head_dim() != now.head_dim() ||
+          next.tie_embeddings != now.tie_embeddings || next.qk_norm != now.qk_norm || next.qkv_bias != now.qkv_bias ||
+          next.norm_eps != now.norm_eps || next.rope_theta != now.rope_theta) {
         return fmt::format("{} holds another model ({}, {} layers, hidden {}) than the one served ({}, {} layers, hidden {})", u.model_path,
                            next.architecture, next.n_layers, next.d_model, now.architecture, now.n_layers, now.d_model);
+      }
+      // Every parameter there with its shape before one is overwritten: a
+      // copy that failed halfway would leave mixed weights.
+      const auto from = ck.model->named_parameters();
+      const auto to = engine->model()->named_parameters();
+      if (from.size() != to.size()) return fmt::format("{} has {} parameters, the served model {}", u.model_path, from.size(), to.size());
+      for (const auto& p : to) {
+        const auto* q = from.find(p.key());
+        if (q == nullptr || q->sizes() != p.value().sizes()) return fmt::format("{}: parameter {} is missing or of another shape", u.model_path, p.key());
       }
       torch::NoGradGuard no_grad;
       copy_weights(ck.model, engine->model());
@@ -204,8 +238,14 @@ struct EngineServer::Impl {
         s.top_p = p.call.top_p;
         s.stop_tokens = p.call.stop_token_ids;
         s.ignore_eos = p.call.ignore_eos;
-        engine->add(std::move(g), std::move(s));
         active.emplace(p.key, Active{std::move(p.call), std::move(p.reply), p.arrived});
+        try {
+          engine->add(std::move(g), std::move(s));
+        } catch (const std::exception& e) {
+          GenResult none;
+          none.key = p.key;
+          answer(p.key, none, http::FinishKind::Abort, std::string("not admitted: ") + e.what());
+        }
       }
       for (auto& c : cuts) c.done.set_value(apply_abort(c.call, "Abort requested"));
       if (stop) {
@@ -258,11 +298,13 @@ EngineServer::~EngineServer() = default;
 std::future<http::GenerateOutcome> EngineServer::submit(const http::GenerateCall& call) {
   auto& im = *impl_;
   const auto vocab = im.st.vocab;
+  if (call.input_ids.empty()) throw std::invalid_argument("input_ids: an empty prompt");
+  if (call.max_new_tokens < 1) throw std::invalid_argument("max_new_tokens: at least 1");
   for (const auto id : call.input_ids) {
-    if (id >= vocab) throw std::invalid_argument(fmt::format("input_ids: token {} is past the model's vocabulary of {}", id, vocab));
+    if (id < 0 || id >= vocab) throw std::invalid_argument(fmt::format("input_ids: token {} is outside the model's vocabulary of {}", id, vocab));
   }
   for (const auto id : call.stop_token_ids) {
-    if (id >= vocab) throw std::invalid_argument(fmt::format("stop_token_ids: token {} is past the model's vocabulary of {}", id, vocab));
+    if (id < 0 || id >= vocab) throw std::invalid_argument(fmt::format("stop_token_ids: token {} is outside the model's vocabulary of {}", id, vocab));
   }
   const auto total = static_cast<std::int64_t>(call.input_ids.size()) + call.max_new_tokens;
   if (total > im.st.context_length) {
@@ -275,7 +317,7 @@ std::future<http::GenerateOutcome> EngineServer::submit(const http::GenerateCall
   auto reply = p.reply.get_future();
   {
     std::lock_guard<std::mutex> lock(im.mu);
-    if (im.stopping) throw std::runtime_error("the server is shutting down");
+    if (im.stopping || im.closed) throw std::runtime_error("the server is shutting down");
     p.key = im.next_key++;
     if (p.call.rid.empty()) p.call.rid = fmt::format("april-{}", p.key);
     if (!im.rids_in_flight.emplace(p.call.rid, p.key).second) {
@@ -317,6 +359,16 @@ std::string EngineServer::update_weights_from_disk(const WeightUpdate& u) {
   return done.get();
 }
 
+void EngineServer::close() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->closed = true;
+    impl_->st.paused = false;  // held requests are answered by the abort below, not left waiting
+  }
+  impl_->cv.notify_all();
+  (void)abort({"", true});
+}
+
 void EngineServer::pause(bool abort_in_flight) {
   auto& im = *impl_;
   {
@@ -337,7 +389,10 @@ void EngineServer::resume() {
 
 EngineServerStatus EngineServer::status() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->st;
+  auto s = impl_->st;
+  // Requests held before the engine (paused, or behind a weight update) wait too.
+  s.waiting += static_cast<std::int64_t>(impl_->pending.size());
+  return s;
 }
 
 }  // namespace april::live

@@ -74,6 +74,9 @@ class EngineServer {
   // aborted, with its partial output; otherwise (mode "in_place") they keep
   // their KV and go on when resumed.
   void pause(bool abort_in_flight);
+  // For a shutdown: new requests are refused (503), and every request in
+  // flight or held is answered as aborted, with what it had generated.
+  void close();
   void resume();
   [[nodiscard]] EngineServerStatus status() const;
 

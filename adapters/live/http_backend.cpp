@@ -215,8 +215,12 @@ void HttpBackend::submit(const rl::SampleRequest& r) {
                            {"temperature", im.opt.temperature},
                            {"top_p", im.opt.top_p},
                            {"stop_token_ids", im.task.end_tokens()},
-                           // The in-process backend's seed for the sample, so that april serve draws its tokens.
-                           {"sampling_seed", base::combine_seeds(im.opt.seed, r.key)},
+                           // The in-process backend's seed for a fresh sample (april serve then draws its
+                           // tokens); a resumed one draws from a seed of its own, as a server's token
+                           // index restarts at 0 and the same seed would replay the first draws.
+                           {"sampling_seed", r.generated_tok == 0 ? base::combine_seeds(im.opt.seed, r.key)
+                                                                  : base::combine_seeds(base::combine_seeds(im.opt.seed, r.key),
+                                                                                        static_cast<std::uint64_t>(r.generated_tok))},
                            {"skip_special_tokens", false},
                            {"no_stop_trim", true}}}};
   const auto server = im.least_outstanding();
@@ -261,10 +265,43 @@ std::vector<rl::SampleProgress> HttpBackend::wait_for_completions() {
 
 std::vector<rl::SampleProgress> HttpBackend::abort_all() {
   auto& im = *impl_;
-  for (const auto& url : im.opt.urls) (void)post_or_throw(url, "/abort_request", R"({"abort_all": true})", im.opt.connect_timeout_s, im.opt.request_timeout_s);
+  // Every server is told and every flight collected before an error is
+  // thrown: none is left half taken.
+  std::string error;
+  const auto post_aborts = [&] {
+    for (const auto& url : im.opt.urls) {
+      try {
+        (void)post_or_throw(url, "/abort_request", R"({"abort_all": true})", im.opt.connect_timeout_s, im.opt.request_timeout_s);
+      } catch (const std::exception& e) {
+        if (error.empty()) error = e.what();
+      }
+    }
+  };
+  post_aborts();
+  // A request still on its way when the abort came (connecting, or queued
+  // at the server) runs on: the abort is sent again every 0.2 s until every
+  // flight has answered.
+  for (;;) {
+    bool all = true;
+    for (auto& [key, f] : im.flights) {
+      if (f.answer.valid() && f.answer.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready) {
+        all = false;
+        break;
+      }
+    }
+    if (all || !error.empty()) break;
+    post_aborts();
+  }
   std::vector<rl::SampleProgress> out;
-  for (auto& [key, f] : im.flights) out.push_back(im.take(key, f));
+  for (auto& [key, f] : im.flights) {
+    try {
+      out.push_back(im.take(key, f));
+    } catch (const std::exception& e) {
+      if (error.empty()) error = e.what();
+    }
+  }
   im.flights.clear();
+  if (!error.empty()) throw std::runtime_error(error);
   return out;
 }
 

@@ -173,6 +173,17 @@ try:
     t.join(60)
     check(box["aborted"]["meta_info"]["finish_reason"]["type"] == "abort", "pause (abort) did not abort the request in flight")
     post(url_b, "/continue_generation", {})
+    # A request held by a pause is aborted by abort_all too, answering with no tokens.
+    post(url_b, "/pause_generation", {"mode": "in_place"})
+    held = threading.Thread(target=lambda: box.setdefault("held", greedy(url_b, prompt, 4)))
+    held.start()
+    time.sleep(0.2)
+    check(get(url_b, "/v1/loads")["loads"][0]["num_waiting_reqs"] == 1, "a held request is not counted as waiting")
+    post(url_b, "/abort_request", {"abort_all": True})
+    held.join(30)
+    check(not held.is_alive() and box["held"]["meta_info"]["finish_reason"]["type"] == "abort" and box["held"]["output_ids"] == [],
+          f"a held request after abort_all: {box.get('held')}")
+    post(url_b, "/continue_generation", {})
     status, reply = post(url_b, "/pause_generation", {"mode": "retract"})
     check(status == 400 and "/mode" in reply["error"]["message"], f"pause retract: {status} {reply}")
     with urllib.request.urlopen(url_b + "/metrics", timeout=30) as r:
@@ -189,7 +200,7 @@ try:
         ({"text": "hello"}, 400, "/text"),
         ({"input_ids": [[1, 2], [3]]}, 400, "batch"),
         ({"input_ids": []}, 400, "an empty prompt"),
-        ({"input_ids": [1, 9999]}, 400, "past the model's vocabulary"),
+        ({"input_ids": [1, 9999]}, 400, "outside the model's vocabulary"),
         ({"input_ids": [1, 2], "sampling_params": {"max_new_tokens": 1000}}, 400, "past the context length"),
         ({"input_ids": [1, 2], "stream": True}, 400, "/stream"),
         ({"input_ids": [1, 2], "colour": "red"}, 400, "/colour: an unknown field"),
