@@ -12,9 +12,24 @@
 #include "adapters/http/sglang_protocol.hpp"
 #include "base/config.hpp"
 
+namespace {
+
+// Runs `read`: a ConfigError is a refusal (fine), any other exception a bug.
+template <class Read>
+void refused_or_read(Read read) {
+  try {
+    read();
+  } catch (const april::base::ConfigError&) {
+  } catch (const std::exception&) {
+    std::abort();
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);
-  try {
+  refused_or_read([&] {
     const auto c = april::http::parse_generate_call(body, "POST /generate");
     april::http::GenerateOutcome o;
     o.rid = c.rid;
@@ -22,34 +37,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.output_logprobs.assign(c.input_ids.size(), -1.5f);
     o.return_logprob = c.return_logprob;
     (void)april::http::generate_reply_json(o);
-  } catch (const april::base::ConfigError&) {
-  } catch (const std::exception&) {
-    std::abort();
-  }
-  try {
-    (void)april::http::parse_generate_reply(body, "reply");
-  } catch (const april::base::ConfigError&) {
-  } catch (const std::exception&) {
-    std::abort();
-  }
+  });
+  refused_or_read([&] { (void)april::http::parse_generate_reply(body, "reply"); });
   (void)april::http::error_message_of(body);
-  try {
-    (void)april::http::parse_pause_call(body, "POST /pause_generation");
-  } catch (const april::base::ConfigError&) {
-  } catch (const std::exception&) {
-    std::abort();
-  }
-  try {
-    (void)april::http::parse_update_weights_call(body, "POST /update_weights_from_disk");
-  } catch (const april::base::ConfigError&) {
-  } catch (const std::exception&) {
-    std::abort();
-  }
-  try {
-    (void)april::http::parse_abort_call(body, "POST /abort_request");
-  } catch (const april::base::ConfigError&) {
-  } catch (const std::exception&) {
-    std::abort();
-  }
+  refused_or_read([&] { (void)april::http::parse_pause_call(body, "POST /pause_generation"); });
+  refused_or_read([&] { (void)april::http::parse_update_weights_call(body, "POST /update_weights_from_disk"); });
+  refused_or_read([&] { (void)april::http::parse_abort_call(body, "POST /abort_request"); });
   return 0;
 }
