@@ -188,7 +188,7 @@ int live_over_http(const std::string& engines, const std::string& policy_name, p
 int live_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april live [--scenario S] [--policy NAME] [--device cpu|cuda] [--steps N] [--out DIR]\n"
-      "                  [--save DIR] [--resume DIR] [--timeline FILE] [--timeline-detail steps|changes]\n"
+      "                  [--save DIR] [--resume DIR] [--timeline FILE] [--timeline-detail steps|changes|windows]\n"
       "                  [--checkpoint DIR --dataset FILE [--dataset-layout L] [--chat FAMILY] [--reward math|dapo]\n"
       "                   [--export DIR | --engines URL,... [--weights-dir DIR] [--engine-timeout S]]]\n"
       "                  [--set key=value]...\n"
@@ -225,8 +225,9 @@ int live_command(const std::vector<std::string>& args) {
       "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)")(
       "timeline", po::value(&timeline_path), "write the run as a Chrome trace-event JSON FILE (ui.perfetto.dev): rollout, abort, "
       "train and sync spans on the wall clock, each step's metrics, and the engine's busy spans")(
-      "timeline-detail", po::value(&timeline_detail), "steps (default) or changes (also the engine's running and queued requests and "
-      "KV tokens at every change)");
+      "timeline-detail", po::value(&timeline_detail), "steps (default), changes (also the engine's running and queued requests and "
+      "KV tokens at every change) or windows (changes, and each engine iteration as a prefill or decode span with its batch and "
+      "KV tokens, in place of the busy spans)");
   LiveTaskOptions task_options;
   task_options.add_to(opts);
   po::variables_map vm;
@@ -250,6 +251,7 @@ int live_command(const std::vector<std::string>& args) {
 
   live::LiveOptions lo = live::live_options(c, device, policy->mask_tokens_staler_than());
   lo.record_engine_changes = !timeline_path.empty();
+  lo.record_engine_windows = !timeline_path.empty() && detail == rl::TimelineDetail::kWindows;
   const auto choice = make_live_task(task_options, c, lo.max_response_len);
   const live::LiveTask& task = *choice.task;
   lo.hf_checkpoint = task_options.checkpoint;
@@ -343,9 +345,11 @@ int live_command(const std::vector<std::string>& args) {
     // The loop's tracks and the engine's, from its occupancy at every change.
     base::ChromeTrace chrome;
     const auto changes = backend.take_engine_changes();
+    const auto windows = backend.take_engine_windows();
     // From the first step's start: the warm start before it is not part of the run.
-    rl::add_run_timeline(chrome, {"live " + policy_name, 1, &steps, &changes, steps.empty() ? 0.0 : steps.front().start_time_s}, 1,
-                         detail);
+    rl::RunTimeline run{"live " + policy_name, 1, &steps, &changes, steps.empty() ? 0.0 : steps.front().start_time_s};
+    run.engine_windows = &windows;
+    rl::add_run_timeline(chrome, run, 1, detail);
     write_output_file(timeline_path, chrome.text());
     fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", timeline_path, chrome.events());
   }

@@ -49,8 +49,10 @@ int simulate_command(const std::vector<std::string>& args) {
        "replaces any earlier DIR whole")
       ("timeline", po::value(&timeline_path), "write every policy's run as a Chrome trace-event JSON FILE (open it in ui.perfetto.dev): "
        "rollout, abort, train and sync spans, step ends with their metrics, engine busy spans")
-      ("timeline-detail", po::value(&timeline_detail), "steps (default: a few events per engine and step) or changes (also each "
-       "engine's running and queued requests and KV tokens at every change: about two events per request admitted or finished)");
+      ("timeline-detail", po::value(&timeline_detail), "steps (default: a few events per engine and step), changes (also each "
+       "engine's running and queued requests and KV tokens at every change: about two events per request admitted or finished) "
+       "or windows (changes, and each engine's prefill iterations and decode windows, with batch and KV tokens, in place of its "
+       "busy spans: about two more events per request)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
 
@@ -64,6 +66,7 @@ int simulate_command(const std::vector<std::string>& args) {
   check_distinct_outputs({{"--out", out_dir}, {"--timeline", timeline_path}});
   scenario::RunOptions ro;
   ro.record_timeline = !out_dir.empty() || !timeline_path.empty();
+  ro.record_windows = !timeline_path.empty() && detail == rl::TimelineDetail::kWindows;
   ro.trace = load_cli_trace(trace, trace_format);
   ro.trace_name = trace;
   const auto resolved = scenario::validate_scenario(config, ro.trace ? &*ro.trace : nullptr, trace);
@@ -109,8 +112,9 @@ int simulate_command(const std::vector<std::string>& args) {
       const std::string label = row.shape.disaggregated()
                                     ? fmt::format("{} {}+{}", row.run.policy, row.shape.rollout_gpus, row.shape.train_gpus)
                                     : row.run.policy;
-      rl::add_run_timeline(chrome, {label, row.shape.engines, &row.run.steps, &row.run.timeline}, 2 * static_cast<std::int64_t>(i) + 1,
-                           detail);
+      rl::RunTimeline run{label, row.shape.engines, &row.run.steps, &row.run.timeline};
+      run.engine_windows = &row.run.windows;
+      rl::add_run_timeline(chrome, run, 2 * static_cast<std::int64_t>(i) + 1, detail);
     }
     write_output_file(timeline_path, chrome.text());
     fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", timeline_path, chrome.events());

@@ -100,7 +100,8 @@ constexpr const char* kQuickHelp =
 int validate_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april validate [--scenario S] [--policy sync,april] [--steps N] [--warmup-steps W] [--quick]\n"
-      "                      [--calibration MODEL.json] [--device cpu|cuda] [--db FILE] [--out DIR] [--timeline FILE]\n"
+      "                      [--calibration MODEL.json] [--device cpu|cuda] [--db FILE] [--out DIR]\n"
+      "                      [--timeline FILE [--timeline-detail steps|changes|windows]]\n"
       "Runs each policy live (taking turns step by step, so machine drift hits all alike), then in the\n"
       "simulator calibrated to the live engine on the live run's own sample lengths, and reports per-step\n"
       "rollout-time error (median, p90), total-time error and the gain over sync, measured vs predicted,\n"
@@ -122,7 +123,7 @@ int validate_command(const std::vector<std::string>& args) {
       "page faults (minor_faults).\n"
       "The first W steps (default 1) run on both sides but are left out of the errors and gains: what\n"
       "they cost live beyond the model (first allocations) does not recur; their live/twin ratio is printed.\n\noptions");
-  std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir, timeline_path;
+  std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir, timeline_path, timeline_detail = "steps";
   std::vector<std::string> policy_args, sets;
   std::int64_t warmup_steps = 1;
   bool quick = false;
@@ -135,7 +136,10 @@ int validate_command(const std::vector<std::string>& args) {
       "db", po::value(&db_path), "store both sides of every run in this results database")(
       "out", po::value(&out_dir), "write report.json, each policy's live trace and, when profiled between the live steps, profile.json here")(
       "timeline", po::value(&timeline_path), "write each policy's live run and its simulator twin side by side as a Chrome trace-event "
-      "JSON FILE (ui.perfetto.dev)");
+      "JSON FILE (ui.perfetto.dev), each with its engine's track")(
+      "timeline-detail", po::value(&timeline_detail), "steps (default: engine busy spans), changes (also the engines' running and "
+      "queued requests and KV tokens at every change) or windows (changes, and every live iteration and every twin prefill "
+      "iteration and decode window, in place of the busy spans)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   const auto registry = policies::builtin_policies();
@@ -167,6 +171,7 @@ int validate_command(const std::vector<std::string>& args) {
   std::optional<OutputFolder> out;
   if (timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
   if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
+  const auto detail = rl::parse_timeline_detail(timeline_detail);
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
   std::optional<studies::ResultsDb> db;
   if (!db_path.empty()) db.emplace(db_path);
@@ -198,18 +203,25 @@ int validate_command(const std::vector<std::string>& args) {
       warmup_steps);
   if (!timeline_path.empty()) {
     // Live and twin of each policy one above the other, both from their first
-    // step's start: where the model's schedule and the engine's part (the
-    // twin's engine tracks are not kept).
+    // step's start: where the model's schedule and the engine's part.
     base::ChromeTrace chrome;
     std::int64_t pid = 1;
     for (const auto& p : report.policies) {
       // The live run's clock also ran while the other policies and the profile
-      // slices took their turns: its steps laid end to end, as the twin's are.
+      // slices took their turns: its steps laid end to end, as the twin's are,
+      // and its engine's records moved with them.
       const auto live = rl::without_gaps_between_steps(p.live);
+      auto live_changes = p.live_engine_changes;
+      auto live_windows = p.live_engine_windows;
+      rl::remove_gaps_between_steps(p.live, live_changes, live_windows);
       const double live_origin = live.empty() ? 0.0 : live.front().start_time_s;
       const double twin_origin = p.sim.empty() ? 0.0 : p.sim.front().start_time_s;
-      rl::add_run_timeline(chrome, {p.policy + " live", 1, &live, nullptr, live_origin}, pid, rl::TimelineDetail::kSteps);
-      rl::add_run_timeline(chrome, {p.policy + " twin", 1, &p.sim, nullptr, twin_origin}, pid + 2, rl::TimelineDetail::kSteps);
+      rl::RunTimeline live_run{p.policy + " live", 1, &live, &live_changes, live_origin};
+      live_run.engine_windows = &live_windows;
+      rl::RunTimeline twin_run{p.policy + " twin", 1, &p.sim, &p.sim_engine_changes, twin_origin};
+      twin_run.engine_windows = &p.sim_engine_windows;
+      rl::add_run_timeline(chrome, live_run, pid, detail);
+      rl::add_run_timeline(chrome, twin_run, pid + 2, detail);
       pid += 4;
     }
     write_output_file(timeline_path, chrome.text());

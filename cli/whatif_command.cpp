@@ -95,7 +95,8 @@ int whatif_command(const std::vector<std::string>& args) {
       "json", po::value(&json_out), "also write the rows as JSON (- for standard output)")(
       "timeline", po::value(&timeline_path), "write every row's run into one Chrome trace-event JSON FILE (ui.perfetto.dev), "
       "each row's tracks named by its combination and policy")(
-      "timeline-detail", po::value(&timeline_detail), "steps (default) or changes (also each engine's running and queued requests and KV tokens at every change)");
+      "timeline-detail", po::value(&timeline_detail), "steps (default), changes (also each engine's running and queued requests and KV tokens at every change) or windows "
+      "(changes, and each engine's prefill iterations and decode windows in place of its busy spans)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   if (csv_out == "-" && json_out == "-") throw std::invalid_argument("--csv - and --json -: only one output can be standard output");
@@ -121,6 +122,7 @@ int whatif_command(const std::vector<std::string>& args) {
   ro.trace = load_cli_trace(trace, trace_format);
   ro.trace_name = trace;
   ro.record_timeline = !timeline_path.empty();
+  ro.record_windows = detail == rl::TimelineDetail::kWindows;
   base::ChromeTrace chrome;
 
   // Every configuration, validated before any run starts.
@@ -176,7 +178,9 @@ int whatif_command(const std::vector<std::string>& args) {
       if (!timeline_path.empty()) {
         const std::int64_t engines = r.steps.empty() ? 0 : r.steps.front().engines;
         const auto pid = 2 * static_cast<std::int64_t>(rows.size() + these.size()) + 1;
-        rl::add_run_timeline(chrome, {fmt::format("{} {}", describe_combo(axes, combo), p), engines, &r.steps, &r.timeline}, pid, detail);
+        rl::RunTimeline run{fmt::format("{} {}", describe_combo(axes, combo), p), engines, &r.steps, &r.timeline};
+        run.engine_windows = &r.windows;
+        rl::add_run_timeline(chrome, run, pid, detail);
       }
       const auto d = rl::derive(r.summary.totals);
       Row row;

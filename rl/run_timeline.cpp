@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -54,7 +55,8 @@ nlohmann::json train_args(const StepMetrics& m) {
 TimelineDetail parse_timeline_detail(const std::string& text) {
   if (text == "steps") return TimelineDetail::kSteps;
   if (text == "changes") return TimelineDetail::kChanges;
-  throw std::invalid_argument(fmt::format("--timeline-detail '{}': expected steps or changes", text));
+  if (text == "windows") return TimelineDetail::kWindows;
+  throw std::invalid_argument(fmt::format("--timeline-detail '{}': expected steps, changes or windows", text));
 }
 
 std::int64_t seconds_to_ns(double s) { return std::llround(s * 1e9); }
@@ -71,6 +73,35 @@ std::vector<StepMetrics> without_gaps_between_steps(const std::vector<StepMetric
     }
   }
   return out;
+}
+
+void remove_gaps_between_steps(const std::vector<StepMetrics>& steps, std::vector<EngineRunningChange>& changes,
+                               std::vector<EngineWindowSpan>& windows) {
+  // Per step: its start, the time removed before it, and its end (its sync's), in ns.
+  struct Stretch {
+    std::int64_t start_ns, removed_ns, end_ns;
+  };
+  std::vector<Stretch> stretches;
+  std::int64_t removed = 0, previous_end = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::int64_t start = seconds_to_ns(steps[i].start_time_s);
+    if (i > 0 && start > previous_end) removed += start - previous_end;
+    previous_end = std::max(start, seconds_to_ns(steps[i].sync_end_s));
+    stretches.push_back({start, removed, previous_end});
+  }
+  const auto moved = [&stretches](std::int64_t t) {
+    // The last step that started at or before t.
+    const auto it = std::upper_bound(stretches.begin(), stretches.end(), t,
+                                     [](std::int64_t v, const Stretch& st) { return v < st.start_ns; });
+    if (it == stretches.begin()) return t;
+    const Stretch& st = *(it - 1);
+    return std::min(t, st.end_ns) - st.removed_ns;
+  };
+  for (auto& c : changes) c.time_ns = moved(c.time_ns);
+  for (auto& w : windows) {
+    w.start_ns = moved(w.start_ns);
+    w.end_ns = std::max(w.start_ns, moved(w.end_ns));
+  }
 }
 
 void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int64_t pid_base, TimelineDetail detail) {
@@ -110,9 +141,22 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
   if (run.engine_changes == nullptr || run.engines <= 0) return;
   trace.name_process(engines_pid, run.label + ": engines", pid_base + 1);
   for (std::int64_t e = 0; e < run.engines; ++e) trace.name_thread(engines_pid, e, fmt::format("engine {}", e));
-  // Busy spans: from a change away from zero running requests to the change
-  // back; the peak in between as an arg. A span still open at the end closes
-  // at the last change.
+  const bool windows = detail == TimelineDetail::kWindows && run.engine_windows != nullptr;
+  if (windows) {
+    for (const EngineWindowSpan& w : *run.engine_windows) {
+      if (w.engine < 0 || w.engine >= run.engines) throw std::logic_error("run timeline: an engine window names no engine");
+      nlohmann::json args = {{"batch", w.batch}, {"iterations", w.iterations}, {"kv_tok", w.kv_tok}};
+      if (w.prefill_tok > 0) {
+        args["prefill_tok"] = w.prefill_tok;
+        args["prefill_requests"] = w.prefill_requests;
+      }
+      if (w.aborted) args["aborted"] = true;
+      trace.span(engines_pid, w.engine, w.prefill_tok > 0 ? "prefill" : "decode", w.start_ns - origin, w.end_ns - origin, std::move(args));
+    }
+  }
+  // Busy spans (unless the windows stand for them): from a change away from
+  // zero running requests to the change back; the peak in between as an
+  // arg. A span still open at the end closes at the last change.
   std::vector<std::int64_t> busy_since(static_cast<std::size_t>(run.engines), -1), peak(static_cast<std::size_t>(run.engines), 0);
   std::int64_t last_ns = 0;
   for (const EngineRunningChange& c : *run.engine_changes) {
@@ -120,10 +164,11 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
     const auto e = static_cast<std::size_t>(c.engine);
     const std::int64_t at = c.time_ns - origin;
     last_ns = std::max(last_ns, at);
-    if (detail == TimelineDetail::kChanges) {
+    if (detail != TimelineDetail::kSteps) {
       trace.counter(engines_pid, fmt::format("requests e{}", c.engine), at, {{"running", c.running}, {"queued", c.waiting}});
       trace.counter(engines_pid, fmt::format("KV tokens e{}", c.engine), at, {{"kv_tok", c.kv_tok}});
     }
+    if (windows) continue;
     if (c.running > 0) {
       if (busy_since[e] < 0) busy_since[e] = at;
       peak[e] = std::max(peak[e], c.running);
@@ -133,7 +178,7 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
       peak[e] = 0;
     }
   }
-  for (std::int64_t e = 0; e < run.engines; ++e) {
+  for (std::int64_t e = 0; e < run.engines && !windows; ++e) {
     const auto i = static_cast<std::size_t>(e);
     if (busy_since[i] >= 0) trace.span(engines_pid, e, "busy", busy_since[i], last_ns, {{"peak_running", peak[i]}});
   }

@@ -28,6 +28,20 @@ struct EngineRunningChange {
   std::int64_t kv_tok = 0;
 };
 
+// One engine's window of iterations over one batch, from `start_ns` to
+// `end_ns`: a prefill iteration (prefill_tok > 0) or decode iterations run as
+// one (sim::EngineWindow).
+struct EngineWindowSpan {
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::int64_t engine = 0;
+  std::int64_t iterations = 0;
+  std::int64_t batch = 0;
+  std::int64_t kv_tok = 0;
+  std::int64_t prefill_tok = 0;
+  std::int64_t prefill_requests = 0;
+  bool aborted = false;
+};
+
 enum class TimelineDetail {
   // Step phases, train steps, syncs and engine busy spans: a few events per
   // engine and step (about 100 bytes each).
@@ -36,8 +50,14 @@ enum class TimelineDetail {
   // cache's tokens at every change: two events per request admitted or
   // finished.
   kChanges,
+  // Also each engine's windows in place of its busy spans: a "prefill" span
+  // per iteration that admits (its prefill tokens and requests as args) and
+  // a "decode" span per stretch of decode iterations over one batch (its
+  // batch, iterations and KV tokens), so idle gaps and the pauses of a sync
+  // show; about one window per request admitted or finished.
+  kWindows,
 };
-TimelineDetail parse_timeline_detail(const std::string& text);  // "steps" | "changes"; throws std::invalid_argument
+TimelineDetail parse_timeline_detail(const std::string& text);  // "steps" | "changes" | "windows"; throws std::invalid_argument
 
 struct RunTimeline {
   std::string label;                   // the run's name in the track titles ("april")
@@ -47,6 +67,7 @@ struct RunTimeline {
   // Subtracted from every time, so that runs on different clocks (a live run
   // after its warm start, its simulator twin from zero) start together.
   double clock_origin_s = 0;
+  const std::vector<EngineWindowSpan>* engine_windows = nullptr;  // drawn at TimelineDetail::kWindows; may be null
 };
 
 // Adds `run` to `trace` as processes `pid_base` (RL loop) and `pid_base + 1`
@@ -58,6 +79,13 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
 // validate's other policies and profile slices take turns with each live
 // run), taken out of every later time.
 std::vector<StepMetrics> without_gaps_between_steps(const std::vector<StepMetrics>& steps);
+
+// The same run's engine records moved as its steps are by
+// without_gaps_between_steps(steps): a record from a step's start to the
+// next one's moves by the gaps before that step; one inside a gap (the
+// clock ran on while the engine waited) moves to the gap's start.
+void remove_gaps_between_steps(const std::vector<StepMetrics>& steps, std::vector<EngineRunningChange>& changes,
+                               std::vector<EngineWindowSpan>& windows);
 
 // Seconds of the run's clock as integer nanoseconds (the clock counts whole
 // nanoseconds; the metrics carry them as seconds).

@@ -16,7 +16,7 @@ std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0
 
 }  // namespace
 
-MemoryEstimate estimate_memory(const base::Config& c, std::int64_t resident_groups, bool record_timeline) {
+MemoryEstimate estimate_memory(const base::Config& c, std::int64_t resident_groups, bool record_timeline, bool record_windows) {
   // Doubles throughout: the knobs' products can exceed 2^63.
   MemoryEstimate e;
   const double samples = static_cast<double>(resident_groups) * static_cast<double>(c.get(base::keys::kSamplesPerPrompt));
@@ -34,6 +34,11 @@ MemoryEstimate estimate_memory(const base::Config& c, std::int64_t resident_grou
     const double points = 2 * samples * steps;
     e.bytes += points * kTimelinePointBytes;
     e.breakdown += fmt::format(" + {:.0f} timeline points x {:.0f} B", points, kTimelinePointBytes);
+  }
+  if (record_windows) {
+    const double windows = 2 * samples * steps;
+    e.bytes += windows * kTimelineWindowBytes;
+    e.breakdown += fmt::format(" + {:.0f} timeline windows x {:.0f} B", windows, kTimelineWindowBytes);
   }
   return e;
 }

@@ -25,7 +25,8 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bo
   return make_sim_backend(c, resolve_scenario(c), record_timeline);
 }
 
-std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, const ResolvedScenario& resolved, bool record_timeline) {
+std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, const ResolvedScenario& resolved, bool record_timeline,
+                                                       bool record_windows) {
   adapters::SimBackendConfig bc;
   bc.engines = resolved.shape.engines;
   bc.engine = sim::engine_config(c);
@@ -39,6 +40,7 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, co
   bc.train_handoff_s = c.get(sim::keys::kTrainHandoffS);
   bc.can_overlap = resolved.shape.disaggregated();
   bc.record_timeline = record_timeline;
+  bc.record_windows = record_windows;
   return std::make_unique<adapters::SimBackend>(std::move(bc), sim::make_iteration_model(c));
 }
 
@@ -52,7 +54,8 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
                                         "cluster.mode=disaggregated (and the split: cluster.rollout_gpus, cluster.train_gpus)",
                                         policy_name));
   }
-  check_memory(estimate_memory(c, policy_->resident_groups_bound(c.get(base::keys::kRolloutBatchSize)), options.record_timeline),
+  check_memory(estimate_memory(c, policy_->resident_groups_bound(c.get(base::keys::kRolloutBatchSize)), options.record_timeline,
+                               options.record_timeline && options.record_windows),
                options.memory_limit_bytes ? *options.memory_limit_bytes : base::machine_memory_bytes());
 
   if (options.trace) {
@@ -66,7 +69,7 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
     workload_ = make_generator(c);
   }
 
-  backend_ = make_sim_backend(c, resolved, options.record_timeline);
+  backend_ = make_sim_backend(c, resolved, options.record_timeline, options.record_timeline && options.record_windows);
 
   // cluster.nodes x GPUs per node when the nodes are given
   loop_ = rl::make_loop(c, *backend_, *policy_, *workload_, resolved.shape.gpus);
@@ -86,6 +89,7 @@ RunResult Simulation::run() {
   r.summary.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.events = static_cast<std::int64_t>(backend_->events_run());
   r.timeline = backend_->timeline();
+  r.windows = backend_->windows();
   return r;
 }
 

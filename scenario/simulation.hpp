@@ -19,6 +19,7 @@ struct RunOptions {
   std::optional<std::vector<base::GroupSpec>> trace;  // replay instead of the generator
   std::string trace_name;
   bool record_timeline = false;  // engine occupancy changes, in RunResult::timeline
+  bool record_windows = false;   // engine windows too, in RunResult::windows (with record_timeline)
   // A run whose memory estimate exceeds this is refused before it starts;
   // unset: this machine's memory (scenario/memory_estimate.hpp).
   std::optional<std::uint64_t> memory_limit_bytes;
@@ -33,6 +34,7 @@ struct RunResult {
   rl::RunSummary summary;
   std::int64_t events = 0;
   std::vector<adapters::TimelinePoint> timeline;
+  std::vector<rl::EngineWindowSpan> windows;
 };
 
 class Simulation {
@@ -63,7 +65,7 @@ class Simulation {
 // form; the first resolves the scenario itself.
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, bool record_timeline = false);
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, const ResolvedScenario& resolved,
-                                                       bool record_timeline);
+                                                       bool record_timeline, bool record_windows = false);
 
 // The scenario's long-tail workload generator (workload.* keys, seed).
 std::unique_ptr<base::WorkloadSource> make_generator(const base::Config& config);

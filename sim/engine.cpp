@@ -159,7 +159,14 @@ void Engine::apply_iterations(std::int64_t iterations, TimeNs end) {
   counters_.running_ns += batch * elapsed;
 }
 
+void Engine::report_window(std::int64_t iterations, TimeNs end, bool aborted) {
+  if (!config_.report_windows) return;
+  listener_.on_window(index_, EngineWindow{seg_start_, end, iterations, seg_batch_, seg_kv0_tok_, seg_prefill_tok_,
+                                           seg_prefill_requests_, aborted});
+}
+
 void Engine::on_segment_end() {
+  report_window(seg_iterations_, sim_.now(), false);
   apply_iterations(seg_iterations_, sim_.now());
   busy_ = false;
   boundary();
@@ -257,6 +264,7 @@ std::vector<AbortedRequest> Engine::abort_all() {
   if (busy_) {
     sim_.cancel(seg_event_);
     const std::int64_t done = iterations_done_by(sim_.now());
+    report_window(done, sim_.now(), true);
     // Tokens of complete iterations count; busy time runs until now.
     apply_iterations(done, seg_start_ + TimeNs(segment_time_ns(done)));
     const std::int64_t tail = (sim_.now() - (seg_start_ + TimeNs(segment_time_ns(done)))).ns();

@@ -35,6 +35,7 @@ struct EngineConfig {
   std::int64_t kv_capacity_tok = 0;   // must hold any single request
   bool fast_forward = true;
   bool per_token_prefill = false;     // feed contexts through decode iterations instead of a prefill pass
+  bool report_windows = false;        // tell the listener of every window (timelines at window detail)
 };
 
 struct EngineCounters {
@@ -53,6 +54,20 @@ struct EngineOccupancy {
   std::int64_t kv_tok = 0;   // tokens resident in the KV cache
 };
 
+// A stretch of iterations over one batch, as the engine times it: a prefill
+// iteration (its admissions' contexts, then a token for every running
+// request) or decode iterations run as one (fast-forward). Reported when it
+// ends, with EngineConfig::report_windows.
+struct EngineWindow {
+  TimeNs start{0}, end{0};
+  std::int64_t iterations = 0;        // complete; an abort loses the one in progress
+  std::int64_t batch = 0;             // running requests
+  std::int64_t kv_tok = 0;            // resident in the KV cache at its start
+  std::int64_t prefill_tok = 0;       // context tokens its prefill pass computed (0: decode only)
+  std::int64_t prefill_requests = 0;  // requests admitted with that prefill
+  bool aborted = false;               // cut by abort_all
+};
+
 class EngineListener {
  public:
   // `by_version`: the tokens generated since submission (new_tok in all), by the version that produced them.
@@ -62,6 +77,8 @@ class EngineListener {
   // start and on abort); for occupancy timelines, with the queue and the KV
   // cache at that instant.
   virtual void on_running_changed(std::size_t /*engine*/, TimeNs /*now*/, const EngineOccupancy& /*occupancy*/) {}
+  // A window ended (EngineConfig::report_windows only).
+  virtual void on_window(std::size_t /*engine*/, const EngineWindow& /*window*/) {}
 
  protected:
   ~EngineListener() = default;
@@ -130,6 +147,8 @@ class Engine {
   void cut_at_next_boundary(bool boundary_now_counts = false);
   void drop_running_kv();
   void on_segment_end();
+  // The segment in progress as a window of `iterations`, ended at `end`.
+  void report_window(std::int64_t iterations, TimeNs end, bool aborted);
   // Applies `iterations` of the current segment, ending at `end`: the running
   // set's clock advances (O(1) in the batch; per-token prefill also counts
   // the context tokens fed, over the batch).

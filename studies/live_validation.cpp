@@ -177,6 +177,8 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     arm.task = std::make_unique<CountdownTask>(live::task_params(scenario), static_cast<std::uint64_t>(scenario.get(base::keys::kSeed)));
     auto lo = live::live_options(scenario, device, arm.policy->mask_tokens_staler_than());
     lo.record_iterations = true;
+    lo.record_engine_changes = true;  // a few records per iteration: kept for the timeline whether or not one is written
+    lo.record_engine_windows = true;
     arm.backend = std::make_unique<LiveBackend>(lo, *arm.task);
     if (progress) progress(fmt::format("{}: warm start", policies[i]), 0.0);
     arm.backend->warm_start();
@@ -217,6 +219,8 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
       if (pv.overlapped) arms[i].backend->pause_clock();
       pv.live_iterations.push_back(arms[i].backend->take_iteration_log());
       pv.live_train_steps.push_back(arms[i].backend->take_train_log());
+      for (auto& c : arms[i].backend->take_engine_changes()) pv.live_engine_changes.push_back(c);
+      for (auto& w : arms[i].backend->take_engine_windows()) pv.live_engine_windows.push_back(w);
       if (progress) {
         const auto done = static_cast<double>(s * static_cast<std::int64_t>(arms.size()) + static_cast<std::int64_t>(i) + 1);
         progress(fmt::format("{}: live step {} of {} ({:.2f} s rollout)", pv.policy, s + 1, steps, pv.live.back().rollout_time_s),
@@ -269,11 +273,13 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
     const auto drawn = arms[i].workload->next_index();
     pv.trace = live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kWhatIf, dataset_prompts);
     // The simulator twin on the same lengths, with the same kind of policy.
-    auto sim_backend = scenario::make_sim_backend(twin);
+    auto sim_backend = scenario::make_sim_backend(twin, scenario::resolve_scenario(twin), true, true);
     auto sim_policy = registry.get(name).make(twin);
     traces::TraceReplay replay(live_trace(arms[i].lengths, drawn, n, cap, LiveTraceUse::kTwin, dataset_prompts), "live " + name);
     const auto sim_loop = rl::make_loop(twin, *sim_backend, *sim_policy, replay, 1);  // the live run's one device
     for (std::int64_t s = 0; s < steps; ++s) pv.sim.push_back(sim_loop->run_step());
+    pv.sim_engine_changes = sim_backend->timeline();
+    pv.sim_engine_windows = sim_backend->windows();
     const auto warm = static_cast<std::size_t>(std::min<std::int64_t>(warmup_steps, static_cast<std::int64_t>(pv.live.size())));
     for (std::size_t s = 0; s < warm; ++s) {
       if (pv.sim[s].step_time_s > 0) pv.warmup_live_over_sim.push_back(pv.live[s].step_time_s / pv.sim[s].step_time_s);

@@ -24,6 +24,11 @@ struct PolicyValidation {
   std::vector<rl::StepMetrics> live, sim;
   std::vector<base::GroupSpec> trace;  // the live run's complete groups, a what-if input
   std::vector<std::vector<studies::IterationPoint>> live_iterations;  // per step: the live engine's iterations
+  // Both engines' occupancy at every change and their windows (each live
+  // iteration; the twin's prefill and decode windows), on each run's clock:
+  // the engine tracks of validate's timeline.
+  std::vector<rl::EngineRunningChange> live_engine_changes, sim_engine_changes;
+  std::vector<rl::EngineWindowSpan> live_engine_windows, sim_engine_windows;
   bool overlapped = false;  // trains beside the engine: its steps are compared on step time, the twin is disaggregated
   std::vector<double> step_rollout_error;  // |sim - live| / live, per step that took rollout time (step time when overlapped)
   std::int64_t instant_steps = 0;          // batch complete in the buffer: no rollout time live

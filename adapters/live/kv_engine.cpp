@@ -207,13 +207,12 @@ std::vector<GenResult> KvEngine::step() {
   const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.busy_s += dt;
   stats_.running_slot_s += dt * static_cast<double>(active);
-  if (opt_.record_iterations && (active > 0 || point.prefill_requests > 0)) {
-    point.batch += static_cast<double>(active);
-    point.kv_tok += point.prefill_tok;  // resident at the start, as the simulator counts it
-    point.time_s = dt;
-    point.beside_train = beside_train_;
-    log_.push_back(point);
-  }
+  point.batch += static_cast<double>(active);
+  point.kv_tok += point.prefill_tok;  // resident at the start, as the simulator counts it
+  point.time_s = dt;
+  point.beside_train = beside_train_;
+  last_ = point;
+  if (opt_.record_iterations && (active > 0 || point.prefill_requests > 0)) log_.push_back(point);
   return done;
 }
 

@@ -74,14 +74,14 @@ void LiveBackend::submit(const rl::SampleRequest& r) {
 }
 
 std::vector<rl::EngineRunningChange> LiveBackend::take_engine_changes() { return std::exchange(impl_->engine_changes, {}); }
+std::vector<rl::EngineWindowSpan> LiveBackend::take_engine_windows() { return std::exchange(impl_->engine_windows, {}); }
 
 std::vector<rl::SampleProgress> LiveBackend::wait_for_completions() {
   for (;;) {
     if (impl_->engine->running() == 0 && impl_->engine->waiting() == 0) {
       throw std::logic_error("wait_for_completions with nothing in flight");
     }
-    auto done = impl_->engine->step();
-    impl_->note_engine(now_s());
+    auto done = impl_->step_engine([this] { return now_s(); });
     if (done.empty()) continue;
     std::vector<rl::SampleProgress> out;
     for (auto& d : done) out.push_back(impl_->deliver(d, true, impl_->engine_version));
@@ -223,8 +223,7 @@ rl::BackendEvents LiveBackend::wait_for_events() {
     const bool beside = im.train_running.valid() && im.train_running.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
     im.engine->set_beside_train(beside);
     const auto iteration_start = std::chrono::steady_clock::now();
-    for (auto& d : im.engine->step()) ev.finished.push_back(im.deliver(d, true, im.engine_version));
-    im.note_engine(now_s());
+    for (auto& d : im.step_engine([this] { return now_s(); })) ev.finished.push_back(im.deliver(d, true, im.engine_version));
     if (beside) im.train_record.beside_engine_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - iteration_start).count();
     im.engine->set_beside_train(false);
     if (im.train_running.valid() && im.lockstep_left > 0) --im.lockstep_left;

@@ -97,6 +97,10 @@ class LiveBackend final : public rl::Backend, public rl::OverlappingBackend {
   // change since the last call, on now_s()'s clock, when
   // LiveOptions::record_engine_changes (the engine tracks of a timeline).
   std::vector<rl::EngineRunningChange> take_engine_changes();
+  // Each engine iteration since the last call as a window (its start and end
+  // on now_s()'s clock, batch, KV tokens, prefill), when
+  // LiveOptions::record_engine_windows.
+  std::vector<rl::EngineWindowSpan> take_engine_windows();
   // The train steps computed since the last call, when LiveOptions::record_iterations.
   std::vector<LiveTrainStep> take_train_log();
   // The tokens of a sample held by the backend (for tests and traces).

@@ -50,6 +50,8 @@ struct LiveOptions {
   // iteration boundary where it happens (take_engine_changes): the engine
   // track of a live run's timeline.
   bool record_engine_changes = false;
+  // Each engine iteration as a window (take_engine_windows), on the same clock.
+  bool record_engine_windows = false;
   bool record_iterations = false;  // keep the engine's per-iteration log and the train steps' (take_iteration_log, take_train_log)
 };
 

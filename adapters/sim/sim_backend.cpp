@@ -14,6 +14,7 @@ SimBackend::SimBackend(SimBackendConfig config, std::shared_ptr<const sim::Itera
       by_requests_(static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines))),
       by_predicted_tok_(static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines))) {
   if (config_.engines < 1) throw std::invalid_argument("need at least one engine");
+  config_.engine.report_windows = config_.record_windows;
   for (std::int64_t i = 0; i < config_.engines; ++i) {
     engines_.push_back(std::make_unique<sim::Engine>(static_cast<std::size_t>(i), sim_, *model_, config_.engine, static_cast<sim::EngineListener&>(*this)));
   }
@@ -92,6 +93,11 @@ void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, const s
   if (last_recorded_[engine] == now_counts) return;  // per-iteration stepping repeats itself
   last_recorded_[engine] = now_counts;
   timeline_.push_back({now.ns(), static_cast<std::int64_t>(engine), running, occupancy.waiting, occupancy.kv_tok});
+}
+
+void SimBackend::on_window(std::size_t engine, const sim::EngineWindow& w) {
+  windows_.push_back({w.start.ns(), w.end.ns(), static_cast<std::int64_t>(engine), w.iterations, w.batch, w.kv_tok, w.prefill_tok,
+                      w.prefill_requests, w.aborted});
 }
 
 void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version) {

@@ -55,6 +55,9 @@ struct SimBackendConfig {
   // computes (handing the batch over and the result back, in one).
   double train_handoff_s = 0.0;
   bool record_timeline = false;
+  // Each engine's windows (rl::EngineWindowSpan), for timelines at window
+  // detail; sets engine.report_windows.
+  bool record_windows = false;
   // Disaggregated cluster: train and sync may overlap the rollout.
   bool can_overlap = false;
 };
@@ -82,10 +85,12 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   [[nodiscard]] std::uint64_t fingerprint() const { return sim_.fingerprint(); }
   [[nodiscard]] std::uint64_t events_run() const { return sim_.events_run(); }
   [[nodiscard]] const std::vector<TimelinePoint>& timeline() const { return timeline_; }
+  [[nodiscard]] const std::vector<rl::EngineWindowSpan>& windows() const { return windows_; }
 
  private:
   void on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version) override;
   void on_running_changed(std::size_t engine, sim::TimeNs now, const sim::EngineOccupancy& occupancy) override;
+  void on_window(std::size_t engine, const sim::EngineWindow& window) override;
 
   SimBackendConfig config_;
   std::shared_ptr<const sim::IterationModel> model_;
@@ -98,6 +103,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   void note_load(std::size_t engine);
   std::vector<std::pair<std::size_t, SampleProgress>> finished_;
   std::vector<TimelinePoint> timeline_;
+  std::vector<rl::EngineWindowSpan> windows_;
   std::vector<std::pair<std::int64_t, std::int64_t>> last_recorded_;  // per engine: (running, waiting), to record changes only
   [[nodiscard]] rl::TrainPhases train_phases_of(const std::vector<TrainSample>& batch) const;
   static double train_time_of(const rl::TrainPhases& phases);

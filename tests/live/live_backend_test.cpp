@@ -135,6 +135,42 @@ TEST(LiveBackend, TheEngineOccupancyIsRecordedAtEveryChange) {
   EXPECT_TRUE(live.take_engine_changes().empty());
 }
 
+// The engine's windows: each iteration that ran something, in time order
+// and apart, within the slots; the iterations that decoded are the engine's
+// count, and each prefill names what it admitted.
+TEST(LiveBackend, EachEngineIterationIsAWindow) {
+  april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16"});
+  auto policy = f.registry.get("sync").make(f.config);
+  const CountdownTask task({4, 0.6, 10}, 7);
+  LiveOptions o = tiny_live();
+  o.record_engine_windows = true;
+  LiveBackend live(o, task);
+  CountdownWorkload workload(task, 2);
+  rl::RlLoop loop(live, *policy, workload, {2, 16, false});
+  loop.run_step();
+  loop.run_step();
+  const auto windows = live.take_engine_windows();
+  ASSERT_FALSE(windows.empty());
+  std::int64_t prefill_requests = 0, decoding = 0;
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    const auto& w = windows[i];
+    EXPECT_LE(w.start_ns, w.end_ns) << i;
+    if (i > 0) {
+      EXPECT_GE(w.start_ns, windows[i - 1].end_ns) << i;
+    }
+    EXPECT_EQ(w.iterations, 1);
+    EXPECT_LE(w.batch, o.slots);
+    EXPECT_EQ(w.prefill_tok > 0, w.prefill_requests > 0) << i;
+    prefill_requests += w.prefill_requests;
+    if (w.batch > w.prefill_requests) ++decoding;
+  }
+  EXPECT_EQ(prefill_requests, 2 * 2 * 2);  // sync: every sample of both steps admitted once
+  EXPECT_EQ(windows.front().prefill_requests, 4);
+  EXPECT_EQ(decoding, live.stats().iterations);
+  EXPECT_TRUE(live.take_engine_windows().empty());
+  EXPECT_TRUE(live.take_engine_changes().empty());  // not asked for
+}
+
 TEST(LiveBackend, TheTrainLogCountsEachStepsPageFaultsOnTheTrainersThread) {
   if (test_device().is_cuda()) GTEST_SKIP() << "host page faults: a CPU test";
   for (const std::string name : {"sync", "one_step_off"}) {

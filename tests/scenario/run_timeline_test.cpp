@@ -46,9 +46,12 @@ class Timeline {
     ro.trace = std::vector<base::GroupSpec>{{"a", 4, {3, 5}, {}}, {"b", 4, {2, 10}, {}}, {"c", 4, {4, 4}, {}}, {"d", 4, {20, 30}, {}}};
     ro.trace_name = "hand";
     ro.record_timeline = true;
+    ro.record_windows = detail == rl::TimelineDetail::kWindows;
     const auto run = scenario::simulate(c, registry, policy, ro);
     base::ChromeTrace trace;
-    rl::add_run_timeline(trace, {policy, 1, &run.steps, &run.timeline}, 1, detail);
+    rl::RunTimeline timeline{policy, 1, &run.steps, &run.timeline};
+    timeline.engine_windows = &run.windows;
+    rl::add_run_timeline(trace, timeline, 1, detail);
     doc_ = nlohmann::json::parse(trace.text());
   }
   // The one event of phase `ph` named `name` (fails the test otherwise).
@@ -170,6 +173,60 @@ TEST(RunTimeline, QueuedRequestsAndKvTokensAreCounted) {
   }
 }
 
+// Windows in place of busy spans. Sync's step 0: the four samples (prompts
+// of 4 tokens) are admitted at 0 ms in one prefill iteration (16 context
+// tokens, a first token each), then decode windows run until a batch
+// changes: 4 running to b0's end at 2 ms, 3 to a0's at 3 ms, 2 to a1's at
+// 5 ms, b1 alone to 10 ms. KV tokens at each window's start: the 16 prompt
+// tokens, one more per running request and iteration, less what a finished
+// request held (prompt + response): 16 + 4 = 20 at 1 ms; 24 - b0's 6 = 18 at
+// 2 ms; 21 - a0's 7 = 14 at 3 ms; 18 - a1's 9 = 9 at 5 ms.
+// Idle 10-17 ms (train, sync); step 1 (c [4, 4], d [20, 30]) from 17 ms.
+TEST(RunTimeline, WindowsDetailShowsPrefillAndDecodeWindows) {
+  const Timeline t("sync", 2, 0.0, rl::TimelineDetail::kWindows);
+  EXPECT_TRUE(t.all("X", "busy").empty());
+  const auto prefill = t.all("X", "prefill");
+  ASSERT_EQ(prefill.size(), 2U);
+  EXPECT_DOUBLE_EQ(prefill[0].ts_us, 0);
+  EXPECT_DOUBLE_EQ(prefill[0].dur_us, 1000);
+  EXPECT_EQ(prefill[0].args["batch"], 4);
+  EXPECT_EQ(prefill[0].args["prefill_requests"], 4);
+  EXPECT_EQ(prefill[0].args["prefill_tok"], 16);
+  EXPECT_EQ(prefill[0].args["kv_tok"], 16);
+  EXPECT_DOUBLE_EQ(prefill[1].ts_us, 17000);
+  const auto decode = t.all("X", "decode");
+  ASSERT_EQ(decode.size(), 7U);
+  const double at_ms[] = {1, 2, 3, 5, 18, 21, 37}, dur_ms[] = {1, 1, 2, 5, 3, 16, 10};
+  const int batch[] = {4, 3, 2, 1, 4, 2, 1}, kv_tok[] = {20, 18, 14, 9, 20, 16, 24};
+  for (std::size_t i = 0; i < decode.size(); ++i) {
+    EXPECT_DOUBLE_EQ(decode[i].ts_us, at_ms[i] * 1000) << i;
+    EXPECT_DOUBLE_EQ(decode[i].dur_us, dur_ms[i] * 1000) << i;
+    EXPECT_EQ(decode[i].args["batch"], batch[i]) << i;
+    EXPECT_EQ(decode[i].args["iterations"], dur_ms[i]) << i;  // 1 ms an iteration
+    EXPECT_EQ(decode[i].args["kv_tok"], kv_tok[i]) << i;
+    EXPECT_FALSE(decode[i].args.contains("prefill_tok")) << i;
+  }
+  EXPECT_TRUE(Timeline("sync", 1, 0.0, rl::TimelineDetail::kChanges).all("X", "decode").empty());
+}
+
+// APRIL's abort as the engine lives it (the schedule above): eight samples
+// admitted at 0 ms; c's two end at 4 ms; the batch forms at 5 ms, and the
+// engine decodes on through the abort's 1.5 ms latency to the boundary at
+// 7 ms, where it stops with b1, d0 and d1: one window of 2 iterations, 5-7 ms.
+TEST(RunTimeline, AprilWindowsRunThroughTheAbortLatency) {
+  const Timeline t("april", 1, 0.0015, rl::TimelineDetail::kWindows);
+  const auto prefill = t.all("X", "prefill");
+  ASSERT_EQ(prefill.size(), 1U);
+  EXPECT_EQ(prefill[0].args["prefill_requests"], 8);
+  const auto decode = t.all("X", "decode");
+  ASSERT_FALSE(decode.empty());
+  EXPECT_DOUBLE_EQ(decode.back().ts_us, 5000);
+  EXPECT_DOUBLE_EQ(decode.back().dur_us, 2000);
+  EXPECT_EQ(decode.back().args["batch"], 3);
+  EXPECT_EQ(decode.back().args["iterations"], 2);
+  EXPECT_DOUBLE_EQ(decode.back().ts_us + decode.back().dur_us, t.one("X", "abort").ts_us + t.one("X", "abort").dur_us);
+}
+
 // The format's fields (Trace Event Format): every event has ph, name, pid
 // and tid; all but metadata a ts; spans a dur; instants a scope; times in
 // microseconds with the nanoseconds exact.
@@ -208,6 +265,25 @@ TEST(RunTimeline, GapsBetweenStepsAreTakenOut) {
   EXPECT_DOUBLE_EQ(laid[1].batch_ready_s, 4);
   EXPECT_DOUBLE_EQ(laid[1].train_end_s, 4.5);
   EXPECT_DOUBLE_EQ(laid[1].sync_end_s, 5);
+}
+
+// The engine's records move with the steps: a change at 0.5 s stays, one at
+// 10.5 s (in step 1) moves to 3.5 s, one at 6 s (in the gap, the engine
+// waiting) to step 0's end at 3 s; a window 10.2-10.7 s moves to 3.2-3.7 s.
+TEST(RunTimeline, EngineRecordsMoveWithTheSteps) {
+  std::vector<rl::StepMetrics> steps(2);
+  steps[0].start_time_s = 0, steps[0].sync_end_s = 3;
+  steps[1].start_time_s = 10, steps[1].sync_end_s = 12;
+  std::vector<rl::EngineRunningChange> changes(3);
+  changes[0].time_ns = 500000000, changes[1].time_ns = 6000000000, changes[2].time_ns = 10500000000;
+  std::vector<rl::EngineWindowSpan> windows(1);
+  windows[0].start_ns = 10200000000, windows[0].end_ns = 10700000000;
+  rl::remove_gaps_between_steps(steps, changes, windows);
+  EXPECT_EQ(changes[0].time_ns, 500000000);
+  EXPECT_EQ(changes[1].time_ns, 3000000000);
+  EXPECT_EQ(changes[2].time_ns, 3500000000);
+  EXPECT_EQ(windows[0].start_ns, 3200000000);
+  EXPECT_EQ(windows[0].end_ns, 3700000000);
 }
 
 }  // namespace

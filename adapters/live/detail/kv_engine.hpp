@@ -103,6 +103,9 @@ class KvEngine {
   [[nodiscard]] const EngineStats& stats() const { return stats_; }
   // The recorded iterations since the last call (empty unless record_iterations).
   std::vector<rl::IterationPoint> take_iteration_log() { return std::exchange(log_, {}); }
+  // The last step()'s iteration (batch 0 and no prefill: it ran nothing),
+  // whatever record_iterations says: a timeline's window.
+  [[nodiscard]] const rl::IterationPoint& last_iteration() const { return last_; }
   [[nodiscard]] Transformer& model() { return model_; }
   // Tags the iterations recorded from now on (IterationPoint::beside_train).
   void set_beside_train(bool beside) { beside_train_ = beside; }
@@ -135,6 +138,7 @@ class KvEngine {
   std::int64_t admissions_ = 0;
   EngineStats stats_;
   std::vector<rl::IterationPoint> log_;
+  rl::IterationPoint last_;
   bool beside_train_ = false;
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <future>
 #include <optional>
 #include <unordered_map>
@@ -72,6 +73,8 @@ struct LiveBackend::Impl {
   LiveTrainStep train_record;
   // With record_engine_changes: the engine's occupancy at each change.
   std::vector<rl::EngineRunningChange> engine_changes;
+  // With record_engine_windows: each iteration that ran something.
+  std::vector<rl::EngineWindowSpan> engine_windows;
   double train_compute_s = 0;
   std::int64_t train_minor_faults = 0;
 
@@ -124,6 +127,28 @@ struct LiveBackend::Impl {
       if (last.running == c.running && last.waiting == c.waiting && last.kv_tok == c.kv_tok) return;
     }
     engine_changes.push_back(c);
+  }
+
+  // One engine iteration, from `start_s` to `end_s` of the backend's clock,
+  // then its occupancy: both recorded where asked for.
+  std::vector<GenResult> step_engine(const std::function<double()>& now_s) {
+    const double start_s = now_s();
+    auto done = engine->step();
+    const double end_s = now_s();
+    const rl::IterationPoint& it = engine->last_iteration();
+    if (opt.record_engine_windows && (it.batch > 0 || it.prefill_requests > 0)) {
+      rl::EngineWindowSpan w;
+      w.start_ns = std::llround(start_s * 1e9);
+      w.end_ns = std::llround(end_s * 1e9);
+      w.iterations = 1;
+      w.batch = static_cast<std::int64_t>(it.batch);
+      w.kv_tok = static_cast<std::int64_t>(it.kv_tok);
+      w.prefill_tok = static_cast<std::int64_t>(it.prefill_tok);
+      w.prefill_requests = static_cast<std::int64_t>(it.prefill_requests);
+      engine_windows.push_back(w);
+    }
+    note_engine(end_s);
+    return done;
   }
 
   void enqueue(rl::SampleKey key, std::int32_t max_new) {
