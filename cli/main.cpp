@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -76,6 +77,15 @@ int main(int argc, char** argv) {
   int rc = 1;
   try {
     rc = run_command(cmd, args);
+  } catch (const std::system_error& e) {
+    if (std::ferror(stdout) != 0) {
+      // fmt threw writing a long output to a full or closed standard output
+      // ("cannot write to file"): said once, in our words, with the reason.
+      april::cli::print_error(fmt::format("april {}: error: cannot write to standard output: {}", cmd, e.code().message()));
+      return 1;
+    }
+    april::cli::print_error(fmt::format("april {}: error: {}", cmd, e.what()));
+    rc = 1;
   } catch (const std::exception& e) {
     april::cli::print_error(fmt::format("april {}: error: {}", cmd, e.what()));
     rc = 1;

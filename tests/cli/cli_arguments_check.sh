@@ -47,6 +47,12 @@ expect_error "a fit row that is not a row" "no row named 'b'" "$april" reproduce
 expect_error "an axis varied twice" "key 'april.alpha' is varied twice" \
   "$april" whatif --scenario handcheck --vary april.alpha=1,2 --vary april.alpha=3 --steps 1
 expect_error "stdout on a full disk" "cannot write to standard output" sh -c "\"$april\" policies > /dev/full"
+# Long outputs fail inside the print itself (fmt throws); still one line, in our words, with the reason.
+expect_error "keys --markdown to a full disk" "cannot write to standard output: No space left on device" sh -c "\"$april\" keys --markdown > /dev/full"
+expect_error "model show to a full disk" "cannot write to standard output" sh -c "\"$april\" model show qwen3-0.6b > /dev/full"
+expect_error "hardware show to a full disk" "cannot write to standard output" sh -c "\"$april\" hardware show h20 > /dev/full"
+sed 's/"row": "b"/"row": "a"/' "$dir/pub.json" > "$dir/pub-ok.json"
+expect_error "reproduce --json to a full disk" "cannot write to standard output" sh -c "\"$april\" reproduce \"$dir/pub-ok.json\" --json > /dev/full"
 "$april" sweep --scenario handcheck --grid 'april.alpha=1.5,2' --steps 2 --db "$dir/r.db" >/dev/null 2>&1 || { echo "FAIL: sweep"; fails=$((fails + 1)); }
 expect_error "db export to a full disk" "cannot write to standard output" sh -c "\"$april\" db export \"$dir/r.db\" 1 > /dev/full"
 # Output destinations are checked before the first run.
