@@ -32,6 +32,7 @@
 #include "base/json_file.hpp"
 #include "cli/live_task_options.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/program_exit.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -133,8 +134,8 @@ std::vector<std::string> split_urls(const std::string& text) {
 // --engines: rollout only, over HTTP (live::HttpBackend): the servers'
 // weights stay; each step's batch is scored by the task.
 int live_over_http(const std::string& engines, const std::string& policy_name, policies::Policy& policy, const base::Config& c,
-                   const live::LiveOptions& lo, double timeout_s, const std::string& weights_dir, const LiveTaskChoice& choice,
-                   std::optional<OutputFolder>& out, const std::string& out_dir) {
+                   const live::LiveOptions& lo, double timeout_s, bool failover, const std::string& weights_dir,
+                   const LiveTaskChoice& choice, std::optional<OutputFolder>& out, const std::string& out_dir) {
   if (policy.overlaps()) {
     throw std::invalid_argument(fmt::format("--engines: policy {} overlaps training with rollout, which is not built over HTTP (sync, "
                                             "april and the other colocated policies are)",
@@ -159,6 +160,10 @@ int live_over_http(const std::string& engines, const std::string& policy_name, p
   ho.request_timeout_s = timeout_s;
   ho.trainer = trainer.get();
   ho.weights_dir = weights_dir;
+  ho.failover = failover;
+  ho.on_lost = [](const std::string& url, const std::string& why, std::int64_t moved, std::int64_t left) {
+    print_error(fmt::format("april live: warning: {} dropped: {}; its {} request(s) go to the {} server(s) left", url, why, moved, left));
+  };
   live::HttpBackend backend(ho, *choice.task);
   fmt::print("april live: {} on {} server(s) over HTTP ({}), policy {}, B = {} x n = {}, {}\n",
              trainer ? fmt::format("training {} ({} parameters), weights through {}", choice.model_name, choice.model.parameters(), weights_dir)
@@ -171,12 +176,14 @@ int live_over_http(const std::string& engines, const std::string& policy_name, p
   const auto loop = rl::make_loop(c, backend, policy, *workload, static_cast<std::int64_t>(ho.urls.size()));
   const auto steps = run_steps(*loop, c.get(base::keys::kSteps));
   const auto d = rl::derive(rl::summarize(steps).totals);
-  fmt::print("\nrollout throughput {:.0f} tok/s over {} steps; {} requests answered, {} of them aborted\n", d.rollout_throughput_tok_s,
-             steps.size(), backend.requests_answered(), backend.requests_aborted());
+  fmt::print("\nrollout throughput {:.0f} tok/s over {} steps; {} requests answered, {} of them aborted; {} of {} server(s) lost\n",
+             d.rollout_throughput_tok_s, steps.size(), backend.requests_answered(), backend.requests_aborted(), backend.servers_lost(),
+             ho.urls.size());
   if (out) {
     nlohmann::json p;
     p["requests_answered"] = backend.requests_answered();
     p["requests_aborted"] = backend.requests_aborted();
+    p["servers_lost"] = backend.servers_lost();
     write_outputs(*out, out_dir, c, policy_name, choice, steps, {{"engines", ho.urls}}, p);
   }
   return 0;
@@ -190,7 +197,7 @@ int live_command(const std::vector<std::string>& args) {
       "usage: april live [--scenario S] [--policy NAME] [--device cpu|cuda] [--steps N] [--out DIR]\n"
       "                  [--save DIR] [--resume DIR] [--timeline FILE] [--timeline-detail steps|changes|windows]\n"
       "                  [--checkpoint DIR --dataset FILE [--dataset-layout L] [--chat FAMILY] [--reward math|dapo]\n"
-      "                   [--export DIR | --engines URL,... [--weights-dir DIR] [--engine-timeout S]]]\n"
+      "                   [--export DIR | --engines URL,... [--weights-dir DIR] [--engine-timeout S] [--engine-failover]]]\n"
       "                  [--set key=value]...\n"
       "Trains a transformer with GRPO on the countdown task (count down from N to 1, then stop: long-tail\n"
       "answer lengths, exact-match reward), or, with --checkpoint and --dataset, a Hugging Face model\n"
@@ -209,6 +216,7 @@ int live_command(const std::vector<std::string>& args) {
               timeline_detail = "steps";
   std::vector<std::string> sets;
   double engine_timeout_s = 600;
+  bool engine_failover = false;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_name), "rollout policy (default april)")("device", po::value(&device), "cpu or cuda")(
       "steps", integer_option(), "RL steps")("seed", integer_option(), "seed")(
@@ -220,6 +228,9 @@ int live_command(const std::vector<std::string>& args) {
       "them into every server through /update_weights_from_disk (DIR must be readable by the servers); without it, rollout only")(
       "engine-timeout", po::value(&engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take before the run "
       "fails naming the server (default 600)")(
+      "engine-failover", po::bool_switch(&engine_failover), "with --engines: a server that stops answering (no connection, a "
+      "connection cut, no reply within --engine-timeout) is dropped with a warning naming it, and its requests go again to the "
+      "servers left, from the tokens their samples held; without it the step fails naming the server")(
       "export", po::value(&export_dir), "with --checkpoint: write the trained policy here at the end as a Hugging Face checkpoint "
       "(safetensors in the source's dtype, its config and tokenizer files copied) that an inference server loads")(
       "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)")(
@@ -264,7 +275,7 @@ int live_command(const std::vector<std::string>& args) {
       if (!given->empty()) throw std::invalid_argument(fmt::format("{} is not built for --engines (rollout only over HTTP)", name));
     }
 #ifdef APRIL_WITH_SERVE
-    return live_over_http(engines, policy_name, *policy, c, lo, engine_timeout_s, weights_dir, choice, out, out_dir);
+    return live_over_http(engines, policy_name, *policy, c, lo, engine_timeout_s, engine_failover, weights_dir, choice, out, out_dir);
 #else
     throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
 #endif

@@ -25,7 +25,8 @@ namespace {
 // What one /generate came back with: the reply, or why there is none.
 struct Answer {
   http::GenerateReply reply;
-  std::string error;  // "" when the reply was read
+  std::string error;         // "" when the reply was read
+  bool server_lost = false;  // no reply at all, or none in time: the server, not the request
 };
 
 std::unique_ptr<httplib::Client> client(const std::string& url, double connect_s, double read_s) {
@@ -59,6 +60,11 @@ std::string no_reply(httplib::Error error, double elapsed_s, double read_s) {
 struct NoReply : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// No reply within the timeout: not tried again, but like NoReply a sign
+// that the server, not the request, is at fault.
+struct TimedOut : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // A POST's reply body, or a runtime_error naming the URL and the route
 // (NoReply when there was no reply to read).
@@ -73,6 +79,7 @@ std::string post_or_throw(const std::string& url, const std::string& route, cons
     const bool no_reply_at_all =
         res.error() == httplib::Error::Connection || res.error() == httplib::Error::Write || (res.error() == httplib::Error::Read && !timed_out);
     if (no_reply_at_all) throw NoReply(why);
+    if (timed_out) throw TimedOut(why);
     throw std::runtime_error(why);
   }
   if (res->status != 200) {
@@ -93,7 +100,7 @@ std::string generate_with_retries(const std::string& url, nlohmann::json body, d
     try {
       return post_or_throw(url, "/generate", body.dump(), connect_s, read_s);
     } catch (const NoReply& e) {
-      if (attempt == kGenerateTries) throw std::runtime_error(fmt::format("{} ({} tries)", e.what(), kGenerateTries));
+      if (attempt == kGenerateTries) throw NoReply(fmt::format("{} ({} tries)", e.what(), kGenerateTries));
       std::this_thread::sleep_for(std::chrono::milliseconds(100 << (2 * (attempt - 1))));
       body["rid"] = fmt::format("{}-retry{}", rid, attempt);
     }
@@ -110,6 +117,7 @@ struct HttpBackend::Impl {
   };
   struct Flight {
     std::size_t server = 0;
+    nlohmann::json body;  // what was sent: sent again as it is when its server is lost
     std::future<Answer> answer;
   };
 
@@ -117,6 +125,7 @@ struct HttpBackend::Impl {
   const LiveTask& task;
   std::vector<std::int64_t> slots;        // per server, from /get_server_info
   std::vector<std::int64_t> outstanding;  // per server
+  std::vector<bool> lost;                 // per server: dropped by failover
   std::map<rl::SampleKey, Stored> store;
   std::map<rl::SampleKey, Flight> flights;
   std::int64_t submissions = 0, answered = 0, aborted = 0;
@@ -142,6 +151,7 @@ struct HttpBackend::Impl {
       slots.push_back(std::max<std::int64_t>(0, n));
     }
     outstanding.assign(opt.urls.size(), 0);
+    lost.assign(opt.urls.size(), false);
   }
 
   // Every open request answered (a destructor or an error path may leave some).
@@ -151,16 +161,82 @@ struct HttpBackend::Impl {
     }
   }
 
+  // The server still answering with the fewest requests outstanding (the first of equals).
   std::size_t least_outstanding() const {
-    return static_cast<std::size_t>(std::min_element(outstanding.begin(), outstanding.end()) - outstanding.begin());
+    std::size_t best = outstanding.size();
+    for (std::size_t i = 0; i < outstanding.size(); ++i) {
+      if (!lost[i] && (best == outstanding.size() || outstanding[i] < outstanding[best])) best = i;
+    }
+    if (best == outstanding.size()) throw std::logic_error("http backend: no server left");
+    return best;
   }
 
-  // The flight's answer joined to its sample; its progress for the loop.
-  rl::SampleProgress take(rl::SampleKey key, Flight& f) {
+  [[nodiscard]] std::int64_t servers_left() const { return static_cast<std::int64_t>(std::count(lost.begin(), lost.end(), false)); }
+
+  // Sends `body` for sample `key` to the least loaded server on a thread of its own.
+  Flight launch(rl::SampleKey key, nlohmann::json body) {
+    const auto server = least_outstanding();
+    ++outstanding[server];
+    body["rid"] = fmt::format("april-{}-{}", key, submissions++);
+    const auto url = opt.urls[server];
+    const auto connect_s = opt.connect_timeout_s, read_s = opt.request_timeout_s;
+    auto* signal = this;
+    Flight f{server, body, {}};
+    f.answer = std::async(std::launch::async, [url, body = std::move(body), connect_s, read_s, signal] {
+      Answer a;
+      try {
+        a.reply = http::parse_generate_reply(generate_with_retries(url, body, connect_s, read_s), url + "/generate reply");
+      } catch (const NoReply& e) {
+        a.error = e.what();
+        a.server_lost = true;
+      } catch (const TimedOut& e) {
+        a.error = e.what();
+        a.server_lost = true;
+      } catch (const std::exception& e) {
+        a.error = e.what();
+      }
+      {
+        std::lock_guard<std::mutex> lock(signal->mu);
+      }
+      signal->cv.notify_all();
+      return a;
+    });
+    return f;
+  }
+
+  // With failover, drops `server` (once): it answers no more. Throws `why`
+  // when failover is off or no server is left.
+  void lose(std::size_t server, const std::string& why) {
+    if (!opt.failover) throw std::runtime_error(why);
+    if (!lost[server]) {
+      lost[server] = true;
+      std::int64_t moved = 0;
+      for (const auto& [key, f] : flights) moved += f.server == server ? 1 : 0;
+      if (servers_left() == 0) {
+        throw std::runtime_error(fmt::format("{} (and no server is left to take its requests)", why));
+      }
+      if (opt.on_lost) opt.on_lost(opt.urls[server], why, moved, servers_left());
+    }
+  }
+
+  // The flight's answer joined to its sample: its progress for the loop, or
+  // none when its server was lost and failover sent it again (in `f`). With
+  // `aborting`, such a sample is not sent again: it comes back interrupted
+  // with nothing new, holding what it held when sent.
+  std::optional<rl::SampleProgress> take(rl::SampleKey key, Flight& f, bool aborting = false) {
     auto a = f.answer.get();
     --outstanding[f.server];
     ++answered;
-    if (!a.error.empty()) throw std::runtime_error(a.error);
+    if (!a.error.empty()) {
+      if (!a.server_lost) throw std::runtime_error(a.error);
+      lose(f.server, a.error);
+      if (aborting) {
+        ++aborted;
+        return rl::SampleProgress{key, 0, {}};
+      }
+      f = launch(key, std::move(f.body));  // from the tokens the sample held when sent
+      return std::nullopt;
+    }
     auto& st = store.at(key);
     st.tokens.insert(st.tokens.end(), a.reply.output_ids.begin(), a.reply.output_ids.end());
     st.logprobs.insert(st.logprobs.end(), a.reply.output_logprobs.begin(), a.reply.output_logprobs.end());
@@ -175,9 +251,11 @@ HttpBackend::HttpBackend(HttpBackendOptions options, const LiveTask& task) : imp
 
 HttpBackend::~HttpBackend() {
   if (!impl_->flights.empty()) {
-    for (const auto& url : impl_->opt.urls) {
+    for (std::size_t i = 0; i < impl_->opt.urls.size(); ++i) {
+      if (impl_->lost[i]) continue;
       try {
-        (void)post_or_throw(url, "/abort_request", R"({"abort_all": true})", impl_->opt.connect_timeout_s, impl_->opt.connect_timeout_s * 2);
+        (void)post_or_throw(impl_->opt.urls[i], "/abort_request", R"({"abort_all": true})", impl_->opt.connect_timeout_s,
+                            impl_->opt.connect_timeout_s * 2);
       } catch (const std::exception&) {
         // Leaving anyway: the requests end at their servers' own pace.
       }
@@ -208,7 +286,6 @@ void HttpBackend::submit(const rl::SampleRequest& r) {
   auto ids = im.task.prompt_tokens(r.prompt_id);
   ids.insert(ids.end(), st.tokens.begin(), st.tokens.end());
   nlohmann::json body = {{"input_ids", ids},
-                         {"rid", fmt::format("april-{}-{}", r.key, im.submissions++)},
                          {"return_logprob", true},
                          {"sampling_params",
                           {{"max_new_tokens", r.max_new_tok},
@@ -223,25 +300,7 @@ void HttpBackend::submit(const rl::SampleRequest& r) {
                                                                                         static_cast<std::uint64_t>(r.generated_tok))},
                            {"skip_special_tokens", false},
                            {"no_stop_trim", true}}}};
-  const auto server = im.least_outstanding();
-  ++im.outstanding[server];
-  const auto url = im.opt.urls[server];
-  const auto connect_s = im.opt.connect_timeout_s, read_s = im.opt.request_timeout_s;
-  auto* signal = &im;
-  im.flights[r.key] = Impl::Flight{server, std::async(std::launch::async, [url, body, connect_s, read_s, signal] {
-                                      Answer a;
-                                      try {
-                                        a.reply = http::parse_generate_reply(generate_with_retries(url, body, connect_s, read_s),
-                                                                             url + "/generate reply");
-                                      } catch (const std::exception& e) {
-                                        a.error = e.what();
-                                      }
-                                      {
-                                        std::lock_guard<std::mutex> lock(signal->mu);
-                                      }
-                                      signal->cv.notify_all();
-                                      return a;
-                                    })};
+  im.flights[r.key] = im.launch(r.key, std::move(body));
 }
 
 std::vector<rl::SampleProgress> HttpBackend::wait_for_completions() {
@@ -251,8 +310,12 @@ std::vector<rl::SampleProgress> HttpBackend::wait_for_completions() {
     std::vector<rl::SampleProgress> out;
     for (auto it = im.flights.begin(); it != im.flights.end();) {
       if (it->second.answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-        out.push_back(im.take(it->first, it->second));
-        it = im.flights.erase(it);
+        if (auto p = im.take(it->first, it->second)) {
+          out.push_back(std::move(*p));
+          it = im.flights.erase(it);
+        } else {
+          ++it;  // sent again to a server left
+        }
       } else {
         ++it;
       }
@@ -269,9 +332,17 @@ std::vector<rl::SampleProgress> HttpBackend::abort_all() {
   // thrown: none is left half taken.
   std::string error;
   const auto post_aborts = [&] {
-    for (const auto& url : im.opt.urls) {
+    for (std::size_t i = 0; i < im.opt.urls.size(); ++i) {
+      if (im.lost[i]) continue;
       try {
-        (void)post_or_throw(url, "/abort_request", R"({"abort_all": true})", im.opt.connect_timeout_s, im.opt.request_timeout_s);
+        try {
+          (void)post_or_throw(im.opt.urls[i], "/abort_request", R"({"abort_all": true})", im.opt.connect_timeout_s,
+                              im.opt.request_timeout_s);
+        } catch (const NoReply& e) {
+          im.lose(i, e.what());  // its requests answer as lost below
+        } catch (const TimedOut& e) {
+          im.lose(i, e.what());
+        }
       } catch (const std::exception& e) {
         if (error.empty()) error = e.what();
       }
@@ -295,7 +366,7 @@ std::vector<rl::SampleProgress> HttpBackend::abort_all() {
   std::vector<rl::SampleProgress> out;
   for (auto& [key, f] : im.flights) {
     try {
-      out.push_back(im.take(key, f));
+      out.push_back(*im.take(key, f, true));
     } catch (const std::exception& e) {
       if (error.empty()) error = e.what();
     }
@@ -352,8 +423,19 @@ void HttpBackend::sync_weights(std::int64_t new_version) {
   fs::create_directories(dir);
   im.opt.trainer->write_weights(dir.string());
   const nlohmann::json body = {{"model_path", dir.string()}, {"weight_version", std::to_string(new_version)}, {"flush_cache", true}};
-  for (const auto& url : im.opt.urls) {
-    const auto reply = post_or_throw(url, "/update_weights_from_disk", body.dump(), im.opt.connect_timeout_s, im.opt.request_timeout_s);
+  for (std::size_t i = 0; i < im.opt.urls.size(); ++i) {
+    if (im.lost[i]) continue;
+    const auto& url = im.opt.urls[i];
+    std::string reply;
+    try {
+      reply = post_or_throw(url, "/update_weights_from_disk", body.dump(), im.opt.connect_timeout_s, im.opt.request_timeout_s);
+    } catch (const NoReply& e) {
+      im.lose(i, e.what());
+      continue;
+    } catch (const TimedOut& e) {
+      im.lose(i, e.what());
+      continue;
+    }
     nlohmann::json doc;
     if (base::parse_json(reply, doc) || !doc.is_object() || !doc.contains("success") || !doc["success"].is_boolean() ||
         !doc["success"].get<bool>()) {
@@ -372,6 +454,9 @@ std::vector<std::int32_t> HttpBackend::sample_tokens(rl::SampleKey key) const {
   return it == impl_->store.end() ? std::vector<std::int32_t>{} : it->second.tokens;
 }
 
+std::int64_t HttpBackend::servers_lost() const {
+  return static_cast<std::int64_t>(impl_->lost.size()) - impl_->servers_left();
+}
 std::int64_t HttpBackend::requests_answered() const { return impl_->answered; }
 std::int64_t HttpBackend::requests_aborted() const { return impl_->aborted; }
 

@@ -15,6 +15,7 @@
 // /update_weights_from_disk (SGLang's disk path), then removes the folder of
 // the version before. Plain C++: no torch.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,15 @@ struct HttpBackendOptions {
   double connect_timeout_s = 5;
   WeightsTrainer* trainer = nullptr;  // none: rollout only
   std::string weights_dir;            // with a trainer: an existing folder the servers can read, which april may write into
+  // A server that stops answering (no connection after three tries, a
+  // connection cut before a whole reply, no reply within the timeout) is
+  // dropped for the rest of the run, and its requests go again to the
+  // servers left, from the tokens their samples held when sent; on_lost is
+  // told (its URL and why). Off, or with no server left, the step fails
+  // naming it. An HTTP error or a malformed reply always fails the step: the
+  // server answered, and what it said is wrong.
+  bool failover = false;
+  std::function<void(const std::string& url, const std::string& why, std::int64_t moved, std::int64_t servers_left)> on_lost;
 };
 
 class HttpBackend final : public rl::Backend {
@@ -60,6 +70,8 @@ class HttpBackend final : public rl::Backend {
 
   // The tokens a sample holds (tests).
   [[nodiscard]] std::vector<std::int32_t> sample_tokens(rl::SampleKey key) const;
+  // Servers dropped by failover so far.
+  [[nodiscard]] std::int64_t servers_lost() const;
   // Requests answered so far, and how many of them were aborted.
   [[nodiscard]] std::int64_t requests_answered() const;
   [[nodiscard]] std::int64_t requests_aborted() const;

@@ -4,6 +4,11 @@ accepts and never answers, and an `april serve` killed mid-step. Each run must
 end with one line naming the server's URL and what was wrong, a non-zero exit,
 within its timeout, and no --out written.
 
+With --engine-failover, one of two `april serve` killed mid-step is dropped
+with one warning naming it, the run ends its steps on the other, and its
+--out counts the server lost; when the only server dies, the run fails as
+without the option.
+
 usage: engines_faults_check.py APRIL CHECKPOINT_DIR DATASET_JSONL WORKDIR
 Runs with /usr/bin/python3 and its standard library only."""
 import http.server
@@ -71,10 +76,10 @@ def fake_server(mode):
     return srv, f"http://127.0.0.1:{srv.server_address[1]}"
 
 
-def live(url, out, timeout_s=600):
+def live(url, out, timeout_s=600, extra=()):
     cmd = [april, "live", "--engines", url, "--checkpoint", checkpoint, "--dataset", dataset, "--dataset-layout", "gsm8k",
            "--set", "live.eval_prompts=6", "--set", "rollout_batch_size=2", "--set", "n_samples_per_prompt=2",
-           "--set", "max_response_len=100", "--steps", "2", "--policy", "sync", "--out", out, "--engine-timeout", str(timeout_s)]
+           "--set", "max_response_len=100", "--steps", "2", "--policy", "sync", "--out", out, "--engine-timeout", str(timeout_s)] + list(extra)
     start = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     return p, time.time() - start
@@ -99,16 +104,20 @@ for mode, want, timeout_s, within_s in [
     check(not os.path.exists(out), f"{mode}: --out was written")
     srv.shutdown()
 
-# A real server killed while it generates.
-serve = subprocess.Popen([april, "serve", "--checkpoint", checkpoint, "--port", "0", "--exact-prefill"], stdout=subprocess.PIPE, text=True)
-url = None
-for line in serve.stdout:
-    if "listening on " in line:
-        url = line.strip().split("listening on ")[1]
-        break
-check(url is not None, "april serve did not start")
-if url:
-    def kill_when_busy():
+
+
+def start_serve():
+    proc = subprocess.Popen([april, "serve", "--checkpoint", checkpoint, "--port", "0", "--exact-prefill"], stdout=subprocess.PIPE,
+                            text=True)
+    for line in proc.stdout:
+        if "listening on " in line:
+            return proc, line.strip().split("listening on ")[1]
+    return proc, None
+
+
+def kill_when_busy(proc, url):
+    """SIGKILL once the server runs a request (or after 60 s)."""
+    def run():
         deadline = time.time() + 60
         while time.time() < deadline:
             try:
@@ -118,18 +127,57 @@ if url:
             except OSError:
                 pass
             time.sleep(0.01)
-        serve.send_signal(signal.SIGKILL)
+        proc.send_signal(signal.SIGKILL)
+    t = threading.Thread(target=run)
+    t.start()
+    return t
 
-    killer = threading.Thread(target=kill_when_busy)
-    killer.start()
-    out = os.path.join(work, "killed")
-    p, took = live(url, out)
+
+# A real server killed while it generates: the run fails naming it, with or
+# without failover (no server is left).
+for extra, name in [((), "killed"), (("--engine-failover",), "killed-alone-failover")]:
+    serve, url = start_serve()
+    check(url is not None, "april serve did not start")
+    if url:
+        killer = kill_when_busy(serve, url)
+        out = os.path.join(work, name)
+        p, took = live(url, out, extra=extra)
+        killer.join()
+        err = p.stderr.strip()
+        check(p.returncode != 0 and url in err, f"{name}: rc {p.returncode}, stderr {err!r}")
+        check(len([x for x in err.splitlines() if "error" in x]) == 1, f"{name}: one error line in {err!r}")
+        check(not os.path.exists(out), f"{name}: --out was written")
+    serve.kill()
+    serve.wait()
+
+# Failover: one of two servers killed mid-step; the other ends the run.
+first, url_a = start_serve()
+second, url_b = start_serve()
+check(url_a is not None and url_b is not None, "april serve did not start")
+if url_a and url_b:
+    killer = kill_when_busy(first, url_a)
+    out = os.path.join(work, "failover")
+    p, took = live(f"{url_a},{url_b}", out, extra=("--engine-failover",))
     killer.join()
     err = p.stderr.strip()
-    check(p.returncode != 0 and url in err and len(err.splitlines()) == 1, f"killed: rc {p.returncode}, stderr {err!r}")
-    check(not os.path.exists(out), "killed: --out was written")
-serve.kill()
-serve.wait()
+    check(p.returncode == 0, f"failover: rc {p.returncode}, stderr {err!r}")
+    warnings = [x for x in err.splitlines() if "warning" in x]
+    check(len(warnings) == 1 and url_a in warnings[0] and "dropped" in warnings[0], f"failover: one warning naming {url_a}: {err!r}")
+    check(url_b not in err, f"failover: the server left is not named: {err!r}")
+    check("1 of 2 server(s) lost" in p.stdout, "failover: the summary counts the server lost")
+    summary_path = os.path.join(out, "summary.json")
+    check(os.path.exists(summary_path), "failover: --out written")
+    if os.path.exists(summary_path):
+        with open(summary_path) as f:
+            summary = json.load(f)
+        check(summary.get("policies", {}).get("sync", {}).get("servers_lost") == 1,
+              f"failover: summary.json counts the server lost: {summary.get('policies')}")
+        steps_csv = os.path.join(out, "sync", "steps.csv")
+        with open(steps_csv) as f:
+            check(len(f.read().strip().splitlines()) == 1 + 2, "failover: both steps recorded")
+for proc in (first, second):
+    proc.kill()
+    proc.wait()
 
 if failures:
     sys.exit(f"{len(failures)} checks failed")
