@@ -133,9 +133,20 @@ std::vector<std::string> split_urls(const std::string& text) {
 
 // --engines: rollout only, over HTTP (live::HttpBackend): the servers'
 // weights stay; each step's batch is scored by the task.
-int live_over_http(const std::string& engines, const std::string& policy_name, policies::Policy& policy, const base::Config& c,
-                   const live::LiveOptions& lo, double timeout_s, bool failover, const std::string& weights_dir,
-                   const LiveTaskChoice& choice, std::optional<OutputFolder>& out, const std::string& out_dir) {
+struct HttpRun {
+  std::string engines;  // URL,...
+  double timeout_s = 600;
+  bool failover = false;
+  std::string weights_dir;  // "": rollout only
+  std::string timeline_path;
+  rl::TimelineDetail timeline_detail = rl::TimelineDetail::kSteps;
+};
+
+int live_over_http(const HttpRun& run, const std::string& policy_name, policies::Policy& policy, const base::Config& c,
+                   const live::LiveOptions& lo, const LiveTaskChoice& choice, std::optional<OutputFolder>& out,
+                   const std::string& out_dir) {
+  const std::string& weights_dir = run.weights_dir;
+  const double timeout_s = run.timeout_s;
   if (policy.overlaps()) {
     throw std::invalid_argument(fmt::format("--engines: policy {} overlaps training with rollout, which is not built over HTTP (sync, "
                                             "april and the other colocated policies are)",
@@ -152,7 +163,7 @@ int live_over_http(const std::string& engines, const std::string& policy_name, p
     trainer = std::make_unique<live::HfTrainer>(lo, choice.model.max_seq);
   }
   live::HttpBackendOptions ho;
-  ho.urls = split_urls(engines);
+  ho.urls = split_urls(run.engines);
   ho.temperature = lo.temperature;
   ho.top_p = lo.top_p;
   ho.seed = lo.seed;
@@ -160,7 +171,8 @@ int live_over_http(const std::string& engines, const std::string& policy_name, p
   ho.request_timeout_s = timeout_s;
   ho.trainer = trainer.get();
   ho.weights_dir = weights_dir;
-  ho.failover = failover;
+  ho.failover = run.failover;
+  ho.record_changes = !run.timeline_path.empty();
   ho.on_lost = [](const std::string& url, const std::string& why, std::int64_t moved, std::int64_t left) {
     print_error(fmt::format("april live: warning: {} dropped: {}; its {} request(s) go to the {} server(s) left", url, why, moved, left));
   };
@@ -168,7 +180,7 @@ int live_over_http(const std::string& engines, const std::string& policy_name, p
   fmt::print("april live: {} on {} server(s) over HTTP ({}), policy {}, B = {} x n = {}, {}\n",
              trainer ? fmt::format("training {} ({} parameters), weights through {}", choice.model_name, choice.model.parameters(), weights_dir)
                      : std::string("rollout only"),
-             ho.urls.size(), engines, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
+             ho.urls.size(), run.engines, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
              choice.task->describe());
   std::fflush(stdout);
   const auto workload = choice.task->workload(c.get(base::keys::kSamplesPerPrompt), 0);
@@ -179,6 +191,16 @@ int live_over_http(const std::string& engines, const std::string& policy_name, p
   fmt::print("\nrollout throughput {:.0f} tok/s over {} steps; {} requests answered, {} of them aborted; {} of {} server(s) lost\n",
              d.rollout_throughput_tok_s, steps.size(), backend.requests_answered(), backend.requests_aborted(), backend.servers_lost(),
              ho.urls.size());
+  if (!run.timeline_path.empty()) {
+    // The loop's tracks, and a track per server from its outstanding requests.
+    base::ChromeTrace chrome;
+    const auto changes = backend.take_engine_changes();
+    rl::RunTimeline timeline{"live " + policy_name, static_cast<std::int64_t>(ho.urls.size()), &steps, &changes,
+                             steps.empty() ? 0.0 : steps.front().start_time_s};
+    rl::add_run_timeline(chrome, timeline, 1, run.timeline_detail);
+    write_output_file(run.timeline_path, chrome.text());
+    fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", run.timeline_path, chrome.events());
+  }
   if (out) {
     nlohmann::json p;
     p["requests_answered"] = backend.requests_answered();
@@ -271,11 +293,20 @@ int live_command(const std::vector<std::string>& args) {
   if (engines.empty() && !weights_dir.empty()) throw std::invalid_argument("--weights-dir is where --engines training writes its weights: give --engines");
   if (!engines.empty()) {
     if (task_options.checkpoint.empty()) throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
-    for (const auto& [given, name] : {std::pair{&save_dir, "--save"}, {&resume, "--resume"}, {&export_dir, "--export"}, {&timeline_path, "--timeline"}}) {
-      if (!given->empty()) throw std::invalid_argument(fmt::format("{} is not built for --engines (rollout only over HTTP)", name));
+    for (const auto& [given, name] : {std::pair{&save_dir, "--save"}, {&resume, "--resume"}, {&export_dir, "--export"}}) {
+      if (!given->empty()) {
+        throw std::invalid_argument(fmt::format("{} is not built for --engines (the servers' weights are in --weights-dir's last "
+                                                "v<version> folder)",
+                                                name));
+      }
+    }
+    if (detail == rl::TimelineDetail::kWindows) {
+      throw std::invalid_argument("--timeline-detail windows: a server does not report its iterations over HTTP; use steps or changes "
+                                  "with --engines");
     }
 #ifdef APRIL_WITH_SERVE
-    return live_over_http(engines, policy_name, *policy, c, lo, engine_timeout_s, engine_failover, weights_dir, choice, out, out_dir);
+    return live_over_http({engines, engine_timeout_s, engine_failover, weights_dir, timeline_path, detail}, policy_name, *policy, c, lo,
+                          choice, out, out_dir);
 #else
     throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
 #endif

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <filesystem>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "adapters/http/sglang_protocol.hpp"
 #include "base/hash.hpp"
@@ -126,6 +128,7 @@ struct HttpBackend::Impl {
   std::vector<std::int64_t> slots;        // per server, from /get_server_info
   std::vector<std::int64_t> outstanding;  // per server
   std::vector<bool> lost;                 // per server: dropped by failover
+  std::vector<rl::EngineRunningChange> changes;  // with record_changes
   std::map<rl::SampleKey, Stored> store;
   std::map<rl::SampleKey, Flight> flights;
   std::int64_t submissions = 0, answered = 0, aborted = 0;
@@ -171,12 +174,23 @@ struct HttpBackend::Impl {
     return best;
   }
 
+  // The server's outstanding requests now, recorded (record_changes).
+  void note(std::size_t server) {
+    if (!opt.record_changes) return;
+    rl::EngineRunningChange c;
+    c.time_ns = std::llround(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e9);
+    c.engine = static_cast<std::int64_t>(server);
+    c.running = outstanding[server];
+    changes.push_back(c);
+  }
+
   [[nodiscard]] std::int64_t servers_left() const { return static_cast<std::int64_t>(std::count(lost.begin(), lost.end(), false)); }
 
   // Sends `body` for sample `key` to the least loaded server on a thread of its own.
   Flight launch(rl::SampleKey key, nlohmann::json body) {
     const auto server = least_outstanding();
     ++outstanding[server];
+    note(server);
     body["rid"] = fmt::format("april-{}-{}", key, submissions++);
     const auto url = opt.urls[server];
     const auto connect_s = opt.connect_timeout_s, read_s = opt.request_timeout_s;
@@ -226,6 +240,7 @@ struct HttpBackend::Impl {
   std::optional<rl::SampleProgress> take(rl::SampleKey key, Flight& f, bool aborting = false) {
     auto a = f.answer.get();
     --outstanding[f.server];
+    note(f.server);
     ++answered;
     if (!a.error.empty()) {
       if (!a.server_lost) throw std::runtime_error(a.error);
@@ -453,6 +468,8 @@ std::vector<std::int32_t> HttpBackend::sample_tokens(rl::SampleKey key) const {
   const auto it = impl_->store.find(key);
   return it == impl_->store.end() ? std::vector<std::int32_t>{} : it->second.tokens;
 }
+
+std::vector<rl::EngineRunningChange> HttpBackend::take_engine_changes() { return std::exchange(impl_->changes, {}); }
 
 std::int64_t HttpBackend::servers_lost() const {
   return static_cast<std::int64_t>(impl_->lost.size()) - impl_->servers_left();

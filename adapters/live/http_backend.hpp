@@ -23,6 +23,7 @@
 #include "adapters/live/live_task.hpp"
 #include "adapters/live/weights_trainer.hpp"
 #include "rl/backend.hpp"
+#include "rl/run_timeline.hpp"
 
 namespace april::live {
 
@@ -44,6 +45,9 @@ struct HttpBackendOptions {
   // server answered, and what it said is wrong.
   bool failover = false;
   std::function<void(const std::string& url, const std::string& why, std::int64_t moved, std::int64_t servers_left)> on_lost;
+  // Each server's requests outstanding at every change (take_engine_changes),
+  // on now_s()'s clock: the engine tracks of a timeline, one per server.
+  bool record_changes = false;
 };
 
 class HttpBackend final : public rl::Backend {
@@ -70,6 +74,9 @@ class HttpBackend final : public rl::Backend {
 
   // The tokens a sample holds (tests).
   [[nodiscard]] std::vector<std::int32_t> sample_tokens(rl::SampleKey key) const;
+  // Each server's outstanding requests (as `running`) at every change since
+  // the last call, when HttpBackendOptions::record_changes.
+  std::vector<rl::EngineRunningChange> take_engine_changes();
   // Servers dropped by failover so far.
   [[nodiscard]] std::int64_t servers_lost() const;
   // Requests answered so far, and how many of them were aborted.

@@ -243,7 +243,9 @@ try:
         check(sorted(os.listdir(f"{work}/weights")) == [".april-output", "v2"], f"weights folder {sorted(os.listdir(f'{work}/weights'))}")
         check(get(url_a, "/get_weight_version")["weight_version"] == "2" and get(url_b, "/get_weight_version")["weight_version"] == "2",
               "the servers' weight_version after two syncs")
-    april_run = subprocess.run(run + ["--policy", "april", "--engines", f"{url_a},{url_b}", "--out", f"{work}/april"], capture_output=True, text=True)
+    april_run = subprocess.run(run + ["--policy", "april", "--engines", f"{url_a},{url_b}", "--out", f"{work}/april",
+                                      "--timeline", f"{work}/april-timeline.json", "--timeline-detail", "changes"],
+                               capture_output=True, text=True)
     check(april_run.returncode == 0, f"live --engines april: {april_run.stderr[-300:]}")
     if april_run.returncode == 0:
         summary = json.load(open(f"{work}/april/summary.json"))
@@ -251,6 +253,16 @@ try:
         check(summary["engines"] == [url_a, url_b], f"summary engines {summary.get('engines')}")
         check(pol["requests_answered"] > 0 and "requests_aborted" in pol, f"april over HTTP: {pol.get('requests_answered')}")
         print(f"april over HTTP: {pol['requests_answered']} requests, {pol['requests_aborted']} aborted")
+        # The timeline: a track per server, busy while it has requests, and its requests counted at every change.
+        events = json.load(open(f"{work}/april-timeline.json"))["traceEvents"]
+        for e in (0, 1):
+            busy = [x for x in events if x["ph"] == "X" and x["name"] == "busy" and x["tid"] == e and x["pid"] == 2]
+            counts = [x["args"]["running"] for x in events if x["ph"] == "C" and x["name"] == f"requests e{e}"]
+            check(busy and all(x["ts"] >= 0 and x["dur"] >= 0 for x in busy), f"timeline: server {e}'s busy spans")
+            check(counts and max(counts) > 0 and counts[-1] == 0, f"timeline: server {e}'s requests {counts[:8]}...")
+    windows = subprocess.run(run + ["--policy", "sync", "--engines", url_a, "--timeline", f"{work}/w.json", "--timeline-detail", "windows"],
+                             capture_output=True, text=True)
+    check(windows.returncode != 0 and "--timeline-detail windows" in windows.stderr, f"windows over HTTP: {windows.stderr!r}")
     dead = subprocess.run(run + ["--policy", "sync", "--engines", "http://127.0.0.1:1"], capture_output=True, text=True)
     check(dead.returncode != 0 and "http://127.0.0.1:1" in dead.stderr and dead.stderr.count("\n") == 1, f"a dead URL: {dead.stderr!r}")
     overlapped = subprocess.run(run + ["--policy", "async", "--engines", url_a], capture_output=True, text=True)
