@@ -18,6 +18,7 @@
 #include "cli/terminal_progress.hpp"
 #include "base/chrome_trace.hpp"
 #include "rl/run_timeline.hpp"
+#include "sim/train_sync_knobs.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -180,6 +181,7 @@ int whatif_command(const std::vector<std::string>& args) {
         const auto pid = 2 * static_cast<std::int64_t>(rows.size() + these.size()) + 1;
         rl::RunTimeline run{fmt::format("{} {}", describe_combo(axes, combo), p), engines, &r.steps, &r.timeline};
         run.engine_windows = &r.windows;
+        run.sync_bytes = sim::weight_sync(c).bytes;
         rl::add_run_timeline(chrome, run, pid, detail);
       }
       const auto d = rl::derive(r.summary.totals);

@@ -50,6 +50,12 @@ nlohmann::json train_args(const StepMetrics& m) {
   return a;
 }
 
+nlohmann::json sync_args(const RunTimeline& run, const StepMetrics& m) {
+  nlohmann::json a = {{"version", m.step + 1}};
+  if (run.sync_bytes > 0) a["bytes"] = std::llround(run.sync_bytes);
+  return a;
+}
+
 }  // namespace
 
 TimelineDetail parse_timeline_detail(const std::string& text) {
@@ -132,8 +138,7 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
                    train_args(m));
       }
       if (sync_end > sync_start) {
-        trace.span(loop_pid, kSyncTid, fmt::format("sync to version {}", m.step + 1), sync_start, sync_end,
-                   {{"version", m.step + 1}});
+        trace.span(loop_pid, kSyncTid, fmt::format("sync to version {}", m.step + 1), sync_start, sync_end, sync_args(run, m));
       }
       trace.instant(loop_pid, kRolloutTid, fmt::format("step {} done", m.step), sync_end, step_args(m));
     }
@@ -141,6 +146,18 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
   if (run.engine_changes == nullptr || run.engines <= 0) return;
   trace.name_process(engines_pid, run.label + ": engines", pid_base + 1);
   for (std::int64_t e = 0; e < run.engines; ++e) trace.name_thread(engines_pid, e, fmt::format("engine {}", e));
+  // The engines' side of each weight sync, one track below them (not one
+  // span per engine: the file stays a few events per step).
+  const std::int64_t received_tid = run.engines;
+  if (run.steps != nullptr) {
+    trace.name_thread(engines_pid, received_tid, "weights received");
+    for (const StepMetrics& m : *run.steps) {
+      const std::int64_t sync_end = ns(m.sync_end_s), sync_start = ns(m.sync_end_s - m.sync_time_s);
+      if (sync_end > sync_start) {
+        trace.span(engines_pid, received_tid, fmt::format("version {}", m.step + 1), sync_start, sync_end, sync_args(run, m));
+      }
+    }
+  }
   const bool windows = detail == TimelineDetail::kWindows && run.engine_windows != nullptr;
   if (windows) {
     for (const EngineWindowSpan& w : *run.engine_windows) {

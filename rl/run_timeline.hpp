@@ -68,10 +68,13 @@ struct RunTimeline {
   // after its warm start, its simulator twin from zero) start together.
   double clock_origin_s = 0;
   const std::vector<EngineWindowSpan>* engine_windows = nullptr;  // drawn at TimelineDetail::kWindows; may be null
+  double sync_bytes = 0;  // the weights one sync pushes, an arg of its spans; 0: not known
 };
 
 // Adds `run` to `trace` as processes `pid_base` (RL loop) and `pid_base + 1`
-// (engines), sorted after earlier runs.
+// (engines), sorted after earlier runs. Each weight sync is drawn on both
+// sides: the loop's sync track and, with engine tracks, a track of the
+// engines receiving it.
 void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int64_t pid_base, TimelineDetail detail);
 
 // The steps laid end to end: the time between one step's end (its sync's)

@@ -190,6 +190,7 @@ WeightSync weight_sync(const base::Config& c) {
     return w;
   }
   const auto model = resolve_model(c.get(sim::keys::kModel));
+  w.bytes = model.weight_bytes(DType::BF16);
   const auto topo = scenario_topology(c);
   if (!topo) {
     w.time_s = sync_time_s(model, {c.get(sim::keys::kSyncBandwidthGBs) * 1e9, c.get(sim::keys::kSyncLatencyS)});

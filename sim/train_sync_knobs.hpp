@@ -24,6 +24,7 @@ TrainerSetup trainer_setup(const base::Config& config);
 // file), else weight bytes over sync.bandwidth_GB_s; plus sync.latency_s.
 struct WeightSync {
   double time_s = 0;
+  double bytes = 0;  // the weights pushed (bf16); 0 where the time is given, not modelled
   std::string how;
 };
 WeightSync weight_sync(const base::Config& config);

@@ -107,6 +107,10 @@ TEST(RunTimeline, SyncStepsMatchTheHandWorkedSchedule) {
   EXPECT_DOUBLE_EQ(busy[1].ts_us, 17000);
   EXPECT_DOUBLE_EQ(busy[1].dur_us, 30000);
   EXPECT_TRUE(t.all("X", "abort").empty());  // sync waits for every sample
+  // The engines' side of the syncs: received 15-17 and 52-54 ms.
+  EXPECT_DOUBLE_EQ(t.one("X", "version 1").ts_us, 15000);
+  EXPECT_DOUBLE_EQ(t.one("X", "version 1").dur_us, 2000);
+  EXPECT_DOUBLE_EQ(t.one("X", "version 2").ts_us, 52000);
 }
 
 // APRIL (alpha 2: B' = 4 groups, all eight samples at 0 ms): c completes at
