@@ -33,10 +33,13 @@ nlohmann::json step_args(const StepMetrics& m) {
 }
 
 nlohmann::json train_args(const StepMetrics& m) {
+  // The batch's policy versions: from the trainer's (m.step) back to the stalest token's.
   nlohmann::json a = {{"tokens_trained", m.tokens_trained},
                       {"batch_response_tok", m.batch_response_tok},
                       {"staleness_mean", derive(m).staleness_mean},
-                      {"staleness_max", m.staleness_max}};
+                      {"staleness_max", m.staleness_max},
+                      {"trainer_version", m.step},
+                      {"oldest_version", m.step - m.staleness_max}};
   if (m.train_phases) {
     const TrainPhases& p = *m.train_phases;
     a["old_logprob_s"] = p.old_logprob_s;
@@ -48,6 +51,30 @@ nlohmann::json train_args(const StepMetrics& m) {
     a["other_s"] = p.other_s;
   }
   return a;
+}
+
+// A modelled train step's phases inside its span, one after another in the
+// order a step runs them (DESIGN.md section 7; the update's gradient
+// reductions and optimizer steps, interleaved per mini-batch there, after
+// it here), scaled to the span: a step slowed beside the engines stretches
+// them all alike.
+void add_train_phases(base::ChromeTrace& trace, std::int64_t pid, const TrainPhases& p, std::int64_t t0, std::int64_t t1) {
+  const std::pair<const char*, double> phases[] = {{"old log-prob", p.old_logprob_s}, {"reference log-prob", p.ref_logprob_s},
+                                                   {"update", p.update_s},            {"gradient reduction", p.grad_reduce_s},
+                                                   {"optimizer", p.optimizer_s},      {"offload", p.offload_s},
+                                                   {"other", p.other_s}};
+  double total = 0;
+  for (const auto& [name, s] : phases) total += s;
+  if (!(total > 0)) return;
+  double done = 0;
+  std::int64_t at = t0;
+  for (const auto& [name, s] : phases) {
+    if (!(s > 0)) continue;
+    done += s;
+    const std::int64_t end = t0 + std::llround(static_cast<double>(t1 - t0) * std::min(1.0, done / total));
+    trace.span(pid, kTrainerTid, name, at, end, {{"modelled_s", s}});
+    at = end;
+  }
 }
 
 nlohmann::json sync_args(const RunTimeline& run, const StepMetrics& m) {
@@ -134,8 +161,9 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
                    {{"groups_aborted", m.groups_aborted}, {"buffer_groups", m.buffer_groups}, {"buffer_tokens", m.buffer_tokens}});
       }
       if (m.train_end_s > m.train_start_s) {
-        trace.span(loop_pid, kTrainerTid, fmt::format("train {}", m.step), ns(m.train_start_s), ns(m.train_end_s),
-                   train_args(m));
+        const std::int64_t t0 = ns(m.train_start_s), t1 = ns(m.train_end_s);
+        trace.span(loop_pid, kTrainerTid, fmt::format("train {}", m.step), t0, t1, train_args(m));
+        if (m.train_phases) add_train_phases(trace, loop_pid, *m.train_phases, t0, t1);
       }
       if (sync_end > sync_start) {
         trace.span(loop_pid, kSyncTid, fmt::format("sync to version {}", m.step + 1), sync_start, sync_end, sync_args(run, m));

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/chrome_trace.hpp"
@@ -107,6 +108,13 @@ TEST(RunTimeline, SyncStepsMatchTheHandWorkedSchedule) {
   EXPECT_DOUBLE_EQ(busy[1].ts_us, 17000);
   EXPECT_DOUBLE_EQ(busy[1].dur_us, 30000);
   EXPECT_TRUE(t.all("X", "abort").empty());  // sync waits for every sample
+  // The linear train model's time is one phase ("other"), inside the train span.
+  const auto phases = t.all("X", "other");
+  ASSERT_EQ(phases.size(), 2U);
+  EXPECT_DOUBLE_EQ(phases[0].ts_us, 10000);
+  EXPECT_DOUBLE_EQ(phases[0].dur_us, 5000);
+  EXPECT_EQ(t.one("X", "train 1").args["trainer_version"], 1);
+  EXPECT_EQ(t.one("X", "train 1").args["oldest_version"], 1);  // sync: on-policy
   // The engines' side of the syncs: received 15-17 and 52-54 ms.
   EXPECT_DOUBLE_EQ(t.one("X", "version 1").ts_us, 15000);
   EXPECT_DOUBLE_EQ(t.one("X", "version 1").dur_us, 2000);
@@ -269,6 +277,28 @@ TEST(RunTimeline, GapsBetweenStepsAreTakenOut) {
   EXPECT_DOUBLE_EQ(laid[1].batch_ready_s, 4);
   EXPECT_DOUBLE_EQ(laid[1].train_end_s, 4.5);
   EXPECT_DOUBLE_EQ(laid[1].sync_end_s, 5);
+}
+
+// A modelled train step's phases, one after another inside its span and
+// scaled to it: 1 s old log-prob, 3 s update and 1 s optimizer in a step
+// that took 10 s of wall time (slowed beside the engines) are 10-12, 12-18
+// and 18-20 s; a phase of zero is not drawn.
+TEST(RunTimeline, TrainPhasesFillTheTrainSpan) {
+  std::vector<rl::StepMetrics> steps(1);
+  steps[0].train_start_s = 10, steps[0].train_end_s = 20, steps[0].sync_end_s = 20;
+  rl::TrainPhases p;
+  p.old_logprob_s = 1, p.update_s = 3, p.optimizer_s = 1;
+  steps[0].train_phases = p;
+  base::ChromeTrace trace;
+  rl::add_run_timeline(trace, {"x", 0, &steps, nullptr}, 1, rl::TimelineDetail::kSteps);
+  const auto doc = nlohmann::json::parse(trace.text());
+  std::vector<std::tuple<std::string, double, double>> got;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X" && e["tid"] == 2) got.emplace_back(e["name"], e["ts"].get<double>(), e["dur"].get<double>());
+  }
+  const std::vector<std::tuple<std::string, double, double>> want = {
+      {"train 0", 10e6, 10e6}, {"old log-prob", 10e6, 2e6}, {"update", 12e6, 6e6}, {"optimizer", 18e6, 2e6}};
+  EXPECT_EQ(got, want);
 }
 
 // The engine's records move with the steps: a change at 0.5 s stays, one at
