@@ -131,8 +131,9 @@ std::vector<std::string> split_urls(const std::string& text) {
   }
 }
 
-// --engines: rollout only, over HTTP (live::HttpBackend): the servers'
-// weights stay; each step's batch is scored by the task.
+// --engines: inference servers over HTTP (live::HttpBackend), any policy:
+// rollout only (the servers' weights stay; each step's batch is scored by
+// the task) or, with --weights-dir, training beside them.
 struct HttpRun {
   std::string engines;  // URL,...
   double timeout_s = 600;
@@ -147,11 +148,6 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
                    const std::string& out_dir) {
   const std::string& weights_dir = run.weights_dir;
   const double timeout_s = run.timeout_s;
-  if (policy.overlaps()) {
-    throw std::invalid_argument(fmt::format("--engines: policy {} overlaps training with rollout, which is not built over HTTP (sync, "
-                                            "april and the other colocated policies are)",
-                                            policy_name));
-  }
   // Training: the trainer beside the servers, its weights loaded by them
   // each step from a folder of april's (new, empty or april's before).
   std::unique_ptr<live::HfTrainer> trainer;
@@ -229,7 +225,7 @@ int live_command(const std::vector<std::string>& args) {
       "inference servers over SGLang's HTTP API (SGLang or april serve; rollout only, or training with --weights-dir,\n"
       "the servers loading each step's weights through /update_weights_from_disk). A policy that overlaps rollout and\n"
       "training (one_step_off, async) runs the trainer on its own thread and its own copy of the weights beside\n"
-      "the engine, each with live.threads torch threads. April's own model warm-starts with live.sft_steps\n"
+      "the engine (or the servers), each with live.threads torch threads. April's own model warm-starts with live.sft_steps\n"
       "supervised steps (a checkpoint needs none), then prints one line per RL step; --out writes summary.json and\n"
       "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy. On the CPU it first estimates its\n"
       "memory (weights, KV cache, activations) and refuses a run the machine cannot hold.\n\noptions");

@@ -109,6 +109,44 @@ std::string generate_with_retries(const std::string& url, nlohmann::json body, d
   }
 }
 
+// Has every server not in `lost` load the checkpoint in `dir` as
+// `version`, all at once (each answers when it holds the weights: an SGLang
+// server first lets the requests it runs finish). Returns the servers that
+// did not answer at all, with why; throws on a server that answered
+// otherwise than with success.
+std::vector<std::pair<std::size_t, std::string>> update_servers(const std::vector<std::string>& urls, const std::vector<bool>& lost,
+                                                                const std::string& dir, std::int64_t version, double connect_s,
+                                                                double read_s) {
+  const nlohmann::json body = {{"model_path", dir}, {"weight_version", std::to_string(version)}, {"flush_cache", true}};
+  std::vector<std::pair<std::size_t, std::future<std::string>>> posts;
+  for (std::size_t i = 0; i < urls.size(); ++i) {
+    if (lost[i]) continue;
+    posts.emplace_back(i, std::async(std::launch::async, [url = urls[i], text = body.dump(), connect_s, read_s] {
+                         return post_or_throw(url, "/update_weights_from_disk", text, connect_s, read_s);
+                       }));
+  }
+  std::vector<std::pair<std::size_t, std::string>> silent;
+  std::string error;
+  for (auto& [i, post] : posts) {
+    try {
+      const auto reply = post.get();
+      nlohmann::json doc;
+      if (base::parse_json(reply, doc) || !doc.is_object() || !doc.contains("success") || !doc["success"].is_boolean() ||
+          !doc["success"].get<bool>()) {
+        throw std::runtime_error(fmt::format("{}/update_weights_from_disk: {}", urls[i], http::error_message_of(reply)));
+      }
+    } catch (const NoReply& e) {
+      silent.emplace_back(i, e.what());
+    } catch (const TimedOut& e) {
+      silent.emplace_back(i, e.what());
+    } catch (const std::exception& e) {
+      if (error.empty()) error = e.what();  // every post collected first
+    }
+  }
+  if (!error.empty()) throw std::runtime_error(error);
+  return silent;
+}
+
 }  // namespace
 
 struct HttpBackend::Impl {
@@ -121,7 +159,12 @@ struct HttpBackend::Impl {
     std::size_t server = 0;
     nlohmann::json body;  // what was sent: sent again as it is when its server is lost
     std::future<Answer> answer;
+    std::int64_t version = 0;        // the weights the servers held when it was sent
+    std::int32_t max_new_tok = 0;    // what the loop asked for, in all
+    base::TokensByVersion earlier;   // tokens of this submission before a sync interrupted it, by version
+    bool parked = false;             // interrupted by a recompute sync: sent again when it ends
   };
+  enum class SyncPhase { kNone, kAborting, kUpdating };
 
   HttpBackendOptions opt;
   const LiveTask& task;
@@ -133,6 +176,19 @@ struct HttpBackend::Impl {
   std::map<rl::SampleKey, Flight> flights;
   std::int64_t submissions = 0, answered = 0, aborted = 0;
   std::optional<std::filesystem::path> last_weights;  // the folder the servers loaded last
+  // Overlapped runs (DESIGN.md 3b over HTTP): the weights the servers hold,
+  // the train step on its own thread (or, rollout only, its report at once),
+  // the sync under way, and what the loop submitted meanwhile.
+  std::int64_t version = 0;
+  std::future<rl::TrainReport> train_running;
+  std::optional<rl::TrainReport> train_report_now;
+  SyncPhase sync = SyncPhase::kNone;
+  std::int64_t sync_version = 0;
+  std::future<std::vector<std::pair<std::size_t, std::string>>> sync_update;  // servers that did not answer, and why
+  bool sync_ends_now = false;  // rollout only: a sync changes the version alone
+  std::vector<std::pair<rl::SampleKey, std::int32_t>> held;  // (key, max_new_tok) submitted during a sync
+  std::string sync_dir;  // the weights the sync under way loads
+  std::chrono::steady_clock::time_point last_abort_post;
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   // The request threads signal here when they end.
   std::mutex mu;
@@ -186,6 +242,29 @@ struct HttpBackend::Impl {
 
   [[nodiscard]] std::int64_t servers_left() const { return static_cast<std::int64_t>(std::count(lost.begin(), lost.end(), false)); }
 
+  // The /generate body of sample `key`: slime's resume, the prompt and the
+  // tokens so far, `max_new_tok` more at most.
+  nlohmann::json body_of(rl::SampleKey key, std::int32_t max_new_tok) const {
+    const auto& st = store.at(key);
+    auto ids = task.prompt_tokens(st.prompt_id);
+    ids.insert(ids.end(), st.tokens.begin(), st.tokens.end());
+    const auto held_tok = static_cast<std::uint64_t>(st.tokens.size());
+    return {{"input_ids", ids},
+            {"return_logprob", true},
+            {"sampling_params",
+             {{"max_new_tokens", max_new_tok},
+              {"temperature", opt.temperature},
+              {"top_p", opt.top_p},
+              {"stop_token_ids", task.end_tokens()},
+              // The in-process backend's seed for a fresh sample (april serve then draws its
+              // tokens); a resumed one draws from a seed of its own, as a server's token
+              // index restarts at 0 and the same seed would replay the first draws.
+              {"sampling_seed", held_tok == 0 ? base::combine_seeds(opt.seed, key)
+                                              : base::combine_seeds(base::combine_seeds(opt.seed, key), held_tok)},
+              {"skip_special_tokens", false},
+              {"no_stop_trim", true}}}};
+  }
+
   // Sends `body` for sample `key` to the least loaded server on a thread of its own.
   Flight launch(rl::SampleKey key, nlohmann::json body) {
     const auto server = least_outstanding();
@@ -195,7 +274,7 @@ struct HttpBackend::Impl {
     const auto url = opt.urls[server];
     const auto connect_s = opt.connect_timeout_s, read_s = opt.request_timeout_s;
     auto* signal = this;
-    Flight f{server, body, {}};
+    Flight f{server, body, {}, version, 0, {}, false};
     f.answer = std::async(std::launch::async, [url, body = std::move(body), connect_s, read_s, signal] {
       Answer a;
       try {
@@ -247,18 +326,159 @@ struct HttpBackend::Impl {
       lose(f.server, a.error);
       if (aborting) {
         ++aborted;
-        return rl::SampleProgress{key, 0, {}};
+        return progress_of(key, f, 0, false);
       }
-      f = launch(key, std::move(f.body));  // from the tokens the sample held when sent
+      relaunch(key, f, std::move(f.body));  // from the tokens the sample held when sent
       return std::nullopt;
     }
     auto& st = store.at(key);
     st.tokens.insert(st.tokens.end(), a.reply.output_ids.begin(), a.reply.output_ids.end());
     st.logprobs.insert(st.logprobs.end(), a.reply.output_logprobs.begin(), a.reply.output_logprobs.end());
-    rl::SampleProgress p{key, static_cast<std::int32_t>(a.reply.output_ids.size()), {}};
-    p.finished = a.reply.finish != http::FinishKind::Abort;
-    if (!p.finished) ++aborted;
+    const bool finished = a.reply.finish != http::FinishKind::Abort;
+    if (!finished) ++aborted;
+    return progress_of(key, f, static_cast<std::int32_t>(a.reply.output_ids.size()), finished);
+  }
+
+  // The sample's progress in this submission: the tokens before an
+  // interruption by version, then `new_tok` under the flight's version.
+  static rl::SampleProgress progress_of(rl::SampleKey key, const Flight& f, std::int32_t new_tok, bool finished) {
+    rl::SampleProgress p{key, 0, f.earlier};
+    for (const auto& vt : f.earlier) p.new_tok += vt.tokens;
+    if (new_tok > 0) {
+      if (!p.by_version.empty() && p.by_version.back().version == f.version) {
+        p.by_version.back().tokens += new_tok;
+      } else {
+        p.by_version.push_back({f.version, new_tok});
+      }
+      p.new_tok += new_tok;
+    }
+    p.finished = finished;
     return p;
+  }
+
+  // The trainer's weights written to weights_dir/v<version>, for the servers.
+  std::string write_weights(std::int64_t v) {
+    namespace fs = std::filesystem;
+    const auto dir = fs::absolute(fs::path(opt.weights_dir) / fmt::format("v{}", v));
+    fs::remove_all(dir);  // a folder of ours left by an interrupted run
+    fs::create_directories(dir);
+    opt.trainer->write_weights(dir.string());
+    return dir.string();
+  }
+
+  // The servers hold the weights in `dir`: the previous version's folder goes.
+  void weights_loaded(const std::string& dir) {
+    if (last_weights) std::filesystem::remove_all(*last_weights);
+    last_weights = dir;
+  }
+
+  // The batch as the trainer reads it; its samples leave the store.
+  std::vector<TrainSampleData> train_data(const std::vector<rl::TrainSample>& batch) {
+    std::vector<TrainSampleData> data;
+    for (const auto& s : batch) {
+      const auto& st = store.at(s.key);
+      TrainSampleData d;
+      d.prompt = task.prompt_tokens(st.prompt_id);
+      d.response = st.tokens;
+      d.rollout_logprobs = st.logprobs;
+      if (d.rollout_logprobs.size() != d.response.size()) {
+        throw std::runtime_error(fmt::format("sample {}: the servers returned {} log-probs for {} tokens (return_logprob unanswered?)",
+                                             s.key, d.rollout_logprobs.size(), d.response.size()));
+      }
+      for (const auto& [v, n] : s.segments) d.token_version.insert(d.token_version.end(), static_cast<std::size_t>(n), v);
+      if (d.token_version.size() != d.response.size()) {
+        throw std::logic_error(fmt::format("http backend: sample {} has {} tokens but segments cover {}", s.key, d.response.size(),
+                                           d.token_version.size()));
+      }
+      d.reward = task.response_reward(st.prompt_id, d.response);
+      d.group = rl::key_group(s.key);
+      data.push_back(std::move(d));
+    }
+    for (const auto& s : batch) store.erase(s.key);
+    return data;
+  }
+
+  // Rollout only: the batch scored by the task's reward; its samples leave the store.
+  rl::TrainReport scored(const std::vector<rl::TrainSample>& batch) {
+    double reward = 0, correct = 0;
+    for (const auto& s : batch) {
+      const auto& st = store.at(s.key);
+      const double r = task.response_reward(st.prompt_id, st.tokens);
+      reward += r;
+      correct += r >= task.correct_reward() ? 1.0 : 0.0;
+    }
+    for (const auto& s : batch) store.erase(s.key);
+    const auto n = static_cast<double>(std::max<std::size_t>(1, batch.size()));
+    return {reward / n, correct / n, std::nullopt, std::nullopt};
+  }
+
+  // /abort_request {"abort_all": true} to every server left; one that does
+  // not answer is lost (failover) or the error. Returns the first error of a
+  // server that answered otherwise.
+  std::string post_aborts() {
+    last_abort_post = std::chrono::steady_clock::now();
+    std::string error;
+    for (std::size_t i = 0; i < opt.urls.size(); ++i) {
+      if (lost[i]) continue;
+      try {
+        try {
+          (void)post_or_throw(opt.urls[i], "/abort_request", R"({"abort_all": true})", opt.connect_timeout_s, opt.request_timeout_s);
+        } catch (const NoReply& e) {
+          lose(i, e.what());  // its requests answer as lost
+        } catch (const TimedOut& e) {
+          lose(i, e.what());
+        }
+      } catch (const std::exception& e) {
+        if (error.empty()) error = e.what();
+      }
+    }
+    return error;
+  }
+
+  // The sync's weights written and loaded on a thread of its own.
+  void begin_update() {
+    sync = SyncPhase::kUpdating;
+    const auto dir = write_weights(sync_version);
+    sync_update = std::async(std::launch::async, [urls = opt.urls, lost_now = lost, dir, v = sync_version, c = opt.connect_timeout_s,
+                                                  r = opt.request_timeout_s] { return update_servers(urls, lost_now, dir, v, c, r); });
+    sync_dir = dir;
+  }
+
+  // The servers hold the new weights: what the sync stopped or held is sent.
+  void end_update() {
+    for (const auto& [server, why] : sync_update.get()) lose(server, why);  // rethrows a server's refusal
+    weights_loaded(sync_dir);
+    version = sync_version;
+    sync = SyncPhase::kNone;
+    for (auto& [key, f] : flights) {
+      if (!f.parked) continue;
+      f.parked = false;
+      relaunch(key, f, body_of(key, f.max_new_tok - earlier_tok(f)));
+    }
+    for (const auto& [key, max_new] : std::exchange(held, {})) start(key, max_new);
+  }
+
+  // A new submission of sample `key`, up to `max_new_tok` tokens.
+  void start(rl::SampleKey key, std::int32_t max_new_tok) {
+    Flight f = launch(key, body_of(key, max_new_tok));
+    f.max_new_tok = max_new_tok;
+    flights[key] = std::move(f);
+  }
+
+  // Sends the flight again with `body` (its loop-level fields kept).
+  void relaunch(rl::SampleKey key, Flight& f, nlohmann::json body) {
+    auto earlier = std::move(f.earlier);
+    const auto max_new = f.max_new_tok;
+    f = launch(key, std::move(body));
+    f.earlier = std::move(earlier);
+    f.max_new_tok = max_new;
+  }
+
+  // Tokens of this submission held so far (before an interruption).
+  static std::int32_t earlier_tok(const Flight& f) {
+    std::int32_t n = 0;
+    for (const auto& vt : f.earlier) n += vt.tokens;
+    return n;
   }
 };
 
@@ -296,26 +516,15 @@ void HttpBackend::submit(const rl::SampleRequest& r) {
   if (static_cast<std::int32_t>(st.tokens.size()) != r.generated_tok) {
     throw std::logic_error(fmt::format("http backend: sample {} holds {} tokens, the loop says {}", r.key, st.tokens.size(), r.generated_tok));
   }
-  if (im.flights.count(r.key) != 0) throw std::logic_error(fmt::format("http backend: sample {} submitted while in flight", r.key));
-  // slime's resume: the prompt and the tokens so far, max_new_tokens reduced.
-  auto ids = im.task.prompt_tokens(r.prompt_id);
-  ids.insert(ids.end(), st.tokens.begin(), st.tokens.end());
-  nlohmann::json body = {{"input_ids", ids},
-                         {"return_logprob", true},
-                         {"sampling_params",
-                          {{"max_new_tokens", r.max_new_tok},
-                           {"temperature", im.opt.temperature},
-                           {"top_p", im.opt.top_p},
-                           {"stop_token_ids", im.task.end_tokens()},
-                           // The in-process backend's seed for a fresh sample (april serve then draws its
-                           // tokens); a resumed one draws from a seed of its own, as a server's token
-                           // index restarts at 0 and the same seed would replay the first draws.
-                           {"sampling_seed", r.generated_tok == 0 ? base::combine_seeds(im.opt.seed, r.key)
-                                                                  : base::combine_seeds(base::combine_seeds(im.opt.seed, r.key),
-                                                                                        static_cast<std::uint64_t>(r.generated_tok))},
-                           {"skip_special_tokens", false},
-                           {"no_stop_trim", true}}}};
-  im.flights[r.key] = im.launch(r.key, std::move(body));
+  if (im.flights.count(r.key) != 0 || std::any_of(im.held.begin(), im.held.end(), [&](const auto& h) { return h.first == r.key; })) {
+    throw std::logic_error(fmt::format("http backend: sample {} submitted while in flight", r.key));
+  }
+  if (im.sync != Impl::SyncPhase::kNone) {
+    // The servers are taking new weights: it goes when they hold them.
+    im.held.emplace_back(r.key, r.max_new_tok);
+    return;
+  }
+  im.start(r.key, r.max_new_tok);
 }
 
 std::vector<rl::SampleProgress> HttpBackend::wait_for_completions() {
@@ -347,21 +556,8 @@ std::vector<rl::SampleProgress> HttpBackend::abort_all() {
   // thrown: none is left half taken.
   std::string error;
   const auto post_aborts = [&] {
-    for (std::size_t i = 0; i < im.opt.urls.size(); ++i) {
-      if (im.lost[i]) continue;
-      try {
-        try {
-          (void)post_or_throw(im.opt.urls[i], "/abort_request", R"({"abort_all": true})", im.opt.connect_timeout_s,
-                              im.opt.request_timeout_s);
-        } catch (const NoReply& e) {
-          im.lose(i, e.what());  // its requests answer as lost below
-        } catch (const TimedOut& e) {
-          im.lose(i, e.what());
-        }
-      } catch (const std::exception& e) {
-        if (error.empty()) error = e.what();
-      }
-    }
+    const auto e = im.post_aborts();
+    if (error.empty()) error = e;
   };
   post_aborts();
   // A request still on its way when the abort came (connecting, or queued
@@ -393,73 +589,121 @@ std::vector<rl::SampleProgress> HttpBackend::abort_all() {
 
 rl::TrainReport HttpBackend::train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
   auto& im = *impl_;
-  if (im.opt.trainer != nullptr) {
-    std::vector<TrainSampleData> data;
-    for (const auto& s : batch) {
-      const auto& st = im.store.at(s.key);
-      TrainSampleData d;
-      d.prompt = im.task.prompt_tokens(st.prompt_id);
-      d.response = st.tokens;
-      d.rollout_logprobs = st.logprobs;
-      if (d.rollout_logprobs.size() != d.response.size()) {
-        throw std::runtime_error(fmt::format("sample {}: the servers returned {} log-probs for {} tokens (return_logprob unanswered?)", s.key,
-                                             d.rollout_logprobs.size(), d.response.size()));
+  if (im.opt.trainer == nullptr) return im.scored(batch);
+  const auto data = im.train_data(batch);
+  return im.opt.trainer->train(data, version);
+}
+
+void HttpBackend::start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
+  auto& im = *impl_;
+  if (im.train_running.valid() || im.train_report_now || im.sync != Impl::SyncPhase::kNone || im.sync_ends_now) {
+    throw std::logic_error("http backend: start_train while the trainer is busy");
+  }
+  if (im.opt.trainer == nullptr) {
+    im.train_report_now = im.scored(batch);
+    return;
+  }
+  // The batch's tokens are copied out now: the servers go on while the trainer reads them.
+  im.train_running = std::async(std::launch::async, [trainer = im.opt.trainer, data = im.train_data(batch), version] {
+    return trainer->train(data, version);
+  });
+}
+
+void HttpBackend::start_sync(std::int64_t new_version, bool recompute) {
+  auto& im = *impl_;
+  if (im.train_running.valid() || im.train_report_now || im.sync != Impl::SyncPhase::kNone || im.sync_ends_now) {
+    throw std::logic_error("http backend: start_sync while the trainer is busy");
+  }
+  im.sync_version = new_version;
+  if (im.opt.trainer == nullptr) {
+    // Rollout only: the servers' weights stay; the version alone changes.
+    im.version = new_version;
+    im.sync_ends_now = true;
+    return;
+  }
+  if (recompute) {
+    // AReaL's interruptible rollout: every request stops, keeping its
+    // tokens; once all have answered the servers load the weights, and
+    // each is sent again from prompt + tokens (wait_for_events).
+    im.sync = Impl::SyncPhase::kAborting;
+    if (const auto error = im.post_aborts(); !error.empty()) throw std::runtime_error(error);
+  } else {
+    // The servers' own update: each lets the requests it runs finish under
+    // the old weights, holds new ones, and loads (SGLang's
+    // /update_weights_from_disk); april holds what the loop submits meanwhile.
+    im.begin_update();
+  }
+}
+
+rl::BackendEvents HttpBackend::wait_for_events() {
+  auto& im = *impl_;
+  for (;;) {
+    rl::BackendEvents ev;
+    for (auto it = im.flights.begin(); it != im.flights.end();) {
+      Impl::Flight& f = it->second;
+      if (f.parked || f.answer.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        ++it;
+        continue;
       }
-      for (const auto& [v, n] : s.segments) d.token_version.insert(d.token_version.end(), static_cast<std::size_t>(n), v);
-      if (d.token_version.size() != d.response.size()) {
-        throw std::logic_error(fmt::format("http backend: sample {} has {} tokens but segments cover {}", s.key, d.response.size(),
-                                           d.token_version.size()));
+      auto p = im.take(it->first, f);
+      if (!p) {
+        ++it;  // its server was lost: sent again
+        continue;
       }
-      d.reward = im.task.response_reward(st.prompt_id, d.response);
-      d.group = rl::key_group(s.key);
-      data.push_back(std::move(d));
+      if (p->finished) {
+        ev.finished.push_back(std::move(*p));
+        it = im.flights.erase(it);
+        continue;
+      }
+      if (im.sync != Impl::SyncPhase::kAborting) {
+        throw std::runtime_error(fmt::format("{}: answered request {} as aborted, which april did not abort", im.opt.urls[f.server],
+                                             f.body.value("rid", std::string("?"))));
+      }
+      f.earlier = std::move(p->by_version);
+      f.parked = true;
+      ++it;
     }
-    for (const auto& s : batch) im.store.erase(s.key);
-    return im.opt.trainer->train(data, version);
+    if (im.train_report_now) {
+      ev.train_ended = std::move(im.train_report_now);
+      im.train_report_now.reset();
+    } else if (im.train_running.valid() && im.train_running.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      ev.train_ended = im.train_running.get();  // rethrows the trainer's error
+    }
+    if (im.sync_ends_now) {
+      im.sync_ends_now = false;
+      ev.sync_ended = true;
+    }
+    if (im.sync == Impl::SyncPhase::kAborting) {
+      if (std::all_of(im.flights.begin(), im.flights.end(), [](const auto& kv) { return kv.second.parked; })) {
+        im.begin_update();
+      } else if (std::chrono::steady_clock::now() - im.last_abort_post > std::chrono::milliseconds(200)) {
+        // A request still on its way when the abort came (connecting, or
+        // queued at the server) runs on: the abort is sent again.
+        if (const auto error = im.post_aborts(); !error.empty()) throw std::runtime_error(error);
+      }
+    }
+    if (im.sync == Impl::SyncPhase::kUpdating && im.sync_update.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      im.end_update();
+      ev.sync_ended = true;
+    }
+    if (!ev.finished.empty() || ev.train_ended || ev.sync_ended) return ev;
+    if (im.flights.empty() && !im.train_running.valid() && im.sync == Impl::SyncPhase::kNone) {
+      throw std::logic_error("wait_for_events with nothing in flight, training or syncing");
+    }
+    std::unique_lock<std::mutex> lock(im.mu);
+    im.cv.wait_for(lock, std::chrono::milliseconds(20));
   }
-  double reward = 0, correct = 0;
-  for (const auto& s : batch) {
-    const auto& st = im.store.at(s.key);
-    const double r = im.task.response_reward(st.prompt_id, st.tokens);
-    reward += r;
-    correct += r >= im.task.correct_reward() ? 1.0 : 0.0;
-  }
-  for (const auto& s : batch) im.store.erase(s.key);
-  const auto n = static_cast<double>(std::max<std::size_t>(1, batch.size()));
-  return {reward / n, correct / n, std::nullopt, std::nullopt};
 }
 
 void HttpBackend::sync_weights(std::int64_t new_version) {
   auto& im = *impl_;
+  im.version = new_version;
   if (im.opt.trainer == nullptr) return;
-  namespace fs = std::filesystem;
-  const auto dir = fs::absolute(fs::path(im.opt.weights_dir) / fmt::format("v{}", new_version));
-  fs::remove_all(dir);  // a folder of ours left by an interrupted run
-  fs::create_directories(dir);
-  im.opt.trainer->write_weights(dir.string());
-  const nlohmann::json body = {{"model_path", dir.string()}, {"weight_version", std::to_string(new_version)}, {"flush_cache", true}};
-  for (std::size_t i = 0; i < im.opt.urls.size(); ++i) {
-    if (im.lost[i]) continue;
-    const auto& url = im.opt.urls[i];
-    std::string reply;
-    try {
-      reply = post_or_throw(url, "/update_weights_from_disk", body.dump(), im.opt.connect_timeout_s, im.opt.request_timeout_s);
-    } catch (const NoReply& e) {
-      im.lose(i, e.what());
-      continue;
-    } catch (const TimedOut& e) {
-      im.lose(i, e.what());
-      continue;
-    }
-    nlohmann::json doc;
-    if (base::parse_json(reply, doc) || !doc.is_object() || !doc.contains("success") || !doc["success"].is_boolean() ||
-        !doc["success"].get<bool>()) {
-      throw std::runtime_error(fmt::format("{}/update_weights_from_disk: {}", url, http::error_message_of(reply)));
-    }
+  const auto dir = im.write_weights(new_version);
+  for (const auto& [server, why] : update_servers(im.opt.urls, im.lost, dir, new_version, im.opt.connect_timeout_s, im.opt.request_timeout_s)) {
+    im.lose(server, why);
   }
-  // The servers hold the new weights: the previous version's folder goes.
-  if (im.last_weights) fs::remove_all(*im.last_weights);
-  im.last_weights = dir;
+  im.weights_loaded(dir);
 }
 
 rl::BackendCounters HttpBackend::counters() const { return {}; }

@@ -13,7 +13,8 @@
 // step trains on the batch, and a sync writes the trainer's weights to
 // weights_dir/v<version> and has every server load them through
 // /update_weights_from_disk (SGLang's disk path), then removes the folder of
-// the version before. Plain C++: no torch.
+// the version before. Colocated policies take turns (rollout, train, sync);
+// overlapped ones train and sync beside the rollout. Plain C++: no torch.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -50,7 +51,7 @@ struct HttpBackendOptions {
   bool record_changes = false;
 };
 
-class HttpBackend final : public rl::Backend {
+class HttpBackend final : public rl::Backend, public rl::OverlappingBackend {
  public:
   // Asks every server for /get_server_info (its slots) and refuses, naming
   // the URL, one that does not answer. The task must outlive the backend.
@@ -71,6 +72,21 @@ class HttpBackend final : public rl::Backend {
   rl::TrainReport train(const std::vector<rl::TrainSample>& batch, std::int64_t version) override;
   void sync_weights(std::int64_t new_version) override;
   [[nodiscard]] rl::BackendCounters counters() const override;
+
+  // Overlapped policies (one_step_off, async; DESIGN.md 3b): the trainer
+  // computes on a thread of its own while the servers generate. A sync
+  // writes the weights and has every server load them: with `recompute`
+  // (AReaL's interruptible rollout) every request is aborted first, keeping
+  // its tokens, and sent again from prompt + tokens once the servers hold
+  // the new weights; without it the servers' own update runs (an SGLang
+  // server lets the requests it runs finish under the old weights, then
+  // loads), so every token's version is known either way. What the loop
+  // submits during a sync is sent when it ends. Rollout only, a train step
+  // scores its batch and a sync changes the version alone.
+  [[nodiscard]] rl::OverlappingBackend* overlapping() override { return this; }
+  void start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version) override;
+  void start_sync(std::int64_t new_version, bool recompute) override;
+  rl::BackendEvents wait_for_events() override;
 
   // The tokens a sample holds (tests).
   [[nodiscard]] std::vector<std::int32_t> sample_tokens(rl::SampleKey key) const;
