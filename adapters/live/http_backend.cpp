@@ -444,18 +444,32 @@ struct HttpBackend::Impl {
     sync_dir = dir;
   }
 
-  // The servers hold the new weights: what the sync stopped or held is sent.
-  void end_update() {
+  // The servers hold the new weights: what the sync stopped or held is
+  // sent. Returns the stopped samples that had reached their length cap
+  // (nothing left to send): finished.
+  std::vector<rl::SampleProgress> end_update() {
     for (const auto& [server, why] : sync_update.get()) lose(server, why);  // rethrows a server's refusal
     weights_loaded(sync_dir);
     version = sync_version;
     sync = SyncPhase::kNone;
-    for (auto& [key, f] : flights) {
-      if (!f.parked) continue;
+    std::vector<rl::SampleProgress> at_cap;
+    for (auto it = flights.begin(); it != flights.end();) {
+      Flight& f = it->second;
+      if (!f.parked) {
+        ++it;
+        continue;
+      }
       f.parked = false;
-      relaunch(key, f, body_of(key, f.max_new_tok - earlier_tok(f)));
+      if (const auto left = f.max_new_tok - earlier_tok(f); left > 0) {
+        relaunch(it->first, f, body_of(it->first, left));
+        ++it;
+      } else {
+        at_cap.push_back(progress_of(it->first, f, 0, true));
+        it = flights.erase(it);
+      }
     }
     for (const auto& [key, max_new] : std::exchange(held, {})) start(key, max_new);
+    return at_cap;
   }
 
   // A new submission of sample `key`, up to `max_new_tok` tokens.
@@ -683,7 +697,7 @@ rl::BackendEvents HttpBackend::wait_for_events() {
       }
     }
     if (im.sync == Impl::SyncPhase::kUpdating && im.sync_update.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-      im.end_update();
+      for (auto& p : im.end_update()) ev.finished.push_back(std::move(p));
       ev.sync_ended = true;
     }
     if (!ev.finished.empty() || ev.train_ended || ev.sync_ended) return ev;
