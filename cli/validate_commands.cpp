@@ -20,6 +20,9 @@
 #include "cli/terminal_progress.hpp"
 #include "base/chrome_trace.hpp"
 #include "rl/run_timeline.hpp"
+#ifdef APRIL_WITH_SERVE
+#include "adapters/live/http_profiler.hpp"
+#endif
 #include "base/hash.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
@@ -51,22 +54,58 @@ live::ProfileOptions profile_options(const base::Config& c, const std::string& d
 int profile_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april profile [--scenario S] [--device cpu|cuda] [--model SIZE] [--repeats R] --out profile.json\n"
+      "       april profile --engine URL [--repeats R] [--decode-tok N] [--max-token-id ID] [--no-weight-load] --out profile.json\n"
       "Measures the live engine's iterations in the shapes a rollout produces (requests decoding while\n"
       "others are admitted, contexts of one length or spread up to the longest, decode-only iterations),\n"
       "train steps over batch sizes and response lengths (each timed after a rollout wave on the engine, as\n"
       "a live step follows a rollout), a train step on the trainer's thread beside the engine\n"
       "(its slowdown, and its handoff: the wait to start on the idle thread and to hand its end back),\n"
       "and weight-sync time; R passes (default 3;\n"
-      "medians and quartiles per shape are in the file). `april calibrate` fits the simulator to it.\n\noptions");
-  std::string scenario = "live-cpu", device = "cpu", out, model;
+      "medians and quartiles per shape are in the file). `april calibrate` fits the simulator to it.\n"
+      "With --engine, an inference server over SGLang's HTTP API instead (SGLang or april serve), rollout side only:\n"
+      "waves of B identical greedy requests (B = 1, 2, 4, ... up to its max_running_requests; prompts of 16 tokens\n"
+      "and a quarter of its context) with max_new_tokens 1 (a prefill iteration) and N (then N - 1 decode\n"
+      "iterations), an abort of every slot running, and a reload of the checkpoint it serves (the weight-load time).\n"
+      "It assumes batched prefill (not april serve --exact-prefill).\n\noptions");
+  std::string scenario = "live-cpu", device = "cpu", out, model, engine;
   std::vector<std::string> sets;
-  std::int64_t repeats = live::ProfileOptions{}.repeats;
+  std::int64_t repeats = live::ProfileOptions{}.repeats, decode_tok = 32, max_token_id = 100;
+  bool no_weight_load = false;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + " whose live.* keys to use").c_str())(
       "device", po::value(&device), "cpu or cuda")("model", po::value(&model), "model size (overrides live.model)")(
       "repeats", integer_option(&repeats), "passes over the grid")("set", po::value(&sets), "override a key")(
-      "out", po::value(&out)->required(), "profile.json");
+      "out", po::value(&out)->required(), "profile.json")(
+      "engine", po::value(&engine), "profile this server (http://host:port) over SGLang's HTTP API instead of april's engine")(
+      "decode-tok", integer_option(&decode_tok), "with --engine: the decode window's tokens, N (default 32)")(
+      "max-token-id", integer_option(&max_token_id), "with --engine: prompts draw token ids from 1 to this (default 100)")(
+      "no-weight-load", po::bool_switch(&no_weight_load), "with --engine: do not time a reload of the served checkpoint");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
+  if (!engine.empty()) {
+#ifdef APRIL_WITH_SERVE
+    if (repeats < 1) throw std::invalid_argument(fmt::format("--repeats must be at least 1 (got {})", repeats));
+    if (max_token_id < 1 || max_token_id > 1000000000) throw std::invalid_argument("--max-token-id: a token id from 1");
+    check_output_file(out, "--out");
+    live::HttpProfileOptions ho;
+    ho.url = engine;
+    ho.repeats = repeats;
+    ho.decode_tok = decode_tok;
+    ho.max_token_id = static_cast<std::int32_t>(max_token_id);
+    ho.weight_load = !no_weight_load;
+    TerminalProgress progress("profile", "waves", 0);
+    const auto p = live::profile_http_engine(ho, [&](std::int64_t done, std::int64_t total) {
+      if (done == 1) progress.add_to_total(total);
+      progress.update(done);
+    });
+    progress.finish();
+    write_output_file(out, studies::profile_to_json(p).dump(2) + "\n");
+    fmt::print("profiled {} at {}: {} iteration, {} abort, {} weight-load measurements; wrote {}\n", p.model, engine, p.iterations.size(),
+               p.aborts.size(), p.sync_s.size(), out);
+    return 0;
+#else
+    throw std::invalid_argument("--engine: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
+#endif
+  }
   const auto registry = policies::builtin_policies();
   const auto schema = scenario::make_schema(registry);
   base::Config c(schema);

@@ -152,12 +152,16 @@ Calibration calibrate(const Profile& p) {
     train_rows.push_back({1.0, t.tokens, t.samples * t.longest_tok});
     train_times_s.push_back(t.time_s);
   }
-  const auto train_fit = fit_relative(train_rows, train_times_s, nullptr);
-  c.train_sum_scale = train_fit.sum_scale;
-  c.train_base_s = train_fit.x[0];
-  c.train_per_tok_us = train_fit.x[1] * 1e6;
-  c.train_per_padded_tok_us = train_fit.x[2] * 1e6;
-  c.train_heldout_mape = train_fit.heldout_mape;
+  // A server's profile (`april profile --engine`) has no train steps: its
+  // trainer is not the server's, and its train time is left at zero.
+  if (!p.train.empty()) {
+    const auto train_fit = fit_relative(train_rows, train_times_s, nullptr);
+    c.train_sum_scale = train_fit.sum_scale;
+    c.train_base_s = train_fit.x[0];
+    c.train_per_tok_us = train_fit.x[1] * 1e6;
+    c.train_per_padded_tok_us = train_fit.x[2] * 1e6;
+    c.train_heldout_mape = train_fit.heldout_mape;
+  }
   c.sync_s = base::median(p.sync_s);
   if (!p.aborts.empty()) {
     // abort = latency + per_request x requests, fitted on absolute error: an

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "adapters/http/sglang_protocol.hpp"
+#include "adapters/live/http_calls.hpp"
 #include "base/hash.hpp"
 #include "base/json_value.hpp"
 
@@ -31,64 +32,6 @@ struct Answer {
   bool server_lost = false;  // no reply at all, or none in time: the server, not the request
 };
 
-std::unique_ptr<httplib::Client> client(const std::string& url, double connect_s, double read_s) {
-  auto c = std::make_unique<httplib::Client>(url);
-  if (!c->is_valid()) throw std::invalid_argument(fmt::format("{}: not an http://host:port address", url));
-  const auto secs = [](double s) { return std::chrono::microseconds(static_cast<std::int64_t>(s * 1e6)); };
-  c->set_connection_timeout(secs(connect_s));
-  c->set_read_timeout(secs(read_s));
-  c->set_write_timeout(secs(read_s));
-  return c;
-}
-
-// Why a request got no reply, in words: httplib names only the step that
-// failed ("Read"), and a read fails both on a timeout and on a closed connection.
-std::string no_reply(httplib::Error error, double elapsed_s, double read_s) {
-  switch (error) {
-    case httplib::Error::Connection:
-      return "cannot connect (nothing listening there?)";
-    case httplib::Error::Read:
-      return elapsed_s >= 0.95 * read_s ? fmt::format("no reply within {} s", read_s)
-                                        : "the connection closed before a whole reply (the server died or cut it)";
-    case httplib::Error::Write:
-      return "the connection closed while the request was sent";
-    default:
-      return httplib::to_string(error);
-  }
-}
-
-// A request that got no reply at all (no connection, or the connection
-// closed before a whole reply): the one failure worth another try.
-struct NoReply : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-// No reply within the timeout: not tried again, but like NoReply a sign
-// that the server, not the request, is at fault.
-struct TimedOut : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// A POST's reply body, or a runtime_error naming the URL and the route
-// (NoReply when there was no reply to read).
-std::string post_or_throw(const std::string& url, const std::string& route, const std::string& body, double connect_s, double read_s) {
-  auto c = client(url, connect_s, read_s);
-  const auto start = std::chrono::steady_clock::now();
-  const auto res = c->Post(route, body, "application/json");
-  if (!res) {
-    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const auto why = fmt::format("{}{}: {}", url, route, no_reply(res.error(), elapsed_s, read_s));
-    const bool timed_out = res.error() == httplib::Error::Read && elapsed_s >= 0.95 * read_s;
-    const bool no_reply_at_all =
-        res.error() == httplib::Error::Connection || res.error() == httplib::Error::Write || (res.error() == httplib::Error::Read && !timed_out);
-    if (no_reply_at_all) throw NoReply(why);
-    if (timed_out) throw TimedOut(why);
-    throw std::runtime_error(why);
-  }
-  if (res->status != 200) {
-    throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, route, res->status, http::error_message_of(res->body)));
-  }
-  return res->body;
-}
 
 // One /generate, tried again (at most kGenerateTries in all, after 0.1 s and
 // 0.4 s) when it got no reply at all: a connection refused or cut before a
@@ -197,13 +140,10 @@ struct HttpBackend::Impl {
   Impl(HttpBackendOptions o, const LiveTask& t) : opt(std::move(o)), task(t) {
     if (opt.urls.empty()) throw std::invalid_argument("no server: give at least one URL");
     for (const auto& url : opt.urls) {
-      auto c = client(url, opt.connect_timeout_s, opt.connect_timeout_s * 2);
-      const auto res = c->Get("/get_server_info");
-      if (!res) throw std::runtime_error(fmt::format("{}: no answer to GET /get_server_info ({})", url, no_reply(res.error(), 0, 1)));
-      if (res->status != 200) throw std::runtime_error(fmt::format("{}/get_server_info: HTTP {}", url, res->status));
+      const auto body = get_or_throw(url, "/get_server_info", opt.connect_timeout_s, opt.connect_timeout_s * 2);
       std::int64_t n = 0;
       nlohmann::json doc;
-      if (!base::parse_json(res->body, doc) && doc.is_object() && doc.contains("max_running_requests") &&
+      if (!base::parse_json(body, doc) && doc.is_object() && doc.contains("max_running_requests") &&
           doc["max_running_requests"].is_number_integer()) {
         n = doc["max_running_requests"].get<std::int64_t>();
       }

@@ -112,6 +112,22 @@ TEST(Calibration, RecoversKnownCoefficientsFromNoisyProfiles) {
   EXPECT_NEAR(predicted_iteration_s(c, it), true_time(it), 0.05 * true_time(it));
 }
 
+// A server's profile (`april profile --engine`) has no train steps: the
+// engine's model is fitted as from any profile, the train time is zero, and
+// the profile reads back through its JSON form.
+TEST(Calibration, AProfileWithoutTrainStepsFitsTheEngineAlone) {
+  Profile p = synthetic_profile();
+  p.train.clear();
+  const auto c = calibrate(profile_from_json(profile_to_json(p), "server.json"));
+  EXPECT_NEAR(c.per_request_us, 30, 4);
+  EXPECT_NEAR(c.base_us, 2000, 200);
+  EXPECT_EQ(c.train_base_s, 0);
+  EXPECT_EQ(c.train_per_tok_us, 0);
+  EXPECT_EQ(c.train_per_padded_tok_us, 0);
+  p.train.resize(2);  // some but too few is still refused
+  EXPECT_THROW(profile_from_json(profile_to_json(p), "p.json"), base::ConfigError);
+}
+
 TEST(Calibration, ThePaddedPrefillTermRoundTripsThroughTheSimulator) {
   // The fragment's coefficients come back through a scenario (as `april validate --calibration` reads them).
   const auto c = calibrate(synthetic_profile());
