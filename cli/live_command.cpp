@@ -30,6 +30,7 @@
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "base/json_file.hpp"
+#include "cli/engine_urls.hpp"
 #include "cli/live_task_options.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/program_exit.hpp"
@@ -117,19 +118,6 @@ void write_outputs(OutputFolder& out, const std::string& out_dir, const base::Co
 }
 
 #ifdef APRIL_WITH_SERVE
-// "a,b" -> {"a", "b"}; an empty item is refused.
-std::vector<std::string> split_urls(const std::string& text) {
-  std::vector<std::string> urls;
-  std::size_t start = 0;
-  for (;;) {
-    const auto comma = text.find(',', start);
-    auto item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (item.empty()) throw std::invalid_argument(fmt::format("--engines '{}': an empty URL (expected http://host:port,...)", text));
-    urls.push_back(std::move(item));
-    if (comma == std::string::npos) return urls;
-    start = comma + 1;
-  }
-}
 
 // --engines: inference servers over HTTP (live::HttpBackend), any policy:
 // rollout only (the servers' weights stay; each step's batch is scored by

@@ -22,7 +22,10 @@
 #include "rl/run_timeline.hpp"
 #ifdef APRIL_WITH_SERVE
 #include "adapters/live/http_profiler.hpp"
+#include "cli/engine_urls.hpp"
+#include "studies/engines_validation.hpp"
 #endif
+#include "cli/live_task_options.hpp"
 #include "base/hash.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
@@ -139,6 +142,7 @@ constexpr const char* kQuickHelp =
 int validate_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april validate [--scenario S] [--policy sync,april] [--steps N] [--warmup-steps W] [--quick]\n"
+      "       april validate --engines URL,... --calibration MODEL.json --checkpoint DIR --dataset FILE [--policy sync,april]\n"
       "                      [--calibration MODEL.json] [--device cpu|cuda] [--db FILE] [--out DIR]\n"
       "                      [--timeline FILE [--timeline-detail steps|changes|windows]]\n"
       "Runs each policy live (taking turns step by step, so machine drift hits all alike), then in the\n"
@@ -162,9 +166,10 @@ int validate_command(const std::vector<std::string>& args) {
       "page faults (minor_faults).\n"
       "The first W steps (default 1) run on both sides but are left out of the errors and gains: what\n"
       "they cost live beyond the model (first allocations) does not recur; their live/twin ratio is printed.\n\noptions");
-  std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir, timeline_path, timeline_detail = "steps";
+  std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir, timeline_path, timeline_detail = "steps", engines;
   std::vector<std::string> policy_args, sets;
   std::int64_t warmup_steps = 1;
+  double engine_timeout_s = 600;
   bool quick = false;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_args), "policies (default sync,april)")("steps", integer_option(), "RL steps")(
@@ -178,7 +183,13 @@ int validate_command(const std::vector<std::string>& args) {
       "JSON FILE (ui.perfetto.dev), each with its engine's track")(
       "timeline-detail", po::value(&timeline_detail), "steps (default: engine busy spans), changes (also the engines' running and "
       "queued requests and KV tokens at every change) or windows (changes, and every live iteration and every twin prefill "
-      "iteration and decode window, in place of the busy spans)");
+      "iteration and decode window, in place of the busy spans)")(
+      "engines", po::value(&engines), "instead of april's engine in process: rollout-only runs on these inference servers over "
+      "SGLang's HTTP API (URL,...: SGLang or april serve), with --checkpoint and --dataset (the tokenizer and the prompts) and "
+      "--calibration (a server's, from april profile --engine and april calibrate); the twin has one engine per server")(
+      "engine-timeout", po::value(&engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take");
+  LiveTaskOptions task_options;
+  task_options.add_to(opts);
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   const auto registry = policies::builtin_policies();
@@ -195,6 +206,72 @@ int validate_command(const std::vector<std::string>& args) {
   const auto policies = policy_list(policy_args, registry, {"sync", "april"});
   if (warmup_steps < 0 || warmup_steps >= c.get(base::keys::kSteps)) {
     throw std::invalid_argument(fmt::format("--warmup-steps {}: must be at least 0 and fewer than the {} steps", warmup_steps, c.get(base::keys::kSteps)));
+  }
+
+  if (engines.empty() && !task_options.checkpoint.empty()) {
+    throw std::invalid_argument("--checkpoint: april validate runs Hugging Face checkpoints on servers only: give --engines");
+  }
+  if (!engines.empty()) {
+#ifdef APRIL_WITH_SERVE
+    for (const auto& [given, name] : {std::pair{&db_path, "--db"}, {&timeline_path, "--timeline"}}) {
+      if (!given->empty()) throw std::invalid_argument(fmt::format("{} is not built for validate --engines", name));
+    }
+    if (calibration.empty()) {
+      throw std::invalid_argument("--engines needs --calibration: a server's, from `april profile --engine URL` and `april calibrate`");
+    }
+    if (task_options.checkpoint.empty()) throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
+    base::Config k(schema);
+    base::load_config_file(k, calibration);
+    const auto cal = studies::calibration_from_config(k);
+    std::optional<OutputFolder> out;
+    if (!out_dir.empty()) out.emplace(out_dir, "--out");
+    const auto choice = make_live_task(task_options, c, static_cast<std::int32_t>(c.get(base::keys::kMaxResponseLen)));
+    live::HttpBackendOptions ho;
+    ho.urls = split_urls(engines);
+    ho.temperature = c.get(live::keys::kLiveTemperature);
+    ho.seed = static_cast<std::uint64_t>(c.get(base::keys::kSeed));
+    if (!(engine_timeout_s > 0 && engine_timeout_s <= 1e6)) {
+      throw std::invalid_argument(fmt::format("--engine-timeout {}: seconds above 0", engine_timeout_s));
+    }
+    ho.request_timeout_s = engine_timeout_s;
+    fmt::print("validate on {} server(s) ({}): {}, B = {} x n = {}, {} steps, the first {} left out\n", ho.urls.size(), engines,
+               choice.task->describe(), c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
+               c.get(base::keys::kSteps), warmup_steps);
+    fmt::print("calibration: {}\n", studies::describe(cal));
+    std::fflush(stdout);
+    const auto report = studies::validate_engines(c, registry, policies, *choice.task, cal, ho, warmup_steps, [](const std::string& line) {
+      fmt::print("  {}\n", line);
+      std::fflush(stdout);
+    });
+    for (const auto& p : report.policies) {
+      fmt::print("\n{} per step (rollout s): {:>5} {:>9} {:>9} {:>8}\n", p.policy, "step", "measured", "twin", "error");
+      for (std::size_t s = 0; s < p.live.size(); ++s) {
+        const double meas = p.live[s].rollout_time_s, pred = p.sim[s].rollout_time_s;
+        fmt::print("{:>{}} {:>5} {:>9.3f} {:>9.3f} {:>8}{}\n", "", p.policy.size() + 25, s, meas, pred,
+                   meas > 0 ? fmt::format("{:+.1f}%", 100 * (pred - meas) / meas) : std::string("-"),
+                   static_cast<std::int64_t>(s) < warmup_steps ? "  (warm-up)" : "");
+      }
+    }
+    fmt::print("\n{:<8} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8}\n", "policy", "median err", "p90 err", "live tok/s", "twin tok/s", "requests",
+               "aborted");
+    for (const auto& p : report.policies) {
+      fmt::print("{:<8} {:>11.1f}% {:>11.1f}% {:>12.0f} {:>12.0f} {:>10} {:>8}\n", p.policy, 100 * p.median_error, 100 * p.p90_error,
+                 p.live_rollout_tok_s, p.sim_rollout_tok_s, p.requests, p.aborted);
+    }
+    for (std::size_t i = 1; i < report.policies.size(); ++i) {
+      if (!report.gain_measured[i]) continue;
+      fmt::print("{} over {}, rollout throughput: measured {:+.1f}%, predicted {:+.1f}%\n", report.policies[i].policy,
+                 report.policies.front().policy, 100 * *report.gain_measured[i], 100 * *report.gain_predicted[i]);
+    }
+    if (out) {
+      base::write_file_atomically((std::filesystem::path(out->path()) / "report.json").string(), report.to_json().dump(2) + "\n");
+      out->commit();
+      fmt::print("wrote {}/report.json\n", out_dir);
+    }
+    return 0;
+#else
+    throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
+#endif
   }
 
   std::optional<studies::Calibration> given;

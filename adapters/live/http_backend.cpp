@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <optional>
 #include <future>
@@ -106,6 +107,7 @@ struct HttpBackend::Impl {
     std::int32_t max_new_tok = 0;    // what the loop asked for, in all
     base::TokensByVersion earlier;   // tokens of this submission before a sync interrupted it, by version
     bool parked = false;             // interrupted by a recompute sync: sent again when it ends
+    bool queued = false;             // held by april until a server has a free slot (Impl::waiting)
   };
   enum class SyncPhase { kNone, kAborting, kUpdating };
 
@@ -117,6 +119,12 @@ struct HttpBackend::Impl {
   std::vector<rl::EngineRunningChange> changes;  // with record_changes
   std::map<rl::SampleKey, Stored> store;
   std::map<rl::SampleKey, Flight> flights;
+  // Flights held until a server has a slot free, in submission order: a
+  // server admits what it is sent in the order it arrives, and requests sent
+  // at once on many connections arrive in any order, so april sends no more
+  // than a server runs (slime's per-server concurrency limit) and the
+  // servers admit in the order the policy submitted (its groups together).
+  std::deque<rl::SampleKey> waiting;
   std::int64_t submissions = 0, answered = 0, aborted = 0;
   std::optional<std::filesystem::path> last_weights;  // the folder the servers loaded last
   // Overlapped runs (DESIGN.md 3b over HTTP): the weights the servers hold,
@@ -160,14 +168,31 @@ struct HttpBackend::Impl {
     }
   }
 
-  // The server still answering with the fewest requests outstanding (the first of equals).
-  std::size_t least_outstanding() const {
+  // Whether server i still answers and has a slot free (a server that did
+  // not say how many it runs takes any number).
+  [[nodiscard]] bool has_room(std::size_t i) const { return !lost[i] && (slots[i] == 0 || outstanding[i] < slots[i]); }
+
+  // The server with room and the fewest requests outstanding (the first of
+  // equals); outstanding.size() when none has room.
+  [[nodiscard]] std::size_t least_outstanding() const {
     std::size_t best = outstanding.size();
     for (std::size_t i = 0; i < outstanding.size(); ++i) {
-      if (!lost[i] && (best == outstanding.size() || outstanding[i] < outstanding[best])) best = i;
+      if (has_room(i) && (best == outstanding.size() || outstanding[i] < outstanding[best])) best = i;
     }
-    if (best == outstanding.size()) throw std::logic_error("http backend: no server left");
     return best;
+  }
+
+  // Held flights sent while servers have room, oldest first; none during a
+  // sync (they go with the new weights).
+  void pump() {
+    while (sync == SyncPhase::kNone && !waiting.empty() && least_outstanding() < outstanding.size()) {
+      const auto key = waiting.front();
+      waiting.pop_front();
+      const auto it = flights.find(key);
+      if (it == flights.end() || !it->second.queued) continue;
+      it->second.queued = false;
+      send(key, it->second);
+    }
   }
 
   // The server's outstanding requests now, recorded (record_changes).
@@ -205,17 +230,32 @@ struct HttpBackend::Impl {
               {"no_stop_trim", true}}}};
   }
 
-  // Sends `body` for sample `key` to the least loaded server on a thread of its own.
+  // A flight for sample `key` with `body`: sent now to the least loaded
+  // server with room, or held until one has (pump).
   Flight launch(rl::SampleKey key, nlohmann::json body) {
+    Flight f{outstanding.size(), std::move(body), {}, version, 0, {}, false, false};
+    if (sync == SyncPhase::kNone && waiting.empty() && least_outstanding() < outstanding.size()) {
+      send(key, f);
+    } else {
+      f.queued = true;
+      waiting.push_back(key);
+    }
+    return f;
+  }
+
+  // Sends the flight to the least loaded server with room, on a thread of its own.
+  void send(rl::SampleKey key, Flight& f) {
     const auto server = least_outstanding();
+    if (server == outstanding.size()) throw std::logic_error("http backend: sent with no server free");
     ++outstanding[server];
     note(server);
-    body["rid"] = fmt::format("april-{}-{}", key, submissions++);
+    f.server = server;
+    f.version = version;
+    f.body["rid"] = fmt::format("april-{}-{}", key, submissions++);
     const auto url = opt.urls[server];
     const auto connect_s = opt.connect_timeout_s, read_s = opt.request_timeout_s;
     auto* signal = this;
-    Flight f{server, body, {}, version, 0, {}, false};
-    f.answer = std::async(std::launch::async, [url, body = std::move(body), connect_s, read_s, signal] {
+    f.answer = std::async(std::launch::async, [url, body = f.body, connect_s, read_s, signal] {
       Answer a;
       try {
         a.reply = http::parse_generate_reply(generate_with_retries(url, body, connect_s, read_s), url + "/generate reply");
@@ -234,7 +274,6 @@ struct HttpBackend::Impl {
       signal->cv.notify_all();
       return a;
     });
-    return f;
   }
 
   // With failover, drops `server` (once): it answers no more. Throws `why`
@@ -257,6 +296,17 @@ struct HttpBackend::Impl {
   // `aborting`, such a sample is not sent again: it comes back interrupted
   // with nothing new, holding what it held when sent.
   std::optional<rl::SampleProgress> take(rl::SampleKey key, Flight& f, bool aborting = false) {
+    auto p = take_answer(key, f, aborting);
+    if (!aborting) pump();  // a slot is free: the oldest held flight goes
+    return p;
+  }
+
+  std::optional<rl::SampleProgress> take_answer(rl::SampleKey key, Flight& f, bool aborting) {
+    if (f.queued) {  // never sent: interrupted with nothing new
+      f.queued = false;
+      std::erase(waiting, key);
+      return progress_of(key, f, 0, false);
+    }
     auto a = f.answer.get();
     --outstanding[f.server];
     note(f.server);
@@ -393,6 +443,7 @@ struct HttpBackend::Impl {
     version = sync_version;
     sync = SyncPhase::kNone;
     std::vector<rl::SampleProgress> at_cap;
+    std::vector<rl::SampleKey> resumed;
     for (auto it = flights.begin(); it != flights.end();) {
       Flight& f = it->second;
       if (!f.parked) {
@@ -401,13 +452,18 @@ struct HttpBackend::Impl {
       }
       f.parked = false;
       if (const auto left = f.max_new_tok - earlier_tok(f); left > 0) {
-        relaunch(it->first, f, body_of(it->first, left));
+        // From prompt + tokens, ahead of what was held: it was sent first.
+        f.body = body_of(it->first, left);
+        f.queued = true;
+        resumed.push_back(it->first);
         ++it;
       } else {
         at_cap.push_back(progress_of(it->first, f, 0, true));
         it = flights.erase(it);
       }
     }
+    waiting.insert(waiting.begin(), resumed.begin(), resumed.end());
+    pump();
     for (const auto& [key, max_new] : std::exchange(held, {})) start(key, max_new);
     return at_cap;
   }
@@ -487,7 +543,7 @@ std::vector<rl::SampleProgress> HttpBackend::wait_for_completions() {
   for (;;) {
     std::vector<rl::SampleProgress> out;
     for (auto it = im.flights.begin(); it != im.flights.end();) {
-      if (it->second.answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      if (!it->second.queued && it->second.answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
         if (auto p = im.take(it->first, it->second)) {
           out.push_back(std::move(*p));
           it = im.flights.erase(it);
@@ -595,7 +651,7 @@ rl::BackendEvents HttpBackend::wait_for_events() {
     rl::BackendEvents ev;
     for (auto it = im.flights.begin(); it != im.flights.end();) {
       Impl::Flight& f = it->second;
-      if (f.parked || f.answer.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      if (f.parked || f.queued || f.answer.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
         ++it;
         continue;
       }
@@ -628,7 +684,7 @@ rl::BackendEvents HttpBackend::wait_for_events() {
       ev.sync_ended = true;
     }
     if (im.sync == Impl::SyncPhase::kAborting) {
-      if (std::all_of(im.flights.begin(), im.flights.end(), [](const auto& kv) { return kv.second.parked; })) {
+      if (std::all_of(im.flights.begin(), im.flights.end(), [](const auto& kv) { return kv.second.parked || kv.second.queued; })) {
         im.begin_update();
       } else if (std::chrono::steady_clock::now() - im.last_abort_post > std::chrono::milliseconds(200)) {
         // A request still on its way when the abort came (connecting, or
