@@ -5,7 +5,9 @@
 //
 // HTTP: cpp-httplib (Debian's libcpp-httplib-dev). It is a complete blocking
 // HTTP/1.1 server and client with a thread pool; Boost.Beast would need the
-// connection handling, keep-alive and the pool written by hand.
+// connection handling, keep-alive and the pool written by hand. Its bounds
+// under load (threads, accept queue, body size, timeouts) are set in
+// cli/serve_http.cpp.
 #include <fmt/format.h>
 #include <httplib.h>
 
@@ -16,8 +18,9 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
+#include <exception>
 #include <thread>
 
 #include "adapters/http/sglang_protocol.hpp"
@@ -25,11 +28,21 @@
 #include "base/config.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/serve_http.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
 
 namespace {
+
+// --max-queued-requests: room for a burst as large as a rollout batch
+// (slime sends B x n at once), each waiting request costing a thread.
+constexpr std::int64_t kDefaultMaxQueued = 1024;
+// A thread each: far past this, a machine runs out of threads or memory first.
+constexpr std::int64_t kMaxQueued = 65536;
+// Handler threads beyond the bound on open requests.
+constexpr std::int64_t kSpareThreads = 32;
+constexpr std::int64_t kMinBodyBytes = std::int64_t{1} << 20;
 
 // SIGINT and SIGTERM reach this process-wide handler, which writes the
 // signal to a pipe that one thread of the command waits on. Blocking the
@@ -53,15 +66,63 @@ void reply_json(httplib::Response& res, int status, const std::string& body) {
 
 void reply_error(httplib::Response& res, int status, const std::string& message) { reply_json(res, status, http::error_json(message)); }
 
+// The bound on open requests (/generate and /health_generate, which submit
+// to the engine): --slots running plus --max-queued-requests waiting. Each
+// holds a handler thread until answered; past the bound a request is
+// refused 503 at once, so that the threads beyond it stay free for the
+// control routes (an abort, /continue_generation) and for the refusals.
+class OpenRequests {
+ public:
+  explicit OpenRequests(std::int64_t max) : max_(max) {}
+  // One request's hold on the bound, released when it is answered.
+  class Hold {
+   public:
+    explicit Hold(OpenRequests* bound) : bound_(bound) {}
+    ~Hold() {
+      if (bound_ != nullptr) bound_->open_.fetch_sub(1);
+    }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    [[nodiscard]] bool held() const { return bound_ != nullptr; }
+
+   private:
+    OpenRequests* bound_;
+  };
+  // A hold, or none (held() false) when `max` requests are open.
+  [[nodiscard]] Hold try_open() {
+    if (open_.fetch_add(1) >= max_) {
+      open_.fetch_sub(1);
+      return Hold(nullptr);
+    }
+    return Hold(this);
+  }
+  [[nodiscard]] std::int64_t max() const { return max_; }
+
+ private:
+  std::atomic<std::int64_t> open_{0};
+  const std::int64_t max_;
+};
+
+std::string queue_full(std::int64_t max) {
+  return fmt::format("the server has {} requests open, its bound (--slots + --max-queued-requests): try again later", max);
+}
+
 // The routes. Bad requests are 400 with SGLang's error body, naming the JSON
-// path; a failure of the engine is 500.
-void add_routes(httplib::Server& svr, live::EngineServer& engine) {
-  svr.Post("/generate", [&engine](const httplib::Request& req, httplib::Response& res) {
+// path; a request past the bound on open ones, or one sent once a shutdown
+// began, 503; a failure of the engine is 500.
+void add_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open) {
+  svr.post_with_body("/generate", [&engine, &open](const httplib::Request&, const std::string& body, httplib::Response& res) {
     http::GenerateCall call;
     try {
-      call = http::parse_generate_call(req.body, "POST /generate");
+      call = http::parse_generate_call(body, "POST /generate");
     } catch (const base::ConfigError& e) {
       return reply_error(res, 400, e.what());
+    }
+    const auto hold = open.try_open();
+    // Requests still open at a shutdown hold the bound until their replies
+    // are written: a refusal then says why it is refused.
+    if (!hold.held()) {
+      return reply_error(res, 503, fmt::format("POST /generate: {}", engine.closed() ? "the server is shutting down" : queue_full(open.max())));
     }
     std::future<http::GenerateOutcome> reply;
     try {
@@ -73,18 +134,18 @@ void add_routes(httplib::Server& svr, live::EngineServer& engine) {
     }
     reply_json(res, 200, http::generate_reply_json(reply.get()));
   });
-  svr.Post("/abort_request", [&engine](const httplib::Request& req, httplib::Response& res) {
+  svr.post_with_body("/abort_request", [&engine](const httplib::Request&, const std::string& body, httplib::Response& res) {
     try {
-      (void)engine.abort(http::parse_abort_call(req.body, "POST /abort_request"));
+      (void)engine.abort(http::parse_abort_call(body, "POST /abort_request"));
     } catch (const base::ConfigError& e) {
       return reply_error(res, 400, e.what());
     }
     res.status = 200;
   });
-  svr.Post("/update_weights_from_disk", [&engine](const httplib::Request& req, httplib::Response& res) {
+  svr.post_with_body("/update_weights_from_disk", [&engine](const httplib::Request&, const std::string& body, httplib::Response& res) {
     http::UpdateWeightsCall call;
     try {
-      call = http::parse_update_weights_call(req.body, "POST /update_weights_from_disk");
+      call = http::parse_update_weights_call(body, "POST /update_weights_from_disk");
     } catch (const base::ConfigError& e) {
       return reply_error(res, 400, e.what());
     }
@@ -92,15 +153,15 @@ void add_routes(httplib::Server& svr, live::EngineServer& engine) {
     reply_json(res, why.empty() ? 200 : 400,
                http::update_weights_reply_json(why.empty(), why.empty() ? "Succeeded to update model weights." : why));
   });
-  svr.Post("/pause_generation", [&engine](const httplib::Request& req, httplib::Response& res) {
+  svr.post_with_body("/pause_generation", [&engine](const httplib::Request&, const std::string& body, httplib::Response& res) {
     try {
-      engine.pause(http::parse_pause_call(req.body, "POST /pause_generation").abort_in_flight);
+      engine.pause(http::parse_pause_call(body, "POST /pause_generation").abort_in_flight);
     } catch (const base::ConfigError& e) {
       return reply_error(res, 400, e.what());
     }
     reply_json(res, 200, nlohmann::json{{"message", "Generation paused successfully."}, {"status", "ok"}}.dump());
   });
-  svr.Post("/continue_generation", [&engine](const httplib::Request&, httplib::Response& res) {
+  svr.post_with_body("/continue_generation", [&engine](const httplib::Request&, const std::string&, httplib::Response& res) {
     engine.resume();
     reply_json(res, 200, nlohmann::json{{"message", "Generation continued successfully."}, {"status", "ok"}}.dump());
   });
@@ -128,8 +189,12 @@ void add_routes(httplib::Server& svr, live::EngineServer& engine) {
   });
   const auto health = [](const httplib::Request&, httplib::Response& res) { res.status = 200; };
   svr.Get("/health", health);
-  svr.Get("/health_generate", [&engine](const httplib::Request&, httplib::Response& res) {
+  svr.Get("/health_generate", [&engine, &open](const httplib::Request&, httplib::Response& res) {
     // As SGLang's: one token generated for input_ids [0].
+    const auto hold = open.try_open();
+    if (!hold.held()) {
+      return reply_error(res, 503, fmt::format("GET /health_generate: {}", engine.closed() ? "the server is shutting down" : queue_full(open.max())));
+    }
     http::GenerateCall c;
     c.input_ids = {0};
     c.max_new_tokens = 1;
@@ -183,7 +248,7 @@ void add_routes(httplib::Server& svr, live::EngineServer& engine) {
                                           {"num_used_tokens", s.resident_tok}, {"token_usage", usage}}}}}
                    .dump());
   });
-  const auto flush = [&engine](const httplib::Request&, httplib::Response& res) {
+  const auto flush = [&engine](httplib::Response& res) {
     // The engine keeps no prefix cache: nothing outlives a request. As
     // SGLang's, refused while requests run.
     const auto s = engine.status();
@@ -191,8 +256,8 @@ void add_routes(httplib::Server& svr, live::EngineServer& engine) {
     res.status = 200;
     res.set_content("Cache flushed.", "text/plain");
   };
-  svr.Get("/flush_cache", flush);
-  svr.Post("/flush_cache", flush);
+  svr.Get("/flush_cache", [flush](const httplib::Request&, httplib::Response& res) { flush(res); });
+  svr.post_with_body("/flush_cache", [flush](const httplib::Request&, const std::string&, httplib::Response& res) { flush(res); });
 }
 
 }  // namespace
@@ -201,19 +266,21 @@ int serve_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april serve --checkpoint DIR [--host 127.0.0.1] [--port 30000] [--slots N] [--context-length N]\n"
       "                   [--device cpu|cuda] [--dtype float32|bfloat16] [--threads N] [--seed S] [--weight-version V]\n"
-      "                   [--exact-prefill]\n"
+      "                   [--exact-prefill] [--max-queued-requests N] [--max-body-bytes N]\n"
       "Serves a Hugging Face checkpoint (Qwen3, Qwen2/Qwen2.5, Llama 3) on the live engine behind the subset of SGLang's\n"
       "HTTP API that RL rollouts use: POST /generate (input_ids; sampling_params max_new_tokens, temperature, top_p,\n"
       "stop_token_ids, ignore_eos, sampling_seed; return_logprob), POST /abort_request (rid prefix or abort_all: the\n"
       "aborted request answers with its partial output, finish_reason abort), GET /health, /health_generate,\n"
       "/get_model_info, /get_server_info, /get_weight_version, /v1/loads, /metrics, /flush_cache, POST /pause_generation\n"
       "(abort or in_place), /continue_generation and /update_weights_from_disk (a checkpoint of the same shapes loaded\n"
-      "in place). Text prompts, streaming,\n"
-      "top-k, penalties and stop strings are refused by name (docs/serve.md). --port 0 picks a free port. Prints\n"
-      "\"april serve: listening on http://HOST:PORT\" once ready; SIGINT or SIGTERM stops it.\n\noptions");
+      "in place). Text prompts, streaming, top-k, penalties and stop strings are refused by name (docs/serve.md).\n"
+      "--port 0 picks a free port. Prints \"april serve: listening on http://HOST:PORT\" once ready.\n"
+      "Under load: past --slots + --max-queued-requests open requests a request is refused 503, a body past\n"
+      "--max-body-bytes 413, and a client silent for 5 s is dropped. SIGINT or SIGTERM stops it: requests in flight\n"
+      "are answered as aborted, with their partial output, and new ones refused 503.\n\noptions");
   live::EngineServerOptions o;
   std::string host = "127.0.0.1";
-  std::int64_t port = 30000, slots = 64, context = 0, threads = 1, seed = 0;
+  std::int64_t port = 30000, slots = 64, context = 0, threads = 1, seed = 0, max_queued = kDefaultMaxQueued, max_body = 0;
   opts.add_options()("help,h", "show this help")("checkpoint", po::value(&o.checkpoint_dir)->required(), "the Hugging Face checkpoint folder")(
       "host", po::value(&host), "address to listen on (default 127.0.0.1)")("port", integer_option(&port, 30000), "port; 0 picks a free one")(
       "slots", integer_option(&slots, 64), "requests decoded together (SGLang's max_running_requests); more wait")(
@@ -223,29 +290,52 @@ int serve_command(const std::vector<std::string>& args) {
                                                                          "draws of a request without sampling_seed: (seed, arrival number)")(
       "weight-version", po::value(&o.weight_version), "the weight_version replies carry (default \"default\", as SGLang)")(
       "exact-prefill", po::bool_switch(&o.exact_prefill), "prefill one token per iteration through the decode kernel: tokens that do not "
-      "depend on the batch, and a resumed abort that continues exactly (slower for long prompts)");
+      "depend on the batch, and a resumed abort that continues exactly (slower for long prompts)")(
+      "max-queued-requests", integer_option(&max_queued, kDefaultMaxQueued),
+      "requests that may wait beyond the --slots running; past that many, 503 (each open request holds a thread)")(
+      "max-body-bytes", integer_option(&max_body),
+      "a request body past this is refused 413 (default 1 MiB, or 16 bytes per token of context where that is more)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   if (port < 0 || port > 65535) throw std::invalid_argument(fmt::format("--port {}: 0 to 65535", port));
   if (slots < 1 || slots > 4096) throw std::invalid_argument(fmt::format("--slots {}: 1 to 4096", slots));
   if (threads < 1 || threads > 256) throw std::invalid_argument(fmt::format("--threads {}: 1 to 256", threads));
+  if (max_queued < 0 || max_queued > kMaxQueued) {
+    throw std::invalid_argument(fmt::format("--max-queued-requests {}: 0 to {}", max_queued, kMaxQueued));
+  }
+  if (vm.count("max-body-bytes") && (max_body < 1024 || max_body > (std::int64_t{1} << 30))) {
+    throw std::invalid_argument(fmt::format("--max-body-bytes {}: 1024 to 1073741824 (1 GiB)", max_body));
+  }
   o.slots = slots;
   o.context_length = context;
   o.threads = threads;
   o.seed = static_cast<std::uint64_t>(seed);
 
   live::EngineServer engine(o);
-  httplib::Server svr;
-  // Every /generate holds a handler thread until it is answered: enough for
-  // every slot and queue beside it, plus the control routes.
-  const auto pool = static_cast<std::size_t>(slots) * 2 + 8;
-  svr.new_task_queue = [pool] { return new httplib::ThreadPool(pool); };
-  add_routes(svr, engine);
-  const int bound = port == 0 ? svr.bind_to_any_port(host) : (svr.bind_to_port(host, static_cast<int>(port)) ? static_cast<int>(port) : -1);
-  if (bound < 0) throw std::runtime_error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", host, port));
   const auto st = engine.status();
-  std::fputs(fmt::format("april serve: {} ({:.2f}M parameters) on {} {}, {} slots, context {}\n", st.architecture,
-                         static_cast<double>(st.parameters) / 1e6, st.device, st.dtype, st.slots, st.context_length)
+  OpenRequests open(slots + max_queued);
+  HttpLimits limits;
+  // Every open request holds a handler thread until it is answered; the
+  // threads beyond them serve the control routes, refusals, and clients
+  // still sending or kept alive.
+  limits.max_threads = static_cast<std::size_t>(open.max() + kSpareThreads);
+  limits.max_body_bytes = static_cast<std::size_t>(vm.count("max-body-bytes") ? max_body : std::max(kMinBodyBytes, 16 * st.context_length));
+  HttpServer svr(limits);
+  add_routes(svr, engine, open);
+  // Each connection is a descriptor: a soft limit of 1024 would stop accepts below the bound.
+  const auto files = raise_open_file_limit();
+  if (files < limits.max_threads + 64) {
+    std::fputs(fmt::format("april serve: warning: {} open files at most, fewer than the {} connections the bound on requests admits\n",
+                           files, limits.max_threads)
+                   .c_str(),
+               stderr);
+  }
+  const int bound = svr.bind(host, static_cast<int>(port));
+  if (bound < 0) throw std::runtime_error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", host, port));
+  std::fputs(fmt::format("april serve: {} ({:.2f}M parameters) on {} {}, {} slots, context {}, {} requests open at most, "
+                         "bodies up to {} bytes\n",
+                         st.architecture, static_cast<double>(st.parameters) / 1e6, st.device, st.dtype, st.slots, st.context_length,
+                         open.max(), limits.max_body_bytes)
                  .c_str(),
              stdout);
   std::fputs(fmt::format("april serve: listening on http://{}:{}\n", host, bound).c_str(), stdout);
@@ -265,16 +355,25 @@ int serve_command(const std::vector<std::string>& args) {
     }
     // Requests in flight are answered (aborted, with their tokens) before
     // the listener stops, so no handler waits on the engine. A zero byte is
-    // the command's own wake-up after listen ended otherwise.
+    // the command's own wake-up after serve ended otherwise.
     if (byte != 0) {
       engine.close();
-      // A signal right after binding may come before listen runs, when stop() would not hold.
-      for (int i = 0; i < 2000 && !svr.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      // Connections accepted but not yet given a thread are read and
+      // answered (503) first: once stopped, httplib closes them unread,
+      // and their clients would see a reset. Bounded: clients that stall
+      // hold their threads for the 5 s timeout at most.
+      (void)svr.wait_until_taken(std::chrono::seconds(6));
     }
-    svr.stop();
+    svr.stop_serving();
   });
-  svr.listen_after_bind();
-  // listen ended by a signal (the stopper has stopped it) or by an error:
+  std::exception_ptr failed;
+  try {
+    svr.serve(host, bound);
+  } catch (...) {
+    failed = std::current_exception();
+    engine.close();  // the handlers still open answer, and end
+  }
+  // serve ended by a signal (the stopper has stopped it) or by an error:
   // wake the stopper either way.
   const char zero = 0;
   [[maybe_unused]] const auto n = ::write(stop_pipe[1], &zero, 1);
@@ -284,6 +383,7 @@ int serve_command(const std::vector<std::string>& args) {
   g_stop_pipe_write = -1;
   ::close(stop_pipe[0]);
   ::close(stop_pipe[1]);
+  if (failed) std::rethrow_exception(failed);
   std::fputs("april serve: stopped\n", stdout);
   return 0;
 }

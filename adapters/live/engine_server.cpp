@@ -369,6 +369,11 @@ void EngineServer::close() {
   (void)abort({"", true});
 }
 
+bool EngineServer::closed() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->closed || impl_->stopping;
+}
+
 void EngineServer::pause(bool abort_in_flight) {
   auto& im = *impl_;
   {

@@ -77,6 +77,8 @@ class EngineServer {
   // For a shutdown: new requests are refused (503), and every request in
   // flight or held is answered as aborted, with what it had generated.
   void close();
+  // Whether close() was called: a request refused now is refused for that.
+  [[nodiscard]] bool closed() const;
   void resume();
   [[nodiscard]] EngineServerStatus status() const;
 

@@ -22,6 +22,10 @@ import threading
 import time
 import urllib.request
 
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_process  # noqa: E402
+
 april, checkpoint, dataset, work = sys.argv[1:5]
 failures = []
 
@@ -107,12 +111,7 @@ for mode, want, timeout_s, within_s in [
 
 
 def start_serve():
-    proc = subprocess.Popen([april, "serve", "--checkpoint", checkpoint, "--port", "0", "--exact-prefill"], stdout=subprocess.PIPE,
-                            text=True)
-    for line in proc.stdout:
-        if "listening on " in line:
-            return proc, line.strip().split("listening on ")[1]
-    return proc, None
+    return serve_process.start(april, checkpoint, "--exact-prefill")
 
 
 def kill_when_busy(proc, url):

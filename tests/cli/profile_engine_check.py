@@ -22,6 +22,10 @@ import shutil
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_process  # noqa: E402
+
 april, checkpoint, dataset, work = sys.argv[1:5]
 failures = []
 
@@ -34,13 +38,7 @@ def check(ok, what):
 
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
-serve = subprocess.Popen([april, "serve", "--checkpoint", checkpoint, "--port", "0", "--slots", "4"], stdout=subprocess.PIPE, text=True)
-url = None
-for line in serve.stdout:
-    if "listening on " in line:
-        url = line.strip().split("listening on ")[1]
-        break
-check(url is not None, "april serve did not start")
+serve, url = serve_process.start(april, checkpoint, "--slots", "4")
 try:
     if url:
         profile = os.path.join(work, "profile.json")

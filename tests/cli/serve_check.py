@@ -12,6 +12,7 @@ nothing listening is refused naming it.
 usage: serve_check.py APRIL CHECKPOINT_DIR DATASET_JSONL WORKDIR
 Runs with /usr/bin/python3 and its standard library only."""
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -19,6 +20,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_process  # noqa: E402
 
 april, checkpoint, dataset, work = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 failures = []
@@ -31,17 +36,7 @@ def check(ok, what):
 
 
 def start_server():
-    p = subprocess.Popen([april, "serve", "--checkpoint", checkpoint, "--port", "0", "--exact-prefill", "--slots", "8"],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        line = p.stdout.readline()
-        if not line:
-            break
-        if "listening on http://" in line:
-            return p, line.strip().split("listening on ")[1]
-    p.kill()
-    raise SystemExit("FAIL: the server did not start")
+    return serve_process.start(april, checkpoint, "--exact-prefill", "--slots", "8")
 
 
 def post(url, path, body, timeout=60):

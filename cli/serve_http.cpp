@@ -1,0 +1,247 @@
+#include "cli/serve_http.hpp"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "adapters/http/sglang_protocol.hpp"
+#include "adapters/live/hf/utf8.hpp"
+
+namespace april::cli {
+namespace {
+
+// httplib asks new_task_queue for a queue once per listen and shuts it
+// down, then deletes it, when the listen ends; the pool itself stays with
+// the server, which shuts it down when it stops serving (HttpServer::serve).
+class PoolQueue : public httplib::TaskQueue {
+ public:
+  explicit PoolQueue(std::shared_ptr<HandlerPool> pool) : pool_(std::move(pool)) {}
+  void enqueue(std::function<void()> fn) override { pool_->enqueue(std::move(fn)); }
+  void shutdown() override {}
+
+ private:
+  std::shared_ptr<HandlerPool> pool_;
+};
+
+// The accept queue asked for; the kernel caps it at net.core.somaxconn
+// (4096 by default since Linux 5.4).
+constexpr int kListenBacklog = 4096;
+
+void reply_error(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_content(http::error_json(message), "application/json");
+}
+
+}  // namespace
+
+HandlerPool::HandlerPool(std::size_t first_threads, std::size_t max_threads) : max_threads_(std::max<std::size_t>(1, max_threads)) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto first = std::clamp<std::size_t>(first_threads, 1, max_threads_);
+  for (std::size_t i = 0; i < first; ++i) threads_.emplace_back([this] { work(); });
+}
+
+HandlerPool::~HandlerPool() { shutdown(); }
+
+void HandlerPool::enqueue(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.push_back(std::move(job));
+    // More connections wait than threads are idle: one more thread, up to the bound.
+    if (!shutting_down_ && jobs_.size() > idle_ && threads_.size() < max_threads_) {
+      try {
+        threads_.emplace_back([this] { work(); });
+      } catch (const std::system_error&) {
+        // No thread to be had (a limit of the system): the connection
+        // waits for one of those there are.
+      }
+    }
+  }
+  has_job_.notify_one();
+}
+
+void HandlerPool::work() {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++idle_;
+      has_job_.wait(lock, [this] { return shutting_down_ || !jobs_.empty(); });
+      --idle_;
+      if (jobs_.empty()) return;  // shutting down, and nothing left to serve
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+      if (jobs_.empty()) taken_.notify_all();
+    }
+    job();
+  }
+}
+
+void HandlerPool::shutdown() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+    threads.swap(threads_);
+  }
+  has_job_.notify_all();
+  for (auto& t : threads) t.join();
+}
+
+bool HandlerPool::wait_until_taken(std::chrono::milliseconds within) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return taken_.wait_for(lock, within, [this] { return jobs_.empty(); });
+}
+
+HttpServer::HttpServer(const HttpLimits& limits)
+    : limits_(limits), pool_(std::make_shared<HandlerPool>(limits.first_threads, limits.max_threads)) {
+  new_task_queue = [pool = pool_] { return new PoolQueue(pool); };
+  const auto secs = static_cast<time_t>(limits.io_timeout.count());
+  set_read_timeout(secs, 0);
+  set_write_timeout(secs, 0);
+  set_keep_alive_timeout(secs);
+  // A Content-Length past the bound: httplib reads the body to its end,
+  // drops it, and answers 413 (post_with_body says why).
+  set_payload_max_length(limits.max_body_bytes);
+  // httplib's own refusals (a malformed request line or headers, no such
+  // route, a request line past 8 KiB) carry no body: SGLang's error body,
+  // as every other refusal here.
+  set_error_handler(HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return HandlerResponse::Unhandled;
+    std::string what;
+    switch (res.status) {
+      case 404: what = "no such route"; break;
+      case 414: what = "the request line is longer than 8 KiB"; break;
+      case 400: what = "a malformed HTTP request, or one not sent whole within the timeout"; break;
+      default: what = fmt::format("HTTP {}", res.status); break;
+    }
+    res.set_content(http::error_json(req.method.empty() ? what : fmt::format("{} {}: {}", req.method, req.path, what)), "application/json");
+    return HandlerResponse::Handled;
+  }));
+}
+
+HttpServer::~HttpServer() = default;
+
+int HttpServer::bind(const std::string& host, int port) {
+  const int bound = port == 0 ? bind_to_any_port(host) : (bind_to_port(host, port) ? port : -1);
+  if (bound < 0) return -1;
+  // httplib listened with its compiled backlog of 5: a thousand clients
+  // connecting at once overflow it, and the kernel drops their handshakes,
+  // which clients retry after 1, 3, 7, ... s (seen: 18% to 84% of a burst
+  // of 1,000 unanswered after 60 s). On Linux, listen() on a listening
+  // socket sets its backlog anew.
+  if (::listen(svr_sock_.load(), kListenBacklog) != 0) {
+    std::fputs("april serve: warning: cannot lengthen the accept queue; a burst of connections may wait seconds\n", stderr);
+  }
+  return bound;
+}
+
+void HttpServer::serve(const std::string& host, int port) {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(serving_mu_);
+      if (stopping_) break;
+      listening_ = true;
+    }
+    listen_after_bind();
+    const int err = errno;
+    std::unique_lock<std::mutex> lock(serving_mu_);
+    listening_ = false;
+    if (stopping_) break;
+    // httplib closed the socket and kept its number, which another file
+    // may now have: forgotten before binding again.
+    svr_sock_ = INVALID_SOCKET;
+    std::fputs(
+        fmt::format("april serve: warning: the listener failed (accept: {}); listening again on port {}\n", std::strerror(err), port).c_str(),
+        stderr);
+    for (int tries = 0; !stopping_ && bind(host, port) < 0; ++tries) {
+      if (tries == 100) throw std::runtime_error(fmt::format("cannot listen again on {}:{} after the listener failed", host, port));
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      lock.lock();
+    }
+  }
+  // Every connection accepted is served to its end, then the threads join.
+  pool_->shutdown();
+}
+
+void HttpServer::stop_serving() {
+  {
+    std::lock_guard<std::mutex> lock(serving_mu_);
+    stopping_ = true;
+    if (!listening_) return;  // serve() sees stopping_ before it listens again
+  }
+  // Just called, listen may not run its loop yet, when stop() would not hold.
+  for (int i = 0; i < 2000 && !is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  stop();
+}
+
+void HttpServer::post_with_body(const std::string& pattern, BodyHandler handler) {
+  // The body is read here, not by httplib: httplib bounds only a
+  // Content-Length, so a chunked or a compressed body would grow without
+  // limit in memory.
+  Post(pattern, [this, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+    const auto max = limits_.max_body_bytes;
+    const auto where = fmt::format("{} {}", req.method, req.path);
+    if (req.is_multipart_form_data()) {
+      // Read to its end and dropped, so that the reply is read by a client
+      // still sending rather than the connection reset under it.
+      const bool whole = reader([](const httplib::MultipartFormData&) { return true; }, [](const char*, std::size_t) { return true; });
+      if (res.status == 413) return reply_error(res, 413, fmt::format("{}: the body is larger than {} bytes (--max-body-bytes)", where, max));
+      if (!whole) {
+        return reply_error(res, 400, fmt::format("{}: the body stopped short or stalled past {} s", where, limits_.io_timeout.count()));
+      }
+      return reply_error(res, 400, fmt::format("{}: a multipart form is not served; send the JSON body as application/json", where));
+    }
+    std::string body;
+    bool too_big = false;
+    const bool whole = reader([&](const char* data, std::size_t n) {
+      if (!too_big && body.size() + n <= max) {
+        body.append(data, n);
+      } else {
+        // Past the bound: read on and drop, as httplib does for a
+        // Content-Length past it, so that the client reads the 413.
+        too_big = true;
+        std::string().swap(body);
+      }
+      return true;
+    });
+    if (too_big || res.status == 413) {
+      return reply_error(res, 413, fmt::format("{}: the body is larger than {} bytes (--max-body-bytes)", where, max));
+    }
+    if (!whole) {
+      return reply_error(res, 400, fmt::format("{}: the body stopped short of its length, was malformed, or stalled past {} s", where,
+                                               limits_.io_timeout.count()));
+    }
+    // Every body here is JSON, which is UTF-8 (RFC 8259): said as such,
+    // rather than as the JSON parser's "ill-formed UTF-8 byte" inside a
+    // string or a syntax error outside one. The byte counts from 1, as the
+    // parser's "not JSON at byte N".
+    if (const auto bad = hf::utf8::first_invalid(body)) {
+      return reply_error(res, 400, fmt::format("{}: the body is not valid UTF-8 (byte {}, 0x{:02X})", where, *bad + 1,
+                                               static_cast<unsigned>(static_cast<unsigned char>(body[*bad]))));
+    }
+    handler(req, body, res);
+  });
+}
+
+std::size_t raise_open_file_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 0;
+  if (r.rlim_cur < r.rlim_max) {
+    rlimit raised = r;
+    raised.rlim_cur = r.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
+  }
+  return r.rlim_cur == RLIM_INFINITY ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(r.rlim_cur);
+}
+
+}  // namespace april::cli
