@@ -13,6 +13,31 @@
 
 namespace april::live {
 
+namespace {
+
+// torch::save and torch::load with the file named in their errors: libtorch's
+// own message names the archive's inner record, not the file (a full disk
+// says "PytorchStreamWriter failed writing file data/0").
+template <typename T>
+void save_to(const T& value, const std::string& path) {
+  try {
+    torch::save(value, path);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(fmt::format("{}: cannot write: {}", path, e.what_without_backtrace()));
+  }
+}
+
+template <typename T>
+void load_from(T&& value, const std::string& path) {
+  try {
+    torch::load(value, path);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(fmt::format("{}: cannot read: {}", path, e.what_without_backtrace()));
+  }
+}
+
+}  // namespace
+
 void LiveBackend::save_hf(const std::string& dir) {
   if (impl_->opt.hf_checkpoint.empty()) throw std::logic_error("live backend: save_hf on april's own model, which has no Hugging Face layout");
   if (impl_->train_running.valid()) impl_->train_running.wait();
@@ -29,8 +54,8 @@ void LiveBackend::save(const std::string& dir) const {
     throw std::logic_error(fmt::format("live backend: save with {} samples in flight (suspend the loop first)", impl_->flight.size()));
   }
   std::filesystem::create_directories(dir);
-  torch::save(impl_->trainer->policy(), (std::filesystem::path(dir) / "model.pt").string());
-  torch::save(impl_->trainer->optimizer(), (std::filesystem::path(dir) / "optimizer.pt").string());
+  save_to(impl_->trainer->policy(), (std::filesystem::path(dir) / "model.pt").string());
+  save_to(impl_->trainer->optimizer(), (std::filesystem::path(dir) / "optimizer.pt").string());
   nlohmann::json j = nlohmann::json::array();
   for (const auto& [key, st] : impl_->store) {
     j.push_back({{"key", key}, {"prompt_id", st.prompt_id}, {"tokens", st.tokens}, {"logprobs", st.logprobs}});
@@ -58,8 +83,8 @@ void LiveBackend::load(const std::string& dir) {
   for (const char* f : {"model.pt", "optimizer.pt", "samples.json"}) {
     if (!std::filesystem::exists(p / f)) throw std::invalid_argument(fmt::format("{}: checkpoint has no {}", dir, f));
   }
-  torch::load(impl_->trainer->policy(), (p / "model.pt").string());
-  torch::load(impl_->trainer->optimizer(), (p / "optimizer.pt").string());
+  load_from(impl_->trainer->policy(), (p / "model.pt").string());
+  load_from(impl_->trainer->optimizer(), (p / "optimizer.pt").string());
   impl_->trainer->policy()->to(impl_->device);
   copy_weights(impl_->trainer->policy(), impl_->engine->model());
   // Bounded reads, and a malformed file refused by the path of what is wrong.
