@@ -4,6 +4,12 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <future>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/json_value.hpp"
 
 #include "adapters/http/sglang_protocol.hpp"
 
@@ -70,5 +76,52 @@ std::string get_or_throw(const std::string& url, const std::string& route, doubl
   }
   return res->body;
 }
+
+std::string generate_with_retries(const std::string& url, nlohmann::json body, double connect_s, double read_s) {
+  const auto rid = body["rid"].get<std::string>();
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return post_or_throw(url, "/generate", body.dump(), connect_s, read_s);
+    } catch (const NoReply& e) {
+      if (attempt == kGenerateTries) throw NoReply(fmt::format("{} ({} tries)", e.what(), kGenerateTries));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100 << (2 * (attempt - 1))));
+      body["rid"] = fmt::format("{}-retry{}", rid, attempt);
+    }
+  }
+}
+
+std::vector<std::pair<std::size_t, std::string>> update_servers(const std::vector<std::string>& urls, const std::vector<bool>& lost,
+                                                                const std::string& dir, std::int64_t version, double connect_s,
+                                                                double read_s) {
+  const nlohmann::json body = {{"model_path", dir}, {"weight_version", std::to_string(version)}, {"flush_cache", true}};
+  std::vector<std::pair<std::size_t, std::future<std::string>>> posts;
+  for (std::size_t i = 0; i < urls.size(); ++i) {
+    if (lost[i]) continue;
+    posts.emplace_back(i, std::async(std::launch::async, [url = urls[i], text = body.dump(), connect_s, read_s] {
+                         return post_or_throw(url, "/update_weights_from_disk", text, connect_s, read_s);
+                       }));
+  }
+  std::vector<std::pair<std::size_t, std::string>> silent;
+  std::string error;
+  for (auto& [i, post] : posts) {
+    try {
+      const auto reply = post.get();
+      nlohmann::json doc;
+      if (base::parse_json(reply, doc) || !doc.is_object() || !doc.contains("success") || !doc["success"].is_boolean() ||
+          !doc["success"].get<bool>()) {
+        throw std::runtime_error(fmt::format("{}/update_weights_from_disk: {}", urls[i], http::error_message_of(reply)));
+      }
+    } catch (const NoReply& e) {
+      silent.emplace_back(i, e.what());
+    } catch (const TimedOut& e) {
+      silent.emplace_back(i, e.what());
+    } catch (const std::exception& e) {
+      if (error.empty()) error = e.what();  // every post collected first
+    }
+  }
+  if (!error.empty()) throw std::runtime_error(error);
+  return silent;
+}
+
 
 }  // namespace april::live

@@ -4,9 +4,14 @@
 // its failure named by URL and route, and told apart by kind, since a
 // server that does not answer at all is another matter than one that
 // answers an error. cpp-httplib (Debian's libcpp-httplib-dev).
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace httplib {
 class Client;
@@ -35,5 +40,24 @@ std::string post_or_throw(const std::string& url, const std::string& route, cons
 
 // A GET's reply body, likewise.
 std::string get_or_throw(const std::string& url, const std::string& route, double connect_s, double read_s);
+
+// One /generate with `body` (its "rid" set), tried again (at most
+// kGenerateTries in all, after 0.1 s and 0.4 s) when it got no reply at all:
+// a connection refused or cut before a whole reply. Each try has a rid of its
+// own, so that a server which did take the earlier one does not refuse it as
+// a duplicate. A reply with an HTTP error, or no reply within the timeout,
+// is not tried again. The reply body, or the last failure (NoReply naming
+// the tries).
+inline constexpr int kGenerateTries = 3;
+std::string generate_with_retries(const std::string& url, nlohmann::json body, double connect_s, double read_s);
+
+// Has every server not in `lost` load the checkpoint in `dir` as
+// `version`, all at once (each answers when it holds the weights: an SGLang
+// server first lets the requests it runs finish). Returns the servers that
+// did not answer at all, with why; throws on a server that answered
+// otherwise than with success.
+std::vector<std::pair<std::size_t, std::string>> update_servers(const std::vector<std::string>& urls, const std::vector<bool>& lost,
+                                                                const std::string& dir, std::int64_t version, double connect_s,
+                                                                double read_s);
 
 }  // namespace april::live

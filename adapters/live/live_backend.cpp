@@ -96,33 +96,8 @@ std::vector<rl::SampleProgress> LiveBackend::abort_all() {
   return out;
 }
 
-namespace {
-
-std::vector<TrainSampleData> train_data(const std::vector<rl::TrainSample>& batch,
-                                        const std::unordered_map<rl::SampleKey, Stored>& store, const LiveTask& task) {
-  std::vector<TrainSampleData> data;
-  for (const auto& s : batch) {
-    const auto& st = store.at(s.key);
-    TrainSampleData d;
-    d.prompt = task.prompt_tokens(st.prompt_id);
-    d.response = st.tokens;
-    d.rollout_logprobs = st.logprobs;
-    for (const auto& [v, n] : s.segments) d.token_version.insert(d.token_version.end(), static_cast<std::size_t>(n), v);
-    if (d.token_version.size() != d.response.size()) {
-      throw std::logic_error(fmt::format("live backend: sample {} has {} tokens but segments cover {}", s.key, d.response.size(),
-                                         d.token_version.size()));
-    }
-    d.reward = task.response_reward(st.prompt_id, d.response);
-    d.group = rl::key_group(s.key);
-    data.push_back(std::move(d));
-  }
-  return data;
-}
-
-}  // namespace
-
 rl::TrainReport LiveBackend::train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
-  auto data = train_data(batch, impl_->store, impl_->task);
+  auto data = train_sample_data(batch, impl_->store, impl_->task, "live backend");
   // On the trainer's thread (Impl::trainer_worker), this one waiting for it.
   auto& im = *impl_;
   auto step = im.trainer_worker().run([&im, &data, version] { return im.timed_step(data, version); });
@@ -143,7 +118,7 @@ void LiveBackend::start_train(const std::vector<rl::TrainSample>& batch, std::in
     throw std::logic_error("live backend: start_train while the trainer is busy");
   }
   // The batch's tokens are copied out now: the engine goes on while the trainer reads them.
-  impl_->train_to_start.emplace(train_data(batch, impl_->store, impl_->task), version);
+  impl_->train_to_start.emplace(train_sample_data(batch, impl_->store, impl_->task, "live backend"), version);
   impl_->train_record = LiveTrainStep{train_shape(batch), 0.0};
   for (const auto& s : batch) impl_->store.erase(s.key);
   // It goes to the trainer's thread at the next wait_for_events, which the loop calls right

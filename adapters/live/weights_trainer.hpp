@@ -6,6 +6,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "adapters/live/live_task.hpp"
 #include "rl/backend.hpp"
 
 namespace april::live {
@@ -19,6 +24,36 @@ struct TrainSampleData {
   double reward = 0;
   std::int64_t group = 0;
 };
+
+// The batch as a trainer reads it, from a backend's store of samples by key
+// (each entry's prompt_id, tokens and the sampler's logprobs): the tokens,
+// their log-probs, each token's version from the loop's segments, the
+// task's reward and the group. `who` names the backend in errors.
+template <typename Store>
+std::vector<TrainSampleData> train_sample_data(const std::vector<rl::TrainSample>& batch, const Store& store, const LiveTask& task,
+                                               const char* who) {
+  std::vector<TrainSampleData> data;
+  for (const auto& s : batch) {
+    const auto& st = store.at(s.key);
+    TrainSampleData d;
+    d.prompt = task.prompt_tokens(st.prompt_id);
+    d.response = st.tokens;
+    d.rollout_logprobs = st.logprobs;
+    if (d.rollout_logprobs.size() != d.response.size()) {
+      throw std::runtime_error(fmt::format("{}: sample {} has {} log-probs for {} tokens (return_logprob unanswered?)", who, s.key,
+                                           d.rollout_logprobs.size(), d.response.size()));
+    }
+    for (const auto& [v, n] : s.segments) d.token_version.insert(d.token_version.end(), static_cast<std::size_t>(n), v);
+    if (d.token_version.size() != d.response.size()) {
+      throw std::logic_error(fmt::format("{}: sample {} has {} tokens but segments cover {}", who, s.key, d.response.size(),
+                                         d.token_version.size()));
+    }
+    d.reward = task.response_reward(st.prompt_id, d.response);
+    d.group = rl::key_group(s.key);
+    data.push_back(std::move(d));
+  }
+  return data;
+}
 
 class WeightsTrainer {
  public:

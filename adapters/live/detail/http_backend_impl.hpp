@@ -1,0 +1,418 @@
+#pragma once
+// live::HttpBackend's state and its moves, shared by the files that define
+// its methods (http_backend.cpp: the colocated turns; http_backend_overlap.cpp:
+// training and syncing beside the rollout). Plain C++: no torch.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "adapters/http/sglang_protocol.hpp"
+#include "adapters/live/http_backend.hpp"
+#include "adapters/live/http_calls.hpp"
+#include "base/hash.hpp"
+#include "base/json_value.hpp"
+
+namespace april::live {
+
+// What one /generate came back with: the reply, or why there is none.
+struct HttpAnswer {
+  http::GenerateReply reply;
+  std::string error;         // "" when the reply was read
+  bool server_lost = false;  // no reply at all, or none in time: the server, not the request
+};
+
+struct HttpBackend::Impl {
+  struct Stored {
+    std::string prompt_id;
+    std::vector<std::int32_t> tokens;
+    std::vector<float> logprobs;
+  };
+  struct Flight {
+    std::size_t server = 0;
+    nlohmann::json body;  // what was sent: sent again as it is when its server is lost
+    std::future<HttpAnswer> answer;
+    std::int64_t version = 0;        // the weights the servers held when it was sent
+    std::int32_t max_new_tok = 0;    // what the loop asked for, in all
+    base::TokensByVersion earlier;   // tokens of this submission before a sync interrupted it, by version
+    bool parked = false;             // interrupted by a recompute sync: sent again when it ends
+    bool queued = false;             // held by april until a server has a free slot (Impl::waiting)
+  };
+  enum class SyncPhase { kNone, kAborting, kUpdating };
+
+  HttpBackendOptions opt;
+  const LiveTask& task;
+  std::vector<std::int64_t> slots;        // per server, from /get_server_info
+  std::vector<std::int64_t> outstanding;  // per server
+  std::vector<bool> lost;                 // per server: dropped by failover
+  std::vector<rl::EngineRunningChange> changes;  // with record_changes
+  std::map<rl::SampleKey, Stored> store;
+  std::map<rl::SampleKey, Flight> flights;
+  // Flights held until a server has a slot free, in submission order: a
+  // server admits what it is sent in the order it arrives, and requests sent
+  // at once on many connections arrive in any order, so april sends no more
+  // than a server runs (slime's per-server concurrency limit) and the
+  // servers admit in the order the policy submitted (its groups together).
+  std::deque<rl::SampleKey> waiting;
+  std::int64_t submissions = 0, answered = 0, aborted = 0;
+  std::optional<std::filesystem::path> last_weights;  // the folder the servers loaded last
+  // Overlapped runs (DESIGN.md 3b over HTTP): the weights the servers hold,
+  // the train step on its own thread (or, rollout only, its report at once),
+  // the sync under way, and what the loop submitted meanwhile.
+  std::int64_t version = 0;
+  std::future<rl::TrainReport> train_running;
+  std::optional<rl::TrainReport> train_report_now;
+  SyncPhase sync = SyncPhase::kNone;
+  std::int64_t sync_version = 0;
+  std::future<std::vector<std::pair<std::size_t, std::string>>> sync_update;  // servers that did not answer, and why
+  bool sync_ends_now = false;  // rollout only: a sync changes the version alone
+  std::vector<std::pair<rl::SampleKey, std::int32_t>> held;  // (key, max_new_tok) submitted during a sync
+  std::string sync_dir;  // the weights the sync under way loads
+  std::chrono::steady_clock::time_point last_abort_post;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  // The request threads signal here when they end.
+  std::mutex mu;
+  std::condition_variable cv;
+
+  Impl(HttpBackendOptions o, const LiveTask& t) : opt(std::move(o)), task(t) {
+    if (opt.urls.empty()) throw std::invalid_argument("no server: give at least one URL");
+    for (const auto& url : opt.urls) {
+      const auto body = get_or_throw(url, "/get_server_info", opt.connect_timeout_s, opt.connect_timeout_s * 2);
+      std::int64_t n = 0;
+      nlohmann::json doc;
+      if (!base::parse_json(body, doc) && doc.is_object() && doc.contains("max_running_requests") &&
+          doc["max_running_requests"].is_number_integer()) {
+        n = doc["max_running_requests"].get<std::int64_t>();
+      }
+      slots.push_back(std::max<std::int64_t>(0, n));
+    }
+    outstanding.assign(opt.urls.size(), 0);
+    lost.assign(opt.urls.size(), false);
+  }
+
+  // Every open request answered (a destructor or an error path may leave some).
+  void settle() {
+    for (auto& [key, f] : flights) {
+      if (f.answer.valid()) f.answer.wait();
+    }
+  }
+
+  // Whether server i still answers and has a slot free (a server that did
+  // not say how many it runs takes any number).
+  [[nodiscard]] bool has_room(std::size_t i) const { return !lost[i] && (slots[i] == 0 || outstanding[i] < slots[i]); }
+
+  // The server with room and the fewest requests outstanding (the first of
+  // equals); outstanding.size() when none has room.
+  [[nodiscard]] std::size_t least_outstanding() const {
+    std::size_t best = outstanding.size();
+    for (std::size_t i = 0; i < outstanding.size(); ++i) {
+      if (has_room(i) && (best == outstanding.size() || outstanding[i] < outstanding[best])) best = i;
+    }
+    return best;
+  }
+
+  // Held flights sent while servers have room, oldest first; none during a
+  // sync (they go with the new weights).
+  void pump() {
+    while (sync == SyncPhase::kNone && !waiting.empty() && least_outstanding() < outstanding.size()) {
+      const auto key = waiting.front();
+      waiting.pop_front();
+      const auto it = flights.find(key);
+      if (it == flights.end() || !it->second.queued) continue;
+      it->second.queued = false;
+      send(key, it->second);
+    }
+  }
+
+  // The server's outstanding requests now, recorded (record_changes).
+  void note(std::size_t server) {
+    if (!opt.record_changes) return;
+    rl::EngineRunningChange c;
+    c.time_ns = std::llround(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e9);
+    c.engine = static_cast<std::int64_t>(server);
+    c.running = outstanding[server];
+    changes.push_back(c);
+  }
+
+  [[nodiscard]] std::int64_t servers_left() const { return static_cast<std::int64_t>(std::count(lost.begin(), lost.end(), false)); }
+
+  // The /generate body of sample `key`: slime's resume, the prompt and the
+  // tokens so far, `max_new_tok` more at most.
+  nlohmann::json body_of(rl::SampleKey key, std::int32_t max_new_tok) const {
+    const auto& st = store.at(key);
+    auto ids = task.prompt_tokens(st.prompt_id);
+    ids.insert(ids.end(), st.tokens.begin(), st.tokens.end());
+    const auto held_tok = static_cast<std::uint64_t>(st.tokens.size());
+    return {{"input_ids", ids},
+            {"return_logprob", true},
+            {"sampling_params",
+             {{"max_new_tokens", max_new_tok},
+              {"temperature", opt.temperature},
+              {"top_p", opt.top_p},
+              {"stop_token_ids", task.end_tokens()},
+              // The in-process backend's seed for a fresh sample (april serve then draws its
+              // tokens); a resumed one draws from a seed of its own, as a server's token
+              // index restarts at 0 and the same seed would replay the first draws.
+              {"sampling_seed", held_tok == 0 ? base::combine_seeds(opt.seed, key)
+                                              : base::combine_seeds(base::combine_seeds(opt.seed, key), held_tok)},
+              {"skip_special_tokens", false},
+              {"no_stop_trim", true}}}};
+  }
+
+  // A flight for sample `key` with `body`: sent now to the least loaded
+  // server with room, or held until one has (pump).
+  Flight launch(rl::SampleKey key, nlohmann::json body) {
+    Flight f{outstanding.size(), std::move(body), {}, version, 0, {}, false, false};
+    if (sync == SyncPhase::kNone && waiting.empty() && least_outstanding() < outstanding.size()) {
+      send(key, f);
+    } else {
+      f.queued = true;
+      waiting.push_back(key);
+    }
+    return f;
+  }
+
+  // Sends the flight to the least loaded server with room, on a thread of its own.
+  void send(rl::SampleKey key, Flight& f) {
+    const auto server = least_outstanding();
+    if (server == outstanding.size()) throw std::logic_error("http backend: sent with no server free");
+    ++outstanding[server];
+    note(server);
+    f.server = server;
+    f.version = version;
+    f.body["rid"] = fmt::format("april-{}-{}", key, submissions++);
+    const auto url = opt.urls[server];
+    const auto connect_s = opt.connect_timeout_s, read_s = opt.request_timeout_s;
+    auto* signal = this;
+    f.answer = std::async(std::launch::async, [url, body = f.body, connect_s, read_s, signal] {
+      HttpAnswer a;
+      try {
+        a.reply = http::parse_generate_reply(generate_with_retries(url, body, connect_s, read_s), url + "/generate reply");
+      } catch (const NoReply& e) {
+        a.error = e.what();
+        a.server_lost = true;
+      } catch (const TimedOut& e) {
+        a.error = e.what();
+        a.server_lost = true;
+      } catch (const std::exception& e) {
+        a.error = e.what();
+      }
+      {
+        std::lock_guard<std::mutex> lock(signal->mu);
+      }
+      signal->cv.notify_all();
+      return a;
+    });
+  }
+
+  // With failover, drops `server` (once): it answers no more. Throws `why`
+  // when failover is off or no server is left.
+  void lose(std::size_t server, const std::string& why) {
+    if (!opt.failover) throw std::runtime_error(why);
+    if (!lost[server]) {
+      lost[server] = true;
+      std::int64_t moved = 0;
+      for (const auto& [key, f] : flights) moved += f.server == server ? 1 : 0;
+      if (servers_left() == 0) {
+        throw std::runtime_error(fmt::format("{} (and no server is left to take its requests)", why));
+      }
+      if (opt.on_lost) opt.on_lost(opt.urls[server], why, moved, servers_left());
+    }
+  }
+
+  // The flight's answer joined to its sample: its progress for the loop, or
+  // none when its server was lost and failover sent it again (in `f`). With
+  // `aborting`, such a sample is not sent again: it comes back interrupted
+  // with nothing new, holding what it held when sent.
+  std::optional<rl::SampleProgress> take(rl::SampleKey key, Flight& f, bool aborting = false) {
+    auto p = take_answer(key, f, aborting);
+    if (!aborting) pump();  // a slot is free: the oldest held flight goes
+    return p;
+  }
+
+  std::optional<rl::SampleProgress> take_answer(rl::SampleKey key, Flight& f, bool aborting) {
+    if (f.queued) {  // never sent: interrupted with nothing new
+      f.queued = false;
+      std::erase(waiting, key);
+      return progress_of(key, f, 0, false);
+    }
+    auto a = f.answer.get();
+    --outstanding[f.server];
+    note(f.server);
+    ++answered;
+    if (!a.error.empty()) {
+      if (!a.server_lost) throw std::runtime_error(a.error);
+      lose(f.server, a.error);
+      if (aborting) {
+        ++aborted;
+        return progress_of(key, f, 0, false);
+      }
+      relaunch(key, f, std::move(f.body));  // from the tokens the sample held when sent
+      return std::nullopt;
+    }
+    auto& st = store.at(key);
+    st.tokens.insert(st.tokens.end(), a.reply.output_ids.begin(), a.reply.output_ids.end());
+    st.logprobs.insert(st.logprobs.end(), a.reply.output_logprobs.begin(), a.reply.output_logprobs.end());
+    const bool finished = a.reply.finish != http::FinishKind::Abort;
+    if (!finished) ++aborted;
+    return progress_of(key, f, static_cast<std::int32_t>(a.reply.output_ids.size()), finished);
+  }
+
+  // The sample's progress in this submission: the tokens before an
+  // interruption by version, then `new_tok` under the flight's version.
+  static rl::SampleProgress progress_of(rl::SampleKey key, const Flight& f, std::int32_t new_tok, bool finished) {
+    rl::SampleProgress p{key, 0, f.earlier};
+    for (const auto& vt : f.earlier) p.new_tok += vt.tokens;
+    if (new_tok > 0) {
+      if (!p.by_version.empty() && p.by_version.back().version == f.version) {
+        p.by_version.back().tokens += new_tok;
+      } else {
+        p.by_version.push_back({f.version, new_tok});
+      }
+      p.new_tok += new_tok;
+    }
+    p.finished = finished;
+    return p;
+  }
+
+  // The trainer's weights written to weights_dir/v<version>, for the servers.
+  std::string write_weights(std::int64_t v) {
+    namespace fs = std::filesystem;
+    const auto dir = fs::absolute(fs::path(opt.weights_dir) / fmt::format("v{}", v));
+    fs::remove_all(dir);  // a folder of ours left by an interrupted run
+    fs::create_directories(dir);
+    opt.trainer->write_weights(dir.string());
+    return dir.string();
+  }
+
+  // The servers hold the weights in `dir`: the previous version's folder goes.
+  void weights_loaded(const std::string& dir) {
+    if (last_weights) std::filesystem::remove_all(*last_weights);
+    last_weights = dir;
+  }
+
+  // The batch as the trainer reads it; its samples leave the store.
+  std::vector<TrainSampleData> train_data(const std::vector<rl::TrainSample>& batch) {
+    auto data = train_sample_data(batch, store, task, "the servers");
+    for (const auto& s : batch) store.erase(s.key);
+    return data;
+  }
+
+  // Rollout only: the batch scored by the task's reward; its samples leave the store.
+  rl::TrainReport scored(const std::vector<rl::TrainSample>& batch) {
+    double reward = 0, correct = 0;
+    for (const auto& s : batch) {
+      const auto& st = store.at(s.key);
+      const double r = task.response_reward(st.prompt_id, st.tokens);
+      reward += r;
+      correct += r >= task.correct_reward() ? 1.0 : 0.0;
+    }
+    for (const auto& s : batch) store.erase(s.key);
+    const auto n = static_cast<double>(std::max<std::size_t>(1, batch.size()));
+    return {reward / n, correct / n, std::nullopt, std::nullopt};
+  }
+
+  // /abort_request {"abort_all": true} to every server left; one that does
+  // not answer is lost (failover) or the error. Returns the first error of a
+  // server that answered otherwise.
+  std::string post_aborts() {
+    last_abort_post = std::chrono::steady_clock::now();
+    std::string error;
+    for (std::size_t i = 0; i < opt.urls.size(); ++i) {
+      if (lost[i]) continue;
+      try {
+        try {
+          (void)post_or_throw(opt.urls[i], "/abort_request", R"({"abort_all": true})", opt.connect_timeout_s, opt.request_timeout_s);
+        } catch (const NoReply& e) {
+          lose(i, e.what());  // its requests answer as lost
+        } catch (const TimedOut& e) {
+          lose(i, e.what());
+        }
+      } catch (const std::exception& e) {
+        if (error.empty()) error = e.what();
+      }
+    }
+    return error;
+  }
+
+  // The sync's weights written and loaded on a thread of its own.
+  void begin_update() {
+    sync = SyncPhase::kUpdating;
+    const auto dir = write_weights(sync_version);
+    sync_update = std::async(std::launch::async, [urls = opt.urls, lost_now = lost, dir, v = sync_version, c = opt.connect_timeout_s,
+                                                  r = opt.request_timeout_s] { return update_servers(urls, lost_now, dir, v, c, r); });
+    sync_dir = dir;
+  }
+
+  // The servers hold the new weights: what the sync stopped or held is
+  // sent. Returns the stopped samples that had reached their length cap
+  // (nothing left to send): finished.
+  std::vector<rl::SampleProgress> end_update() {
+    for (const auto& [server, why] : sync_update.get()) lose(server, why);  // rethrows a server's refusal
+    weights_loaded(sync_dir);
+    version = sync_version;
+    sync = SyncPhase::kNone;
+    std::vector<rl::SampleProgress> at_cap;
+    std::vector<rl::SampleKey> resumed;
+    for (auto it = flights.begin(); it != flights.end();) {
+      Flight& f = it->second;
+      if (!f.parked) {
+        ++it;
+        continue;
+      }
+      f.parked = false;
+      if (const auto left = f.max_new_tok - earlier_tok(f); left > 0) {
+        // From prompt + tokens, ahead of what was held: it was sent first.
+        f.body = body_of(it->first, left);
+        f.queued = true;
+        resumed.push_back(it->first);
+        ++it;
+      } else {
+        at_cap.push_back(progress_of(it->first, f, 0, true));
+        it = flights.erase(it);
+      }
+    }
+    waiting.insert(waiting.begin(), resumed.begin(), resumed.end());
+    pump();
+    for (const auto& [key, max_new] : std::exchange(held, {})) start(key, max_new);
+    return at_cap;
+  }
+
+  // A new submission of sample `key`, up to `max_new_tok` tokens.
+  void start(rl::SampleKey key, std::int32_t max_new_tok) {
+    Flight f = launch(key, body_of(key, max_new_tok));
+    f.max_new_tok = max_new_tok;
+    flights[key] = std::move(f);
+  }
+
+  // Sends the flight again with `body` (its loop-level fields kept).
+  void relaunch(rl::SampleKey key, Flight& f, nlohmann::json body) {
+    auto earlier = std::move(f.earlier);
+    const auto max_new = f.max_new_tok;
+    f = launch(key, std::move(body));
+    f.earlier = std::move(earlier);
+    f.max_new_tok = max_new;
+  }
+
+  // Tokens of this submission held so far (before an interruption).
+  static std::int32_t earlier_tok(const Flight& f) {
+    std::int32_t n = 0;
+    for (const auto& vt : f.earlier) n += vt.tokens;
+    return n;
+  }
+};
+
+}  // namespace april::live
