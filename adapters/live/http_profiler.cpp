@@ -43,10 +43,10 @@ ServerFacts server_facts(const HttpProfileOptions& o) {
   return f;
 }
 
-// B requests sent at once; the seconds until the last has answered, each
-// checked to have run its `max_new` tokens.
-double wave_s(const HttpProfileOptions& o, std::int64_t batch, std::int64_t prompt_tok, std::int64_t max_new, std::mt19937_64& rng,
-              std::int64_t* rid) {
+// The bodies of B identical greedy requests (prompts of random ids, each
+// its own rid), each to run exactly `max_new` tokens.
+std::vector<std::string> wave_bodies(const HttpProfileOptions& o, std::int64_t batch, std::int64_t prompt_tok, std::int64_t max_new,
+                                     std::mt19937_64& rng, std::int64_t* rid) {
   std::uniform_int_distribution<std::int32_t> id(1, o.max_token_id);
   std::vector<std::string> bodies;
   for (std::int64_t b = 0; b < batch; ++b) {
@@ -57,11 +57,25 @@ double wave_s(const HttpProfileOptions& o, std::int64_t batch, std::int64_t prom
                                     {"sampling_params", {{"max_new_tokens", max_new}, {"temperature", 0}, {"ignore_eos", true}}}}
                          .dump());
   }
-  const auto start = Clock::now();
+  return bodies;
+}
+
+// Each body a POST /generate on a thread of its own, all at once.
+std::vector<std::future<std::string>> send_all(const HttpProfileOptions& o, const std::vector<std::string>& bodies) {
   std::vector<std::future<std::string>> replies;
   for (const auto& body : bodies) {
     replies.push_back(std::async(std::launch::async, [&o, body] { return post_or_throw(o.url, "/generate", body, 5, o.timeout_s); }));
   }
+  return replies;
+}
+
+// B requests sent at once; the seconds until the last has answered, each
+// checked to have run its `max_new` tokens.
+double wave_s(const HttpProfileOptions& o, std::int64_t batch, std::int64_t prompt_tok, std::int64_t max_new, std::mt19937_64& rng,
+              std::int64_t* rid) {
+  const auto bodies = wave_bodies(o, batch, prompt_tok, max_new, rng, rid);
+  const auto start = Clock::now();
+  auto replies = send_all(o, bodies);
   std::vector<std::string> texts;
   std::string error;
   for (auto& r : replies) {
@@ -86,17 +100,7 @@ double wave_s(const HttpProfileOptions& o, std::int64_t batch, std::int64_t prom
 // B requests running, then abort_all: seconds until all have answered.
 rl::AbortPoint abort_point(const HttpProfileOptions& o, std::int64_t batch, std::int64_t prompt_tok, std::int64_t max_new,
                            std::mt19937_64& rng, std::int64_t* rid) {
-  std::uniform_int_distribution<std::int32_t> id(1, o.max_token_id);
-  std::vector<std::future<std::string>> replies;
-  for (std::int64_t b = 0; b < batch; ++b) {
-    std::vector<std::int32_t> ids(static_cast<std::size_t>(prompt_tok));
-    for (auto& t : ids) t = id(rng);
-    const auto body = nlohmann::json{{"input_ids", ids},
-                                     {"rid", fmt::format("april-profile-{}", (*rid)++)},
-                                     {"sampling_params", {{"max_new_tokens", max_new}, {"temperature", 0}, {"ignore_eos", true}}}}
-                          .dump();
-    replies.push_back(std::async(std::launch::async, [&o, body] { return post_or_throw(o.url, "/generate", body, 5, o.timeout_s); }));
-  }
+  auto replies = send_all(o, wave_bodies(o, batch, prompt_tok, max_new, rng, rid));
   // Running once the server has them all (SGLang and april serve answer
   // /v1/loads); a server without it gets a quarter second.
   const auto sent = Clock::now();
