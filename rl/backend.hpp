@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/inline_vector.hpp"
 #include "base/version_tokens.hpp"
 
 namespace april::rl {
@@ -51,7 +52,8 @@ struct TrainSample {
   std::int32_t prompt_tok = 0;
   std::int32_t response_tok = 0;
   std::int32_t masked_tok = 0;  // tokens given zero weight (staler than the policy's cap)
-  std::vector<std::pair<std::int64_t, std::int32_t>> segments;  // (policy version, tokens), in token order
+  // (policy version, tokens), in token order; two inline (base::TokensByVersion says why).
+  base::InlineVector<std::pair<std::int64_t, std::int32_t>, 2> segments;
 };
 
 // A train batch's size as the train time models read it: samples, prompt +

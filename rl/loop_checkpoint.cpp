@@ -1,5 +1,7 @@
 #include "rl/loop_checkpoint.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <utility>
 
@@ -54,6 +56,17 @@ RolloutGroup group_from_json(const base::JsonValue& gj) {
   }
   if (g.samples.empty() || g.samples.size() > 0xfffffU) gj.at("samples").fail("a group holds 1 to 1M samples");
   return g;
+}
+
+RolloutGroup& hold_group_from_json(RolloutState& st, const base::JsonValue& j) {
+  RolloutGroup g = group_from_json(j);
+  const base::JsonValue id = j.at("id");
+  if (st.groups.find(g.id) != nullptr) id.fail(fmt::format("group {} is in the checkpoint twice", g.id));
+  if (!st.groups.fits(g.id)) {
+    id.fail(fmt::format("group {} is more than {} ids from the others held with it; april never holds groups so far apart",
+                        g.id, GroupStore<RolloutGroup>::kMaxSpan));
+  }
+  return st.groups.emplace(std::move(g));
 }
 
 namespace {
@@ -113,9 +126,7 @@ void RlLoop::load_state(const base::JsonValue& j) {
   state_.groups.clear();
   state_.buffer.clear();
   for (const auto& gj : j.at("buffer").elements()) {
-    RolloutGroup g = group_from_json(gj);
-    state_.buffer.push_back(g.id);
-    state_.groups.emplace(g.id, std::move(g));
+    state_.buffer.push_back(hold_group_from_json(state_, gj).id);
   }
   if (j.has("overlapped")) driver_->load(j.at("overlapped"));
 }

@@ -14,6 +14,9 @@ namespace april::rl {
 [[nodiscard]] nlohmann::json group_json(const RolloutGroup& g);
 // Refuses a malformed group by its JSON path (base::JsonValue).
 [[nodiscard]] RolloutGroup group_from_json(const base::JsonValue& j);
+// Reads a group and holds it in `st`; refuses, by the group's JSON path, an
+// id held already or one too far from the others (GroupStore::kMaxSpan).
+RolloutGroup& hold_group_from_json(RolloutState& st, const base::JsonValue& j);
 
 // The token and group counts of a step in progress (its times restart with
 // the resumed clock).

@@ -88,9 +88,9 @@ void OverlappedDriver::suspend() {
 
 void OverlappedDriver::resubmit_suspended() {
   std::vector<RolloutGroup*> held;
-  for (auto& [id, g] : loop_.state_.groups) {
+  loop_.state_.groups.for_each([&](RolloutGroup& g) {
     if (g.in_flight) held.push_back(&g);
-  }
+  });
   std::sort(held.begin(), held.end(), [](const RolloutGroup* a, const RolloutGroup* b) { return a->submit_seq < b->submit_seq; });
   for (RolloutGroup* g : held) loop_.submit_samples(*g);
   loop_.flush_submissions();
@@ -166,9 +166,9 @@ std::optional<nlohmann::json> OverlappedDriver::save() const {
   o["started"] = started_;
   // In submission order, not the map's: the same run writes the same file.
   std::vector<const RolloutGroup*> in_flight;
-  for (const auto& [id, g] : st.groups) {
+  st.groups.for_each([&](const RolloutGroup& g) {
     if (g.in_flight) in_flight.push_back(&g);
-  }
+  });
   std::sort(in_flight.begin(), in_flight.end(),
             [](const RolloutGroup* a, const RolloutGroup* b) { return a->submit_seq < b->submit_seq; });
   o["in_flight"] = nlohmann::json::array();
@@ -196,21 +196,11 @@ void OverlappedDriver::load(const base::JsonValue& o) {
   st.in_flight_groups = 0;
   st.in_flight_samples = 0;
   for (const auto& gj : o.at("in_flight").elements()) {
-    RolloutGroup g = group_from_json(gj);
-    g.in_flight = true;
+    hold_group_from_json(st, gj).in_flight = true;
     ++st.in_flight_groups;
-    st.groups.emplace(g.id, std::move(g));
   }
-  for (const auto& gj : o.at("queued").elements()) {
-    RolloutGroup g = group_from_json(gj);
-    st.accepted.push_back(g.id);
-    st.groups.emplace(g.id, std::move(g));
-  }
-  for (const auto& gj : o.at("complete_uncounted").elements()) {
-    RolloutGroup g = group_from_json(gj);
-    st.completed_pending.push_back(g.id);
-    st.groups.emplace(g.id, std::move(g));
-  }
+  for (const auto& gj : o.at("queued").elements()) st.accepted.push_back(hold_group_from_json(st, gj).id);
+  for (const auto& gj : o.at("complete_uncounted").elements()) st.completed_pending.push_back(hold_group_from_json(st, gj).id);
   const auto count = [&](const char* key) { return o.at(key).integer(0, INT64_MAX); };
   train_running_ = o.at("train_running").boolean();
   sync_running_ = false;

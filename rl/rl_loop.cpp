@@ -44,7 +44,7 @@ std::int64_t RlLoop::trained_steps() const { return driver_->trained_steps(); }
 
 std::vector<std::vector<Segment>> RlLoop::group_segments(GroupId id) const {
   std::vector<std::vector<Segment>> out;
-  for (const auto& s : state_.group(id).samples) out.push_back(s.segments);
+  for (const auto& s : state_.group(id).samples) out.emplace_back(s.segments.begin(), s.segments.end());
   return out;
 }
 
@@ -141,8 +141,7 @@ void RlLoop::apply(const policies::Decisions& d) {
     g.correct = std::move(spec.correct);
     for (std::int32_t t : spec.response_tok) g.samples.push_back(RolloutSample{t, 0, {}, false, false});
     if (g.samples.empty() || g.samples.size() > 0xfffffU) throw std::invalid_argument("a group needs 1 to 1M samples");
-    auto [it, _] = state_.groups.emplace(g.id, std::move(g));
-    submit_group(it->second);
+    submit_group(state_.groups.emplace(std::move(g)));
   }
   flush_submissions();
   driver_->act_on(d);

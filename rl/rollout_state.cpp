@@ -10,15 +10,15 @@ namespace april::rl {
 using policies::GroupId;
 
 RolloutGroup& RolloutState::group(GroupId id) {
-  auto it = groups.find(id);
-  if (it == groups.end()) throw std::logic_error(fmt::format("policy named unknown group {}", id));
-  return it->second;
+  RolloutGroup* g = groups.find(id);
+  if (g == nullptr) throw std::logic_error(fmt::format("policy named unknown group {}", id));
+  return *g;
 }
 
 const RolloutGroup& RolloutState::group(GroupId id) const {
-  auto it = groups.find(id);
-  if (it == groups.end()) throw std::logic_error(fmt::format("unknown group {}", id));
-  return it->second;
+  const RolloutGroup* g = groups.find(id);
+  if (g == nullptr) throw std::logic_error(fmt::format("unknown group {}", id));
+  return *g;
 }
 
 RolloutSample& RolloutState::sample(SampleKey key) {
@@ -50,7 +50,7 @@ std::int64_t RolloutState::group_tokens(const RolloutGroup& g) {
 
 std::int64_t RolloutState::held_tok() const {
   std::int64_t n = 0;
-  for (const auto& [id, g] : groups) n += group_tokens(g);
+  groups.for_each([&](const RolloutGroup& g) { n += group_tokens(g); });
   return n;
 }
 

@@ -7,11 +7,12 @@
 #include <cstdint>
 #include <deque>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "base/inline_vector.hpp"
 #include "policies/policy.hpp"
+#include "rl/group_store.hpp"
 #include "rl/backend.hpp"
 #include "rl/step_metrics.hpp"
 
@@ -24,10 +25,13 @@ struct Segment {
   friend bool operator==(const Segment&, const Segment&) = default;
 };
 
+// A sample's segments, in token order; two inline, as base::TokensByVersion.
+using Segments = base::InlineVector<Segment, 2>;
+
 struct RolloutSample {
   std::int32_t target_tok = 0;  // from the workload, before the cap
   std::int32_t generated_tok = 0;
-  std::vector<Segment> segments;
+  Segments segments;
   bool finished = false;
   bool in_flight = false;
 };
@@ -57,7 +61,7 @@ struct RolloutState {
 
   std::int64_t version = 0;  // the weights being rolled out
   policies::GroupId next_group_id = 0;
-  std::unordered_map<policies::GroupId, RolloutGroup> groups;
+  GroupStore<RolloutGroup> groups;
   std::deque<policies::GroupId> buffer;
 
   std::vector<policies::GroupId> submitted;  // this phase's, in submission order (colocated)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -19,25 +20,45 @@ std::int64_t IterationModel::decode_window_ns(std::int64_t batch, std::int64_t k
 
 std::string ConstantIterationModel::describe() const { return fmt::format("constant {} ns per iteration", iteration_ns_); }
 
-std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int64_t b) {
-  // The classic Euclid-like reduction, in 128-bit to stay exact.
-  Int128 N = n, M = m, A = a, B = b, ans = 0;
+namespace {
+
+// sum over i in [0, n) of floor((a i + b) / m), the classic Euclid-like
+// reduction in the integer type U.
+template <typename U>
+U floor_sum_in(U n, U m, U a, U b) {
+  U ans = 0;
   while (true) {
-    if (A >= M) {
-      ans += (N - 1) * N / 2 * (A / M);
-      A %= M;
+    if (a >= m) {
+      ans += (n - 1) * n / 2 * (a / m);
+      a %= m;
     }
-    if (B >= M) {
-      ans += N * (B / M);
-      B %= M;
+    if (b >= m) {
+      ans += n * (b / m);
+      b %= m;
     }
-    const Int128 y_max = A * N + B;
-    if (y_max < M) break;
-    N = y_max / M;
-    B = y_max % M;
-    std::swap(M, A);
+    const U y_max = a * n + b;
+    if (y_max < m) break;
+    n = y_max / m;
+    b = y_max % m;
+    std::swap(m, a);
   }
-  return static_cast<std::int64_t>(ans);
+  return ans;
+}
+
+}  // namespace
+
+std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int64_t b) {
+  // With n and m below 2^32 every intermediate of the reduction stays below
+  // 2^64 except the sums, which wrap modulo 2^64 in unsigned arithmetic; so
+  // the result's low 64 bits are exact, as the 128-bit path's cast keeps
+  // them. That path's divisions are library calls (__divmodti4), a few
+  // percent of a large simulation (issue: per-completion cost flat).
+  constexpr std::int64_t k32 = std::int64_t{1} << 32;
+  if (n >= 0 && n < k32 && m >= 1 && m < k32 && a >= 0 && b >= 0) {
+    using U = std::uint64_t;
+    return static_cast<std::int64_t>(floor_sum_in<U>(static_cast<U>(n), static_cast<U>(m), static_cast<U>(a), static_cast<U>(b)));
+  }
+  return static_cast<std::int64_t>(floor_sum_in<Int128>(n, m, a, b));
 }
 
 RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const ModelArch& model, const RooflineParams& p)
@@ -112,6 +133,8 @@ std::int64_t RooflineIterationModel::weights_read_ns(std::int64_t tokens) const 
 
 std::int64_t RooflineIterationModel::comm_ns(std::int64_t tokens) const {
   if (tokens <= 0 || tp_ == 1) return 0;
+  std::int64_t fs = 0;
+  if (!__builtin_mul_overflow(tokens, comm_fs_per_tok_, &fs)) return comm_fixed_ns_ + fs / 1000000;  // as below, without __divti3
   return comm_fixed_ns_ + static_cast<std::int64_t>(static_cast<Int128>(tokens) * comm_fs_per_tok_ / 1000000);
 }
 
@@ -137,18 +160,24 @@ std::int64_t RooflineIterationModel::iteration_ns(const IterationShape& s) const
 
 std::int64_t RooflineIterationModel::decode_window_ns(std::int64_t batch, std::int64_t kv0_tok, std::int64_t iterations) const {
   if (iterations <= 0) return 0;
-  // compute(j) and memory(j) are linear in j (fs); the larger one is a prefix
-  // of one and a suffix of the other. Find where they cross.
-  const auto compute = [&](std::int64_t j) { return compute_fs(batch, kv0_tok + j * batch, 0); };
-  const auto memory = [&](std::int64_t j) { return memory_fs(batch, kv0_tok + j * batch); };
-  const bool memory_grows_faster = memory(1) - memory(0) >= compute(1) - compute(0);
-  // First j where the later-dominating side dominates.
-  std::int64_t lo = 0, hi = iterations;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    const bool later_side = memory_grows_faster ? memory(mid) >= compute(mid) : compute(mid) > memory(mid);
-    if (later_side) hi = mid; else lo = mid + 1;
+  // compute(j) and memory(j) are linear in j (fs), so memory - compute is
+  // D0 + j d exactly: the larger side is a prefix of one and a suffix of the
+  // other, and where they cross is one division (this was a binary search,
+  // the same j: the predicate is monotone).
+  const Int128 compute0 = compute_fs(batch, kv0_tok, 0), memory0 = memory_fs(batch, kv0_tok);
+  const Int128 d = (static_cast<Int128>(memory_fs(batch, kv0_tok + batch)) - memory0) -
+                   (static_cast<Int128>(compute_fs(batch, kv0_tok + batch, 0)) - compute0);
+  const Int128 d0 = memory0 - compute0;
+  const bool memory_grows_faster = d >= 0;
+  // First j where the later-dominating side dominates (memory >= compute, or
+  // compute > memory), or `iterations` if none.
+  Int128 first = 0;
+  if (memory_grows_faster) {
+    if (d0 < 0) first = d == 0 ? Int128{iterations} : (-d0 + d - 1) / d;
+  } else if (d0 >= 0) {
+    first = d0 / -d + 1;
   }
+  const std::int64_t split = static_cast<std::int64_t>(std::min<Int128>(first, iterations));
   // sum over j in [from, to) of floor((x0 + slope * j) / 1e6) with x(j) linear.
   const auto sum_fs = [](std::int64_t from, std::int64_t to, std::int64_t base_fs, std::int64_t kv_from, std::int64_t batch_, std::int64_t per_kv) {
     const std::int64_t n = to - from;
@@ -158,7 +187,6 @@ std::int64_t RooflineIterationModel::decode_window_ns(std::int64_t batch, std::i
   const std::int64_t compute_base = batch * linear_fs_per_tok_;
   const std::int64_t memory_base = weights_read_ns(batch) * 1000000;
   std::int64_t total = iterations * (overhead_ns_ + comm_ns(batch));
-  const std::int64_t split = lo;
   const std::int64_t kv_split = kv0_tok + split * batch;
   if (memory_grows_faster) {
     total += sum_fs(0, split, compute_base, kv0_tok, batch, attn_fs_per_ctx_);

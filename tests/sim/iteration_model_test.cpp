@@ -23,6 +23,24 @@ TEST(FloorSum, MatchesBruteForce) {
   }
 }
 
+// Past n or m of 2^32 floor_sum takes its 128-bit path; below, 64-bit
+// unsigned arithmetic that wraps in between. Both against brute force.
+TEST(FloorSum, BothPathsMatchBruteForce) {
+  __extension__ typedef __int128 Wide;
+  base::Rng r(4, "floor_sum paths");
+  for (int t = 0; t < 2000; ++t) {
+    const bool wide = t % 2 == 0;
+    const auto n = static_cast<std::int64_t>(r.next_u64() % 200);
+    const auto m = wide ? static_cast<std::int64_t>((std::int64_t{1} << 32) + r.next_u64() % 1000000000000ULL)
+                        : static_cast<std::int64_t>(1 + r.next_u64() % 0xffffffffULL);
+    const auto a = static_cast<std::int64_t>(r.next_u64() % 1000000000000000ULL);
+    const auto b = static_cast<std::int64_t>(r.next_u64() % 1000000000000000ULL);
+    Wide brute = 0;
+    for (std::int64_t i = 0; i < n; ++i) brute += (static_cast<Wide>(a) * i + b) / m;
+    ASSERT_EQ(floor_sum(n, m, a, b), static_cast<std::int64_t>(brute)) << n << " " << m << " " << a << " " << b;
+  }
+}
+
 TEST(Roofline, WindowEqualsTheSumOfSingleIterations) {
   base::Rng r(5, "window");
   for (const auto& hw : builtin_accelerators()) {

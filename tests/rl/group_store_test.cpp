@@ -1,0 +1,102 @@
+// The loop's groups by id (rl::GroupStore): a window of ids that grows and
+// shrinks at its ends, references that stay valid, and a checkpoint that asks
+// for a group twice or for ids too far apart refused by its JSON path.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "base/config.hpp"
+#include "rl/group_store.hpp"
+#include "rl/rollout_state.hpp"
+#include "test_support.hpp"
+
+namespace april {
+namespace {
+
+using rl::GroupStore;
+using rl::RolloutGroup;
+
+RolloutGroup made(policies::GroupId id, std::string prompt = "") {
+  RolloutGroup g;
+  g.id = id;
+  g.prompt_id = std::move(prompt);
+  return g;
+}
+
+std::vector<policies::GroupId> ids(const GroupStore<RolloutGroup>& s) {
+  std::vector<policies::GroupId> out;
+  s.for_each([&](const RolloutGroup& g) { out.push_back(g.id); });
+  return out;
+}
+
+TEST(GroupStore, HoldsGroupsByIdAndForgetsErasedOnes) {
+  GroupStore<RolloutGroup> s;
+  for (policies::GroupId id : {5, 6, 7, 9}) s.emplace(made(id, "p" + std::to_string(id)));
+  EXPECT_EQ(s.size(), 4U);
+  EXPECT_EQ(s.find(8), nullptr);
+  EXPECT_EQ(s.find(4), nullptr);
+  EXPECT_EQ(s.find(10), nullptr);
+  ASSERT_NE(s.find(9), nullptr);
+  EXPECT_EQ(s.find(9)->prompt_id, "p9");
+  RolloutGroup& seven = *s.find(7);
+  s.erase(5);  // the window's first: it shrinks
+  s.erase(6);
+  s.emplace(made(2, "p2"));  // below the window: it grows at the front
+  s.emplace(made(12, "p12"));
+  EXPECT_EQ(&seven, s.find(7)) << "a reference moved while the window changed";
+  EXPECT_EQ(ids(s), (std::vector<policies::GroupId>{2, 7, 9, 12}));
+  s.erase(7);
+  s.erase(7);  // twice: nothing held, nothing done
+  EXPECT_EQ(s.find(7), nullptr);
+  EXPECT_EQ(s.size(), 3U);
+  EXPECT_THROW(s.emplace(made(9)), std::logic_error);
+  s.erase(2);
+  s.erase(9);
+  s.erase(12);
+  EXPECT_EQ(s.size(), 0U);
+  s.emplace(made(1000000));  // an empty store starts its window anywhere
+  EXPECT_TRUE(s.fits(1000000 + GroupStore<RolloutGroup>::kMaxSpan - 1));
+  EXPECT_FALSE(s.fits(1000000 + GroupStore<RolloutGroup>::kMaxSpan));
+  EXPECT_THROW(s.emplace(made(1000000 + GroupStore<RolloutGroup>::kMaxSpan)), std::length_error);
+}
+
+// One APRIL step on the handcheck scenario leaves group 1 in the buffer
+// (contract_test's Ties case); its checkpoint is then corrupted.
+nlohmann::json state_with_a_buffered_group(scenario::Simulation& sim) {
+  (void)sim.step();
+  nlohmann::json state = sim.loop().save_state();
+  EXPECT_EQ(state.at("buffer").size(), 1U);
+  return state;
+}
+
+TEST(GroupStore, ACheckpointHoldingAGroupTwiceOrFarApartIsRefusedByPath) {
+  testing::Fixture f("handcheck", {"cluster.gpus=2", "cluster.engines=2", "rollout_batch_size=1", "april.alpha=2"});
+  scenario::Simulation sim(f.config, f.registry, "april",
+                           testing::with_trace({testing::group("g0", {2, 5}), testing::group("g1", {5})}));
+  const nlohmann::json state = state_with_a_buffered_group(sim);
+  sim.loop().load_state(state);  // as written: loads
+
+  nlohmann::json twice = state;
+  twice["buffer"].push_back(twice["buffer"][0]);
+  try {
+    sim.loop().load_state(twice);
+    FAIL() << "a group held twice was loaded";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/buffer/1/id"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("twice"), std::string::npos) << e.what();
+  }
+
+  nlohmann::json far = state;
+  far["buffer"].push_back(far["buffer"][0]);
+  far["buffer"][1]["id"] = far["buffer"][0]["id"].get<std::int64_t>() + GroupStore<RolloutGroup>::kMaxSpan;
+  try {
+    sim.loop().load_state(far);
+    FAIL() << "groups 2^24 ids apart were loaded";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/buffer/1/id"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace april
