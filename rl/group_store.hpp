@@ -1,14 +1,17 @@
 #pragma once
 // The groups the loop holds, by id. Ids come from one counter in submission
 // order and a group leaves within a few steps of its id, so the live ids fill
-// a window [base, base + size) and a group sits at id - base in one deque:
-// no hashing and no node per group, and consecutive groups lie side by side
-// (a 4,096-GPU run holds some 10^5 groups, well past the caches; issue: a
-// per-completion cost flat as the cluster grows). A deque keeps references
-// valid while the window grows or shrinks at its ends, as the map did.
+// a window of ids, held in chunks of consecutive ids: finding a group is an
+// index into a small table of chunks (hot in the cache) and one load, with no
+// hashing and no node per group, and consecutive groups lie side by side (a
+// 4,096-GPU run holds some 10^5 groups, well past the caches; issue: a
+// per-completion cost flat as the cluster grows). Chunks never move, so
+// references stay valid as the window grows or shrinks, as the map's did.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <stdexcept>
 
 #include "policies/policy.hpp"
@@ -18,23 +21,27 @@ namespace april::rl {
 template <typename Group>
 class GroupStore {
  public:
+  // Groups per chunk: a chunk is allocated whole and freed once empty, and the
+  // table of chunks stays small enough to live in the cache.
+  static constexpr policies::GroupId kChunk = 256;
   // The widest window of ids it holds (16.8M slots, a few GB): a loop never
   // comes near it (a step's groups leave within a few steps); a checkpoint
   // that asks for more is refused by its reader before it gets here.
   static constexpr policies::GroupId kMaxSpan = policies::GroupId{1} << 24;
 
-  // Whether storing `id` keeps the window within kMaxSpan.
+  // Whether storing `id` keeps the window of chunks within kMaxSpan ids.
   [[nodiscard]] bool fits(policies::GroupId id) const {
-    if (slots_.empty()) return true;
-    const policies::GroupId lo = std::min(id, base_);
-    const policies::GroupId hi = std::max(id, base_ + static_cast<policies::GroupId>(slots_.size()) - 1);
-    return hi - lo < kMaxSpan;
+    if (chunks_.empty()) return true;
+    const policies::GroupId c = id / kChunk;
+    const policies::GroupId lo = std::min(c, first_), hi = std::max(c, first_ + static_cast<policies::GroupId>(chunks_.size()) - 1);
+    return (hi - lo + 1) * kChunk <= kMaxSpan;
   }
 
   // The group with this id, or nullptr.
   Group* find(policies::GroupId id) {
-    if (id < base_ || id - base_ >= static_cast<policies::GroupId>(slots_.size())) return nullptr;
-    Group& g = slots_[static_cast<std::size_t>(id - base_)];
+    const policies::GroupId c = id / kChunk - first_;
+    if (id < 0 || c < 0 || c >= static_cast<policies::GroupId>(chunks_.size())) return nullptr;
+    Group& g = chunks_[static_cast<std::size_t>(c)]->groups[static_cast<std::size_t>(id % kChunk)];
     return g.id == id ? &g : nullptr;
   }
   const Group* find(policies::GroupId id) const { return const_cast<GroupStore*>(this)->find(id); }
@@ -44,15 +51,18 @@ class GroupStore {
     const policies::GroupId id = g.id;
     if (id < 0) throw std::logic_error("a group id is never negative");
     if (!fits(id)) throw std::length_error("group ids held at once span more than 2^24 ids");
-    if (slots_.empty()) base_ = id;
-    while (id < base_) {
-      slots_.emplace_front();
-      --base_;
+    const policies::GroupId c = id / kChunk;
+    if (chunks_.empty()) first_ = c;
+    while (c < first_) {
+      chunks_.push_front(std::make_unique<Chunk>());
+      --first_;
     }
-    while (id - base_ >= static_cast<policies::GroupId>(slots_.size())) slots_.emplace_back();
-    Group& slot = slots_[static_cast<std::size_t>(id - base_)];
+    while (c - first_ >= static_cast<policies::GroupId>(chunks_.size())) chunks_.push_back(std::make_unique<Chunk>());
+    Chunk& chunk = *chunks_[static_cast<std::size_t>(c - first_)];
+    Group& slot = chunk.groups[static_cast<std::size_t>(id % kChunk)];
     if (slot.id == id) throw std::logic_error("a group id stored twice");
     slot = std::move(g);
+    ++chunk.held;
     ++size_;
     return slot;
   }
@@ -62,16 +72,17 @@ class GroupStore {
     Group* g = find(id);
     if (g == nullptr) return;
     *g = Group{};  // id -1: an empty slot, its vectors freed
+    --chunks_[static_cast<std::size_t>(id / kChunk - first_)]->held;
     --size_;
-    while (!slots_.empty() && slots_.front().id < 0) {
-      slots_.pop_front();
-      ++base_;
+    while (!chunks_.empty() && chunks_.front()->held == 0) {
+      chunks_.pop_front();
+      ++first_;
     }
-    while (!slots_.empty() && slots_.back().id < 0) slots_.pop_back();
+    while (!chunks_.empty() && chunks_.back()->held == 0) chunks_.pop_back();
   }
 
   void clear() {
-    slots_.clear();
+    chunks_.clear();
     size_ = 0;
   }
   [[nodiscard]] std::size_t size() const { return size_; }
@@ -79,20 +90,28 @@ class GroupStore {
   // Every held group, in id order.
   template <typename F>
   void for_each(F&& f) {
-    for (Group& g : slots_) {
-      if (g.id >= 0) f(g);
+    for (auto& chunk : chunks_) {
+      for (Group& g : chunk->groups) {
+        if (g.id >= 0) f(g);
+      }
     }
   }
   template <typename F>
   void for_each(F&& f) const {
-    for (const Group& g : slots_) {
-      if (g.id >= 0) f(g);
+    for (const auto& chunk : chunks_) {
+      for (const Group& g : chunk->groups) {
+        if (g.id >= 0) f(g);
+      }
     }
   }
 
  private:
-  std::deque<Group> slots_;  // slot i holds id base_ + i, or an empty group (id -1)
-  policies::GroupId base_ = 0;
+  struct Chunk {
+    std::array<Group, kChunk> groups;  // slot i holds id (its chunk) x kChunk + i, or an empty group (id -1)
+    std::size_t held = 0;
+  };
+  std::deque<std::unique_ptr<Chunk>> chunks_;  // chunk first_ + i; never moved, so references stay valid
+  policies::GroupId first_ = 0;
   std::size_t size_ = 0;
 };
 

@@ -39,12 +39,21 @@ void OverlappedDriver::start_train(const std::vector<GroupId>& batch) {
                                        "version was not synced", st.version));
   }
   if (batch.empty()) throw std::logic_error("the policy started a train step on an empty batch");
-  std::unordered_set<GroupId> seen;
+  std::unordered_set<GroupId> seen(batch.size());
   for (GroupId id : batch) {
-    if (std::find(st.accepted.begin(), st.accepted.end(), id) == st.accepted.end()) {
-      throw std::logic_error(fmt::format("policy trained group {} which is not queued, accepted and complete", id));
-    }
     if (!seen.insert(id).second) throw std::logic_error(fmt::format("policy trained group {} twice", id));
+  }
+  // One pass over the queue, not one per batch group (a 4,096-group batch
+  // against as many queued was 2% of a 1,024-GPU run).
+  const auto queued = static_cast<std::size_t>(
+      std::count_if(st.accepted.begin(), st.accepted.end(), [&](GroupId id) { return seen.count(id) != 0; }));
+  if (queued != batch.size()) {
+    const std::unordered_set<GroupId> accepted(st.accepted.begin(), st.accepted.end());
+    for (GroupId id : batch) {
+      if (accepted.count(id) == 0) {
+        throw std::logic_error(fmt::format("policy trained group {} which is not queued, accepted and complete", id));
+      }
+    }
   }
   st.accepted.erase(std::remove_if(st.accepted.begin(), st.accepted.end(), [&](GroupId id) { return seen.count(id) != 0; }),
                     st.accepted.end());

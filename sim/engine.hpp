@@ -184,8 +184,8 @@ class Engine {
   std::int64_t seg_counted_prefill_tok_ = 0;  // added to counters_.prefill_tok when the segment began
   std::int64_t seg_iterations_ = 0;
   double time_factor_ = 1.0, seg_time_factor_ = 1.0;  // for segments starting now; for the one in progress
-  EventId seg_event_ = 0;
-  EventId kick_event_ = 0;
+  EventId seg_event_;
+  EventId kick_event_;
 
   EngineCounters counters_;
   std::vector<Request> finished_scratch_;

@@ -5,31 +5,44 @@
 
 namespace april::sim {
 
-bool EventQueue::later(const Event& a, const Event& b) {
+bool EventQueue::later(const Key& a, const Key& b) {
   if (a.time != b.time) return a.time > b.time;
   return a.seq > b.seq;
 }
 
 EventId EventQueue::push(TimeNs time, std::uint32_t tag, std::function<void()> action) {
-  const EventId id = next_seq_++;
-  heap_.push_back(Event{time, id, tag, std::move(action)});
+  const std::uint64_t seq = next_seq_++;
+  std::uint32_t slot = 0;
+  if (free_slots_.empty()) {
+    if (slots_.size() >= UINT32_MAX) throw std::length_error("more than 2^32 pending events");
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  slots_[slot] = Slot{std::move(action), seq, false};
+  heap_.push_back(Key{time, seq, slot, tag});
   std::push_heap(heap_.begin(), heap_.end(), later);
-  return id;
+  return EventId{seq, slot};
 }
 
 void EventQueue::cancel(EventId id) {
-  auto it = std::lower_bound(cancelled_.begin(), cancelled_.end(), id);
-  if (it == cancelled_.end() || *it != id) cancelled_.insert(it, id);
+  if (id.slot >= slots_.size() || slots_[id.slot].seq != id.seq) return;  // it has run (its slot may hold another)
+  slots_[id.slot].cancelled = true;
+  slots_[id.slot].action = nullptr;  // what it holds goes now; its key leaves the heap when it surfaces
 }
 
 void EventQueue::drop_cancelled_top() {
-  while (!heap_.empty()) {
-    auto it = std::lower_bound(cancelled_.begin(), cancelled_.end(), heap_.front().seq);
-    if (it == cancelled_.end() || *it != heap_.front().seq) return;
-    cancelled_.erase(it);
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    heap_.pop_back();
-  }
+  while (!heap_.empty() && slots_[heap_.front().slot].cancelled) pop_top();
+}
+
+void EventQueue::pop_top() {
+  std::pop_heap(heap_.begin(), heap_.end(), later);
+  const std::uint32_t slot = heap_.back().slot;
+  heap_.pop_back();
+  slots_[slot] = Slot{};  // free: a later handle to it no longer matches
+  free_slots_.push_back(slot);
 }
 
 bool EventQueue::empty() {
@@ -46,9 +59,9 @@ TimeNs EventQueue::next_time() {
 Event EventQueue::pop() {
   drop_cancelled_top();
   if (heap_.empty()) throw std::logic_error("EventQueue::pop on an empty queue");
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  Event e = std::move(heap_.back());
-  heap_.pop_back();
+  const Key& top = heap_.front();
+  Event e{top.time, top.seq, top.tag, std::move(slots_[top.slot].action)};
+  pop_top();
   return e;
 }
 

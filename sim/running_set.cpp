@@ -24,6 +24,7 @@ void RunningSet::admit(Request r) {
   r.seq = next_seq_++;
   r.dead = false;
   finishes_.push({finish_clock(r), r.seq, slots_.size()});
+  slot_seq_.push_back(r.seq);
   slots_.push_back(std::move(r));
   ++live_;
 }
@@ -44,9 +45,8 @@ void RunningSet::drop_stale_finishes() {
 
 RunningSet::Request* RunningSet::find_live(const Finish& f) {
   // A slot past the end, or reused by a later admission, means it has left.
-  if (f.slot >= slots_.size()) return nullptr;
-  Request& r = slots_[f.slot];
-  return r.seq == f.seq && !r.dead ? &r : nullptr;
+  if (f.slot >= slot_seq_.size() || slot_seq_[f.slot] != f.seq) return nullptr;
+  return &slots_[f.slot];
 }
 
 void RunningSet::take_finished(std::vector<Request>& out) {
@@ -68,6 +68,7 @@ void RunningSet::take_finished(std::vector<Request>& out) {
     out.push_back(std::move(*r));
     r->dead = true;
     r->by_version = {};
+    slot_seq_[f.slot] = kDeadSeq;
     --live_;
     ++dead_;
   }
@@ -75,13 +76,15 @@ void RunningSet::take_finished(std::vector<Request>& out) {
 }
 
 RunningSet::Request RunningSet::take_newest() {
-  while (!slots_.empty() && slots_.back().dead) {
+  while (!slots_.empty() && slot_seq_.back() == kDeadSeq) {
     slots_.pop_back();
+    slot_seq_.pop_back();
     --dead_;
   }
   if (slots_.empty()) throw std::logic_error("no running request to take");
   Request r = std::move(slots_.back());
   slots_.pop_back();
+  slot_seq_.pop_back();
   --live_;
   ++stale_finishes_;  // its finish stays in the heap until it surfaces
   materialize(r);
@@ -97,6 +100,7 @@ std::vector<RunningSet::Request> RunningSet::take_all() {
     out.push_back(std::move(r));
   }
   slots_.clear();
+  slot_seq_.clear();
   live_ = dead_ = 0;
   finishes_ = {};
   stale_finishes_ = 0;
@@ -105,6 +109,8 @@ std::vector<RunningSet::Request> RunningSet::take_all() {
 
 void RunningSet::compact() {
   slots_.erase(std::remove_if(slots_.begin(), slots_.end(), [](const Request& r) { return r.dead; }), slots_.end());
+  slot_seq_.clear();
+  for (const Request& r : slots_) slot_seq_.push_back(r.seq);
   dead_ = 0;
   // The slots moved: the heap is rebuilt from the live requests (stale entries go with it).
   std::vector<Finish> live;

@@ -89,6 +89,11 @@ class RunningSet {
   std::int64_t clock_ = 0;
   std::uint64_t next_seq_ = 0;
   std::vector<Request> slots_;  // in admission order; dead ones until compaction
+  // Each slot's admission number, or kDeadSeq once it has left: the dense copy
+  // that tells a heap entry from a stale one without touching the request's
+  // own cache lines (after a preemption every boundary asks).
+  static constexpr std::uint64_t kDeadSeq = UINT64_MAX;
+  std::vector<std::uint64_t> slot_seq_;
   std::size_t live_ = 0, dead_ = 0;
   std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes_;  // stale entries skipped
   std::size_t stale_finishes_ = 0;  // entries of preempted requests still in finishes_

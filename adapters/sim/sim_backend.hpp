@@ -117,7 +117,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   double train_work_left_s_ = 0, train_speed_ = 1.0;
   rl::TrainPhases train_phases_;  // of the train step running (overlapped), reported at its end
   sim::TimeNs train_progress_at_{0};
-  sim::EventId train_end_event_ = 0;
+  sim::EventId train_end_event_;
   std::vector<std::int64_t> engine_running_;  // per engine, requests running
   [[nodiscard]] double train_speed_now() const;
   void schedule_train_end();

@@ -55,10 +55,14 @@ TEST(GroupStore, HoldsGroupsByIdAndForgetsErasedOnes) {
   s.erase(9);
   s.erase(12);
   EXPECT_EQ(s.size(), 0U);
-  s.emplace(made(1000000));  // an empty store starts its window anywhere
-  EXPECT_TRUE(s.fits(1000000 + GroupStore<RolloutGroup>::kMaxSpan - 1));
-  EXPECT_FALSE(s.fits(1000000 + GroupStore<RolloutGroup>::kMaxSpan));
-  EXPECT_THROW(s.emplace(made(1000000 + GroupStore<RolloutGroup>::kMaxSpan)), std::length_error);
+  constexpr policies::GroupId far = GroupStore<RolloutGroup>::kChunk * 4000;  // a chunk's first id
+  s.emplace(made(far + 3));  // an empty store starts its window anywhere
+  EXPECT_TRUE(s.fits(far + GroupStore<RolloutGroup>::kMaxSpan - 1));
+  EXPECT_FALSE(s.fits(far + GroupStore<RolloutGroup>::kMaxSpan));
+  EXPECT_THROW(s.emplace(made(far + GroupStore<RolloutGroup>::kMaxSpan)), std::length_error);
+  s.emplace(made(far + GroupStore<RolloutGroup>::kChunk + 1));  // the next chunk
+  s.erase(far + 3);  // the first chunk empties and goes
+  EXPECT_EQ(ids(s), (std::vector<policies::GroupId>{far + GroupStore<RolloutGroup>::kChunk + 1}));
 }
 
 // One APRIL step on the handcheck scenario leaves group 1 in the buffer

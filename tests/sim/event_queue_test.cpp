@@ -33,6 +33,27 @@ TEST(EventQueue, CancelledEventsDoNotRun) {
   EXPECT_EQ(sim.events_run(), 2U);
 }
 
+// A handle outlives its event: once the event has run (or been dropped) its
+// slot holds another, which the old handle must not cancel.
+TEST(EventQueue, AStaleHandleCancelsNothing) {
+  Simulator sim;
+  int ran = 0;
+  const EventId first = sim.schedule_at(TimeNs(1), 0, [&] { ran += 1; });
+  ASSERT_TRUE(sim.step());
+  const EventId second = sim.schedule_at(TimeNs(2), 0, [&] { ran += 10; });  // reuses the first's slot
+  EXPECT_EQ(second.slot, first.slot);
+  sim.cancel(first);
+  const EventId third = sim.schedule_at(TimeNs(3), 0, [&] { ran += 100; });
+  sim.cancel(third);
+  sim.cancel(third);  // twice: once
+  const EventId unset;
+  sim.cancel(unset);  // a handle never given out
+  while (sim.step()) {
+  }
+  EXPECT_EQ(ran, 11);
+  EXPECT_EQ(sim.events_run(), 2U);
+}
+
 TEST(EventQueue, EventsScheduledFromEventsAtTheSameTimeRunAfter) {
   Simulator sim;
   std::vector<int> order;
