@@ -132,9 +132,44 @@ void Engine::set_time_factor(double factor) {
 }
 
 std::int64_t Engine::iterations_done_by(TimeNs t) const {
-  // Largest d in [0, seg_iterations_] with seg_start + time(d) <= t.
+  // Largest d in [0, seg_iterations_] with seg_start + time(d) <= t: time(d)
+  // grows with d, so a binary search. A segment's iterations differ little in
+  // length, so the bracket starts around the average's guess and widens by
+  // doubling until it holds the answer: about four window sums instead of
+  // log2(iterations) (every submission to a busy engine asks; issue: per-
+  // completion cost flat as the cluster grows). Same d as a plain search.
   const std::int64_t budget = (t - seg_start_).ns();
   std::int64_t lo = 0, hi = seg_iterations_;
+  const std::int64_t total_ns = segment_time_ns(seg_iterations_);
+  if (budget >= total_ns) return seg_iterations_;
+  if (total_ns > 0 && seg_iterations_ > 4) {
+    const auto guess = static_cast<std::int64_t>(static_cast<double>(budget) / static_cast<double>(total_ns) *
+                                                 static_cast<double>(seg_iterations_));
+    const std::int64_t g = std::clamp<std::int64_t>(guess, 0, seg_iterations_ - 1);
+    if (segment_time_ns(g) <= budget) {
+      // time(g) fits: the answer is in [g, hi); widen up from g.
+      lo = g;
+      for (std::int64_t step = 1; lo + step < hi; step *= 2) {
+        if (segment_time_ns(lo + step) > budget) {
+          hi = lo + step - 1;
+          break;
+        }
+        lo += step;
+      }
+    } else {
+      // time(g) does not: the answer is in [lo, g - 1]; widen down from g.
+      hi = g - 1;
+      for (std::int64_t step = 1; hi - step >= lo; step *= 2) {
+        if (segment_time_ns(hi - step + 1) <= budget) {
+          lo = hi - step + 1;
+          break;
+        }
+        hi -= step;
+      }
+    }
+  } else {
+    hi = seg_iterations_ - 1;  // time(seg_iterations_) > budget
+  }
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo + 1) / 2;
     if (segment_time_ns(mid) <= budget) lo = mid; else hi = mid - 1;
