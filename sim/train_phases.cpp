@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "base/config.hpp"
+#include "sim/dp_balance.hpp"
 
 namespace april::sim {
 
@@ -77,12 +78,18 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
     const double micro = std::max(1.0, std::ceil(tokens_per_pipeline / passes / static_cast<double>(s.micro_batch_tok)));
     return deepest * (1.0 + (pp - 1.0) / micro);
   };
-  const double forward_s = forward_flops / flop_s * bubble(1.0);
+  // Uneven data-parallel shares: every group waits for the busiest.
+  DpImbalance imbalance;
+  if (s.balance == DpBalance::Verl && !b.sample_tok.empty()) {
+    const DpLayout layout{s.gpus / (s.tensor_parallel * s.pipeline_parallel), s.context_parallel, s.update_calls, s.ppo_mini_batches};
+    imbalance = verl_dp_imbalance(b.sample_tok, layout, model.linear_flops_per_token(), model.attention_flops_per_token(1, false));
+  }
+  const double forward_s = forward_flops / flop_s * bubble(1.0) * imbalance.forward;
   if (s.old_logprob) t.old_logprob_s = forward_s;
   if (s.ref_logprob) t.ref_logprob_s = forward_s;
   // Backward is twice the forward's FLOPs (Kaplan et al. 2020: 6N per token in all).
   const double mini = static_cast<double>(s.ppo_mini_batches), epochs = static_cast<double>(s.ppo_epochs);
-  t.update_s = epochs * 3.0 * forward_flops / flop_s * bubble(mini);
+  t.update_s = epochs * 3.0 * forward_flops / flop_s * bubble(mini) * imbalance.update;
 
   // Parameters each GPU holds: non-expert weights split over TP x PP, routed
   // experts over EP x PP (expert tensor parallelism 1, Megatron's default for MoE).

@@ -7,6 +7,7 @@
 // GPU and host memory. Megatron (TP x PP x CP x DP, EP for experts) or FSDP.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/hardware.hpp"
 #include "sim/model_arch.hpp"
@@ -19,6 +20,9 @@ namespace april::sim {
 struct TrainBatchShape {
   std::int64_t samples = 0, tokens = 0, longest_tok = 0;
   double attention_pairs = 0;
+  // Each sample's prompt + response tokens in batch order (train.balance
+  // verl reads them; empty: the work falls evenly).
+  std::vector<std::int64_t> sample_tok{};
 };
 
 // Seconds of each phase of one train step; what steps.csv reports.
@@ -36,6 +40,8 @@ struct TrainPhaseTimes {
 };
 
 enum class TrainFramework { Megatron, Fsdp };
+// How the batch's work falls on the data-parallel groups (sim/dp_balance.hpp).
+enum class DpBalance { Even, Verl };
 
 struct TrainerSetup {
   TrainFramework framework = TrainFramework::Megatron;
@@ -56,6 +62,8 @@ struct TrainerSetup {
   double hbm_efficiency = 0.8;
   double link_efficiency = 0.77;         // collectives over the scale-up link or the NICs
   double fixed_s = 0;
+  DpBalance balance = DpBalance::Even;
+  std::int64_t update_calls = 1;  // balance verl: calls the batch is trained in, each balanced alone
   // Engine weights per GPU to bring back after the update (colocated, offload on).
   double engine_weights_per_gpu_bytes = 0;
 

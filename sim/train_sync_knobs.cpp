@@ -53,6 +53,17 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "rollout_batch_size x n / global_batch_size)",
          base::in_range(1, 1 << 20)});
   s.add({keys::kTrainPpoEpochs.name, KnobType::Int, std::int64_t{1}, "", "phases: passes over the batch per step", base::in_range(1, 1024)});
+  s.add({keys::kTrainBalance.name, KnobType::String, std::string("even"), "",
+         "phases: how the batch's work falls on the data-parallel groups: even (each takes the mean) or verl (each update "
+         "call's rows split into one token-balanced partition per GPU, Karmarkar-Karp as verl's balance_batch, a sequence-"
+         "parallel group taking its GPUs' partitions in order and the mini-batches cut from them in order; a mini-batch "
+         "takes as long as its busiest group, a forward as the busiest group's whole share)",
+         base::one_of({"even", "verl"})});
+  s.add({keys::kTrainUpdateCalls.name, KnobType::Int, std::int64_t{1}, "",
+         "phases, balance verl: update calls a step's batch is trained in, each balanced alone and holding "
+         "ppo_mini_batches / update_calls mini-batches (verl's fully-async trainer: trigger_parameter_sync_step local "
+         "steps per sync; 1 for a synchronous trainer)",
+         base::in_range(1, 1 << 20)});
   s.add({keys::kTrainOldLogprob.name, KnobType::Bool, true, "",
          "phases: recompute the batch's log-probabilities with the rollout's weights before the update (verl, slime)", {}});
   s.add({keys::kTrainRefLogprob.name, KnobType::Bool, false, "", "phases: a reference-model forward over the batch (KL loss or reward)", {}});
@@ -134,6 +145,8 @@ TrainerSetup trainer_setup(const base::Config& c) {
   s.hbm_efficiency = c.get(sim::keys::kEngineHbmEfficiency);
   s.link_efficiency = c.get(sim::keys::kEngineLinkEfficiency);
   s.fixed_s = c.get(sim::keys::kTrainFixedS);
+  s.balance = c.get(sim::keys::kTrainBalance) == "verl" ? DpBalance::Verl : DpBalance::Even;
+  s.update_calls = c.get(sim::keys::kTrainUpdateCalls);
   return s;
 }
 

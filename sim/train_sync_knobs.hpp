@@ -41,6 +41,7 @@ inline constexpr base::DoubleKey kTopologyNodeNetworkGBs{"topology.node_network_
 inline constexpr base::DoubleKey kTopologyNvlinkGBs{"topology.nvlink_GB_s"};
 inline constexpr base::DoubleKey kTopologyRackLinkGBs{"topology.rack_link_GB_s"};
 inline constexpr base::StringKey kTopologyPreset{"topology.preset"};
+inline constexpr base::StringKey kTrainBalance{"train.balance"};
 inline constexpr base::IntKey kTrainContextParallel{"train.context_parallel"};
 inline constexpr base::IntKey kTrainExpertParallel{"train.expert_parallel"};
 inline constexpr base::DoubleKey kTrainFixedS{"train.fixed_s"};
@@ -61,6 +62,7 @@ inline constexpr base::IntKey kTrainPpoMiniBatches{"train.ppo_mini_batches"};
 inline constexpr base::BoolKey kTrainRefLogprob{"train.ref_logprob"};
 inline constexpr base::DoubleKey kTrainSlowdownBesideEngines{"train.slowdown_beside_engines"};
 inline constexpr base::IntKey kTrainTensorParallel{"train.tensor_parallel"};
+inline constexpr base::IntKey kTrainUpdateCalls{"train.update_calls"};
 inline constexpr base::StringKey kTrainTimeModel{"train.time_model"};
 }  // namespace keys
 

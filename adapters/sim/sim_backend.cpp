@@ -161,7 +161,10 @@ std::vector<SampleProgress> SimBackend::abort_all() {
 rl::TrainPhases SimBackend::train_phases_of(const std::vector<TrainSample>& batch) const {
   if (!config_.train_time_s) return {};
   const auto b = rl::train_batch_tokens(batch);
-  const auto t = config_.train_time_s(TrainBatchShape{b.samples, b.tokens, b.longest_tok, b.attention_pairs});
+  TrainBatchShape shape{b.samples, b.tokens, b.longest_tok, b.attention_pairs};
+  shape.sample_tok.reserve(batch.size());
+  for (const auto& s : batch) shape.sample_tok.push_back(std::int64_t{s.prompt_tok} + s.response_tok);
+  const auto t = config_.train_time_s(shape);
   return {t.old_logprob_s, t.ref_logprob_s, t.update_s, t.grad_reduce_s, t.optimizer_s, t.offload_s, t.other_s};
 }
 
