@@ -124,6 +124,8 @@ void write_outputs(OutputFolder& out, const std::string& out_dir, const base::Co
 // the task) or, with --weights-dir, training beside them.
 struct HttpRun {
   std::string engines;  // URL,...
+  std::string api = "sglang";
+  std::int64_t slots = 0;  // --engine-slots: 0, what each server says
   double timeout_s = 600;
   bool failover = false;
   std::string weights_dir;  // "": rollout only
@@ -148,6 +150,10 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
   }
   live::HttpBackendOptions ho;
   ho.urls = split_urls(run.engines);
+  if (run.api == "vllm") ho.api = live::ServerApi::kVllm;
+  else if (run.api != "sglang") throw std::invalid_argument(fmt::format("--engine-api '{}': sglang or vllm", run.api));
+  if (run.slots < 0 || run.slots > 1000000) throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", run.slots));
+  ho.slots = run.slots;
   ho.temperature = lo.temperature;
   ho.top_p = lo.top_p;
   ho.seed = lo.seed;
@@ -161,10 +167,10 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
     print_error(fmt::format("april live: warning: {} dropped: {}; its {} request(s) go to the {} server(s) left", url, why, moved, left));
   };
   live::HttpBackend backend(ho, *choice.task);
-  fmt::print("april live: {} on {} server(s) over HTTP ({}), policy {}, B = {} x n = {}, {}\n",
+  fmt::print("april live: {} on {} server(s) over {} ({}), policy {}, B = {} x n = {}, {}\n",
              trainer ? fmt::format("training {} ({} parameters), weights through {}", choice.model_name, choice.model.parameters(), weights_dir)
                      : std::string("rollout only"),
-             ho.urls.size(), run.engines, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
+             ho.urls.size(), ho.api == live::ServerApi::kVllm ? "vLLM's /v1/completions" : "SGLang's HTTP API", run.engines, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
              choice.task->describe());
   std::fflush(stdout);
   const auto workload = choice.task->workload(c.get(base::keys::kSamplesPerPrompt), 0);
@@ -190,7 +196,7 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
     p["requests_answered"] = backend.requests_answered();
     p["requests_aborted"] = backend.requests_aborted();
     p["servers_lost"] = backend.servers_lost();
-    write_outputs(*out, out_dir, c, policy_name, choice, steps, {{"engines", ho.urls}}, p);
+    write_outputs(*out, out_dir, c, policy_name, choice, steps, {{"engines", ho.urls}, {"engine_api", run.api}}, p);
   }
   return 0;
 }
@@ -203,7 +209,8 @@ int live_command(const std::vector<std::string>& args) {
       "usage: april live [--scenario S] [--policy NAME] [--device cpu|cuda] [--steps N] [--out DIR]\n"
       "                  [--save DIR] [--resume DIR] [--timeline FILE] [--timeline-detail steps|changes|windows]\n"
       "                  [--checkpoint DIR --dataset FILE [--dataset-layout L] [--chat FAMILY] [--reward math|dapo]\n"
-      "                   [--export DIR | --engines URL,... [--weights-dir DIR] [--engine-timeout S] [--engine-failover]]]\n"
+      "                   [--export DIR | --engines URL,... [--engine-api sglang|vllm] [--engine-slots N] [--weights-dir DIR]\n"
+      "                                                     [--engine-timeout S] [--engine-failover]]]\n"
       "                  [--set key=value]...\n"
       "Trains a transformer with GRPO on the countdown task (count down from N to 1, then stop: long-tail\n"
       "answer lengths, exact-match reward), or, with --checkpoint and --dataset, a Hugging Face model\n"
@@ -211,7 +218,8 @@ int live_command(const std::vector<std::string>& args) {
       "verifier (the last \\boxed{} or final number against the gold answer),\n"
       "with the rollout policy driving a real continuous-batching engine: april's own in process, or with --engines\n"
       "inference servers over SGLang's HTTP API (SGLang or april serve; rollout only, or training with --weights-dir,\n"
-      "the servers loading each step's weights through /update_weights_from_disk). A policy that overlaps rollout and\n"
+      "the servers loading each step's weights through /update_weights_from_disk) or vLLM's /v1/completions (vLLM or\n"
+      "april serve, streamed, aborted by closing the stream; rollout only). A policy that overlaps rollout and\n"
       "training (one_step_off, async) runs the trainer on its own thread and its own copy of the weights beside\n"
       "the engine (or the servers), each with live.threads torch threads. April's own model warm-starts with live.sft_steps\n"
       "supervised steps (a checkpoint needs none), then prints one line per RL step; --out writes summary.json and\n"
@@ -223,6 +231,8 @@ int live_command(const std::vector<std::string>& args) {
   std::vector<std::string> sets;
   double engine_timeout_s = 600;
   bool engine_failover = false;
+  std::string engine_api = "sglang";
+  std::int64_t engine_slots = 0;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_name), "rollout policy (default april)")("device", po::value(&device), "cpu or cuda")(
       "steps", integer_option(), "RL steps")("seed", integer_option(), "seed")(
@@ -230,10 +240,14 @@ int live_command(const std::vector<std::string>& args) {
       "save", po::value(&save_dir), "save model, optimizer, buffer and loop state here at the end (for --resume)")(
       "engines", po::value(&engines), "with --checkpoint and --dataset: roll out on these inference servers over SGLang's HTTP API "
       "(URL,...: SGLang or april serve holding the same model), rollout only: their weights stay and each batch is scored")(
+      "engine-api", po::value(&engine_api), "with --engines: sglang (default: /generate and /abort_request) or vllm (a streamed "
+      "/v1/completions per sample, aborted by closing it, as vLLM has no abort outside its dev mode; rollout only)")(
+      "engine-slots", integer_option(&engine_slots, 0), "with --engines: requests sent to a server at once, the rest held in april "
+      "in the policy's order (default: the server's max_running_requests; a vLLM server says none: give its --max-num-seqs)")(
       "weights-dir", po::value(&weights_dir), "with --engines: train, and after each step write the weights to DIR/v<version> and load "
       "them into every server through /update_weights_from_disk (DIR must be readable by the servers); without it, rollout only")(
-      "engine-timeout", po::value(&engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take before the run "
-      "fails naming the server (default 600)")(
+      "engine-timeout", po::value(&engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take (a stream: "
+      "may stay silent) before the run fails naming the server (default 600)")(
       "engine-failover", po::bool_switch(&engine_failover), "with --engines: a server that stops answering (no connection, a "
       "connection cut, no reply within --engine-timeout) is dropped with a warning naming it, and its requests go again to the "
       "servers left, from the tokens their samples held; without it the step fails naming the server")(
@@ -274,6 +288,9 @@ int live_command(const std::vector<std::string>& args) {
   lo.hf_checkpoint = task_options.checkpoint;
   if (!resume.empty() || choice.pretrained) lo.sft_steps = 0;
   const auto& mc = choice.model;
+  if (engines.empty() && (vm.count("engine-api") || (vm.count("engine-slots") && !vm["engine-slots"].defaulted()))) {
+    throw std::invalid_argument("--engine-api and --engine-slots are for the servers of --engines: give --engines");
+  }
   if (engines.empty() && !weights_dir.empty()) throw std::invalid_argument("--weights-dir is where --engines training writes its weights: give --engines");
   if (!engines.empty()) {
     if (task_options.checkpoint.empty()) throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
@@ -289,7 +306,8 @@ int live_command(const std::vector<std::string>& args) {
                                   "with --engines");
     }
 #ifdef APRIL_WITH_SERVE
-    return live_over_http({engines, engine_timeout_s, engine_failover, weights_dir, timeline_path, detail}, policy_name, *policy, c, lo,
+    return live_over_http({engines, engine_api, engine_slots, engine_timeout_s, engine_failover, weights_dir, timeline_path, detail}, policy_name,
+                          *policy, c, lo,
                           choice, out, out_dir);
 #else
     throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");

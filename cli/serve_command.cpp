@@ -29,6 +29,8 @@
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/serve_http.hpp"
+#include "cli/serve_open_requests.hpp"
+#include "cli/serve_openai_routes.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -57,54 +59,6 @@ extern "C" void on_stop_signal(int sig) {
     const auto byte = static_cast<char>(sig);
     [[maybe_unused]] const auto n = ::write(fd, &byte, 1);
   }
-}
-
-void reply_json(httplib::Response& res, int status, const std::string& body) {
-  res.status = status;
-  res.set_content(body, "application/json");
-}
-
-void reply_error(httplib::Response& res, int status, const std::string& message) { reply_json(res, status, http::error_json(message)); }
-
-// The bound on open requests (/generate and /health_generate, which submit
-// to the engine): --slots running plus --max-queued-requests waiting. Each
-// holds a handler thread until answered; past the bound a request is
-// refused 503 at once, so that the threads beyond it stay free for the
-// control routes (an abort, /continue_generation) and for the refusals.
-class OpenRequests {
- public:
-  explicit OpenRequests(std::int64_t max) : max_(max) {}
-  // One request's hold on the bound, released when it is answered.
-  class Hold {
-   public:
-    explicit Hold(OpenRequests* bound) : bound_(bound) {}
-    ~Hold() {
-      if (bound_ != nullptr) bound_->open_.fetch_sub(1);
-    }
-    Hold(const Hold&) = delete;
-    Hold& operator=(const Hold&) = delete;
-    [[nodiscard]] bool held() const { return bound_ != nullptr; }
-
-   private:
-    OpenRequests* bound_;
-  };
-  // A hold, or none (held() false) when `max` requests are open.
-  [[nodiscard]] Hold try_open() {
-    if (open_.fetch_add(1) >= max_) {
-      open_.fetch_sub(1);
-      return Hold(nullptr);
-    }
-    return Hold(this);
-  }
-  [[nodiscard]] std::int64_t max() const { return max_; }
-
- private:
-  std::atomic<std::int64_t> open_{0};
-  const std::int64_t max_;
-};
-
-std::string queue_full(std::int64_t max) {
-  return fmt::format("the server has {} requests open, its bound (--slots + --max-queued-requests): try again later", max);
 }
 
 // The routes. Bad requests are 400 with SGLang's error body, naming the JSON
@@ -273,7 +227,9 @@ int serve_command(const std::vector<std::string>& args) {
       "aborted request answers with its partial output, finish_reason abort), GET /health, /health_generate,\n"
       "/get_model_info, /get_server_info, /get_weight_version, /v1/loads, /metrics, /flush_cache, POST /pause_generation\n"
       "(abort or in_place), /continue_generation and /update_weights_from_disk (a checkpoint of the same shapes loaded\n"
-      "in place). Text prompts, streaming, top-k, penalties and stop strings are refused by name (docs/serve.md).\n"
+      "in place); and vLLM's POST /v1/completions (prompt token ids, streamed or not, token_ids and logprobs 0 in the\n"
+      "reply; a stream whose client closes it is aborted) with GET /v1/models. Text prompts, streaming /generate,\n"
+      "top-k, penalties and stop strings are refused by name (docs/serve.md).\n"
       "--port 0 picks a free port. Prints \"april serve: listening on http://HOST:PORT\" once ready.\n"
       "Under load: past --slots + --max-queued-requests open requests a request is refused 503, a body past\n"
       "--max-body-bytes 413, and a client silent for 5 s is dropped. SIGINT or SIGTERM stops it: requests in flight\n"
@@ -322,6 +278,7 @@ int serve_command(const std::vector<std::string>& args) {
   limits.max_body_bytes = static_cast<std::size_t>(vm.count("max-body-bytes") ? max_body : std::max(kMinBodyBytes, 16 * st.context_length));
   HttpServer svr(limits);
   add_routes(svr, engine, open);
+  add_openai_routes(svr, engine, open);
   // Each connection is a descriptor: a soft limit of 1024 would stop accepts below the bound.
   const auto files = raise_open_file_limit();
   if (files < limits.max_threads + 64) {

@@ -47,6 +47,7 @@ GenerateCall parse_generate_call(const std::string& body, const std::string& sou
 struct AbortCall {
   std::string rid;  // a prefix: every request whose rid starts with it (SGLang's scheduler matches so)
   bool abort_all = false;
+  bool exact = false;  // only the request whose rid is `rid` (april serve's own aborts: a stream whose client left)
 };
 AbortCall parse_abort_call(const std::string& body, const std::string& source);
 

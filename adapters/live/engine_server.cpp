@@ -33,6 +33,7 @@ struct EngineServer::Impl {
     http::GenerateCall call;
     std::promise<http::GenerateOutcome> reply;
     std::chrono::steady_clock::time_point arrived;
+    std::shared_ptr<TokenStream> stream;
   };
   struct PendingAbort {
     http::AbortCall call;
@@ -46,6 +47,7 @@ struct EngineServer::Impl {
     http::GenerateCall call;
     std::promise<http::GenerateOutcome> reply;
     std::chrono::steady_clock::time_point arrived;
+    std::shared_ptr<TokenStream> stream;
   };
 
   EngineServerOptions opt;
@@ -133,14 +135,39 @@ struct EngineServer::Impl {
       if (kind == http::FinishKind::Abort) ++st.aborted;
     }
     it->second.reply.set_value(std::move(out));
+    if (const auto stream = it->second.stream) {
+      { std::lock_guard<std::mutex> lock(stream->mu); }
+      stream->grew.notify_all();
+    }
     active.erase(it);
+  }
+
+  // The streamed requests' new tokens, after an iteration.
+  void publish_streams() {
+    if (std::none_of(active.begin(), active.end(), [](const auto& a) { return a.second.stream != nullptr; })) return;
+    engine->visit_running([this](const GenResult& r) {
+      const auto it = active.find(r.key);
+      if (it == active.end() || !it->second.stream) return;
+      auto& stream = *it->second.stream;
+      {
+        std::lock_guard<std::mutex> lock(stream.mu);
+        const auto sent = stream.ids.size();
+        if (r.tokens.size() <= sent || r.logprobs.size() != r.tokens.size()) return;
+        const auto from = static_cast<std::ptrdiff_t>(sent);
+        stream.ids.insert(stream.ids.end(), r.tokens.begin() + from, r.tokens.end());
+        stream.logprobs.insert(stream.logprobs.end(), r.logprobs.begin() + from, r.logprobs.end());
+      }
+      stream.grew.notify_all();
+    });
   }
 
   // Aborts the matching requests in the engine, and those held before it
   // (sent while paused or while a weight update waits), which answer with
   // no tokens.
   std::int64_t apply_abort(const http::AbortCall& a, const std::string& message) {
-    const auto matches = [&a](const std::string& rid) { return a.abort_all || (!a.rid.empty() && rid.rfind(a.rid, 0) == 0); };
+    const auto matches = [&a](const std::string& rid) {
+      return a.abort_all || (!a.rid.empty() && (a.exact ? rid == a.rid : rid.rfind(a.rid, 0) == 0));
+    };
     std::vector<std::uint64_t> keys;
     for (const auto& [key, act] : active) {
       if (matches(act.call.rid)) keys.push_back(key);
@@ -163,7 +190,7 @@ struct EngineServer::Impl {
     for (auto& p : held) {
       GenResult none;
       none.key = p.key;
-      active.emplace(p.key, Active{std::move(p.call), std::move(p.reply), p.arrived});
+      active.emplace(p.key, Active{std::move(p.call), std::move(p.reply), p.arrived, std::move(p.stream)});
       answer(p.key, none, http::FinishKind::Abort, message);
     }
     return static_cast<std::int64_t>(keys.size() + held.size());
@@ -238,7 +265,7 @@ struct EngineServer::Impl {
         s.top_p = p.call.top_p;
         s.stop_tokens = p.call.stop_token_ids;
         s.ignore_eos = p.call.ignore_eos;
-        active.emplace(p.key, Active{std::move(p.call), std::move(p.reply), p.arrived});
+        active.emplace(p.key, Active{std::move(p.call), std::move(p.reply), p.arrived, std::move(p.stream)});
         try {
           engine->add(std::move(g), std::move(s));
         } catch (const std::exception& e) {
@@ -287,6 +314,7 @@ struct EngineServer::Impl {
         apply_abort({"", true}, std::string("the engine failed: ") + e.what());
         continue;
       }
+      publish_streams();
       for (const auto& r : done) answer(r.key, r, r.stop_token >= 0 ? http::FinishKind::Stop : http::FinishKind::Length, "");
     }
   }
@@ -295,7 +323,7 @@ struct EngineServer::Impl {
 EngineServer::EngineServer(const EngineServerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
 EngineServer::~EngineServer() = default;
 
-std::future<http::GenerateOutcome> EngineServer::submit(const http::GenerateCall& call) {
+std::future<http::GenerateOutcome> EngineServer::submit(const http::GenerateCall& call, std::shared_ptr<TokenStream> stream) {
   auto& im = *impl_;
   const auto vocab = im.st.vocab;
   if (call.input_ids.empty()) throw std::invalid_argument("input_ids: an empty prompt");
@@ -314,6 +342,7 @@ std::future<http::GenerateOutcome> EngineServer::submit(const http::GenerateCall
   Impl::Pending p;
   p.call = call;
   p.arrived = std::chrono::steady_clock::now();
+  p.stream = std::move(stream);
   auto reply = p.reply.get_future();
   {
     std::lock_guard<std::mutex> lock(im.mu);

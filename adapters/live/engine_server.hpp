@@ -5,10 +5,13 @@
 // handlers). Each request is answered through a future, with its tokens, its
 // log-probs and why it ended; an aborted one with what it had generated, as
 // SGLang answers it (sglang_protocol.hpp). No torch in this header.
+#include <condition_variable>
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "adapters/http/sglang_protocol.hpp"
 
@@ -38,6 +41,17 @@ struct EngineServerStatus {
   std::int64_t requests = 0, aborted = 0, prompt_tok = 0, generated_tok = 0, iterations = 0;
 };
 
+// A streamed request's output as the engine generates it (april serve's
+// /v1/completions with stream true): the engine's thread appends after each
+// iteration and notifies; the handler that streams it reads. The request's
+// outcome (its future) is the whole output, of which this is a prefix.
+struct TokenStream {
+  std::mutex mu;
+  std::condition_variable grew;  // also notified when the outcome is set
+  std::vector<std::int32_t> ids;  // guarded by mu
+  std::vector<float> logprobs;    // guarded by mu
+};
+
 class EngineServer {
  public:
   // Loads the checkpoint and starts the engine's thread. Throws
@@ -51,7 +65,8 @@ class EngineServer {
   // Queues a request. std::invalid_argument (an HTTP 400) for an id past the
   // vocabulary, a prompt and max_new_tokens past the context length, or a
   // rid already in flight.
-  std::future<http::GenerateOutcome> submit(const http::GenerateCall& call);
+  // With `stream`, its tokens are also appended there as they come.
+  std::future<http::GenerateOutcome> submit(const http::GenerateCall& call, std::shared_ptr<TokenStream> stream = nullptr);
   // Aborts every request whose rid starts with `call.rid` (all with
   // abort_all); returns how many. Their futures answer with the tokens they
   // had, finish reason abort.

@@ -8,7 +8,8 @@ HttpBackend::HttpBackend(HttpBackendOptions options, const LiveTask& task) : imp
 
 HttpBackend::~HttpBackend() {
   if (!impl_->flights.empty()) {
-    for (std::size_t i = 0; i < impl_->opt.urls.size(); ++i) {
+    if (impl_->opt.api == ServerApi::kVllm) (void)impl_->post_aborts();  // closes the streams
+    for (std::size_t i = 0; i < impl_->opt.urls.size() && impl_->opt.api == ServerApi::kSglang; ++i) {
       if (impl_->lost[i]) continue;
       try {
         (void)post_or_throw(impl_->opt.urls[i], "/abort_request", R"({"abort_all": true})", impl_->opt.connect_timeout_s,

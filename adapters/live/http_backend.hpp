@@ -5,7 +5,10 @@
 // resumes, max_new_tokens reduced), routed to the server with the fewest
 // requests outstanding; an abort is POST /abort_request {"abort_all": true}
 // to every server, whose open requests then answer with their partial
-// tokens. Works against SGLang and `april serve` alike.
+// tokens. Works against SGLang and `april serve` alike. Or over vLLM's
+// OpenAI-compatible API (ServerApi::kVllm): each sample a streamed
+// /v1/completions, an abort the close of every open stream, whose ids
+// received so far are the partial tokens (http_stream.hpp).
 //
 // Without a trainer the run is rollout only: the servers' weights stay, a
 // train step computes the task's rewards for its batch, and a weight sync
@@ -28,8 +31,18 @@
 
 namespace april::live {
 
+// Which HTTP API the servers speak.
+//  - kSglang: SGLang's native /generate and /abort_request (and april serve's);
+//  - kVllm: vLLM's OpenAI-compatible /v1/completions, streamed, aborted by
+//    closing the stream (its only abort outside dev mode), rollout only.
+enum class ServerApi { kSglang, kVllm };
+
 struct HttpBackendOptions {
   std::vector<std::string> urls;  // http://host:port, one per server
+  ServerApi api = ServerApi::kSglang;
+  // Requests sent to a server at once: 0 takes what it says
+  // (/get_server_info's max_running_requests; vLLM says nothing: no bound).
+  std::int64_t slots = 0;
   double temperature = 1.0;
   double top_p = 1.0;
   std::uint64_t seed = 0;          // each sample's sampling_seed is drawn from (seed, its key)

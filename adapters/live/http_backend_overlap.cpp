@@ -71,7 +71,7 @@ rl::BackendEvents HttpBackend::wait_for_events() {
       }
       if (im.sync != Impl::SyncPhase::kAborting) {
         throw std::runtime_error(fmt::format("{}: answered request {} as aborted, which april did not abort", im.opt.urls[f.server],
-                                             f.body.value("rid", std::string("?"))));
+                                             f.body.value("rid", f.body.value("request_id", std::string("?")))));
       }
       f.earlier = std::move(p->by_version);
       f.parked = true;

@@ -32,7 +32,8 @@ std::string no_reply(httplib::Error error, double elapsed_s, double read_s) {
   }
 }
 
-// The failure of a call that got no reply, as its kind.
+}  // namespace
+
 [[noreturn]] void throw_no_reply(const std::string& url, const std::string& route, httplib::Error error, double elapsed_s, double read_s) {
   const auto why = fmt::format("{}{}: {}", url, route, no_reply(error, elapsed_s, read_s));
   const bool timed_out = error == httplib::Error::Read && elapsed_s >= 0.95 * read_s;
@@ -42,8 +43,6 @@ std::string no_reply(httplib::Error error, double elapsed_s, double read_s) {
   if (timed_out) throw TimedOut(why);
   throw std::runtime_error(why);
 }
-
-}  // namespace
 
 std::unique_ptr<httplib::Client> http_client(const std::string& url, double connect_s, double read_s) {
   auto c = std::make_unique<httplib::Client>(url);
@@ -122,6 +121,5 @@ std::vector<std::pair<std::size_t, std::string>> update_servers(const std::vecto
   if (!error.empty()) throw std::runtime_error(error);
   return silent;
 }
-
 
 }  // namespace april::live

@@ -15,6 +15,7 @@
 
 namespace httplib {
 class Client;
+enum class Error;
 }
 
 namespace april::live {
@@ -29,6 +30,11 @@ struct NoReply : std::runtime_error {
 struct TimedOut : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// The failure of a call to url + route that got no reply (httplib's
+// `error`, `elapsed_s` after it was sent or after its last byte), as its
+// kind: NoReply, TimedOut (elapsed near read_s), or a runtime_error.
+[[noreturn]] void throw_no_reply(const std::string& url, const std::string& route, httplib::Error error, double elapsed_s, double read_s);
 
 // A client of `url` (http://host:port) with these timeouts; throws
 // std::invalid_argument for what is no such address.

@@ -45,6 +45,12 @@ std::int64_t KvEngine::resident_tok() const {
   return n;
 }
 
+void KvEngine::visit_running(const std::function<void(const GenResult&)>& visit) const {
+  for (const auto& s : slots_) {
+    if (s.active) visit(s.out);
+  }
+}
+
 std::vector<std::pair<std::uint64_t, std::int32_t>> KvEngine::in_flight_progress() const {
   std::vector<const Slot*> active;
   for (const auto& s : slots_) {

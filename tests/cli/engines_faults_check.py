@@ -1,6 +1,8 @@
 """`april live --engines` against servers that fail: an HTTP 500, a reply that
 is not JSON, a field of the wrong type, a truncated reply, a server that
-accepts and never answers, and an `april serve` killed mid-step. Each run must
+accepts and never answers, and an `april serve` killed mid-step; over vLLM's
+API (--engine-api vllm) an HTTP 500, an error event, an event that is not
+JSON, a stream that ends before its finish reason, and a silent server. Each run must
 end with one line naming the server's URL and what was wrong, a non-zero exit,
 within its timeout, and no --out written.
 
@@ -42,6 +44,12 @@ class Fake(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def handle(self):
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client left first: its run ended on another request's failure
+
     def reply(self, status, body, length=None):
         data = body.encode()
         self.send_response(status)
@@ -52,13 +60,36 @@ class Fake(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def do_GET(self):
-        self.reply(200, json.dumps({"max_running_requests": 8}))
+        # /get_server_info's slots, and /v1/models' list.
+        self.reply(200, json.dumps({"max_running_requests": 8, "object": "list", "data": [{"id": "fake", "object": "model"}]}))
+
+    def stream(self, events):
+        """A server-sent event stream ended by closing the connection (HTTP/1.0)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        for e in events:
+            self.wfile.write(("data: " + e + "\n\n").encode())
+            self.wfile.flush()
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        mode = type(self).mode
+        if self.path == "/v1/completions":
+            chunk = json.dumps({"choices": [{"index": 0, "token_ids": [5, 6], "finish_reason": None}]})
+            if mode == "v500":
+                self.reply(500, json.dumps({"error": {"message": "out of memory on the GPU"}}))
+            elif mode == "verror":
+                self.stream([chunk, json.dumps({"error": {"message": "the KV cache is exhausted"}})])
+            elif mode == "vnotjson":
+                self.stream(["<html>bad gateway</html>"])
+            elif mode == "vtruncated":
+                self.stream([chunk])
+            elif mode == "vhang":
+                time.sleep(20)
+            return
         if self.path != "/generate":
             return self.reply(200, "")
-        mode = type(self).mode
         if mode == "500":
             self.reply(500, json.dumps({"error": {"message": "out of memory on the GPU"}}))
         elif mode == "notjson":
@@ -97,10 +128,15 @@ for mode, want, timeout_s, within_s in [
     ("wrongtype", "/output_ids", 600, 60),
     ("truncated", "/generate: the connection closed before a whole reply", 600, 60),
     ("hang", "/generate: no reply within 2 s", 2, 30),
+    ("v500", "/v1/completions: HTTP 500: out of memory on the GPU", 600, 60),
+    ("verror", "the server sent an error: the KV cache is exhausted", 600, 60),
+    ("vnotjson", "/v1/completions stream event 1: not JSON", 600, 60),
+    ("vtruncated", "/v1/completions: the stream ended before its finish reason (2 tokens received)", 600, 60),
+    ("vhang", "/v1/completions: no reply within 2 s", 2, 30),
 ]:
     srv, url = fake_server(mode)
     out = os.path.join(work, mode)
-    p, took = live(url, out, timeout_s)
+    p, took = live(url, out, timeout_s, ("--engine-api", "vllm") if mode.startswith("v") else ())
     err = p.stderr.strip()
     check(p.returncode != 0, f"{mode}: exit 0")
     check(url in err and want in err and len(err.splitlines()) == 1, f"{mode}: stderr {err!r}")

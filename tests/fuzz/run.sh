@@ -9,7 +9,7 @@ build=$1
 seconds=${2:-30}
 work=${3:-$build/fuzz-work}
 here=$(cd "$(dirname "$0")" && pwd)
-for target in scenario trace topology profile model hardware published safetensors hf_config tokenizer math sglang; do
+for target in scenario trace topology profile model hardware published safetensors hf_config tokenizer math sglang openai; do
   bin="$build/tests/fuzz/fuzz_$target"
   [ -x "$bin" ] || { echo "fuzz: $bin not built" >&2; exit 2; }
   rm -rf "$work/$target" && mkdir -p "$work/$target/corpus" "$work/$target/crashes"

@@ -23,6 +23,7 @@
 #include "adapters/http/sglang_protocol.hpp"
 #include "adapters/live/http_backend.hpp"
 #include "adapters/live/http_calls.hpp"
+#include "adapters/live/http_stream.hpp"
 #include "base/hash.hpp"
 #include "base/json_value.hpp"
 
@@ -50,12 +51,14 @@ struct HttpBackend::Impl {
     base::TokensByVersion earlier;   // tokens of this submission before a sync interrupted it, by version
     bool parked = false;             // interrupted by a recompute sync: sent again when it ends
     bool queued = false;             // held by april until a server has a free slot (Impl::waiting)
+    std::shared_ptr<StreamCancel> cancel;  // vLLM's API: closes its stream (the abort)
   };
   enum class SyncPhase { kNone, kAborting, kUpdating };
 
   HttpBackendOptions opt;
   const LiveTask& task;
-  std::vector<std::int64_t> slots;        // per server, from /get_server_info
+  std::vector<std::int64_t> slots;        // per server: /get_server_info's, or HttpBackendOptions::slots
+  std::vector<std::string> models;        // per server, vLLM's API: the model /v1/models names (the body's "model")
   std::vector<std::int64_t> outstanding;  // per server
   std::vector<bool> lost;                 // per server: dropped by failover
   std::vector<rl::EngineRunningChange> changes;  // with record_changes
@@ -89,7 +92,20 @@ struct HttpBackend::Impl {
 
   Impl(HttpBackendOptions o, const LiveTask& t) : opt(std::move(o)), task(t) {
     if (opt.urls.empty()) throw std::invalid_argument("no server: give at least one URL");
+    if (opt.api == ServerApi::kVllm && opt.trainer != nullptr) {
+      throw std::invalid_argument(
+          "training over vLLM's API is not built: vLLM has no /update_weights_from_disk, and its weight-update routes "
+          "(/collective_rpc, /update_weights) are its dev mode's (docs/serve.md); run rollout only, or use SGLang's API");
+    }
+    if (opt.slots < 0) throw std::invalid_argument("slots per server: 0 (what the server says) or more");
+    if (opt.api == ServerApi::kVllm) {
+      for (const auto& url : opt.urls) {
+        models.push_back(vllm_model(url));
+        slots.push_back(opt.slots);  // vLLM does not say its max_num_seqs over HTTP
+      }
+    }
     for (const auto& url : opt.urls) {
+      if (opt.api == ServerApi::kVllm) break;
       const auto body = get_or_throw(url, "/get_server_info", opt.connect_timeout_s, opt.connect_timeout_s * 2);
       std::int64_t n = 0;
       nlohmann::json doc;
@@ -97,10 +113,22 @@ struct HttpBackend::Impl {
           doc["max_running_requests"].is_number_integer()) {
         n = doc["max_running_requests"].get<std::int64_t>();
       }
-      slots.push_back(std::max<std::int64_t>(0, n));
+      slots.push_back(opt.slots > 0 ? opt.slots : std::max<std::int64_t>(0, n));
     }
     outstanding.assign(opt.urls.size(), 0);
     lost.assign(opt.urls.size(), false);
+  }
+
+  // The model a vLLM server serves: the first of GET /v1/models' data
+  // (OpenAI's list; vLLM refuses a completion naming another).
+  std::string vllm_model(const std::string& url) const {
+    const auto body = get_or_throw(url, "/v1/models", opt.connect_timeout_s, opt.connect_timeout_s * 2);
+    nlohmann::json doc;
+    if (!base::parse_json(body, doc) && doc.is_object() && doc.contains("data") && doc["data"].is_array() && !doc["data"].empty() &&
+        doc["data"][0].is_object() && doc["data"][0].contains("id") && doc["data"][0]["id"].is_string()) {
+      return doc["data"][0]["id"].get<std::string>();
+    }
+    throw std::runtime_error(fmt::format("{}/v1/models: no model named (data[0].id): {}", url, body.substr(0, 200)));
   }
 
   // Every open request answered (a destructor or an error path may leave some).
@@ -156,6 +184,8 @@ struct HttpBackend::Impl {
     auto ids = task.prompt_tokens(st.prompt_id);
     ids.insert(ids.end(), st.tokens.begin(), st.tokens.end());
     const auto held_tok = static_cast<std::uint64_t>(st.tokens.size());
+    const auto seed = held_tok == 0 ? base::combine_seeds(opt.seed, key) : base::combine_seeds(base::combine_seeds(opt.seed, key), held_tok);
+    if (opt.api == ServerApi::kVllm) return vllm_body(std::move(ids), max_new_tok, seed);
     return {{"input_ids", ids},
             {"return_logprob", true},
             {"sampling_params",
@@ -166,16 +196,43 @@ struct HttpBackend::Impl {
               // The in-process backend's seed for a fresh sample (april serve then draws its
               // tokens); a resumed one draws from a seed of its own, as a server's token
               // index restarts at 0 and the same seed would replay the first draws.
-              {"sampling_seed", held_tok == 0 ? base::combine_seeds(opt.seed, key)
-                                              : base::combine_seeds(base::combine_seeds(opt.seed, key), held_tok)},
+              {"sampling_seed", seed},
               {"skip_special_tokens", false},
               {"no_stop_trim", true}}}};
+  }
+
+  // The same request as a streamed vLLM /v1/completions: every sampling
+  // field set, as vLLM fills unset ones from the model's
+  // generation_config (Qwen's sets top_k 20); ids back both ways
+  // (return_token_ids, PR #22587; "token_id:N" log-prob tokens on older
+  // servers); the seed's 64 bits sent as vLLM's signed one. The "model"
+  // is set when it is sent (the server's own).
+  nlohmann::json vllm_body(std::vector<std::int32_t> ids, std::int32_t max_new_tok, std::uint64_t seed) const {
+    return {{"prompt", std::move(ids)},
+            {"max_tokens", max_new_tok},
+            {"temperature", opt.temperature},
+            {"top_p", opt.top_p},
+            {"top_k", -1},
+            {"min_p", 0.0},
+            {"repetition_penalty", 1.0},
+            {"presence_penalty", 0.0},
+            {"frequency_penalty", 0.0},
+            {"seed", static_cast<std::int64_t>(seed)},
+            {"stop_token_ids", task.end_tokens()},
+            {"ignore_eos", false},
+            {"skip_special_tokens", false},
+            {"include_stop_str_in_output", true},
+            {"logprobs", 0},
+            {"return_token_ids", true},
+            {"return_tokens_as_token_ids", true},
+            {"n", 1},
+            {"stream", true}};
   }
 
   // A flight for sample `key` with `body`: sent now to the least loaded
   // server with room, or held until one has (pump).
   Flight launch(rl::SampleKey key, nlohmann::json body) {
-    Flight f{outstanding.size(), std::move(body), {}, version, 0, {}, false, false};
+    Flight f{outstanding.size(), std::move(body), {}, version, 0, {}, false, false, nullptr};
     if (sync == SyncPhase::kNone && waiting.empty() && least_outstanding() < outstanding.size()) {
       send(key, f);
     } else {
@@ -193,14 +250,18 @@ struct HttpBackend::Impl {
     note(server);
     f.server = server;
     f.version = version;
-    f.body["rid"] = fmt::format("april-{}-{}", key, submissions++);
+    const bool vllm = opt.api == ServerApi::kVllm;
+    f.body[vllm ? "request_id" : "rid"] = fmt::format("april-{}-{}", key, submissions++);
+    if (vllm) f.body["model"] = models[server];
+    f.cancel = vllm ? std::make_shared<StreamCancel>() : nullptr;
     const auto url = opt.urls[server];
     const auto connect_s = opt.connect_timeout_s, read_s = opt.request_timeout_s;
     auto* signal = this;
-    f.answer = std::async(std::launch::async, [url, body = f.body, connect_s, read_s, signal] {
+    f.answer = std::async(std::launch::async, [url, body = f.body, connect_s, read_s, signal, cancel = f.cancel] {
       HttpAnswer a;
       try {
-        a.reply = http::parse_generate_reply(generate_with_retries(url, body, connect_s, read_s), url + "/generate reply");
+        a.reply = cancel ? completion_stream(url, body, connect_s, read_s, *cancel)
+                         : http::parse_generate_reply(generate_with_retries(url, body, connect_s, read_s), url + "/generate reply");
       } catch (const NoReply& e) {
         a.error = e.what();
         a.server_lost = true;
@@ -330,6 +391,13 @@ struct HttpBackend::Impl {
   // server that answered otherwise.
   std::string post_aborts() {
     last_abort_post = std::chrono::steady_clock::now();
+    if (opt.api == ServerApi::kVllm) {
+      // vLLM's abort outside its dev mode: each open stream closed.
+      for (auto& [key, f] : flights) {
+        if (f.cancel) f.cancel->cancel();
+      }
+      return "";
+    }
     std::string error;
     for (std::size_t i = 0; i < opt.urls.size(); ++i) {
       if (lost[i]) continue;

@@ -14,6 +14,7 @@
 //    batch; log-probs are recorded at sampling time.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -100,6 +101,9 @@ class KvEngine {
   // Each running request's tokens generated in this submission, then each
   // queued one's (none), in the order abort_all returns them.
   [[nodiscard]] std::vector<std::pair<std::uint64_t, std::int32_t>> in_flight_progress() const;
+  // Each running request's output so far (its key, tokens and log-probs of
+  // this submission), in slot order: what a streaming server sends on.
+  void visit_running(const std::function<void(const GenResult&)>& visit) const;
   [[nodiscard]] const EngineStats& stats() const { return stats_; }
   // The recorded iterations since the last call (empty unless record_iterations).
   std::vector<rl::IterationPoint> take_iteration_log() { return std::exchange(log_, {}); }

@@ -1,0 +1,112 @@
+#include "adapters/live/http_stream.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+#include "adapters/http/openai_protocol.hpp"
+#include "adapters/live/http_calls.hpp"
+#include "base/config.hpp"
+
+namespace april::live {
+namespace {
+
+constexpr const char* kRoute = "/v1/completions";
+// An error body is read this far (its message is all that is kept).
+constexpr std::size_t kMaxErrorBody = 64 * 1024;
+
+using Clock = std::chrono::steady_clock;
+
+// One try: the reply, or throws as completion_stream says.
+http::GenerateReply stream_once(const std::string& url, const std::string& body, double connect_s, double read_s, StreamCancel& cancel) {
+  http::GenerateReply aborted_before;
+  aborted_before.finish = http::FinishKind::Abort;
+  aborted_before.abort_message = "closed by the client before it was sent";
+  auto client = http_client(url, connect_s, read_s);
+  if (!cancel.attach(client.get())) return aborted_before;
+  struct Detach {
+    StreamCancel& c;
+    ~Detach() { (void)c.attach(nullptr); }
+  } detach{cancel};
+
+  http::CompletionStreamReader reader(url + kRoute + " stream");
+  int status = 0;
+  std::string error_body, parse_error;
+  auto last_byte = Clock::now();
+  httplib::Request req;
+  req.method = "POST";
+  req.path = kRoute;
+  req.set_header("Accept", "text/event-stream");
+  req.set_header("Content-Type", "application/json");
+  req.body = body;
+  req.response_handler = [&status](const httplib::Response& res) {
+    status = res.status;
+    return true;
+  };
+  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    last_byte = Clock::now();
+    if (status != 200) {
+      error_body.append(data, std::min(n, kMaxErrorBody - std::min(kMaxErrorBody, error_body.size())));
+      return true;
+    }
+    if (cancel.cancelled()) return false;
+    try {
+      reader.feed(data, n);
+    } catch (const base::ConfigError& e) {
+      parse_error = e.what();
+      return false;
+    }
+    return true;
+  };
+  const auto res = client->send(req);
+  if (!parse_error.empty()) throw std::runtime_error(parse_error);
+  if (res && status != 200) throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, kRoute, status, http::error_message_of(error_body)));
+  // A stream that gave its finish reason holds its whole output, whether
+  // or not [DONE] and the connection's end followed.
+  if (reader.has_finish_reason()) return reader.reply();
+  if (cancel.cancelled()) {
+    auto partial = reader.partial();
+    partial.finish = http::FinishKind::Abort;
+    partial.abort_message = "closed by the client";
+    return partial;
+  }
+  if (!res) throw_no_reply(url, kRoute, res.error(), std::chrono::duration<double>(Clock::now() - last_byte).count(), read_s);
+  throw std::runtime_error(fmt::format("{}{}: the stream ended before its finish reason ({} tokens received)", url, kRoute,
+                                       reader.partial().output_ids.size()));
+}
+
+}  // namespace
+
+void StreamCancel::cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  if (client_ != nullptr) client_->stop();  // shuts the socket: the reading thread's read fails at once
+}
+
+bool StreamCancel::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+bool StreamCancel::attach(httplib::Client* client) {
+  std::lock_guard<std::mutex> lock(mu_);
+  client_ = client;
+  return client == nullptr || !cancelled_;
+}
+
+http::GenerateReply completion_stream(const std::string& url, nlohmann::json body, double connect_s, double read_s, StreamCancel& cancel) {
+  const auto rid = body["request_id"].get<std::string>();
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return stream_once(url, body.dump(), connect_s, read_s, cancel);
+    } catch (const NoReply& e) {
+      if (attempt == kGenerateTries) throw NoReply(fmt::format("{} ({} tries)", e.what(), kGenerateTries));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100 << (2 * (attempt - 1))));
+      body["request_id"] = fmt::format("{}-retry{}", rid, attempt);
+    }
+  }
+}
+
+}  // namespace april::live
