@@ -129,6 +129,7 @@ struct HttpRun {
   double timeout_s = 600;
   bool failover = false;
   std::string weights_dir;  // "": rollout only
+  std::string export_dir;   // with weights_dir: the trained policy written here at the end
   std::string timeline_path;
   rl::TimelineDetail timeline_detail = rl::TimelineDetail::kSteps;
 };
@@ -198,6 +199,13 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
     p["servers_lost"] = backend.servers_lost();
     write_outputs(*out, out_dir, c, policy_name, choice, steps, {{"engines", ho.urls}, {"engine_api", run.api}}, p);
   }
+  if (!run.export_dir.empty()) {
+    // The trainer's weights, which the servers loaded last (--weights-dir's last v<version>).
+    OutputFolder exported(run.export_dir, "--export");
+    trainer->write_weights(exported.path());
+    exported.commit();
+    fmt::print("trained policy written to {} as a Hugging Face checkpoint\n", run.export_dir);
+  }
   return 0;
 }
 #endif
@@ -209,7 +217,7 @@ int live_command(const std::vector<std::string>& args) {
       "usage: april live [--scenario S] [--policy NAME] [--device cpu|cuda] [--steps N] [--out DIR]\n"
       "                  [--save DIR] [--resume DIR] [--timeline FILE] [--timeline-detail steps|changes|windows]\n"
       "                  [--checkpoint DIR --dataset FILE [--dataset-layout L] [--chat FAMILY] [--reward math|dapo]\n"
-      "                   [--export DIR | --engines URL,... [--engine-api sglang|vllm] [--engine-slots N] [--weights-dir DIR]\n"
+      "                   [--export DIR] [--engines URL,... [--engine-api sglang|vllm] [--engine-slots N] [--weights-dir DIR]\n"
       "                                                     [--engine-timeout S] [--engine-failover]]]\n"
       "                  [--set key=value]...\n"
       "Trains a transformer with GRPO on the countdown task (count down from N to 1, then stop: long-tail\n"
@@ -251,7 +259,7 @@ int live_command(const std::vector<std::string>& args) {
       "engine-failover", po::bool_switch(&engine_failover), "with --engines: a server that stops answering (no connection, a "
       "connection cut, no reply within --engine-timeout) is dropped with a warning naming it, and its requests go again to the "
       "servers left, from the tokens their samples held; without it the step fails naming the server")(
-      "export", po::value(&export_dir), "with --checkpoint: write the trained policy here at the end as a Hugging Face checkpoint "
+      "export", po::value(&export_dir), "with --checkpoint (with --engines, and --weights-dir): write the trained policy here at the end as a Hugging Face checkpoint "
       "(safetensors in the source's dtype, its config and tokenizer files copied) that an inference server loads")(
       "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)")(
       "timeline", po::value(&timeline_path), "write the run as a Chrome trace-event JSON FILE (ui.perfetto.dev): rollout, abort, "
@@ -294,19 +302,24 @@ int live_command(const std::vector<std::string>& args) {
   if (engines.empty() && !weights_dir.empty()) throw std::invalid_argument("--weights-dir is where --engines training writes its weights: give --engines");
   if (!engines.empty()) {
     if (task_options.checkpoint.empty()) throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
-    for (const auto& [given, name] : {std::pair{&save_dir, "--save"}, {&resume, "--resume"}, {&export_dir, "--export"}}) {
+    for (const auto& [given, name] : {std::pair{&save_dir, "--save"}, {&resume, "--resume"}}) {
       if (!given->empty()) {
         throw std::invalid_argument(fmt::format("{} is not built for --engines (the servers' weights are in --weights-dir's last "
-                                                "v<version> folder)",
+                                                "v<version> folder; --export writes them as a checkpoint)",
                                                 name));
       }
+    }
+    if (!export_dir.empty() && weights_dir.empty()) {
+      throw std::invalid_argument("--export with --engines writes the policy that --weights-dir training trains: give --weights-dir "
+                                  "(rollout only trains nothing)");
     }
     if (detail == rl::TimelineDetail::kWindows) {
       throw std::invalid_argument("--timeline-detail windows: a server does not report its iterations over HTTP; use steps or changes "
                                   "with --engines");
     }
 #ifdef APRIL_WITH_SERVE
-    return live_over_http({engines, engine_api, engine_slots, engine_timeout_s, engine_failover, weights_dir, timeline_path, detail}, policy_name,
+    return live_over_http({engines, engine_api, engine_slots, engine_timeout_s, engine_failover, weights_dir, export_dir, timeline_path, detail},
+                          policy_name,
                           *policy, c, lo,
                           choice, out, out_dir);
 #else

@@ -225,7 +225,8 @@ try:
     at = train.index("live.temperature=0")
     del train[at - 1:at + 1]  # sampled, at live.temperature's default of 1
     train += ["--set", "live.lr=0.02", "--policy", "sync"]
-    over_http = subprocess.run(train + ["--engines", f"{url_a},{url_b}", "--weights-dir", f"{work}/weights", "--out", f"{work}/http"],
+    over_http = subprocess.run(train + ["--engines", f"{url_a},{url_b}", "--weights-dir", f"{work}/weights", "--out", f"{work}/http",
+                                        "--export", f"{work}/http-exported"],
                                capture_output=True, text=True)
     check(over_http.returncode == 0, f"training over HTTP: {over_http.stdout[-300:]} {over_http.stderr[-300:]}")
     in_process = subprocess.run(train + ["--export", f"{work}/exported"], capture_output=True, text=True)
@@ -233,6 +234,8 @@ try:
     if over_http.returncode == 0 and in_process.returncode == 0:
         same = open(f"{work}/weights/v2/model.safetensors", "rb").read() == open(f"{work}/exported/model.safetensors", "rb").read()
         check(same, "the weights trained over HTTP differ from those trained in process")
+        exported = open(f"{work}/http-exported/model.safetensors", "rb").read() == open(f"{work}/exported/model.safetensors", "rb").read()
+        check(exported and os.path.exists(f"{work}/http-exported/config.json"), "--export over HTTP: not the trained weights")
         check(open(f"{work}/exported/model.safetensors", "rb").read() != open(f"{checkpoint}/model.safetensors", "rb").read(),
               "training changed no weight")
         check(sorted(os.listdir(f"{work}/weights")) == [".april-output", "v2"], f"weights folder {sorted(os.listdir(f'{work}/weights'))}")
@@ -283,6 +286,8 @@ try:
         check(sorted(os.listdir(wdir)) == [".april-output", "v3"], f"{pol}: weights folder {sorted(os.listdir(wdir))}")
         print(f"{pol} over HTTP: {pol_summary['requests_answered']} requests, {pol_summary['requests_aborted']} aborted, "
               f"off-policy {pol_summary['offpolicy_token_fraction']:.2f}")
+    rollout_export = subprocess.run(run + ["--policy", "sync", "--engines", url_a, "--export", f"{work}/e2"], capture_output=True, text=True)
+    check(rollout_export.returncode != 0 and "give --weights-dir" in rollout_export.stderr, f"--export rollout only: {rollout_export.stderr!r}")
     alone = subprocess.run(run + ["--policy", "sync", "--weights-dir", f"{work}/w2"], capture_output=True, text=True)
     check(alone.returncode != 0 and "give --engines" in alone.stderr, f"--weights-dir without --engines: {alone.stderr!r}")
 finally:
