@@ -19,4 +19,10 @@ std::vector<std::string> split_urls(const std::string& text) {
   }
 }
 
+bool engine_api_is_vllm(const std::string& api) {
+  if (api == "vllm") return true;
+  if (api == "sglang") return false;
+  throw std::invalid_argument(fmt::format("--engine-api '{}': sglang or vllm", api));
+}
+
 }  // namespace april::cli

@@ -151,8 +151,7 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
   }
   live::HttpBackendOptions ho;
   ho.urls = split_urls(run.engines);
-  if (run.api == "vllm") ho.api = live::ServerApi::kVllm;
-  else if (run.api != "sglang") throw std::invalid_argument(fmt::format("--engine-api '{}': sglang or vllm", run.api));
+  if (engine_api_is_vllm(run.api)) ho.api = live::ServerApi::kVllm;
   if (run.slots < 0 || run.slots > 1000000) throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", run.slots));
   ho.slots = run.slots;
   ho.temperature = lo.temperature;

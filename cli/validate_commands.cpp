@@ -57,7 +57,8 @@ live::ProfileOptions profile_options(const base::Config& c, const std::string& d
 int profile_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april profile [--scenario S] [--device cpu|cuda] [--model SIZE] [--repeats R] --out profile.json\n"
-      "       april profile --engine URL [--repeats R] [--decode-tok N] [--max-token-id ID] [--no-weight-load] --out profile.json\n"
+      "       april profile --engine URL [--engine-api sglang|vllm] [--engine-slots N] [--repeats R] [--decode-tok N]\n"
+      "                     [--max-token-id ID] [--no-weight-load] --out profile.json\n"
       "Measures the live engine's iterations in the shapes a rollout produces (requests decoding while\n"
       "others are admitted, contexts of one length or spread up to the longest, decode-only iterations),\n"
       "train steps over batch sizes and response lengths (each timed after a rollout wave on the engine, as\n"
@@ -69,10 +70,11 @@ int profile_command(const std::vector<std::string>& args) {
       "waves of B identical greedy requests (B = 1, 2, 4, ... up to its max_running_requests; prompts of 16 tokens\n"
       "and a quarter of its context) with max_new_tokens 1 (a prefill iteration) and N (then N - 1 decode\n"
       "iterations), an abort of every slot running, and a reload of the checkpoint it serves (the weight-load time).\n"
-      "It assumes batched prefill (not april serve --exact-prefill).\n\noptions");
-  std::string scenario = "live-cpu", device = "cpu", out, model, engine;
+      "It assumes batched prefill (not april serve --exact-prefill). With --engine-api vllm, over vLLM's /v1/completions:\n"
+      "the abort closes the streams, no weight load is timed, and --engine-slots gives the batches' bound.\n\noptions");
+  std::string scenario = "live-cpu", device = "cpu", out, model, engine, engine_api = "sglang";
   std::vector<std::string> sets;
-  std::int64_t repeats = live::ProfileOptions{}.repeats, decode_tok = 32, max_token_id = 100;
+  std::int64_t repeats = live::ProfileOptions{}.repeats, decode_tok = 32, max_token_id = 100, engine_slots = 0;
   bool no_weight_load = false;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + " whose live.* keys to use").c_str())(
       "device", po::value(&device), "cpu or cuda")("model", po::value(&model), "model size (overrides live.model)")(
@@ -81,7 +83,10 @@ int profile_command(const std::vector<std::string>& args) {
       "engine", po::value(&engine), "profile this server (http://host:port) over SGLang's HTTP API instead of april's engine")(
       "decode-tok", integer_option(&decode_tok), "with --engine: the decode window's tokens, N (default 32)")(
       "max-token-id", integer_option(&max_token_id), "with --engine: prompts draw token ids from 1 to this (default 100)")(
-      "no-weight-load", po::bool_switch(&no_weight_load), "with --engine: do not time a reload of the served checkpoint");
+      "no-weight-load", po::bool_switch(&no_weight_load), "with --engine: do not time a reload of the served checkpoint")(
+      "engine-api", po::value(&engine_api), "with --engine: sglang (default) or vllm (/v1/completions)")(
+      "engine-slots", integer_option(&engine_slots), "with --engine: the most requests in a wave (default: the server's "
+      "max_running_requests; a vLLM server says none: give its --max-num-seqs)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   if (!engine.empty()) {
@@ -95,6 +100,12 @@ int profile_command(const std::vector<std::string>& args) {
     ho.decode_tok = decode_tok;
     ho.max_token_id = static_cast<std::int32_t>(max_token_id);
     ho.weight_load = !no_weight_load;
+    ho.vllm = engine_api_is_vllm(engine_api);
+    if (engine_slots < 0) throw std::invalid_argument(fmt::format("--engine-slots {}: 1 or more", engine_slots));
+    ho.slots = engine_slots;
+    if (ho.vllm && engine_slots == 0) {
+      throw std::invalid_argument("--engine-api vllm needs --engine-slots: vLLM does not say its --max-num-seqs over HTTP");
+    }
     TerminalProgress progress("profile", "waves", 0);
     const auto p = live::profile_http_engine(ho, [&](std::int64_t done, std::int64_t total) {
       if (done == 1) progress.add_to_total(total);
@@ -170,6 +181,8 @@ int validate_command(const std::vector<std::string>& args) {
   std::vector<std::string> policy_args, sets;
   std::int64_t warmup_steps = 1;
   double engine_timeout_s = 600;
+  std::string engine_api = "sglang";
+  std::int64_t engine_slots = 0;
   bool quick = false;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_args), "policies (default sync,april)")("steps", integer_option(), "RL steps")(
@@ -187,7 +200,10 @@ int validate_command(const std::vector<std::string>& args) {
       "engines", po::value(&engines), "instead of april's engine in process: rollout-only runs on these inference servers over "
       "SGLang's HTTP API (URL,...: SGLang or april serve), with --checkpoint and --dataset (the tokenizer and the prompts) and "
       "--calibration (a server's, from april profile --engine and april calibrate); the twin has one engine per server")(
-      "engine-timeout", po::value(&engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take");
+      "engine-timeout", po::value(&engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take")(
+      "engine-api", po::value(&engine_api), "with --engines: sglang (default) or vllm (/v1/completions, aborted by closing the stream)")(
+      "engine-slots", integer_option(&engine_slots), "with --engines: requests sent to a server at once, the twin's slots (default: the "
+      "server's max_running_requests; a vLLM server says none: give its --max-num-seqs)");
   LiveTaskOptions task_options;
   task_options.add_to(opts);
   po::variables_map vm;
@@ -234,6 +250,12 @@ int validate_command(const std::vector<std::string>& args) {
       throw std::invalid_argument(fmt::format("--engine-timeout {}: seconds above 0", engine_timeout_s));
     }
     ho.request_timeout_s = engine_timeout_s;
+    if (engine_api_is_vllm(engine_api)) ho.api = live::ServerApi::kVllm;
+    if (engine_slots < 0) throw std::invalid_argument(fmt::format("--engine-slots {}: 1 or more", engine_slots));
+    if (ho.api == live::ServerApi::kVllm && engine_slots == 0) {
+      throw std::invalid_argument("--engine-api vllm needs --engine-slots: vLLM does not say its --max-num-seqs over HTTP, and the twin needs it");
+    }
+    ho.slots = engine_slots;
     fmt::print("validate on {} server(s) ({}): {}, B = {} x n = {}, {} steps, the first {} left out\n", ho.urls.size(), engines,
                choice.task->describe(), c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
                c.get(base::keys::kSteps), warmup_steps);

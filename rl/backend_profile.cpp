@@ -154,9 +154,10 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
   if (const auto v = root.find("aborts")) {
     for (const auto& a : v->elements()) p.aborts.push_back({a.at("requests").number(1, kMaxCount), a.at("time_s").number(0, kMaxSeconds)});
   }
-  // No train step at all is a server's profile (rollout side only).
-  if (p.iterations.size() < 8 || (!p.train.empty() && p.train.size() < 3) || p.sync_s.empty()) {
-    root.fail("too few measurements to fit (need 8 iterations, 1 sync, and no train step or at least 3)");
+  // No train step at all is a server's profile (rollout side only), which
+  // may hold no weight load either (vLLM's API has none; --no-weight-load).
+  if (p.iterations.size() < 8 || (!p.train.empty() && (p.train.size() < 3 || p.sync_s.empty()))) {
+    root.fail("too few measurements to fit (need 8 iterations, and no train step or at least 3 with 1 sync)");
   }
   return p;
 }

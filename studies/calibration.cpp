@@ -162,7 +162,7 @@ Calibration calibrate(const Profile& p) {
     c.train_per_padded_tok_us = train_fit.x[2] * 1e6;
     c.train_heldout_mape = train_fit.heldout_mape;
   }
-  c.sync_s = base::median(p.sync_s);
+  c.sync_s = p.sync_s.empty() ? 0.0 : base::median(p.sync_s);  // a server profiled without a weight load
   if (!p.aborts.empty()) {
     // abort = latency + per_request x requests, fitted on absolute error: an
     // abort of few requests takes microseconds, and relative error would let

@@ -195,6 +195,76 @@ void CompletionStreamReader::feed(const char* data, std::size_t size) {
   }
 }
 
+namespace {
+
+// Choice 0's ids and log-probs (token_ids, else "token_id:N" log-prob
+// tokens; where both are there they must agree) and its finish reason.
+struct ChoiceRead {
+  std::optional<std::vector<std::int32_t>> ids;
+  std::vector<float> logprobs;
+  std::optional<FinishKind> finish;
+};
+
+ChoiceRead read_choice(const base::JsonValue& choice) {
+  ChoiceRead out;
+  if (const auto index = choice.find("index"); index && index->integer(0, kMaxId) != 0) index->fail("one choice (index 0) was asked for");
+  if (const auto t = choice.find("token_ids")) out.ids = token_ids(*t);
+  if (const auto lp = choice.find("logprobs")) {
+    if (const auto tokens = lp->find("tokens")) {
+      // return_tokens_as_token_ids: "token_id:N" (AReaL reads ids so from older servers).
+      std::vector<std::int32_t> from_strings;
+      for (const auto& t : tokens->elements()) {
+        const auto text = t.string();
+        std::size_t used = 0;
+        long long id = -1;
+        try {
+          if (text.rfind("token_id:", 0) == 0) id = std::stoll(text.substr(9), &used);
+        } catch (const std::exception&) {
+          id = -1;
+        }
+        if (id < 0 || id > kMaxId || used != text.size() - 9) t.fail("\"token_id:N\" was expected (return_tokens_as_token_ids)");
+        from_strings.push_back(static_cast<std::int32_t>(id));
+      }
+      if (out.ids && *out.ids != from_strings) tokens->fail("its token ids differ from token_ids");
+      if (!out.ids) out.ids = std::move(from_strings);
+    }
+    if (const auto values = lp->find("token_logprobs")) {
+      for (const auto& x : values->elements()) out.logprobs.push_back(static_cast<float>(x.raw().is_null() ? 0.0 : x.number(-1e300, 1e300)));
+    }
+    if (out.ids && !out.logprobs.empty() && out.logprobs.size() != out.ids->size()) {
+      lp->fail(fmt::format("{} log-probs for {} tokens", out.logprobs.size(), out.ids->size()));
+    }
+  }
+  if (const auto f = choice.find("finish_reason")) {
+    const auto name = f->string();
+    if (name == "stop") out.finish = FinishKind::Stop;
+    else if (name == "length") out.finish = FinishKind::Length;
+    else if (name == "abort") out.finish = FinishKind::Abort;
+    else f->fail(fmt::format("'{}' where stop, length or abort was expected", name));
+  }
+  return out;
+}
+
+}  // namespace
+
+GenerateReply parse_completion_reply(const std::string& body, const std::string& source) {
+  nlohmann::json doc;
+  if (const auto e = base::parse_json(body, doc)) throw base::ConfigError(fmt::format("{}: not JSON at byte {}: {}", source, e->byte, e->reason));
+  const base::JsonValue v(doc, source);
+  if (!v.is_object()) v.fail("the body is not a JSON object");
+  const auto choices = v.at("choices");
+  const auto all = choices.elements();
+  if (all.size() != 1) choices.fail(fmt::format("{} choices where one was asked for", all.size()));
+  auto read = read_choice(all.front());
+  if (!read.ids) all.front().fail("no token ids (neither token_ids nor \"token_id:N\" log-prob tokens): send return_token_ids");
+  if (!read.finish) all.front().fail("no finish reason");
+  GenerateReply r;
+  r.output_ids = std::move(*read.ids);
+  r.output_logprobs = std::move(read.logprobs);
+  r.finish = *read.finish;
+  return r;
+}
+
 void CompletionStreamReader::event(const std::string& data) {
   ++events_;
   const auto where = fmt::format("{} event {}", source_, events_);
@@ -210,46 +280,15 @@ void CompletionStreamReader::event(const std::string& data) {
   if (v.has("error")) v.at("error").fail(fmt::format("the server sent an error: {}", error_message_of(data)));
   const auto choices = v.at("choices").elements();  // empty: the usage event
   for (const auto& choice : choices) {
-    if (const auto index = choice.find("index"); index && index->integer(0, kMaxId) != 0) index->fail("one choice (index 0) was asked for");
-    std::optional<std::vector<std::int32_t>> ids;
-    if (const auto t = choice.find("token_ids")) ids = token_ids(*t);
-    std::vector<float> lps;
-    if (const auto lp = choice.find("logprobs")) {
-      if (const auto tokens = lp->find("tokens")) {
-        // return_tokens_as_token_ids: "token_id:N" (AReaL reads ids so from older servers).
-        std::vector<std::int32_t> from_strings;
-        for (const auto& t : tokens->elements()) {
-          const auto text = t.string();
-          std::size_t used = 0;
-          long long id = -1;
-          try {
-            if (text.rfind("token_id:", 0) == 0) id = std::stoll(text.substr(9), &used);
-          } catch (const std::exception&) {
-            id = -1;
-          }
-          if (id < 0 || id > kMaxId || used != text.size() - 9) t.fail("\"token_id:N\" was expected (return_tokens_as_token_ids)");
-          from_strings.push_back(static_cast<std::int32_t>(id));
-        }
-        if (ids && *ids != from_strings) tokens->fail("its token ids differ from token_ids");
-        if (!ids) ids = std::move(from_strings);
-      }
-      if (const auto values = lp->find("token_logprobs")) {
-        for (const auto& x : values->elements()) lps.push_back(static_cast<float>(x.raw().is_null() ? 0.0 : x.number(-1e300, 1e300)));
-      }
-    }
-    if (ids && !ids->empty()) {
+    auto read = read_choice(choice);
+    if (read.ids && !read.ids->empty()) {
       if (reply_) choice.fail("tokens after the finish reason");
-      if (!lps.empty() && lps.size() != ids->size()) choice.at("logprobs").fail(fmt::format("{} log-probs for {} tokens", lps.size(), ids->size()));
-      partial_.output_ids.insert(partial_.output_ids.end(), ids->begin(), ids->end());
-      partial_.output_logprobs.insert(partial_.output_logprobs.end(), lps.begin(), lps.end());
+      partial_.output_ids.insert(partial_.output_ids.end(), read.ids->begin(), read.ids->end());
+      partial_.output_logprobs.insert(partial_.output_logprobs.end(), read.logprobs.begin(), read.logprobs.end());
     }
-    if (const auto f = choice.find("finish_reason")) {
-      const auto name = f->string();
-      if (reply_) f->fail("a second finish reason");
-      if (name == "stop") reply_ = FinishKind::Stop;
-      else if (name == "length") reply_ = FinishKind::Length;
-      else if (name == "abort") reply_ = FinishKind::Abort;
-      else f->fail(fmt::format("'{}' where stop, length or abort was expected", name));
+    if (read.finish) {
+      if (reply_) choice.at("finish_reason").fail("a second finish reason");
+      reply_ = read.finish;
       partial_.finish = *reply_;
     }
   }

@@ -72,6 +72,12 @@ inline constexpr const char* kStreamDone = "data: [DONE]\n\n";
 // The whole reply of a call that did not stream (object "text_completion").
 std::string completion_reply_json(const CompletionChunk& whole, std::int64_t prompt_tok);
 
+// A whole (not streamed) /v1/completions reply as a client reads it:
+// choice 0's ids from token_ids (return_token_ids) or the log-prob tokens'
+// "token_id:N", its log-probs, and its finish reason. Unknown fields are
+// ignored; a base::ConfigError names the JSON path of what is wrong.
+GenerateReply parse_completion_reply(const std::string& body, const std::string& source);
+
 // A client's reader of a /v1/completions stream, fed its bytes as they
 // arrive in pieces of any size. Bounded: an event longer than
 // kMaxEventBytes is an error. Errors are base::ConfigError naming `source`

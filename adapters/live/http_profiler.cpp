@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
 #include <thread>
 
+#include "adapters/http/openai_protocol.hpp"
 #include "adapters/http/sglang_protocol.hpp"
 #include "adapters/live/http_calls.hpp"
+#include "adapters/live/http_stream.hpp"
 #include "base/json_value.hpp"
 
 namespace april::live {
@@ -27,7 +30,27 @@ struct ServerFacts {
   std::string model_path, name;
 };
 
+// vLLM's: the first model /v1/models lists (its id is each request's
+// "model") and its max_model_len; the slots as given.
+ServerFacts vllm_facts(const HttpProfileOptions& o) {
+  ServerFacts f;
+  nlohmann::json doc;
+  const auto body = get_or_throw(o.url, "/v1/models", 5, 30);
+  if (base::parse_json(body, doc) || !doc.is_object() || !doc.contains("data") || !doc["data"].is_array() || doc["data"].empty() ||
+      !doc["data"][0].is_object() || !doc["data"][0].contains("id") || !doc["data"][0]["id"].is_string()) {
+    throw std::runtime_error(fmt::format("{}/v1/models: no model named (data[0].id)", o.url));
+  }
+  const auto& m = doc["data"][0];
+  f.name = m["id"].get<std::string>();
+  f.model_path = f.name;
+  if (m.contains("max_model_len") && m["max_model_len"].is_number_integer()) f.context_tok = m["max_model_len"].get<std::int64_t>();
+  f.slots = o.slots;
+  if (f.slots < 1) throw std::invalid_argument("over vLLM's API the server's slots must be given (vLLM does not say its --max-num-seqs)");
+  return f;
+}
+
 ServerFacts server_facts(const HttpProfileOptions& o) {
+  if (o.vllm) return vllm_facts(o);
   ServerFacts f;
   nlohmann::json doc;
   const auto body = get_or_throw(o.url, "/get_server_info", 5, 30);
@@ -35,7 +58,7 @@ ServerFacts server_facts(const HttpProfileOptions& o) {
   const auto integer = [&doc](const char* key) {
     return doc.contains(key) && doc[key].is_number_integer() ? doc[key].get<std::int64_t>() : std::int64_t{0};
   };
-  f.slots = integer("max_running_requests");
+  f.slots = o.slots > 0 ? o.slots : integer("max_running_requests");
   f.context_tok = integer("context_length");
   if (doc.contains("model_path") && doc["model_path"].is_string()) f.model_path = doc["model_path"].get<std::string>();
   f.name = doc.contains("version") && doc["version"].is_string() ? doc["version"].get<std::string>() : std::string("server");
@@ -45,35 +68,45 @@ ServerFacts server_facts(const HttpProfileOptions& o) {
 
 // The bodies of B identical greedy requests (prompts of random ids, each
 // its own rid), each to run exactly `max_new` tokens.
-std::vector<std::string> wave_bodies(const HttpProfileOptions& o, std::int64_t batch, std::int64_t prompt_tok, std::int64_t max_new,
-                                     std::mt19937_64& rng, std::int64_t* rid) {
+std::vector<nlohmann::json> wave_bodies(const HttpProfileOptions& o, const ServerFacts& facts, std::int64_t batch, std::int64_t prompt_tok,
+                                     std::int64_t max_new, std::mt19937_64& rng, std::int64_t* rid) {
   std::uniform_int_distribution<std::int32_t> id(1, o.max_token_id);
-  std::vector<std::string> bodies;
+  std::vector<nlohmann::json> bodies;
   for (std::int64_t b = 0; b < batch; ++b) {
     std::vector<std::int32_t> ids(static_cast<std::size_t>(prompt_tok));
     for (auto& t : ids) t = id(rng);
+    if (o.vllm) {
+      // Every sampling field that could stop or shape it set (vLLM fills unset ones from generation_config).
+      bodies.push_back(nlohmann::json{{"model", facts.name}, {"prompt", ids}, {"max_tokens", max_new}, {"temperature", 0}, {"top_p", 1.0},
+                                      {"top_k", -1}, {"min_tokens", 0}, {"ignore_eos", true}, {"return_token_ids", true},
+                                      {"logprobs", 0}, {"return_tokens_as_token_ids", true},
+                                      {"request_id", fmt::format("april-profile-{}", (*rid)++)}});
+      continue;
+    }
     bodies.push_back(nlohmann::json{{"input_ids", ids},
                                     {"rid", fmt::format("april-profile-{}", (*rid)++)},
-                                    {"sampling_params", {{"max_new_tokens", max_new}, {"temperature", 0}, {"ignore_eos", true}}}}
-                         .dump());
+                                    {"sampling_params", {{"max_new_tokens", max_new}, {"temperature", 0}, {"ignore_eos", true}}}});
   }
   return bodies;
 }
 
-// Each body a POST /generate on a thread of its own, all at once.
-std::vector<std::future<std::string>> send_all(const HttpProfileOptions& o, const std::vector<std::string>& bodies) {
+const char* generate_route(const HttpProfileOptions& o) { return o.vllm ? "/v1/completions" : "/generate"; }
+
+// Each body a POST /generate (/v1/completions) on a thread of its own, all at once.
+std::vector<std::future<std::string>> send_all(const HttpProfileOptions& o, const std::vector<nlohmann::json>& bodies) {
   std::vector<std::future<std::string>> replies;
   for (const auto& body : bodies) {
-    replies.push_back(std::async(std::launch::async, [&o, body] { return post_or_throw(o.url, "/generate", body, 5, o.timeout_s); }));
+    replies.push_back(
+        std::async(std::launch::async, [&o, text = body.dump()] { return post_or_throw(o.url, generate_route(o), text, 5, o.timeout_s); }));
   }
   return replies;
 }
 
 // B requests sent at once; the seconds until the last has answered, each
 // checked to have run its `max_new` tokens.
-double wave_s(const HttpProfileOptions& o, std::int64_t batch, std::int64_t prompt_tok, std::int64_t max_new, std::mt19937_64& rng,
-              std::int64_t* rid) {
-  const auto bodies = wave_bodies(o, batch, prompt_tok, max_new, rng, rid);
+double wave_s(const HttpProfileOptions& o, const ServerFacts& facts, std::int64_t batch, std::int64_t prompt_tok, std::int64_t max_new,
+              std::mt19937_64& rng, std::int64_t* rid) {
+  const auto bodies = wave_bodies(o, facts, batch, prompt_tok, max_new, rng, rid);
   const auto start = Clock::now();
   auto replies = send_all(o, bodies);
   std::vector<std::string> texts;
@@ -88,9 +121,10 @@ double wave_s(const HttpProfileOptions& o, std::int64_t batch, std::int64_t prom
   const double took_s = seconds_since(start);
   if (!error.empty()) throw std::runtime_error(error);
   for (const auto& text : texts) {
-    const auto reply = http::parse_generate_reply(text, o.url + "/generate reply");
+    const auto source = o.url + generate_route(o) + " reply";
+    const auto reply = o.vllm ? http::parse_completion_reply(text, source) : http::parse_generate_reply(text, source);
     if (static_cast<std::int64_t>(reply.output_ids.size()) != max_new) {
-      throw std::runtime_error(fmt::format("{}/generate: a profile request ran {} tokens, not the {} asked with ignore_eos", o.url,
+      throw std::runtime_error(fmt::format("{}{}: a profile request ran {} tokens, not the {} asked with ignore_eos", o.url, generate_route(o),
                                            reply.output_ids.size(), max_new));
     }
   }
@@ -98,9 +132,27 @@ double wave_s(const HttpProfileOptions& o, std::int64_t batch, std::int64_t prom
 }
 
 // B requests running, then abort_all: seconds until all have answered.
-rl::AbortPoint abort_point(const HttpProfileOptions& o, std::int64_t batch, std::int64_t prompt_tok, std::int64_t max_new,
-                           std::mt19937_64& rng, std::int64_t* rid) {
-  auto replies = send_all(o, wave_bodies(o, batch, prompt_tok, max_new, rng, rid));
+// Over vLLM's API the requests stream, and the abort closes every stream.
+std::vector<std::future<std::string>> send_streams(const HttpProfileOptions& o, const std::vector<nlohmann::json>& bodies,
+                                                   std::vector<std::shared_ptr<StreamCancel>>& cancels) {
+  std::vector<std::future<std::string>> replies;
+  for (const auto& body : bodies) {
+    auto doc = body;
+    doc["stream"] = true;
+    cancels.push_back(std::make_shared<StreamCancel>());
+    replies.push_back(std::async(std::launch::async, [&o, doc, cancel = cancels.back()] {
+      (void)completion_stream(o.url, doc, 5, o.timeout_s, *cancel);
+      return std::string();
+    }));
+  }
+  return replies;
+}
+
+rl::AbortPoint abort_point(const HttpProfileOptions& o, const ServerFacts& facts, std::int64_t batch, std::int64_t prompt_tok,
+                           std::int64_t max_new, std::mt19937_64& rng, std::int64_t* rid) {
+  std::vector<std::shared_ptr<StreamCancel>> cancels;
+  const auto bodies = wave_bodies(o, facts, batch, prompt_tok, max_new, rng, rid);
+  auto replies = o.vllm ? send_streams(o, bodies, cancels) : send_all(o, bodies);
   // Running once the server has them all (SGLang and april serve answer
   // /v1/loads); a server without it gets a quarter second.
   const auto sent = Clock::now();
@@ -125,7 +177,11 @@ rl::AbortPoint abort_point(const HttpProfileOptions& o, std::int64_t batch, std:
   for (auto& r : replies) {
     while (r.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
       if (Clock::now() - last > std::chrono::milliseconds(200)) {
-        (void)post_or_throw(o.url, "/abort_request", R"({"abort_all": true})", 5, 30);
+        if (o.vllm) {
+          for (const auto& c : cancels) c->cancel();
+        } else {
+          (void)post_or_throw(o.url, "/abort_request", R"({"abort_all": true})", 5, 30);
+        }
         last = Clock::now();
       }
     }
@@ -172,7 +228,8 @@ rl::Profile profile_http_engine(const HttpProfileOptions& o, const std::function
   p.device = o.url;
   p.model = facts.model_path.empty() ? facts.name : facts.model_path;
   p.slots = facts.slots;
-  const std::int64_t waves_per_pass = static_cast<std::int64_t>(batches.size() * prompts.size()) * 2 + 1 + (o.weight_load ? 1 : 0);
+  const bool weight_load = o.weight_load && !o.vllm;  // vLLM has no /update_weights_from_disk
+  const std::int64_t waves_per_pass = static_cast<std::int64_t>(batches.size() * prompts.size()) * 2 + 1 + (weight_load ? 1 : 0);
   const std::int64_t total = waves_per_pass * o.repeats;
   std::int64_t done = 0, rid = 0;
   std::mt19937_64 rng(o.seed);
@@ -182,9 +239,9 @@ rl::Profile profile_http_engine(const HttpProfileOptions& o, const std::function
   for (std::int64_t r = 0; r < o.repeats; ++r) {
     for (const auto l : prompts) {
       for (const auto b : batches) {
-        const double first_s = wave_s(o, b, l, 1, rng, &rid);
+        const double first_s = wave_s(o, facts, b, l, 1, rng, &rid);
         tick();
-        const double window_s = wave_s(o, b, l, o.decode_tok, rng, &rid);
+        const double window_s = wave_s(o, facts, b, l, o.decode_tok, rng, &rid);
         tick();
         const auto bd = static_cast<double>(b), ld = static_cast<double>(l), n = static_cast<double>(o.decode_tok);
         // The prefill iteration: every request admitted, its context computed, a first token each.
@@ -207,9 +264,9 @@ rl::Profile profile_http_engine(const HttpProfileOptions& o, const std::function
     // An abort of every slot running, well before its end.
     const std::int64_t abort_new = std::max<std::int64_t>(
         o.decode_tok, facts.context_tok > 0 ? std::min<std::int64_t>(4096, facts.context_tok - prompts.front() - 1) : 4096);
-    p.aborts.push_back(abort_point(o, facts.slots, prompts.front(), abort_new, rng, &rid));
+    p.aborts.push_back(abort_point(o, facts, facts.slots, prompts.front(), abort_new, rng, &rid));
     tick();
-    if (o.weight_load) {
+    if (weight_load) {
       if (facts.model_path.empty()) {
         throw std::runtime_error(fmt::format("{}/get_server_info names no model_path to reload (profile without the weight load)", o.url));
       }

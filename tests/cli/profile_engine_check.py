@@ -13,6 +13,11 @@ twins: sync's twin replays the live schedule (the same tokens every step, so
 what differs is time alone), every step has both times, and the report
 names the server. Without --calibration it is refused.
 
+The same over vLLM's /v1/completions (--engine-api vllm, which april serve
+also answers): the same points, the aborts by closing the streams, no weight
+load (vLLM has none over HTTP), a calibration fitted without one, and
+validate's sync twin replaying its tokens; without --engine-slots, refused.
+
 usage: profile_engine_check.py APRIL CHECKPOINT_DIR DATASET_JSONL WORKDIR
 Runs with /usr/bin/python3 and its standard library only."""
 import json
@@ -89,6 +94,36 @@ try:
                     check("over sync, rollout throughput: measured" in v.stdout, "the gain line")
                 nocal = subprocess.run(run, capture_output=True, text=True)
                 check(nocal.returncode != 0 and "--calibration" in nocal.stderr, f"validate --engines without a calibration: {nocal.stderr!r}")
+        # vLLM's API: the same waves through /v1/completions, no weight load.
+        vprofile = os.path.join(work, "vllm-profile.json")
+        vllm = ["--engine-api", "vllm", "--engine-slots", "4"]
+        p = subprocess.run([april, "profile", "--engine", url, *vllm, "--repeats", "2", "--out", vprofile], capture_output=True, text=True,
+                           timeout=300)
+        check(p.returncode == 0, f"profile --engine-api vllm: {p.stderr[-400:]}")
+        if p.returncode == 0:
+            doc = json.load(open(vprofile))
+            check(len(doc["iterations"]) == 24 and sorted({i["batch"] for i in doc["iterations"]}) == [1, 2, 4],
+                  f"vLLM API points: {len(doc['iterations'])}")
+            check(len(doc["aborts"]) == 2 and all(a["requests"] == 4 for a in doc["aborts"]) and doc["sync_s"] == [],
+                  f"vLLM API aborts {doc['aborts']}, weight loads {doc['sync_s']}")
+            vmodel = os.path.join(work, "vllm-model.json")
+            c = subprocess.run([april, "calibrate", vprofile, "--out", vmodel], capture_output=True, text=True)
+            check(c.returncode == 0, f"calibrate without a weight load: {c.stderr[-400:]}")
+            if c.returncode == 0:
+                vrun = [april, "validate", "--engines", url, *vllm, "--checkpoint", checkpoint, "--dataset", dataset, "--dataset-layout",
+                        "gsm8k", "--set", "live.eval_prompts=6", "--set", "rollout_batch_size=2", "--set", "n_samples_per_prompt=4",
+                        "--set", "max_response_len=60", "--steps", "3", "--policy", "sync,april", "--calibration", vmodel,
+                        "--out", os.path.join(work, "vllm-validate")]
+                v = subprocess.run(vrun, capture_output=True, text=True, timeout=300)
+                check(v.returncode == 0, f"validate --engine-api vllm: {v.stderr[-400:]}")
+                if v.returncode == 0:
+                    r = json.load(open(os.path.join(work, "vllm-validate", "report.json")))
+                    check(all(st["live_tokens_generated"] == st["sim_tokens_generated"] for st in r["policies"][0]["steps"]),
+                          "vLLM API: sync's twin replays its tokens")
+                    check(r["policies"][1]["aborted"] > 0, "vLLM API: april aborted requests on the server")
+        noslots = subprocess.run([april, "profile", "--engine", url, "--engine-api", "vllm", "--out", os.path.join(work, "x.json")],
+                                 capture_output=True, text=True)
+        check(noslots.returncode != 0 and "--engine-slots" in noslots.stderr, f"vllm without --engine-slots: {noslots.stderr!r}")
     dead = subprocess.run([april, "profile", "--engine", "http://127.0.0.1:1", "--out", os.path.join(work, "dead.json")],
                           capture_output=True, text=True)
     check(dead.returncode != 0 and "http://127.0.0.1:1" in dead.stderr and dead.stderr.count("\n") == 1,
