@@ -84,6 +84,8 @@ class RunningSet {
   // The live request of a heap entry, or nullptr (it has left).
   Request* find_live(const Finish& f);
   void drop_stale_finishes();
+  // The finish heap made again from the live requests alone.
+  void rebuild_finishes();
   void compact();
 
   std::int64_t clock_ = 0;
