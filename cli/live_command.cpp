@@ -130,6 +130,8 @@ struct HttpRun {
   bool failover = false;
   std::string weights_dir;  // "": rollout only
   std::string export_dir;   // with weights_dir: the trained policy written here at the end
+  std::string save_dir, resume;  // --save, --resume (colocated policies)
+  nlohmann::json run_record;     // what a checkpoint must share with the run that resumes it
   std::string timeline_path;
   rl::TimelineDetail timeline_detail = rl::TimelineDetail::kSteps;
 };
@@ -173,9 +175,36 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
              ho.urls.size(), ho.api == live::ServerApi::kVllm ? "vLLM's /v1/completions" : "SGLang's HTTP API", run.engines, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
              choice.task->describe());
   std::fflush(stdout);
-  const auto workload = choice.task->workload(c.get(base::keys::kSamplesPerPrompt), 0);
+  nlohmann::json loop_state;
+  std::int64_t first_index = 0;
+  if (!run.resume.empty()) {
+    if (base::recover_directory(run.resume)) {
+      fmt::print("{}: restored the previous checkpoint, which a write interrupted by a kill had moved aside\n", run.resume);
+    }
+    const auto state_path = (std::filesystem::path(run.resume) / "loop.json").string();
+    const auto state = base::read_json_file(state_path, "checkpoint");
+    check_checkpoint_run(state, run.run_record);
+    try {
+      backend.load(run.resume);
+    } catch (const base::ConfigError&) {
+      throw;
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      throw std::runtime_error(fmt::format("{}: cannot load the checkpoint ({})", run.resume, what.substr(0, what.find('\n'))));
+    }
+    if (!state.doc.contains("loop") || !state.doc["loop"].is_object()) {
+      throw base::ConfigError(fmt::format("{}: field 'loop' is missing", state_path));
+    }
+    loop_state = state.doc["loop"];
+    first_index = base::json_int(state, "next_prompt_index", 0, std::int64_t{1} << 62);
+  }
+  const auto workload = choice.task->workload(c.get(base::keys::kSamplesPerPrompt), first_index);
   // GPU-hours are charged one GPU per server: a server's own count is not asked for.
   const auto loop = rl::make_loop(c, backend, policy, *workload, static_cast<std::int64_t>(ho.urls.size()));
+  if (!loop_state.is_null()) {
+    loop->load_state(base::JsonValue(loop_state, (std::filesystem::path(run.resume) / "loop.json").string(), "/loop"));
+    fmt::print("resumed from {} at step {}\n", run.resume, loop->step());
+  }
   const auto steps = run_steps(*loop, c.get(base::keys::kSteps));
   const auto d = rl::derive(rl::summarize(steps).totals);
   fmt::print("\nrollout throughput {:.0f} tok/s over {} steps; {} requests answered, {} of them aborted; {} of {} server(s) lost\n",
@@ -197,6 +226,19 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
     p["requests_aborted"] = backend.requests_aborted();
     p["servers_lost"] = backend.servers_lost();
     write_outputs(*out, out_dir, c, policy_name, choice, steps, {{"engines", ho.urls}, {"engine_api", run.api}}, p);
+  }
+  if (!run.save_dir.empty()) {
+    // Assembled beside the checkpoint, then swapped in whole (a kill mid-write
+    // leaves the previous one usable); between colocated steps nothing is in flight.
+    OutputFolder saved(run.save_dir, "--save");
+    backend.save(saved.path());
+    nlohmann::json j;
+    j["run"] = run.run_record;
+    j["loop"] = loop->save_state();
+    j["next_prompt_index"] = workload->next_index();
+    base::write_file_atomically((std::filesystem::path(saved.path()) / "loop.json").string(), j.dump() + "\n");
+    saved.commit();
+    fmt::print("checkpoint written to {}\n", run.save_dir);
   }
   if (!run.export_dir.empty()) {
     // The trainer's weights, which the servers loaded last (--weights-dir's last v<version>).
@@ -302,10 +344,10 @@ int live_command(const std::vector<std::string>& args) {
   if (!engines.empty()) {
     if (task_options.checkpoint.empty()) throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
     for (const auto& [given, name] : {std::pair{&save_dir, "--save"}, {&resume, "--resume"}}) {
-      if (!given->empty()) {
-        throw std::invalid_argument(fmt::format("{} is not built for --engines (the servers' weights are in --weights-dir's last "
-                                                "v<version> folder; --export writes them as a checkpoint)",
-                                                name));
+      if (!given->empty() && policy->overlaps()) {
+        throw std::invalid_argument(fmt::format("{} with --engines: colocated policies only (policy {} trains and syncs beside "
+                                                "requests in flight)",
+                                                name, policy_name));
       }
     }
     if (!export_dir.empty() && weights_dir.empty()) {
@@ -317,7 +359,8 @@ int live_command(const std::vector<std::string>& args) {
                                   "with --engines");
     }
 #ifdef APRIL_WITH_SERVE
-    return live_over_http({engines, engine_api, engine_slots, engine_timeout_s, engine_failover, weights_dir, export_dir, timeline_path, detail},
+    return live_over_http({engines, engine_api, engine_slots, engine_timeout_s, engine_failover, weights_dir, export_dir, save_dir, resume,
+                           checkpoint_run(policy_name, c, task_options, *choice.task), timeline_path, detail},
                           policy_name,
                           *policy, c, lo,
                           choice, out, out_dir);

@@ -6,6 +6,9 @@
 #include "adapters/live/detail/device.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/hf_checkpoint.hpp"
+#include "adapters/live/detail/torch_files.hpp"
+
+#include <filesystem>
 
 namespace april::live {
 
@@ -42,6 +45,22 @@ void HfTrainer::write_weights(const std::string& dir) {
   HfSaveOptions o;
   o.dtype = impl_->file_dtype;
   save_hf_checkpoint(impl_->trainer->policy(), impl_->opt.hf_checkpoint, dir, o);
+}
+
+void HfTrainer::save_state(const std::string& dir) {
+  const auto p = std::filesystem::path(dir);
+  save_to(impl_->trainer->policy(), (p / "model.pt").string());
+  save_to(impl_->trainer->optimizer(), (p / "optimizer.pt").string());
+}
+
+void HfTrainer::load_state(const std::string& dir) {
+  const auto p = std::filesystem::path(dir);
+  for (const char* f : {"model.pt", "optimizer.pt"}) {
+    if (!std::filesystem::exists(p / f)) throw std::invalid_argument(fmt::format("{}: checkpoint has no {}", dir, f));
+  }
+  load_from(impl_->trainer->policy(), (p / "model.pt").string());
+  load_from(impl_->trainer->optimizer(), (p / "optimizer.pt").string());
+  impl_->trainer->policy()->to(impl_->device);
 }
 
 }  // namespace april::live

@@ -24,6 +24,8 @@ class HfTrainer final : public WeightsTrainer {
   rl::TrainReport train(const std::vector<TrainSampleData>& batch, std::int64_t version) override;
   // In the source checkpoint's dtype, its config and tokenizer files copied.
   void write_weights(const std::string& dir) override;
+  void save_state(const std::string& dir) override;
+  void load_state(const std::string& dir) override;
 
  private:
   struct Impl;

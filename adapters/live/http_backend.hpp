@@ -101,6 +101,17 @@ class HttpBackend final : public rl::Backend, public rl::OverlappingBackend {
   void start_sync(std::int64_t new_version, bool recompute) override;
   rl::BackendEvents wait_for_events() override;
 
+  // A colocated run's checkpoint between steps (--save, --resume): the
+  // samples held (an APRIL run's partial ones with their tokens and
+  // log-probs), the servers' weight version and, with a trainer, its
+  // weights and optimizer. load() has every server load the trainer's
+  // weights as that version (weights_dir/v<version>), so that a server
+  // restarted on the original checkpoint continues from the saved policy.
+  // save() throws std::logic_error with requests in flight or a train step
+  // or sync running; load() a runtime_error naming the file or the server.
+  void save(const std::string& dir) const;
+  void load(const std::string& dir);
+
   // The tokens a sample holds (tests).
   [[nodiscard]] std::vector<std::int32_t> sample_tokens(rl::SampleKey key) const;
   // Each server's outstanding requests (as `running`) at every change since

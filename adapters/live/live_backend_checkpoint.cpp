@@ -7,36 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/live/detail/live_backend_impl.hpp"
+#include "adapters/live/detail/torch_files.hpp"
 #include "base/atomic_file.hpp"
 #include "base/bounded_read.hpp"
 #include "base/json_value.hpp"
 
 namespace april::live {
-
-namespace {
-
-// torch::save and torch::load with the file named in their errors: libtorch's
-// own message names the archive's inner record, not the file (a full disk
-// says "PytorchStreamWriter failed writing file data/0").
-template <typename T>
-void save_to(const T& value, const std::string& path) {
-  try {
-    torch::save(value, path);
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(fmt::format("{}: cannot write: {}", path, e.what_without_backtrace()));
-  }
-}
-
-template <typename T>
-void load_from(T&& value, const std::string& path) {
-  try {
-    torch::load(value, path);
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(fmt::format("{}: cannot read: {}", path, e.what_without_backtrace()));
-  }
-}
-
-}  // namespace
 
 void LiveBackend::save_hf(const std::string& dir) {
   if (impl_->opt.hf_checkpoint.empty()) throw std::logic_error("live backend: save_hf on april's own model, which has no Hugging Face layout");

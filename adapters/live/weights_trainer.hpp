@@ -63,6 +63,11 @@ class WeightsTrainer {
   // The weights as a Hugging Face checkpoint in the folder `dir` (made by
   // the caller, empty), for a server's /update_weights_from_disk.
   virtual void write_weights(const std::string& dir) = 0;
+  // Its weights and optimizer state in the folder `dir` (model.pt,
+  // optimizer.pt), for --save; load_state reads them back (--resume),
+  // throwing std::runtime_error naming the file that cannot be read.
+  virtual void save_state(const std::string& dir) = 0;
+  virtual void load_state(const std::string& dir) = 0;
 };
 
 }  // namespace april::live

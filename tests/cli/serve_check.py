@@ -241,6 +241,30 @@ try:
         check(sorted(os.listdir(f"{work}/weights")) == [".april-output", "v2"], f"weights folder {sorted(os.listdir(f'{work}/weights'))}")
         check(get(url_a, "/get_weight_version")["weight_version"] == "2" and get(url_b, "/get_weight_version")["weight_version"] == "2",
               "the servers' weight_version after two syncs")
+    # Saved after two steps and resumed for a third, training over HTTP ends on the
+    # weights of three steps run at once, bit for bit; the servers hold version 3.
+    def with_steps(cmd, n):
+        cmd = list(cmd)
+        cmd[cmd.index("--steps") + 1] = str(n)
+        return cmd
+
+    full = subprocess.run(with_steps(train, 3) + ["--engines", f"{url_a},{url_b}", "--weights-dir", f"{work}/w-full",
+                                   "--export", f"{work}/e-full"], capture_output=True, text=True)
+    first = subprocess.run(train + ["--engines", f"{url_a},{url_b}", "--weights-dir", f"{work}/w-part", "--save", f"{work}/saved"],
+                           capture_output=True, text=True)
+    resumed = subprocess.run(with_steps(train, 1) + ["--engines", f"{url_a},{url_b}", "--weights-dir", f"{work}/w-part",
+                                      "--resume", f"{work}/saved", "--export", f"{work}/e-resumed"], capture_output=True, text=True)
+    check(full.returncode == 0 and first.returncode == 0 and resumed.returncode == 0,
+          f"save and resume over HTTP: {full.stderr[-200:]} {first.stderr[-200:]} {resumed.stderr[-200:]}")
+    if resumed.returncode == 0:
+        check("resumed from" in resumed.stdout and "at step 2" in resumed.stdout, f"resume: {resumed.stdout[-300:]}")
+        same = open(f"{work}/e-full/model.safetensors", "rb").read() == open(f"{work}/e-resumed/model.safetensors", "rb").read()
+        check(same, "saved after 2 steps and resumed for 1: not the weights of 3 steps at once")
+        check(get(url_a, "/get_weight_version")["weight_version"] == "3", "the servers' weight_version after the resumed step")
+    wrong = subprocess.run(run + ["--policy", "sync", "--engines", url_a, "--resume", f"{work}/saved"], capture_output=True, text=True)
+    check(wrong.returncode != 0 and "servers.json: /trained" in wrong.stderr, f"a trained checkpoint resumed rollout only: {wrong.stderr!r}")
+    overlapped = subprocess.run(run + ["--policy", "async", "--engines", url_a, "--save", f"{work}/s-async"], capture_output=True, text=True)
+    check(overlapped.returncode != 0 and "colocated policies only" in overlapped.stderr, f"--save with async over HTTP: {overlapped.stderr!r}")
     april_run = subprocess.run(run + ["--policy", "april", "--engines", f"{url_a},{url_b}", "--out", f"{work}/april",
                                       "--timeline", f"{work}/april-timeline.json", "--timeline-detail", "changes"],
                                capture_output=True, text=True)
