@@ -241,9 +241,16 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
     fmt::print("checkpoint written to {}\n", run.save_dir);
   }
   if (!run.export_dir.empty()) {
-    // The trainer's weights, which the servers loaded last (--weights-dir's last v<version>).
+    // The weights every server loaded last (--weights-dir's last v<version>),
+    // copied: an overlapped policy's next train step may still be updating
+    // the trainer's own copy on its thread.
+    const auto loaded = backend.loaded_weights_dir();
+    if (loaded.empty()) throw std::runtime_error("--export: no weights were synced to the servers in this run (no step ended)");
     OutputFolder exported(run.export_dir, "--export");
-    trainer->write_weights(exported.path());
+    for (const auto& entry : std::filesystem::directory_iterator(loaded)) {
+      std::filesystem::copy(entry.path(), std::filesystem::path(exported.path()) / entry.path().filename(),
+                            std::filesystem::copy_options::recursive);
+    }
     exported.commit();
     fmt::print("trained policy written to {} as a Hugging Face checkpoint\n", run.export_dir);
   }

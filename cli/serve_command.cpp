@@ -306,7 +306,7 @@ int serve_command(const std::vector<std::string>& args) {
   struct sigaction old_int{}, old_term{};
   sigaction(SIGINT, &on_stop, &old_int);
   sigaction(SIGTERM, &on_stop, &old_term);
-  std::thread stopper([&svr, &engine, read_fd = stop_pipe[0]] {
+  std::thread stopper([&svr, &engine, &open, read_fd = stop_pipe[0]] {
     char byte = 0;
     while (::read(read_fd, &byte, 1) < 0 && errno == EINTR) {
     }
@@ -320,6 +320,13 @@ int serve_command(const std::vector<std::string>& args) {
       // and their clients would see a reset. Bounded: clients that stall
       // hold their threads for the 5 s timeout at most.
       (void)svr.wait_until_taken(std::chrono::seconds(6));
+      // Streams (/v1/completions) end with the event that carries their
+      // abort, then [DONE]: the listener waits until they are written, as
+      // httplib cuts a stream short once stopped. Bounded by the 5 s write
+      // timeout of a client that does not read.
+      for (int waited_ms = 0; open.open() > 0 && waited_ms < 6000; waited_ms += 10) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
     }
     svr.stop_serving();
   });

@@ -50,6 +50,8 @@ class OpenRequests {
     return Hold(this);
   }
   [[nodiscard]] std::int64_t max() const { return max_; }
+  // Requests open now (held until their replies are written).
+  [[nodiscard]] std::int64_t open() const { return open_.load(); }
 
  private:
   std::atomic<std::int64_t> open_{0};

@@ -21,7 +21,7 @@ constexpr auto kStreamPoll = std::chrono::milliseconds(5);
 
 // One streamed completion between calls of its content provider.
 struct StreamState {
-  std::unique_ptr<OpenRequests::Hold> hold;  // released when the stream ends
+  std::unique_ptr<OpenRequests::Hold> hold;  // released with the response, written whole
   std::shared_ptr<live::TokenStream> tokens;
   std::shared_future<http::GenerateOutcome> outcome;
   http::CompletionChunk chunk;  // id, model, created, logprobs: the same in every event
@@ -77,8 +77,9 @@ bool stream_step(StreamState& s, live::EngineServer& engine, httplib::DataSink& 
   }
   events += http::kStreamDone;
   if (!sink.write(events.data(), events.size())) return false;
+  // The hold on the bound goes with the response, once written whole: a
+  // shutdown waits for it before the listener closes.
   sink.done();
-  s.hold.reset();
   return true;
 }
 

@@ -130,6 +130,8 @@ void HttpBackend::sync_weights(std::int64_t new_version) {
 
 rl::BackendCounters HttpBackend::counters() const { return {}; }
 
+std::string HttpBackend::loaded_weights_dir() const { return impl_->last_weights ? impl_->last_weights->string() : std::string(); }
+
 std::vector<std::int32_t> HttpBackend::sample_tokens(rl::SampleKey key) const {
   const auto it = impl_->store.find(key);
   return it == impl_->store.end() ? std::vector<std::int32_t>{} : it->second.tokens;

@@ -112,6 +112,11 @@ class HttpBackend final : public rl::Backend, public rl::OverlappingBackend {
   void save(const std::string& dir) const;
   void load(const std::string& dir);
 
+  // The folder of the weights every server loaded last (weights_dir/v<version>),
+  // or "" before the first sync: what --export copies. A train step still
+  // running beside the servers (an overlapped policy) does not touch it.
+  [[nodiscard]] std::string loaded_weights_dir() const;
+
   // The tokens a sample holds (tests).
   [[nodiscard]] std::vector<std::int32_t> sample_tokens(rl::SampleKey key) const;
   // Each server's outstanding requests (as `running`) at every change since

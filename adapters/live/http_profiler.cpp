@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <optional>
+#include <string_view>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -132,6 +134,44 @@ double wave_s(const HttpProfileOptions& o, const ServerFacts& facts, std::int64_
 }
 
 // B requests running, then abort_all: seconds until all have answered.
+// Requests the server runs now: /v1/loads' num_running_reqs (SGLang, april
+// serve), else the Prometheus gauge vllm:num_requests_running summed over
+// its labels (vLLM's /metrics); none when the server says neither.
+std::optional<std::int64_t> running_requests(const HttpProfileOptions& o) {
+  try {
+    nlohmann::json doc;
+    if (!base::parse_json(get_or_throw(o.url, "/v1/loads", 5, 5), doc) && doc.is_object() && doc.contains("loads") &&
+        doc["loads"].is_array() && !doc["loads"].empty() && doc["loads"][0].is_object() && doc["loads"][0].contains("num_running_reqs") &&
+        doc["loads"][0]["num_running_reqs"].is_number_integer()) {
+      return doc["loads"][0]["num_running_reqs"].get<std::int64_t>();
+    }
+  } catch (const std::exception&) {
+    // Not SGLang's: vLLM's metrics below.
+  }
+  try {
+    const auto text = get_or_throw(o.url, "/metrics", 5, 5);
+    std::optional<double> sum;
+    for (std::size_t at = 0; at < text.size();) {
+      auto end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      const auto line = std::string_view(text).substr(at, end - at);
+      at = end + 1;
+      if (line.rfind("vllm:num_requests_running", 0) != 0) continue;
+      const auto space = line.rfind(' ');
+      if (space == std::string_view::npos) continue;
+      try {
+        sum = sum.value_or(0.0) + std::stod(std::string(line.substr(space + 1)));
+      } catch (const std::exception&) {
+        // A value that is not a number: the gauge is not read.
+      }
+    }
+    if (sum) return static_cast<std::int64_t>(*sum + 0.5);
+  } catch (const std::exception&) {
+    // No /metrics either.
+  }
+  return std::nullopt;
+}
+
 // Over vLLM's API the requests stream, and the abort closes every stream.
 std::vector<std::future<std::string>> send_streams(const HttpProfileOptions& o, const std::vector<nlohmann::json>& bodies,
                                                    std::vector<std::shared_ptr<StreamCancel>>& cancels) {
@@ -153,21 +193,12 @@ rl::AbortPoint abort_point(const HttpProfileOptions& o, const ServerFacts& facts
   std::vector<std::shared_ptr<StreamCancel>> cancels;
   const auto bodies = wave_bodies(o, facts, batch, prompt_tok, max_new, rng, rid);
   auto replies = o.vllm ? send_streams(o, bodies, cancels) : send_all(o, bodies);
-  // Running once the server has them all (SGLang and april serve answer
-  // /v1/loads); a server without it gets a quarter second.
+  // Running once the server has them all (running_requests); a server that
+  // does not say gets a quarter second.
   const auto sent = Clock::now();
   while (seconds_since(sent) < 5) {
-    try {
-      nlohmann::json doc;
-      if (!base::parse_json(get_or_throw(o.url, "/v1/loads", 5, 5), doc) && doc.is_object() && doc.contains("loads") &&
-          doc["loads"].is_array() && !doc["loads"].empty() && doc["loads"][0].is_object() &&
-          doc["loads"][0].contains("num_running_reqs") && doc["loads"][0]["num_running_reqs"].is_number_integer() &&
-          doc["loads"][0]["num_running_reqs"].get<std::int64_t>() >= batch) {
-        break;
-      }
-    } catch (const std::exception&) {
-      if (seconds_since(sent) > 0.25) break;
-    }
+    const auto running = running_requests(o);
+    if ((running && *running >= batch) || (!running && seconds_since(sent) > 0.25)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const auto start = Clock::now();
@@ -189,6 +220,17 @@ rl::AbortPoint abort_point(const HttpProfileOptions& o, const ServerFacts& facts
       (void)r.get();
     } catch (const std::exception& e) {
       if (error.empty()) error = e.what();
+    }
+  }
+  // Closing a stream ends it at once for the client; a vLLM server frees the
+  // request when it next sees the connection closed. The abort lasts until
+  // the server runs none of them (where it says), at most 5 s more.
+  if (o.vllm) {
+    const auto closed = Clock::now();
+    while (seconds_since(closed) < 5) {
+      const auto running = running_requests(o);
+      if (!running || *running == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   }
   const double took_s = seconds_since(start);

@@ -41,9 +41,11 @@ http::GenerateReply stream_once(const std::string& url, const std::string& body,
   req.set_header("Accept", "text/event-stream");
   req.set_header("Content-Type", "application/json");
   req.body = body;
-  req.response_handler = [&status](const httplib::Response& res) {
+  // A cancel that came while the connection was being opened (Client::stop
+  // found no socket yet) is seen at the reply's headers, which vLLM sends at once.
+  req.response_handler = [&status, &cancel](const httplib::Response& res) {
     status = res.status;
-    return true;
+    return !cancel.cancelled();
   };
   req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
     last_byte = Clock::now();
@@ -51,14 +53,15 @@ http::GenerateReply stream_once(const std::string& url, const std::string& body,
       error_body.append(data, std::min(n, kMaxErrorBody - std::min(kMaxErrorBody, error_body.size())));
       return true;
     }
-    if (cancel.cancelled()) return false;
+    // Fed before the cancel is looked at: the bytes that carry a finish
+    // reason, read after the cancel came, keep the sample finished.
     try {
       reader.feed(data, n);
     } catch (const base::ConfigError& e) {
       parse_error = e.what();
       return false;
     }
-    return true;
+    return !cancel.cancelled();
   };
   const auto res = client->send(req);
   if (!parse_error.empty()) throw std::runtime_error(parse_error);

@@ -57,6 +57,7 @@ def events(text):
     """The JSON events of a stream's text, and whether it ended with [DONE]."""
     out, done = [], False
     for block in text.split("\n\n"):
+        block = block.strip()
         if block.startswith("data: "):
             if block[6:] == "[DONE]":
                 done = True
@@ -173,6 +174,23 @@ try:
     no_engines = [x for x in run if x not in ("--engines", f"{url_a},{url_b}")]
     p = subprocess.run(no_engines + ["--policy", "sync", "--engine-api", "vllm"], capture_output=True, text=True)
     check(p.returncode != 0 and "give --engines" in p.stderr, f"--engine-api without --engines: {p.stderr!r}")
+    # 6. SIGTERM with a stream open: it ends with its finish reason and [DONE], not cut.
+    c, url_c = serve_process.start(april, checkpoint, "--exact-prefill", "--slots", "8")
+    conn = http.client.HTTPConnection(url_c.split("//")[1], timeout=30)
+    conn.request("POST", "/v1/completions", json.dumps({"prompt": prompt, "max_tokens": 240, "temperature": 0, "ignore_eos": True,
+                                                        "stream": True}), {"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    first = resp.readline()  # through the chunked decoding (resp.fp is the raw socket)
+    c.send_signal(signal.SIGTERM)
+    try:
+        rest = resp.read().decode()
+    except http.client.IncompleteRead as e:
+        rest = "CUT: " + e.partial.decode()
+    evs, done = events(first.decode() + rest)
+    finish = [ch["finish_reason"] for e in evs for ch in e["choices"] if ch["finish_reason"]]
+    check(done and finish in (["abort"], ["length"]), f"a stream open at SIGTERM: finish {finish}, done {done}, {rest[-200:]!r}")
+    c.communicate(timeout=30)
+    check(c.returncode == 0, f"SIGTERM with a stream open: exit {c.returncode}")
 finally:
     for p in (a, b):
         p.send_signal(signal.SIGTERM)
