@@ -298,8 +298,8 @@ try:
         cmd = list(train)
         cmd[-1] = pol
         cmd[cmd.index("--steps") + 1] = "3"
-        o = subprocess.run(cmd + ["--engines", f"{url_a},{url_b}", "--weights-dir", wdir, "--out", f"{work}/{pol}"],
-                           capture_output=True, text=True)
+        o = subprocess.run(cmd + ["--engines", f"{url_a},{url_b}", "--weights-dir", wdir, "--out", f"{work}/{pol}",
+                                  "--export", f"{work}/e-{pol}"], capture_output=True, text=True)
         check(o.returncode == 0, f"{pol} over HTTP: {o.stdout[-300:]} {o.stderr[-300:]}")
         if o.returncode != 0:
             continue
@@ -308,6 +308,9 @@ try:
         check(get(url_a, "/get_weight_version")["weight_version"] == "3" and get(url_b, "/get_weight_version")["weight_version"] == "3",
               f"{pol}: the servers' weight_version after three syncs")
         check(sorted(os.listdir(wdir)) == [".april-output", "v3"], f"{pol}: weights folder {sorted(os.listdir(wdir))}")
+        # The export is what the servers loaded last, whatever the trainer's next step does beside them.
+        check(open(f"{work}/e-{pol}/model.safetensors", "rb").read() == open(f"{wdir}/v3/model.safetensors", "rb").read(),
+              f"{pol}: --export is not the weights the servers loaded last")
         print(f"{pol} over HTTP: {pol_summary['requests_answered']} requests, {pol_summary['requests_aborted']} aborted, "
               f"off-policy {pol_summary['offpolicy_token_fraction']:.2f}")
     rollout_export = subprocess.run(run + ["--policy", "sync", "--engines", url_a, "--export", f"{work}/e2"], capture_output=True, text=True)
