@@ -6,28 +6,20 @@
 #include <string_view>
 #include <nlohmann/json.hpp>
 
+#include "adapters/http/json_fields.hpp"
 #include "base/config.hpp"
 #include "base/json_value.hpp"
 
 namespace april::http {
 namespace {
 
-constexpr std::int64_t kMaxId = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kMaxId = detail::kMaxTokenId;
+using detail::parse_object;
+using detail::refuse_unless;
+using detail::token_ids;
 // OpenAI's default max_tokens for /v1/completions (vLLM keeps it when the
 // request names none and the context allows).
 constexpr std::int64_t kDefaultMaxTokens = 16;
-
-std::vector<std::int32_t> token_ids(const base::JsonValue& v) {
-  std::vector<std::int32_t> out;
-  for (const auto id : v.integers(0, kMaxId)) out.push_back(static_cast<std::int32_t>(id));
-  return out;
-}
-
-void refuse_unless(const base::JsonValue& v, const char* key, double default_value, const char* why) {
-  const auto f = v.find(key);
-  if (!f) return;
-  if (f->number(-1e300, 1e300) != default_value) f->fail(fmt::format("only {} is served ({})", default_value, why));
-}
 
 std::string dump(const nlohmann::ordered_json& j) { return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace); }
 
@@ -55,9 +47,7 @@ nlohmann::ordered_json choice_json(const CompletionChunk& c) {
 
 CompletionCall parse_completion_call(const std::string& body, const std::string& source) {
   nlohmann::json doc;
-  if (const auto e = base::parse_json(body, doc)) throw base::ConfigError(fmt::format("{}: not JSON at byte {}: {}", source, e->byte, e->reason));
-  const base::JsonValue v(doc, source);
-  if (!v.is_object()) v.fail("the body is not a JSON object");
+  const auto v = parse_object(body, source, doc);
   v.only_keys({"model", "prompt", "max_tokens", "temperature", "top_p", "seed", "stop_token_ids", "ignore_eos", "stream", "stream_options",
                "logprobs", "request_id", "user", "return_token_ids", "return_tokens_as_token_ids", "skip_special_tokens",
                "spaces_between_special_tokens", "include_stop_str_in_output", "add_special_tokens", "echo", "n", "best_of", "top_k", "min_p",
@@ -249,9 +239,7 @@ ChoiceRead read_choice(const base::JsonValue& choice) {
 
 GenerateReply parse_completion_reply(const std::string& body, const std::string& source) {
   nlohmann::json doc;
-  if (const auto e = base::parse_json(body, doc)) throw base::ConfigError(fmt::format("{}: not JSON at byte {}: {}", source, e->byte, e->reason));
-  const base::JsonValue v(doc, source);
-  if (!v.is_object()) v.fail("the body is not a JSON object");
+  const auto v = parse_object(body, source, doc);
   const auto choices = v.at("choices");
   const auto all = choices.elements();
   if (all.size() != 1) choices.fail(fmt::format("{} choices where one was asked for", all.size()));

@@ -5,41 +5,23 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "adapters/http/json_fields.hpp"
 #include "base/config.hpp"
 #include "base/json_value.hpp"
 
 namespace april::http {
 namespace {
 
-constexpr std::int64_t kMaxId = std::numeric_limits<std::int32_t>::max();
-
-base::JsonValue parse_body(const std::string& body, const std::string& source, nlohmann::json& doc) {
-  if (const auto e = base::parse_json(body, doc)) {
-    throw base::ConfigError(fmt::format("{}: not JSON at byte {}: {}", source, e->byte, e->reason));
-  }
-  base::JsonValue v(doc, source);
-  if (!v.is_object()) v.fail("the body is not a JSON object");
-  return v;
-}
-
-std::vector<std::int32_t> token_ids(const base::JsonValue& v) {
-  std::vector<std::int32_t> out;
-  for (const auto id : v.integers(0, kMaxId)) out.push_back(static_cast<std::int32_t>(id));
-  return out;
-}
-
-// A field the engine cannot honour is accepted only at its default.
-void refuse_unless(const base::JsonValue& sp, const char* key, double default_value, const char* why) {
-  const auto f = sp.find(key);
-  if (!f) return;
-  if (f->number(-1e300, 1e300) != default_value) f->fail(fmt::format("only {} is served ({})", default_value, why));
-}
+constexpr std::int64_t kMaxId = detail::kMaxTokenId;
+using detail::parse_object;
+using detail::refuse_unless;
+using detail::token_ids;
 
 }  // namespace
 
 GenerateCall parse_generate_call(const std::string& body, const std::string& source) {
   nlohmann::json doc;
-  const auto v = parse_body(body, source, doc);
+  const auto v = parse_object(body, source, doc);
   v.only_keys({"input_ids", "text", "input_embeds", "rid", "sampling_params", "return_logprob", "logprob_start_len", "top_logprobs_num",
                "return_text_in_logprobs", "stream"});
   if (v.has("text")) v.at("text").fail("text prompts are not served: april serve holds no tokenizer; send input_ids");
@@ -92,7 +74,7 @@ GenerateCall parse_generate_call(const std::string& body, const std::string& sou
 
 AbortCall parse_abort_call(const std::string& body, const std::string& source) {
   nlohmann::json doc;
-  const auto v = parse_body(body.empty() ? std::string("{}") : body, source, doc);
+  const auto v = parse_object(body.empty() ? std::string("{}") : body, source, doc);
   v.only_keys({"rid", "abort_all"});
   AbortCall a;
   if (const auto r = v.find("rid")) a.rid = r->string();
@@ -102,7 +84,7 @@ AbortCall parse_abort_call(const std::string& body, const std::string& source) {
 
 UpdateWeightsCall parse_update_weights_call(const std::string& body, const std::string& source) {
   nlohmann::json doc;
-  const auto v = parse_body(body, source, doc);
+  const auto v = parse_object(body, source, doc);
   UpdateWeightsCall u;
   u.model_path = v.at("model_path").string();
   if (u.model_path.empty()) v.at("model_path").fail("an empty path");
@@ -115,7 +97,7 @@ UpdateWeightsCall parse_update_weights_call(const std::string& body, const std::
 
 PauseCall parse_pause_call(const std::string& body, const std::string& source) {
   nlohmann::json doc;
-  const auto v = parse_body(body.empty() ? std::string("{}") : body, source, doc);
+  const auto v = parse_object(body.empty() ? std::string("{}") : body, source, doc);
   PauseCall p;
   if (const auto m = v.find("mode")) {
     const auto mode = m->string();
@@ -169,7 +151,7 @@ std::string error_json(const std::string& message) {
 
 GenerateReply parse_generate_reply(const std::string& body, const std::string& source) {
   nlohmann::json doc;
-  const auto v = parse_body(body, source, doc);
+  const auto v = parse_object(body, source, doc);
   GenerateReply r;
   std::optional<std::vector<std::int32_t>> ids;
   if (const auto o = v.find("output_ids")) ids = token_ids(*o);

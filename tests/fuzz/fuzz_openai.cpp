@@ -11,20 +11,9 @@
 
 #include "adapters/http/openai_protocol.hpp"
 #include "base/config.hpp"
+#include "tests/fuzz/fuzz_refusal.hpp"
 
-namespace {
-
-template <class Read>
-void refused_or_read(Read read) {
-  try {
-    read();
-  } catch (const april::base::ConfigError&) {
-  } catch (const std::exception&) {
-    std::abort();
-  }
-}
-
-}  // namespace
+using april::fuzz::refused_or_read;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

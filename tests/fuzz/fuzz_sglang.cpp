@@ -11,21 +11,9 @@
 
 #include "adapters/http/sglang_protocol.hpp"
 #include "base/config.hpp"
+#include "tests/fuzz/fuzz_refusal.hpp"
 
-namespace {
-
-// Runs `read`: a ConfigError is a refusal (fine), any other exception a bug.
-template <class Read>
-void refused_or_read(Read read) {
-  try {
-    read();
-  } catch (const april::base::ConfigError&) {
-  } catch (const std::exception&) {
-    std::abort();
-  }
-}
-
-}  // namespace
+using april::fuzz::refused_or_read;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);
