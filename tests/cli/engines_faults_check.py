@@ -185,34 +185,36 @@ for extra, name in [((), "killed"), (("--engine-failover",), "killed-alone-failo
     serve.kill()
     serve.wait()
 
-# Failover: one of two servers killed mid-step; the other ends the run.
-first, url_a = start_serve()
-second, url_b = start_serve()
-check(url_a is not None and url_b is not None, "april serve did not start")
-if url_a and url_b:
-    killer = kill_when_busy(first, url_a)
-    out = os.path.join(work, "failover")
-    p, took = live(f"{url_a},{url_b}", out, extra=("--engine-failover",))
-    killer.join()
-    err = p.stderr.strip()
-    check(p.returncode == 0, f"failover: rc {p.returncode}, stderr {err!r}")
-    warnings = [x for x in err.splitlines() if "warning" in x]
-    check(len(warnings) == 1 and url_a in warnings[0] and "dropped" in warnings[0], f"failover: one warning naming {url_a}: {err!r}")
-    check(url_b not in err, f"failover: the server left is not named: {err!r}")
-    check("1 of 2 server(s) lost" in p.stdout, "failover: the summary counts the server lost")
-    summary_path = os.path.join(out, "summary.json")
-    check(os.path.exists(summary_path), "failover: --out written")
-    if os.path.exists(summary_path):
-        with open(summary_path) as f:
-            summary = json.load(f)
-        check(summary.get("policies", {}).get("sync", {}).get("servers_lost") == 1,
-              f"failover: summary.json counts the server lost: {summary.get('policies')}")
-        steps_csv = os.path.join(out, "sync", "steps.csv")
-        with open(steps_csv) as f:
-            check(len(f.read().strip().splitlines()) == 1 + 2, "failover: both steps recorded")
-for proc in (first, second):
-    proc.kill()
-    proc.wait()
+# Failover: one of two servers killed mid-step; the other ends the run (over
+# SGLang's API, and over vLLM's, where the kill cuts the open streams).
+for api in ("sglang", "vllm"):
+    first, url_a = start_serve()
+    second, url_b = start_serve()
+    check(url_a is not None and url_b is not None, "april serve did not start")
+    if url_a and url_b:
+        killer = kill_when_busy(first, url_a)
+        out = os.path.join(work, f"failover-{api}")
+        p, took = live(f"{url_a},{url_b}", out, extra=("--engine-failover", "--engine-api", api))
+        killer.join()
+        err = p.stderr.strip()
+        check(p.returncode == 0, f"failover {api}: rc {p.returncode}, stderr {err!r}")
+        warnings = [x for x in err.splitlines() if "warning" in x]
+        check(len(warnings) == 1 and url_a in warnings[0] and "dropped" in warnings[0], f"failover {api}: one warning naming {url_a}: {err!r}")
+        check(url_b not in err, f"failover {api}: the server left is not named: {err!r}")
+        check("1 of 2 server(s) lost" in p.stdout, f"failover {api}: the summary counts the server lost")
+        summary_path = os.path.join(out, "summary.json")
+        check(os.path.exists(summary_path), f"failover {api}: --out written")
+        if os.path.exists(summary_path):
+            with open(summary_path) as f:
+                summary = json.load(f)
+            check(summary.get("policies", {}).get("sync", {}).get("servers_lost") == 1,
+                  f"failover {api}: summary.json counts the server lost: {summary.get('policies')}")
+            steps_csv = os.path.join(out, "sync", "steps.csv")
+            with open(steps_csv) as f:
+                check(len(f.read().strip().splitlines()) == 1 + 2, f"failover {api}: both steps recorded")
+    for proc in (first, second):
+        proc.kill()
+        proc.wait()
 
 if failures:
     sys.exit(f"{len(failures)} checks failed")
