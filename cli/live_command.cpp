@@ -295,7 +295,8 @@ int live_command(const std::vector<std::string>& args) {
       "set", po::value(&sets), "override a scenario key (repeatable)")("out", po::value(&out_dir), "write results here")(
       "save", po::value(&save_dir), "save model, optimizer, buffer and loop state here at the end (for --resume)")(
       "engines", po::value(&engines), "with --checkpoint and --dataset: roll out on these inference servers over SGLang's HTTP API "
-      "(URL,...: SGLang or april serve holding the same model), rollout only: their weights stay and each batch is scored")(
+      "or, with --engine-api vllm, vLLM's (URL,...: SGLang, vLLM or april serve holding the same model), rollout only: their "
+      "weights stay and each batch is scored")(
       "engine-api", po::value(&engine_api), "with --engines: sglang (default: /generate and /abort_request) or vllm (a streamed "
       "/v1/completions per sample, aborted by closing it, as vLLM has no abort outside its dev mode; rollout only)")(
       "engine-slots", integer_option(&engine_slots, 0), "with --engines: requests sent to a server at once, the rest held in april "
