@@ -2,6 +2,7 @@
 // What the RL loop needs from an execution backend: the simulator's modeled
 // engines (SimBackend) or a live engine and trainer. Plain C++ types only:
 // torch and the event loop stay behind implementations of this interface.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +35,11 @@ struct SampleRequest {
   // 0: none. The simulator's router balances predicted work with it; a live
   // backend with one engine has nothing to route.
   std::int64_t predicted_remaining_tok = 0;
+  // Where the loop keeps this sample's records (its group, the sample), as
+  // plain addresses: the simulator fetches them into the cache just before it
+  // reports the sample finished. A hint, never read through; results do not
+  // depend on it.
+  std::array<std::uintptr_t, 2> records_at{};
 };
 
 struct SampleProgress {

@@ -26,7 +26,7 @@ void Engine::submit(const EngineRequest& request) {
   } else if (!kick_pending_ && !paused_) {
     // Start after the caller has submitted everything for this instant.
     kick_pending_ = true;
-    kick_event_ = sim_.schedule_at(sim_.now(), engine_event_tag(kTagEngineKick, index_), [this] { kick(); });
+    kick_event_ = sim_.schedule_at(sim_.now(), engine_event_tag(kTagEngineKick, index_), [this] { kick(); }, segment_end_hint());
   }
 }
 
@@ -37,8 +37,16 @@ std::int64_t Engine::predicted_outstanding_tok() const {
     if (r.req.predicted_end_tok > 0) sum += std::max<std::int64_t>(1, r.req.predicted_end_tok - generated_tok);
   };
   running_.for_each_live([&](const Request& r) { add(r, running_.generated_now(r)); });
-  for (const auto& r : waiting_) add(r, r.req.generated_tok);
+  waiting_.for_each([&](const Request& r) { add(r, r.req.generated_tok); });
   return sum;
+}
+
+PrefetchHint Engine::segment_end_hint() const {
+  // A boundary reads this engine (its first 384 bytes hold what it reads)
+  // and, when a request finishes there, that request and its submitter's records.
+  const auto self = reinterpret_cast<std::uintptr_t>(this);
+  const auto next = running_.next_finish_addresses();
+  return PrefetchHint{{self, self + 128, self + 256, next[0], next[1], next[2], next[3], next[4]}};
 }
 
 void Engine::kick() {
@@ -55,7 +63,7 @@ void Engine::cut_at_next_boundary(bool boundary_now_counts) {
     sim_.cancel(seg_event_);
     seg_iterations_ = cut;
     seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(cut)), engine_event_tag(kTagEngineSegmentEnd, index_),
-                                  [this] { on_segment_end(); });
+                                  [this] { on_segment_end(); }, segment_end_hint());
   }
 }
 
@@ -108,7 +116,7 @@ void Engine::resume(std::int64_t version, bool drop_kv) {
 void Engine::start_if_idle() {
   if (paused_ || busy_ || kick_pending_ || (running_.empty() && waiting_.empty())) return;
   kick_pending_ = true;
-  kick_event_ = sim_.schedule_at(sim_.now(), engine_event_tag(kTagEngineKick, index_), [this] { kick(); });
+  kick_event_ = sim_.schedule_at(sim_.now(), engine_event_tag(kTagEngineKick, index_), [this] { kick(); }, segment_end_hint());
 }
 
 TimeNs Engine::busy_until() const {
@@ -287,7 +295,7 @@ void Engine::start_segment() {
   }
   busy_ = true;
   seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(seg_iterations_)), engine_event_tag(kTagEngineSegmentEnd, index_),
-                                [this] { on_segment_end(); });
+                                [this] { on_segment_end(); }, segment_end_hint());
 }
 
 std::vector<AbortedRequest> Engine::abort_all() {
@@ -308,7 +316,7 @@ std::vector<AbortedRequest> Engine::abort_all() {
     busy_ = false;
   }
   for (auto& r : running_.take_all()) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)});
-  for (auto& r : waiting_) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)});
+  waiting_.for_each([&out](Request& r) { out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)}); });
   waiting_.clear();
   resident_kv_tok_ = 0;
   listener_.on_running_changed(index_, sim_.now(), occupancy());

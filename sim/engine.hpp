@@ -15,7 +15,6 @@
 // completion (or KV overflow) are one event, timed in closed form. With
 // fast-forward off, every iteration is an event; both give identical results.
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "base/version_tokens.hpp"
@@ -23,6 +22,7 @@
 #include "sim/engine_request.hpp"
 #include "sim/iteration_model.hpp"
 #include "sim/running_set.hpp"
+#include "sim/waiting_queue.hpp"
 #include "sim/simulator.hpp"
 
 namespace april::sim {
@@ -144,6 +144,8 @@ class Engine {
   using Request = EngineRequestState;
 
   void kick();
+  // What the event ending this engine's segment (or kicking it) reads first.
+  [[nodiscard]] PrefetchHint segment_end_hint() const;
   void cut_at_next_boundary(bool boundary_now_counts = false);
   void drop_running_kv();
   void on_segment_end();
@@ -165,7 +167,7 @@ class Engine {
   EngineConfig config_;
   EngineListener& listener_;
 
-  std::deque<Request> waiting_;
+  WaitingQueue<Request> waiting_;
   RunningSet running_;  // in admission order: the newest is preempted first
   std::int64_t resident_kv_tok_ = 0;
 

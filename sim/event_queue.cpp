@@ -10,7 +10,7 @@ bool EventQueue::later(const Key& a, const Key& b) {
   return a.seq > b.seq;
 }
 
-EventId EventQueue::push(TimeNs time, std::uint32_t tag, std::function<void()> action) {
+EventId EventQueue::push(TimeNs time, std::uint32_t tag, std::function<void()> action, PrefetchHint hint) {
   const std::uint64_t seq = next_seq_++;
   std::uint32_t slot = 0;
   if (free_slots_.empty()) {
@@ -21,7 +21,7 @@ EventId EventQueue::push(TimeNs time, std::uint32_t tag, std::function<void()> a
     slot = free_slots_.back();
     free_slots_.pop_back();
   }
-  slots_[slot] = Slot{std::move(action), seq, false};
+  slots_[slot] = Slot{std::move(action), seq, false, hint};
   heap_.push_back(Key{time, seq, slot, tag});
   std::push_heap(heap_.begin(), heap_.end(), later);
   return EventId{seq, slot};
@@ -43,6 +43,17 @@ void EventQueue::pop_top() {
   heap_.pop_back();
   slots_[slot] = Slot{};  // free: a later handle to it no longer matches
   free_slots_.push_back(slot);
+}
+
+void EventQueue::prefetch_next() const {
+  if (heap_.empty()) return;
+  // Two lines from each address. (Issuing them two events ahead as well
+  // changed nothing measurable: the lines arrive in one event's time.)
+  for (const std::uintptr_t a : slots_[heap_.front().slot].hint.at) {
+    if (a == 0) continue;
+    __builtin_prefetch(reinterpret_cast<const void*>(a));
+    __builtin_prefetch(reinterpret_cast<const void*>(a + 64));
+  }
 }
 
 bool EventQueue::empty() {

@@ -1,6 +1,7 @@
 #pragma once
 // Pending-event set ordered by (time, sequence number): ties at equal time run
 // in scheduling order (FIFO), which is what makes a run reproducible.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -16,6 +17,17 @@ struct EventId {
   std::uint32_t slot = UINT32_MAX;
 };
 
+// Where an event's action will read first, as plain addresses (never read
+// through, so one that has gone stale costs nothing): while the event before
+// it runs, the queue asks the cache for them. A large cluster's state is far
+// past the caches, and each event's first reads are misses in a chain (the
+// engine, its next request, the loop's sample); issued one event ahead they
+// overlap that event's work (issue: per-completion cost flat as the cluster
+// grows). Results do not depend on them.
+struct PrefetchHint {
+  std::array<std::uintptr_t, 8> at{};  // two cache lines from each; 0: none
+};
+
 struct Event {
   TimeNs time;
   std::uint64_t seq = 0;
@@ -25,7 +37,9 @@ struct Event {
 
 class EventQueue {
  public:
-  EventId push(TimeNs time, std::uint32_t tag, std::function<void()> action);
+  EventId push(TimeNs time, std::uint32_t tag, std::function<void()> action, PrefetchHint hint = {});
+  // Asks the cache for the next event's hint.
+  void prefetch_next() const;
   // Cancelled events are dropped lazily when they reach the top; a cancel is
   // O(1) (engines cut their segments at every submission to a busy engine,
   // so a large run cancels about as often as it schedules).
@@ -55,6 +69,7 @@ class EventQueue {
     std::function<void()> action;
     std::uint64_t seq = UINT64_MAX;
     bool cancelled = false;
+    PrefetchHint hint;
   };
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;

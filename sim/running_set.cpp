@@ -23,7 +23,7 @@ void RunningSet::admit(Request r) {
   r.base_clock = clock_;
   r.seq = next_seq_++;
   r.dead = false;
-  finishes_.push({finish_clock(r), r.seq, slots_.size()});
+  finishes_.push({finish_clock(r), r.seq, slots_.size(), r.req.touched_on_finish});
   slot_seq_.push_back(r.seq);
   slots_.push_back(std::move(r));
   ++live_;
@@ -47,6 +47,14 @@ RunningSet::Request* RunningSet::find_live(const Finish& f) {
   // A slot past the end, or reused by a later admission, means it has left.
   if (f.slot >= slot_seq_.size() || slot_seq_[f.slot] != f.seq) return nullptr;
   return &slots_[f.slot];
+}
+
+std::array<std::uintptr_t, 5> RunningSet::next_finish_addresses() const {
+  if (finishes_.empty()) return {};
+  const Finish& f = finishes_.top();
+  // Integer arithmetic: a stale top's slot may lie past the vectors' ends, and a hint is never read through.
+  return {reinterpret_cast<std::uintptr_t>(&f), reinterpret_cast<std::uintptr_t>(slot_seq_.data()) + f.slot * sizeof(std::uint64_t),
+          reinterpret_cast<std::uintptr_t>(slots_.data()) + f.slot * sizeof(Request), f.touched_on_finish[0], f.touched_on_finish[1]};
 }
 
 void RunningSet::take_finished(std::vector<Request>& out) {
@@ -99,12 +107,11 @@ RunningSet::Request RunningSet::take_newest() {
 }
 
 void RunningSet::rebuild_finishes() {
-  std::vector<Finish> live;
-  live.reserve(live_);
+  finishes_.v.clear();
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (slot_seq_[i] != kDeadSeq) live.push_back({finish_clock(slots_[i]), slots_[i].seq, i});
+    if (slot_seq_[i] != kDeadSeq) finishes_.v.push_back({finish_clock(slots_[i]), slots_[i].seq, i, slots_[i].req.touched_on_finish});
   }
-  finishes_ = decltype(finishes_)(std::greater<>(), std::move(live));
+  std::make_heap(finishes_.v.begin(), finishes_.v.end(), std::greater<>());
   stale_finishes_ = 0;
 }
 
@@ -119,7 +126,7 @@ std::vector<RunningSet::Request> RunningSet::take_all() {
   slots_.clear();
   slot_seq_.clear();
   live_ = dead_ = 0;
-  finishes_ = {};
+  finishes_.v.clear();
   stale_finishes_ = 0;
   return out;
 }

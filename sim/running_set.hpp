@@ -8,8 +8,10 @@
 // heap of finish clocks, removals leave tombstones that compaction clears, and
 // the weight version of each stretch of the clock is recorded, so that a
 // request's tokens-by-version are exact when it is materialized.
+#include <algorithm>
+#include <array>
 #include <cstdint>
-#include <queue>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -48,6 +50,9 @@ class RunningSet {
   void admit(Request r);
   // Iterations until the next live request finishes (feeds its context and reaches stop_at_tok).
   [[nodiscard]] std::int64_t iterations_to_next_finish();
+  // The next request to finish: the heap's top, its slot's admission number,
+  // where it sits, and the addresses its submitter will read (after iterations_to_next_finish; none when empty).
+  [[nodiscard]] std::array<std::uintptr_t, 5> next_finish_addresses() const;
   // Removes the live requests finished at the current clock, materialized, in admission order.
   void take_finished(std::vector<Request>& out);
   // Removes the newest live request, materialized (preemption).
@@ -73,6 +78,7 @@ class RunningSet {
     std::int64_t clock;
     std::uint64_t seq;
     std::size_t slot;  // where it sits in slots_ (rebuilt on compaction)
+    std::array<std::uintptr_t, 2> touched_on_finish;  // the request's, here to hint without reading the request
     bool operator>(const Finish& o) const { return clock != o.clock ? clock > o.clock : seq > o.seq; }
   };
   struct VersionMark {
@@ -97,7 +103,23 @@ class RunningSet {
   static constexpr std::uint64_t kDeadSeq = UINT64_MAX;
   std::vector<std::uint64_t> slot_seq_;
   std::size_t live_ = 0, dead_ = 0;
-  std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes_;  // stale entries skipped
+  // A min-heap of finishes on a vector of our own (std::priority_queue hides
+  // it): rebuilt in place, with no allocation, when a preemption storm has
+  // filled it with stale entries.
+  struct FinishHeap {
+    std::vector<Finish> v;
+    [[nodiscard]] bool empty() const { return v.empty(); }
+    [[nodiscard]] const Finish& top() const { return v.front(); }
+    void push(const Finish& f) {
+      v.push_back(f);
+      std::push_heap(v.begin(), v.end(), std::greater<>());
+    }
+    void pop() {
+      std::pop_heap(v.begin(), v.end(), std::greater<>());
+      v.pop_back();
+    }
+  };
+  FinishHeap finishes_;  // stale entries skipped
   std::size_t stale_finishes_ = 0;  // entries of preempted requests still in finishes_
   std::vector<VersionMark> marks_;  // the version from each clock on, in clock order
   std::vector<Finish> finished_;  // scratch

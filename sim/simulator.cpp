@@ -6,11 +6,11 @@
 
 namespace april::sim {
 
-EventId Simulator::schedule_at(TimeNs when, std::uint32_t tag, std::function<void()> action) {
+EventId Simulator::schedule_at(TimeNs when, std::uint32_t tag, std::function<void()> action, PrefetchHint hint) {
   if (when < now_) {
     throw std::logic_error(fmt::format("event scheduled in the past: at {} ns, now {} ns", when.ns(), now_.ns()));
   }
-  return queue_.push(when, tag, std::move(action));
+  return queue_.push(when, tag, std::move(action), hint);
 }
 
 EventId Simulator::schedule_in(TimeNs delay, std::uint32_t tag, std::function<void()> action) {
@@ -29,6 +29,7 @@ bool Simulator::step() {
   mix(static_cast<std::uint64_t>(e.time.ns()));
   mix(e.tag);
   ++events_run_;
+  queue_.prefetch_next();  // the next event's first reads, while this one runs
   e.action();
   return true;
 }

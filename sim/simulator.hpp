@@ -14,7 +14,7 @@ namespace april::sim {
 class Simulator {
  public:
   [[nodiscard]] TimeNs now() const { return now_; }
-  EventId schedule_at(TimeNs when, std::uint32_t tag, std::function<void()> action);
+  EventId schedule_at(TimeNs when, std::uint32_t tag, std::function<void()> action, PrefetchHint hint = {});
   EventId schedule_in(TimeNs delay, std::uint32_t tag, std::function<void()> action);
   void cancel(EventId id) { queue_.cancel(id); }
 

@@ -4,6 +4,7 @@
 // in O(log engines) per change and O(1) per query. A segment tree over
 // (load, index) pairs: a submission at 4,096 GPUs no longer scans every engine.
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -24,7 +25,12 @@ class LeastLoaded {
     std::size_t n = leaves_ + engine;
     if (tree_[n].first == load) return;
     tree_[n].first = load;
-    for (n /= 2; n >= 1; n /= 2) tree_[n] = std::min(tree_[2 * n], tree_[2 * n + 1]);
+    // Up to the first node whose least is unchanged: the nodes above it are too.
+    for (n /= 2; n >= 1; n /= 2) {
+      const auto least = std::min(tree_[2 * n], tree_[2 * n + 1]);
+      if (least == tree_[n]) break;
+      tree_[n] = least;
+    }
   }
 
   [[nodiscard]] std::int64_t load(std::size_t engine) const { return tree_[leaves_ + engine].first; }

@@ -41,6 +41,7 @@ void SimBackend::submit(const SampleRequest& r) {
   er.generated_tok = r.generated_tok;
   er.stop_at_tok = r.generated_tok + std::min(r.max_new_tok, std::max(0, r.target_response_tok - r.generated_tok));
   if (er.stop_at_tok <= er.generated_tok) throw std::logic_error("submitted a sample that has already finished");
+  er.touched_on_finish = r.records_at;
   if (r.predicted_remaining_tok > 0) er.predicted_end_tok = er.generated_tok + r.predicted_remaining_tok;
   if (static_cast<std::int64_t>(er.prompt_tok) + er.stop_at_tok > config_.engine.kv_capacity_tok) {
     throw std::invalid_argument(fmt::format(
@@ -51,6 +52,10 @@ void SimBackend::submit(const SampleRequest& r) {
   }
   best->submit(er);
   note_load(best_index);
+  // Submissions come in runs (a step's start, a group's refill): the engine
+  // the next one goes to is most likely the least loaded now, far in memory
+  // at a large cluster's size; ask for it while the caller prepares it.
+  __builtin_prefetch(engines_[r.predicted_remaining_tok > 0 ? by_predicted_tok_.least() : by_requests_.least()].get());
 }
 
 double SimBackend::train_speed_now() const {

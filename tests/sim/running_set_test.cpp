@@ -3,6 +3,9 @@
 // finishes in admission order, and preemption of the newest.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdint>
+
 #include "sim/running_set.hpp"
 
 namespace april::sim {
@@ -91,6 +94,35 @@ TEST(RunningSet, FinishesLeaveInAdmissionOrderAndPreemptionTakesTheNewest) {
   ASSERT_EQ(done.size(), 1U);
   EXPECT_EQ(done[0].req.key, 1U);
   EXPECT_TRUE(s.empty());
+}
+
+TEST(RunningSet, HintsTheNextRequestToFinishAndItsSubmittersRecords) {
+  // The engine hands these to the event that ends its segment, so that the
+  // request and the loop's records are in the cache when it runs: they must
+  // name the request that finishes next, also after a preemption.
+  RunningSet s;
+  s.set_version(0);
+  EXPECT_EQ(s.next_finish_addresses(), (std::array<std::uintptr_t, 5>{}));
+  auto a = request(1, 0, 30);
+  a.req.touched_on_finish = {0x1000, 0x1100};
+  auto b = request(2, 0, 10);
+  b.req.touched_on_finish = {0x2000, 0x2100};
+  auto c = request(3, 0, 5);
+  c.req.touched_on_finish = {0x3000, 0x3100};
+  s.admit(a);
+  s.admit(b);
+  EXPECT_EQ(s.iterations_to_next_finish(), 10);
+  EXPECT_EQ(s.next_finish_addresses()[3], 0x2000U);
+  EXPECT_EQ(s.next_finish_addresses()[4], 0x2100U);
+  s.admit(c);
+  EXPECT_EQ(s.iterations_to_next_finish(), 5);
+  EXPECT_EQ(s.next_finish_addresses()[3], 0x3000U);
+  EXPECT_NE(s.next_finish_addresses()[0], 0U);
+  EXPECT_NE(s.next_finish_addresses()[1], 0U);
+  EXPECT_NE(s.next_finish_addresses()[2], 0U);
+  (void)s.take_newest();  // c leaves; b is next again
+  EXPECT_EQ(s.iterations_to_next_finish(), 10);
+  EXPECT_EQ(s.next_finish_addresses()[3], 0x2000U);
 }
 
 }  // namespace
