@@ -36,9 +36,9 @@ struct SampleRequest {
   // backend with one engine has nothing to route.
   std::int64_t predicted_remaining_tok = 0;
   // Where the loop keeps this sample's records (its group, the sample), as
-  // plain addresses: the simulator fetches them into the cache just before it
-  // reports the sample finished. A hint, never read through; results do not
-  // depend on it.
+  // base::cache_lines: the simulator fetches them into the cache just before
+  // it reports the sample finished. A hint, never read through; results do
+  // not depend on it.
   std::array<std::uintptr_t, 2> records_at{};
 };
 

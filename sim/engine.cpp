@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "base/cache_lines.hpp"
+
 namespace april::sim {
 
 Engine::Engine(std::size_t index, Simulator& sim, const IterationModel& model, EngineConfig config, EngineListener& listener)
@@ -44,9 +46,8 @@ std::int64_t Engine::predicted_outstanding_tok() const {
 PrefetchHint Engine::segment_end_hint() const {
   // A boundary reads this engine (its first 384 bytes hold what it reads)
   // and, when a request finishes there, that request and its submitter's records.
-  const auto self = reinterpret_cast<std::uintptr_t>(this);
   const auto next = running_.next_finish_addresses();
-  return PrefetchHint{{self, self + 128, self + 256, next[0], next[1], next[2], next[3], next[4]}};
+  return PrefetchHint{{base::cache_lines(reinterpret_cast<std::uintptr_t>(this), 384), next[0], next[1], next[2], next[3], next[4]}};
 }
 
 void Engine::kick() {

@@ -15,8 +15,9 @@ struct EngineRequest {
   // Where a policy predicts it ends (generated_tok + predicted remaining),
   // for routing on predicted work; 0: no prediction. Never stop_at_tok.
   std::int64_t predicted_end_tok = 0;
-  // Addresses the submitter reads when told the request finished, fetched
-  // into the cache ahead of that (a hint, never read through; 0: none).
+  // What the submitter reads when told the request finished, as
+  // base::cache_lines, fetched into the cache ahead of that (a hint, never
+  // read through; 0: none).
   std::array<std::uintptr_t, 2> touched_on_finish{};
 };
 

@@ -25,7 +25,7 @@ struct EventId {
 // overlap that event's work (issue: per-completion cost flat as the cluster
 // grows). Results do not depend on them.
 struct PrefetchHint {
-  std::array<std::uintptr_t, 8> at{};  // two cache lines from each; 0: none
+  std::array<std::uintptr_t, 6> lines{};  // each base::cache_lines packed; 0: none
 };
 
 struct Event {

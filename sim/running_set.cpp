@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "base/cache_lines.hpp"
+
 namespace april::sim {
 
 void RunningSet::set_version(std::int64_t version) {
@@ -53,8 +55,10 @@ std::array<std::uintptr_t, 5> RunningSet::next_finish_addresses() const {
   if (finishes_.empty()) return {};
   const Finish& f = finishes_.top();
   // Integer arithmetic: a stale top's slot may lie past the vectors' ends, and a hint is never read through.
-  return {reinterpret_cast<std::uintptr_t>(&f), reinterpret_cast<std::uintptr_t>(slot_seq_.data()) + f.slot * sizeof(std::uint64_t),
-          reinterpret_cast<std::uintptr_t>(slots_.data()) + f.slot * sizeof(Request), f.touched_on_finish[0], f.touched_on_finish[1]};
+  return {base::cache_lines_of(&f),
+          base::cache_lines(reinterpret_cast<std::uintptr_t>(slot_seq_.data()) + f.slot * sizeof(std::uint64_t), sizeof(std::uint64_t)),
+          base::cache_lines(reinterpret_cast<std::uintptr_t>(slots_.data()) + f.slot * sizeof(Request), sizeof(Request)),
+          f.touched_on_finish[0], f.touched_on_finish[1]};
 }
 
 void RunningSet::take_finished(std::vector<Request>& out) {

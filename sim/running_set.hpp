@@ -50,8 +50,8 @@ class RunningSet {
   void admit(Request r);
   // Iterations until the next live request finishes (feeds its context and reaches stop_at_tok).
   [[nodiscard]] std::int64_t iterations_to_next_finish();
-  // The next request to finish: the heap's top, its slot's admission number,
-  // where it sits, and the addresses its submitter will read (after iterations_to_next_finish; none when empty).
+  // The next request to finish, as base::cache_lines: the heap's top, its
+  // slot's admission number, the request, and what its submitter will read (after iterations_to_next_finish; none when empty).
   [[nodiscard]] std::array<std::uintptr_t, 5> next_finish_addresses() const;
   // Removes the live requests finished at the current clock, materialized, in admission order.
   void take_finished(std::vector<Request>& out);
