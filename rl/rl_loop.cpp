@@ -83,7 +83,7 @@ void RlLoop::submit_samples(RolloutGroup& g) {
     r.generated_tok = s.generated_tok;
     r.max_new_tok = opt_.max_response_len - s.generated_tok;
     r.target_response_tok = s.target_tok;
-    r.records_at = {base::cache_lines_of(&g), base::cache_lines_of(&s)};
+    r.records_at = {base::cache_lines(reinterpret_cast<std::uintptr_t>(&g), RolloutGroup::kHotBytes), base::cache_lines_of(&s)};
     s.in_flight = true;
     ++state_.in_flight_samples;
     to_submit_.push_back(std::move(r));

@@ -28,6 +28,10 @@ struct Segment {
 // A sample's segments, in token order; two inline, as base::TokensByVersion.
 using Segments = base::InlineVector<Segment, 2>;
 
+// 64 bytes, a cache line's worth: each completion reads one sample's record,
+// far in memory at a large cluster's size (issue: per-completion cost flat as
+// the cluster grows). Not aligned to a line: aligned allocation of every
+// group's samples cost more than the straddled lines.
 struct RolloutSample {
   std::int32_t target_tok = 0;  // from the workload, before the cap
   std::int32_t generated_tok = 0;
@@ -35,19 +39,25 @@ struct RolloutSample {
   bool finished = false;
   bool in_flight = false;
 };
+static_assert(sizeof(RolloutSample) == 64, "a new field costs a second cache line per sample: weigh it");
 
 struct RolloutGroup {
+  // What a completion reads comes first, within the group's first 64 bytes
+  // (kHotBytes, the span the simulator prefetches before it reports one).
   policies::GroupId id = -1;
-  std::string prompt_id;
-  std::int32_t prompt_tok = 0;
-  std::vector<std::uint8_t> correct;
   std::vector<RolloutSample> samples;
   std::int32_t finished = 0;
   bool in_flight = false;  // submitted, not complete
   bool rejected = false;
   std::int64_t submit_seq = 0;  // position in the submission order (ties between groups)
   double accepted_s = 0;        // when the filter accepted it
+  std::string prompt_id;
+  std::int32_t prompt_tok = 0;
+  std::vector<std::uint8_t> correct;
+
+  static constexpr std::size_t kHotBytes = 64;
 };
+
 
 // A train batch as the trainer sees it, and (group, prompt) in batch order.
 struct TakenBatch {

@@ -20,7 +20,13 @@ void Engine::submit(const EngineRequest& request) {
   if (request.prompt_tok + static_cast<std::int64_t>(request.stop_at_tok) > config_.kv_capacity_tok) {
     throw std::invalid_argument("a request does not fit in the engine's KV capacity");
   }
-  waiting_.push_back(Request{request, request.generated_tok, 0, 0, {}});
+  if (request.prompt_tok + static_cast<std::int64_t>(request.stop_at_tok) > INT32_MAX) {
+    throw std::invalid_argument("a request's context (prompt + response) exceeds 2^31 - 1 tokens");
+  }
+  Request r;
+  r.req = request;
+  r.submitted_tok = request.generated_tok;
+  waiting_.push_back(std::move(r));
   if (busy_) {
     // The new request joins at the first iteration boundary after now
     // (per-iteration stepping would admit it there).
@@ -257,8 +263,8 @@ void Engine::boundary() {
       waiting_.pop_front();
       // Batched: the prefill writes the whole context's KV now. Per-token:
       // one context token per iteration; the last one fed yields a new token.
-      r.feed_tok = config_.per_token_prefill ? context_tok(r) - 1 : 0;
-      r.held_kv_tok = config_.per_token_prefill ? 0 : context_tok(r);
+      r.feed_tok = config_.per_token_prefill ? static_cast<std::int32_t>(context_tok(r) - 1) : 0;
+      r.held_kv_tok = config_.per_token_prefill ? 0 : static_cast<std::int32_t>(context_tok(r));
       resident_kv_tok_ += r.held_kv_tok;
       running_.admit(std::move(r));
     }

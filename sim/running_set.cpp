@@ -144,18 +144,18 @@ void RunningSet::compact() {
 }
 
 std::int64_t RunningSet::feed_now(const Request& r) const {
-  return r.feed_tok - std::min(clock_ - r.base_clock, r.feed_tok);
+  return r.feed_tok - std::min<std::int64_t>(clock_ - r.base_clock, r.feed_tok);
 }
 
 std::int64_t RunningSet::generated_now(const Request& r) const {
   const std::int64_t elapsed = clock_ - r.base_clock;
-  return r.req.generated_tok + (elapsed - std::min(elapsed, r.feed_tok));
+  return r.req.generated_tok + (elapsed - std::min<std::int64_t>(elapsed, r.feed_tok));
 }
 
 void RunningSet::materialize(Request& r) const {
   const std::int64_t elapsed = clock_ - r.base_clock;
   if (elapsed == 0) return;
-  const std::int64_t fed = std::min(elapsed, r.feed_tok);
+  const std::int64_t fed = std::min<std::int64_t>(elapsed, r.feed_tok);
   // New tokens over clock [from, clock_), each under the version its iteration ran with.
   const std::int64_t from = r.base_clock + fed;
   if (from < clock_) {
@@ -176,8 +176,8 @@ void RunningSet::materialize(Request& r) const {
     }
   }
   r.req.generated_tok += static_cast<std::int32_t>(elapsed - fed);
-  r.feed_tok -= fed;
-  r.held_kv_tok += elapsed;
+  r.feed_tok -= static_cast<std::int32_t>(fed);
+  r.held_kv_tok += static_cast<std::int32_t>(elapsed);
   r.base_clock = clock_;
 }
 

@@ -11,7 +11,7 @@
 namespace april::sim {
 namespace {
 
-RunningSet::Request request(std::uint64_t key, std::int32_t generated, std::int32_t stop_at, std::int64_t feed = 0) {
+RunningSet::Request request(std::uint64_t key, std::int32_t generated, std::int32_t stop_at, std::int32_t feed = 0) {
   RunningSet::Request r;
   r.req.key = key;
   r.req.prompt_tok = 10;
