@@ -24,6 +24,11 @@ std::uintptr_t cache_lines_of(const T* object) {
   return cache_lines(reinterpret_cast<std::uintptr_t>(object), sizeof(T));
 }
 
+template <typename T>
+std::uintptr_t cache_lines_of_span(const T* first, std::size_t count) {
+  return cache_lines(reinterpret_cast<std::uintptr_t>(first), count * sizeof(T));
+}
+
 // Asks the cache for the packed lines (read, kept in every level).
 inline void prefetch_lines(std::uintptr_t packed) {
   const std::uintptr_t first = packed & ~(kCacheLineBytes - 1);

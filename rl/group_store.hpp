@@ -46,6 +46,14 @@ class GroupStore {
   }
   const Group* find(policies::GroupId id) const { return const_cast<GroupStore*>(this)->find(id); }
 
+  // Where the group with this id sits or would sit, without reading it (for
+  // prefetching); 0 outside the window of chunks.
+  [[nodiscard]] std::uintptr_t slot_address(policies::GroupId id) const {
+    const policies::GroupId c = id / kChunk - first_;
+    if (id < 0 || c < 0 || c >= static_cast<policies::GroupId>(chunks_.size())) return 0;
+    return reinterpret_cast<std::uintptr_t>(&chunks_[static_cast<std::size_t>(c)]->groups[static_cast<std::size_t>(id % kChunk)]);
+  }
+
   // Stores `g` under g.id, which must not be held already.
   Group& emplace(Group&& g) {
     const policies::GroupId id = g.id;

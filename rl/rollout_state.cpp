@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "base/cache_lines.hpp"
+
 namespace april::rl {
 
 using policies::GroupId;
@@ -40,6 +42,16 @@ policies::GroupInfo RolloutState::info(GroupId id) const {
     }
   }
   return out;
+}
+
+void RolloutState::prefetch_group(GroupId id) const {
+  base::prefetch_lines(base::cache_lines(groups.slot_address(id), RolloutGroup::kHotBytes));
+}
+
+void RolloutState::prefetch_samples(GroupId id) const {
+  const RolloutGroup* g = groups.find(id);
+  if (g == nullptr || g->samples.empty()) return;
+  base::prefetch_lines(base::cache_lines_of_span(g->samples.data(), g->samples.size()));
 }
 
 std::int64_t RolloutState::group_tokens(const RolloutGroup& g) {
@@ -135,7 +147,8 @@ TakenBatch RolloutState::take_batch(const std::vector<GroupId>& batch, StepMetri
                                     std::int64_t mask_above) {
   TakenBatch out;
   std::int64_t trained = 0, masked = 0;
-  for (GroupId id : batch) {
+  out.samples.reserve(batch.size() * (batch.empty() ? 0 : group(batch.front()).samples.size()));
+  for_each_group_fetched_ahead(batch, [&](GroupId id) {
     RolloutGroup& g = group(id);
     out.ids.emplace_back(id, g.prompt_id);
     m.batch_ready_s = std::max(m.batch_ready_s, g.accepted_s);
@@ -155,7 +168,7 @@ TakenBatch RolloutState::take_batch(const std::vector<GroupId>& batch, StepMetri
       masked += ts.masked_tok;
       out.samples.push_back(ts);
     }
-  }
+  });
   m.tokens_trained += trained;
   m.tokens_masked += masked;
   total_trained += trained;

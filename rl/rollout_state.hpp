@@ -95,6 +95,21 @@ struct RolloutState {
   [[nodiscard]] static std::int64_t group_tokens(const RolloutGroup& g);
   [[nodiscard]] std::int64_t held_tok() const;  // every group's tokens
 
+  // Visits the groups of `ids` in order (a step's sweep over its batch or its
+  // submissions). At a large cluster's size the groups are far past the
+  // caches, so each group's record is fetched kGroupsAhead ahead and its
+  // samples half as far (their address is in the record, which has arrived).
+  template <typename Ids, typename F>
+  void for_each_group_fetched_ahead(const Ids& ids, F&& f) {
+    constexpr std::size_t kGroupsAhead = 8;
+    const std::size_t n = ids.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + kGroupsAhead < n) prefetch_group(ids[i + kGroupsAhead]);
+      if (i + kGroupsAhead / 2 < n) prefetch_samples(ids[i + kGroupsAhead / 2]);
+      f(ids[i]);
+    }
+  }
+
   void add_tokens(RolloutSample& s, std::int32_t new_tok, std::int64_t version);
   void add_progress(RolloutSample& s, const SampleProgress& p);
   // An aborted sample's progress; it is no longer in flight.
@@ -110,6 +125,10 @@ struct RolloutState {
   // caller erases them (after on_batch has read them).
   TakenBatch take_batch(const std::vector<policies::GroupId>& batch, StepMetrics& m, std::int64_t trained_version,
                         std::int64_t mask_above);
+
+ private:
+  void prefetch_group(policies::GroupId id) const;
+  void prefetch_samples(policies::GroupId id) const;
 };
 
 }  // namespace april::rl

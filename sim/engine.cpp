@@ -50,10 +50,11 @@ std::int64_t Engine::predicted_outstanding_tok() const {
 }
 
 PrefetchHint Engine::segment_end_hint() const {
-  // A boundary reads this engine (its first 384 bytes hold what it reads)
-  // and, when a request finishes there, that request and its submitter's records.
+  // A boundary reads nearly all of this engine (its queues, running set,
+  // segment and counters) and, when a request finishes there, that request
+  // and its submitter's records.
   const auto next = running_.next_finish_addresses();
-  return PrefetchHint{{base::cache_lines(reinterpret_cast<std::uintptr_t>(this), 384), next[0], next[1], next[2], next[3], next[4]}};
+  return PrefetchHint{{base::cache_lines_of(this), next[0], next[1], next[2], next[3], next[4]}};
 }
 
 void Engine::kick() {

@@ -92,6 +92,7 @@ struct AbortedRequest {
 
 class Engine {
  public:
+
   Engine(std::size_t index, Simulator& sim, const IterationModel& model, EngineConfig config, EngineListener& listener);
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

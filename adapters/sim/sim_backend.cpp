@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "base/cache_lines.hpp"
+
 namespace april::adapters {
 
 SimBackend::SimBackend(SimBackendConfig config, std::shared_ptr<const sim::IterationModel> model)
@@ -55,7 +57,8 @@ void SimBackend::submit(const SampleRequest& r) {
   // Submissions come in runs (a step's start, a group's refill): the engine
   // the next one goes to is most likely the least loaded now, far in memory
   // at a large cluster's size; ask for it while the caller prepares it.
-  __builtin_prefetch(engines_[r.predicted_remaining_tok > 0 ? by_predicted_tok_.least() : by_requests_.least()].get());
+  const sim::Engine* next = engines_[r.predicted_remaining_tok > 0 ? by_predicted_tok_.least() : by_requests_.least()].get();
+  base::prefetch_lines(base::cache_lines_of(next));
 }
 
 double SimBackend::train_speed_now() const {
