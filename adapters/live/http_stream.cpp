@@ -41,11 +41,11 @@ http::GenerateReply stream_once(const std::string& url, const std::string& body,
   req.set_header("Accept", "text/event-stream");
   req.set_header("Content-Type", "application/json");
   req.body = body;
-  // A cancel that came while the connection was being opened (Client::stop
-  // found no socket yet) is seen at the reply's headers, which vLLM sends at once.
+  // A cancel that came while the connection was being opened is seen at the
+  // reply's headers, which vLLM sends at once.
   req.response_handler = [&status, &cancel](const httplib::Response& res) {
     status = res.status;
-    return !cancel.cancelled();
+    return cancel.opened();
   };
   req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
     last_byte = Clock::now();
@@ -85,7 +85,15 @@ http::GenerateReply stream_once(const std::string& url, const std::string& body,
 void StreamCancel::cancel() {
   std::lock_guard<std::mutex> lock(mu_);
   cancelled_ = true;
-  if (client_ != nullptr) client_->stop();  // shuts the socket: the reading thread's read fails at once
+  // Open: the connect is over, so stop() takes its lock at once and shuts the
+  // socket; the reading thread's read fails at once.
+  if (client_ != nullptr && open_) client_->stop();
+}
+
+bool StreamCancel::opened() {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_ = true;
+  return !cancelled_;
 }
 
 bool StreamCancel::cancelled() const {
@@ -96,6 +104,7 @@ bool StreamCancel::cancelled() const {
 bool StreamCancel::attach(httplib::Client* client) {
   std::lock_guard<std::mutex> lock(mu_);
   client_ = client;
+  open_ = false;
   return client == nullptr || !cancelled_;
 }
 

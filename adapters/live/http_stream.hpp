@@ -18,10 +18,13 @@ class Client;
 namespace april::live {
 
 // The stop of one stream, shared by the thread that reads it and the one
-// that aborts it. cancel() closes the connection if it is open and keeps a
-// later try from opening one; a cancel that comes while the connection is
-// being opened is caught by the next cancel() (callers repeat it until the
-// stream has answered, as an SGLang abort is repeated).
+// that aborts it. cancel() marks it cancelled, keeps a later try from opening
+// a connection, and closes the connection once the server has answered. It
+// never touches a connection still being opened: cpp-httplib opens it under
+// the lock Client::stop takes, so a stop then waited for the connect, up to
+// its timeout against a server dropping SYNs, and held up every cancel after
+// it. A connection that opens after the cancel is closed at its reply's
+// headers (vLLM sends them at once), or ends at its connect timeout.
 class StreamCancel {
  public:
   void cancel();
@@ -29,10 +32,14 @@ class StreamCancel {
   // The reading thread's: the client whose connection cancel() closes, or
   // none; false when cancelled already (then nothing is to be opened).
   bool attach(httplib::Client* client);
+  // The reading thread's, at the reply's headers: the connection is open,
+  // and from now on cancel() closes it. False when cancelled already.
+  bool opened();
 
  private:
   mutable std::mutex mu_;
   httplib::Client* client_ = nullptr;
+  bool open_ = false;
   bool cancelled_ = false;
 };
 
