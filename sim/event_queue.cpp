@@ -8,8 +8,9 @@
 namespace april::sim {
 
 bool EventQueue::later(const Key& a, const Key& b) {
-  if (a.time != b.time) return a.time > b.time;
-  return a.seq > b.seq;
+  // Without branches: the heap's sift compares keys whose order a branch
+  // predictor cannot guess.
+  return (a.time > b.time) | ((a.time == b.time) & (a.seq > b.seq));
 }
 
 EventId EventQueue::push(TimeNs time, std::uint32_t tag, std::function<void()> action, PrefetchHint hint) {
@@ -43,7 +44,12 @@ void EventQueue::pop_top() {
   std::pop_heap(heap_.begin(), heap_.end(), later);
   const std::uint32_t slot = heap_.back().slot;
   heap_.pop_back();
-  slots_[slot] = Slot{};  // free: a later handle to it no longer matches
+  // Free: a later handle to it no longer matches. Its action has been moved
+  // out (pop) or dropped (cancel); the hint stays until the slot is reused.
+  Slot& freed = slots_[slot];
+  freed.action = nullptr;
+  freed.seq = UINT64_MAX;
+  freed.cancelled = false;
   free_slots_.push_back(slot);
 }
 
