@@ -58,7 +58,6 @@ struct RolloutGroup {
   static constexpr std::size_t kHotBytes = 64;
 };
 
-
 // A train batch as the trainer sees it, and (group, prompt) in batch order.
 struct TakenBatch {
   std::vector<TrainSample> samples;
@@ -95,10 +94,10 @@ struct RolloutState {
   [[nodiscard]] static std::int64_t group_tokens(const RolloutGroup& g);
   [[nodiscard]] std::int64_t held_tok() const;  // every group's tokens
 
-  // Visits the groups of `ids` in order (a step's sweep over its batch or its
-  // submissions). At a large cluster's size the groups are far past the
-  // caches, so each group's record is fetched kGroupsAhead ahead and its
-  // samples half as far (their address is in the record, which has arrived).
+  // Visits the groups of `ids` in order (a step's sweep over its batch). At a
+  // large cluster's size the groups are far past the caches, so each group's
+  // record is fetched kGroupsAhead ahead and its samples half as far (their
+  // address is in the record, which has arrived by then).
   template <typename Ids, typename F>
   void for_each_group_fetched_ahead(const Ids& ids, F&& f) {
     constexpr std::size_t kGroupsAhead = 8;

@@ -22,8 +22,8 @@
 #include "sim/engine_request.hpp"
 #include "sim/iteration_model.hpp"
 #include "sim/running_set.hpp"
-#include "sim/waiting_queue.hpp"
 #include "sim/simulator.hpp"
+#include "sim/waiting_queue.hpp"
 
 namespace april::sim {
 
@@ -92,7 +92,6 @@ struct AbortedRequest {
 
 class Engine {
  public:
-
   Engine(std::size_t index, Simulator& sim, const IterationModel& model, EngineConfig config, EngineListener& listener);
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

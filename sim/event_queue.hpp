@@ -17,9 +17,10 @@ struct EventId {
   std::uint32_t slot = UINT32_MAX;
 };
 
-// Where an event's action will read first, as plain addresses (never read
-// through, so one that has gone stale costs nothing): while the event before
-// it runs, the queue asks the cache for them. A large cluster's state is far
+// What an event's action will read first, as spans of cache lines packed in
+// one word each (base/cache_lines.hpp; never read through, so one that has
+// gone stale costs a wasted fetch): while the event before it runs, the
+// queue asks the cache for them. A large cluster's state is far
 // past the caches, and each event's first reads are misses in a chain (the
 // engine, its next request, the loop's sample); issued one event ahead they
 // overlap that event's work (issue: per-completion cost flat as the cluster
