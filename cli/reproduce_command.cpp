@@ -18,8 +18,19 @@ constexpr const char* kUsage =
     "  Each FILE holds a published setup in scenario keys, its source, the inputs the source does not state\n"
     "  (fitted on one row) and the measured rows (docs/published-runs.md). Prints every published figure\n"
     "  beside april's prediction and the relative error; the fitted row is marked, every other row is a\n"
-    "  prediction. --json prints a list of {source, row, metric, published, predicted, error, fitted_row}.\n"
+    "  prediction. A speedup is the step time of the row's speedup_over row over its own. Ends with the\n"
+    "  median absolute error of every prediction and of the step times and speedups alone.\n"
+    "  --json prints a list of {source, row, metric, published, predicted, error, fitted_row}.\n"
     "  --fit runs the file's searches on its fit row and prints the values its \"fitted\" object should hold.\n";
+
+// "what: N figures, median absolute error X%, largest Y%" over |relative errors|.
+void print_error_summary(const char* what, std::vector<double> errors) {
+  if (errors.empty()) return;
+  std::sort(errors.begin(), errors.end());
+  const auto n = errors.size();
+  const double median = n % 2 == 1 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
+  fmt::print("  {}: {} figures, median absolute error {:.1f}%, largest {:.1f}%\n", what, n, 100.0 * median, 100.0 * errors.back());
+}
 
 }  // namespace
 
@@ -63,18 +74,24 @@ int reproduce_command(const std::vector<std::string>& args) {
     std::size_t w = 4;
     for (const auto& r : results) w = std::max(w, r.row.size());
     fmt::print("  {:<{}} {:<14} {:>10} {:>10} {:>8}\n", "row", w, "metric", "published", "april", "error");
-    std::vector<double> errors;
+    std::vector<double> errors, goal_errors;  // the goal's figures: step times and speedups
+    std::size_t speedups = 0, winners_right = 0;
     for (const auto& r : results) {
       fmt::print("  {:<{}} {:<14} {:>10.2f} {:>10.2f} {:>+7.1f}%{}\n", r.row, w, r.metric, r.published, r.predicted, 100.0 * r.error(),
                  r.fitted_row ? "  (fitted row)" : "");
-      if (!r.fitted_row) errors.push_back(std::abs(r.error()));
+      if (r.metric == "speedup") {
+        ++speedups;
+        if ((r.published > 1) == (r.predicted > 1)) ++winners_right;
+      }
+      if (r.fitted_row) continue;
+      errors.push_back(std::abs(r.error()));
+      if (r.metric == "step_s" || r.metric == "speedup") goal_errors.push_back(std::abs(r.error()));
     }
-    if (!errors.empty()) {
-      std::sort(errors.begin(), errors.end());
-      const auto n = errors.size();
-      const double median = n % 2 == 1 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
-      fmt::print("\n  predictions: {} figures, median absolute error {:.1f}%, largest {:.1f}%\n\n", n, 100.0 * median, 100.0 * errors.back());
-    }
+    fmt::print("\n");
+    print_error_summary("predictions", errors);
+    print_error_summary("step times and speedups", goal_errors);
+    if (speedups > 0) fmt::print("  faster run right in {} of {} speedups\n", winners_right, speedups);
+    fmt::print("\n");
   }
   if (json) fmt::print("{}\n", all.dump(2));
   return 0;

@@ -12,7 +12,13 @@
 
 namespace april::studies {
 
-std::vector<std::string> published_metrics() { return {"step_s", "gen_s", "old_logprob_s", "update_s", "train_s"}; }
+std::vector<std::string> fit_metrics() { return {"step_s", "gen_s", "old_logprob_s", "update_s", "train_s"}; }
+
+std::vector<std::string> published_metrics() {
+  auto m = fit_metrics();
+  m.emplace_back("speedup");
+  return m;
+}
 
 namespace {
 
@@ -107,9 +113,9 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
     if (!it->is_array()) refuse(f, "search", "expected a list of {key, metric, lo, hi}");
     for (const auto& x : *it) {
       FitSearch q{string_field(f, x, "key"), string_field(f, x, "metric"), number_field(f, x, "lo"), number_field(f, x, "hi")};
-      const auto metrics = published_metrics();
+      const auto metrics = fit_metrics();
       if (std::find(metrics.begin(), metrics.end(), q.metric) == metrics.end()) {
-        refuse(f, "metric", fmt::format("unknown metric '{}' (one of {})", q.metric, fmt::join(metrics, ", ")));
+        refuse(f, "metric", fmt::format("a fit cannot match metric '{}' (one of {})", q.metric, fmt::join(metrics, ", ")));
       }
       if (!(q.lo < q.hi)) refuse(f, "lo", fmt::format("the range [{}, {}] of '{}' is empty", q.lo, q.hi, q.key));
       s.search.push_back(q);
@@ -137,6 +143,17 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
       r.published[k] = v.get<double>();
     }
     if (r.published.empty()) refuse(f, "published", fmt::format("row '{}': publishes no figure", r.name));
+    if (const auto it = x.find("speedup_over"); it != x.end()) {
+      if (!it->is_string()) refuse(f, "speedup_over", fmt::format("row '{}': expected the name of the baseline row, got {}", r.name, it->dump()));
+      r.speedup_over = it->get<std::string>();
+    }
+    if (r.published.count("speedup") != 0 && r.speedup_over.empty()) {
+      refuse(f, "speedup", fmt::format("row '{}': a speedup needs \"speedup_over\", the row it is measured against", r.name));
+    }
+    if (r.published.count("speedup") == 0 && !r.speedup_over.empty()) {
+      refuse(f, "speedup_over", fmt::format("row '{}': names a baseline but publishes no speedup", r.name));
+    }
+    if (r.speedup_over == r.name) refuse(f, "speedup_over", fmt::format("row '{}': a speedup over itself", r.name));
     if (const auto it = x.find("quote"); it != x.end()) {
       if (!it->is_string()) refuse(f, "quote", fmt::format("row '{}': expected the row as the source prints it, got {}", r.name, it->dump()));
       r.quote = it->get<std::string>();
@@ -147,6 +164,12 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
     s.rows.push_back(std::move(r));
   }
   (void)find_row(s, s.fit_row);
+  for (const auto& r : s.rows) {
+    if (r.speedup_over.empty()) continue;
+    if (std::none_of(s.rows.begin(), s.rows.end(), [&](const PublishedRow& o) { return o.name == r.speedup_over; })) {
+      refuse(f, "speedup_over", fmt::format("row '{}': no row named '{}'", r.name, r.speedup_over));
+    }
+  }
   // Every row's keys must be scenario keys that validate: checked now, not mid-run.
   const auto schema = scenario::make_schema(registry);
   for (const auto& r : s.rows) (void)row_config(s, r, s.fitted, registry, schema);
@@ -154,11 +177,15 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
 }
 
 std::vector<Reproduced> reproduce(const PublishedSetup& s, const policies::PolicyRegistry& registry) {
+  // Every row runs once; a speedup then divides two rows' step times.
+  std::map<std::string, std::map<std::string, double>> predicted;
+  for (const auto& row : s.rows) predicted[row.name] = run_row(s, row, s.fitted, registry);
   std::vector<Reproduced> out;
   for (const auto& row : s.rows) {
-    const auto predicted = run_row(s, row, s.fitted, registry);
+    const auto& mine = predicted.at(row.name);
     for (const auto& [metric, published] : row.published) {
-      out.push_back({row.name, metric, published, predicted.at(metric), row.name == s.fit_row});
+      const double value = metric == "speedup" ? predicted.at(row.speedup_over).at("step_s") / mine.at("step_s") : mine.at(metric);
+      out.push_back({row.name, metric, published, value, row.name == s.fit_row});
     }
   }
   return out;

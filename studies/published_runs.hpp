@@ -21,13 +21,18 @@ namespace april::studies {
 //   old_logprob_s  the old-logprob forward
 //   update_s       the update: forward + backward, gradient reduction, optimizer
 //   train_s        old_logprob_s + update_s
+//   speedup        the step time of the row named by the row's `speedup_over`
+//                  over this row's (a source's "2.35x"); needs `speedup_over`
 std::vector<std::string> published_metrics();
+// The metrics a fit may match: those a single row's run gives (not speedup).
+std::vector<std::string> fit_metrics();
 
 struct PublishedRow {
   std::string name;
   std::string policy;
   nlohmann::json set = nlohmann::json::object();  // scenario keys this row changes
   std::map<std::string, double> published;        // metric -> figure
+  std::string speedup_over;                       // the baseline row of a published speedup
   std::string quote;                              // the row as the source prints it
 };
 

@@ -44,6 +44,11 @@ printf '{"source": {"title": "t"}, "scenario": {}, "steps": 3, "fit": {"row": "a
 expect_error "a published row with an unknown metric" "unknown metric 'step_time'" "$april" reproduce "$dir/pub.json"
 sed -i 's/"step_time"/"step_s"/; s/"row": "a"/"row": "b"/' "$dir/pub.json"
 expect_error "a fit row that is not a row" "no row named 'b'" "$april" reproduce "$dir/pub.json"
+printf '{"source": {"title": "t"}, "scenario": {}, "steps": 3, "fit": {"row": "a", "procedure": "p", "fitted": {}},\n "rows": [{"name": "a", "policy": "sync", "published": {"step_s": 1}},\n  {"name": "b", "policy": "april", "published": {"speedup": 2}}]}' > "$dir/pub-speedup.json"
+expect_error "a speedup with no baseline row" "pub-speedup.json:3:" "$april" reproduce "$dir/pub-speedup.json"
+expect_error "a speedup with no baseline row (why)" "a speedup needs \"speedup_over\"" "$april" reproduce "$dir/pub-speedup.json"
+sed -i 's/"published": {"speedup": 2}/"published": {"speedup": 2}, "speedup_over": "c"/' "$dir/pub-speedup.json"
+expect_error "a speedup over a row that is not a row" "row 'b': no row named 'c'" "$april" reproduce "$dir/pub-speedup.json"
 expect_error "an axis varied twice" "key 'april.alpha' is varied twice" \
   "$april" whatif --scenario handcheck --vary april.alpha=1,2 --vary april.alpha=3 --steps 1
 expect_error "stdout on a full disk" "cannot write to standard output" sh -c "\"$april\" policies > /dev/full"

@@ -36,8 +36,13 @@ APRIL_BIN=$april APRIL_TIMELINE=$dir/timeline.json APRIL_STEPS=3 \
   /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
   --output-dir "$dir/executed" "$nbdir/timeline.ipynb" >"$dir/timeline.ipynb.log" 2>&1 ||
   { cat "$dir/timeline.ipynb.log"; echo "FAIL: $nbdir/timeline.ipynb"; exit 1; }
+# The published-runs plot reads `april reproduce --json` over the shipped setups.
+APRIL_BIN=$april APRIL_PUBLISHED="$(ls "$nbdir"/../examples/published/*.json | paste -sd,)" \
+  /usr/bin/python3 -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
+  --output-dir "$dir/executed" "$nbdir/published_runs.ipynb" >"$dir/published_runs.ipynb.log" 2>&1 ||
+  { cat "$dir/published_runs.ipynb.log"; echo "FAIL: $nbdir/published_runs.ipynb"; exit 1; }
 for fig in timeline.png alpha_tuning.png policy_rollout_time.png policy_occupancy.png trace_cdf.png trace_group_spread.png sensitivity.png \
-  policy_matrix.png length_aware.png; do
+  policy_matrix.png length_aware.png published_runs.png; do
   [ -s "$dir/figures/$fig" ] || { echo "FAIL: $fig was not drawn"; exit 1; }
 done
 echo "notebooks: ok"
