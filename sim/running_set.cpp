@@ -22,10 +22,13 @@ std::int64_t RunningSet::finish_clock(const Request& r) const {
 }
 
 void RunningSet::admit(Request r) {
+  // The finish key packs both; a set this large or this long-lived is past any engine's.
+  if (slots_.size() > kSlotMask) throw std::length_error("an engine's running set holds more than 2^24 requests");
+  if (next_seq_ >> (64 - kSlotBits) != 0) throw std::length_error("an engine admitted more than 2^40 requests");
   r.base_clock = clock_;
   r.seq = next_seq_++;
   r.dead = false;
-  finishes_.push({finish_clock(r), r.seq, slots_.size(), r.req.touched_on_finish});
+  finishes_.push({finish_clock(r), finish_key(r.seq, slots_.size()), r.req.touched_on_finish});
   slot_seq_.push_back(r.seq);
   slots_.push_back(std::move(r));
   ++live_;
@@ -47,18 +50,20 @@ void RunningSet::drop_stale_finishes() {
 
 RunningSet::Request* RunningSet::find_live(const Finish& f) {
   // A slot past the end, or reused by a later admission, means it has left.
-  if (f.slot >= slot_seq_.size() || slot_seq_[f.slot] != f.seq) return nullptr;
-  return &slots_[f.slot];
+  const std::size_t slot = slot_of(f);
+  if (slot >= slot_seq_.size() || slot_seq_[slot] != seq_of(f)) return nullptr;
+  return &slots_[slot];
 }
 
 std::array<std::uintptr_t, 5> RunningSet::next_finish_addresses() const {
   if (finishes_.empty()) return {};
   const Finish& f = finishes_.top();
   // Integer arithmetic: a stale top's slot may lie past the vectors' ends, and a hint is never read through.
+  const std::size_t slot = slot_of(f);
   return {base::cache_lines_of(&f),
-          base::cache_lines(reinterpret_cast<std::uintptr_t>(slot_seq_.data()) + f.slot * sizeof(std::uint64_t), sizeof(std::uint64_t)),
-          base::cache_lines(reinterpret_cast<std::uintptr_t>(slots_.data()) + f.slot * sizeof(Request), sizeof(Request)),
-          f.touched_on_finish[0], f.touched_on_finish[1]};
+          base::cache_lines(reinterpret_cast<std::uintptr_t>(slot_seq_.data()) + slot * sizeof(std::uint64_t), sizeof(std::uint64_t)),
+          base::cache_lines(reinterpret_cast<std::uintptr_t>(slots_.data()) + slot * sizeof(Request), sizeof(Request)),
+          f.touched[0], f.touched[1]};
 }
 
 void RunningSet::take_finished(std::vector<Request>& out) {
@@ -73,14 +78,15 @@ void RunningSet::take_finished(std::vector<Request>& out) {
     finishes_.pop();
   }
   // Admission order: slots are in it.
-  std::sort(finished_.begin(), finished_.end(), [](const Finish& a, const Finish& b) { return a.slot < b.slot; });
+  std::sort(finished_.begin(), finished_.end(), [](const Finish& a, const Finish& b) { return slot_of(a) < slot_of(b); });
   for (const Finish& f : finished_) {
-    Request* r = &slots_[f.slot];
+    const std::size_t slot = slot_of(f);
+    Request* r = &slots_[slot];
     materialize(*r);
     out.push_back(std::move(*r));
     r->dead = true;
     r->by_version = {};
-    slot_seq_[f.slot] = kDeadSeq;
+    slot_seq_[slot] = kDeadSeq;
     --live_;
     ++dead_;
   }
@@ -111,11 +117,11 @@ RunningSet::Request RunningSet::take_newest() {
 }
 
 void RunningSet::rebuild_finishes() {
-  finishes_.v.clear();
+  finishes_.clear();
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (slot_seq_[i] != kDeadSeq) finishes_.v.push_back({finish_clock(slots_[i]), slots_[i].seq, i, slots_[i].req.touched_on_finish});
+    if (slot_seq_[i] != kDeadSeq) finishes_.add_unordered({finish_clock(slots_[i]), finish_key(slots_[i].seq, i), slots_[i].req.touched_on_finish});
   }
-  std::make_heap(finishes_.v.begin(), finishes_.v.end(), std::greater<>());
+  finishes_.heapify();
   stale_finishes_ = 0;
 }
 
@@ -130,7 +136,7 @@ std::vector<RunningSet::Request> RunningSet::take_all() {
   slots_.clear();
   slot_seq_.clear();
   live_ = dead_ = 0;
-  finishes_.v.clear();
+  finishes_.clear();
   stale_finishes_ = 0;
   return out;
 }

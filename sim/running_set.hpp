@@ -11,12 +11,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <utility>
 #include <vector>
 
 #include "base/version_tokens.hpp"
 #include "sim/engine_request.hpp"
+#include "sim/finish_heap.hpp"
 
 namespace april::sim {
 
@@ -81,13 +81,16 @@ class RunningSet {
   }
 
  private:
-  struct Finish {
-    std::int64_t clock;
-    std::uint64_t seq;
-    std::size_t slot;  // where it sits in slots_ (rebuilt on compaction)
-    std::array<std::uintptr_t, 2> touched_on_finish;  // the request's, here to hint without reading the request
-    bool operator>(const Finish& o) const { return clock != o.clock ? clock > o.clock : seq > o.seq; }
-  };
+  // A finish: the request's finish clock, its admission number and slot
+  // (where it sits in slots_, rebuilt on compaction) packed in the key, and
+  // its touched_on_finish, here to hint without reading the request. The
+  // admission numbers are unique, so (clock, key) orders as (clock, seq).
+  using Finish = FinishEntry;
+  static constexpr int kSlotBits = 24;
+  static constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
+  static std::uint64_t finish_key(std::uint64_t seq, std::size_t slot) { return seq << kSlotBits | slot; }
+  static std::size_t slot_of(const Finish& f) { return static_cast<std::size_t>(f.key & kSlotMask); }
+  static std::uint64_t seq_of(const Finish& f) { return f.key >> kSlotBits; }
   struct VersionMark {
     std::int64_t clock;
     std::int64_t version;
@@ -110,22 +113,8 @@ class RunningSet {
   static constexpr std::uint64_t kDeadSeq = UINT64_MAX;
   std::vector<std::uint64_t> slot_seq_;
   std::size_t live_ = 0, dead_ = 0;
-  // A min-heap of finishes on a vector of our own (std::priority_queue hides
-  // it): rebuilt in place, with no allocation, when a preemption storm has
-  // filled it with stale entries.
-  struct FinishHeap {
-    std::vector<Finish> v;
-    [[nodiscard]] bool empty() const { return v.empty(); }
-    [[nodiscard]] const Finish& top() const { return v.front(); }
-    void push(const Finish& f) {
-      v.push_back(f);
-      std::push_heap(v.begin(), v.end(), std::greater<>());
-    }
-    void pop() {
-      std::pop_heap(v.begin(), v.end(), std::greater<>());
-      v.pop_back();
-    }
-  };
+  // Rebuilt in place, with no allocation, when a preemption storm has filled
+  // it with stale entries.
   FinishHeap finishes_;  // stale entries skipped
   std::size_t stale_finishes_ = 0;  // entries of preempted requests still in finishes_
   std::vector<VersionMark> marks_;  // the version from each clock on, in clock order
