@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "base/stats.hpp"
 #include "cli/commands.hpp"
 #include "cli/program_exit.hpp"
 #include "policies/registry.hpp"
@@ -24,12 +25,10 @@ constexpr const char* kUsage =
     "  --fit runs the file's searches on its fit row and prints the values its \"fitted\" object should hold.\n";
 
 // "what: N figures, median absolute error X%, largest Y%" over |relative errors|.
-void print_error_summary(const char* what, std::vector<double> errors) {
+void print_error_summary(const char* what, const std::vector<double>& errors) {
   if (errors.empty()) return;
-  std::sort(errors.begin(), errors.end());
-  const auto n = errors.size();
-  const double median = n % 2 == 1 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
-  fmt::print("  {}: {} figures, median absolute error {:.1f}%, largest {:.1f}%\n", what, n, 100.0 * median, 100.0 * errors.back());
+  fmt::print("  {}: {} figures, median absolute error {:.1f}%, largest {:.1f}%\n", what, errors.size(), 100.0 * base::median(errors),
+             100.0 * *std::max_element(errors.begin(), errors.end()));
 }
 
 }  // namespace
