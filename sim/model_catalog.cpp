@@ -17,6 +17,10 @@ const std::vector<BuiltinModel>& builtin_model_table() {
       {"qwen3-4b", 4.02e9, 4.02e9, "Qwen/Qwen3-4B model card (4.0B) and config.json"},
       {"qwen3-8b", 8.19e9, 8.19e9, "Qwen/Qwen3-8B model card (8.2B) and config.json"},
       {"qwen3-30b-a3b", 30.5e9, 3.35e9, "Qwen/Qwen3-30B-A3B model card (30.5B total, 3.3B activated) and config.json"},
+      {"qwen3-235b-a22b", 235e9, 22e9,
+       "Qwen/Qwen3-235B-A22B model card (235B total, 22B activated) and config.json; the same shape in slime's "
+       "scripts/models/qwen3-235B-A22B.sh (94 layers, hidden 4096, 64 query and 4 KV heads of 128, 128 experts of "
+       "1536, top-8, untied)"},
       {"qwen2.5-math-7b", 7.62e9, 7.62e9, "Qwen/Qwen2.5-Math-7B model card (7.61B) and config.json"},
       {"r1-distill-qwen-1.5b", 1.78e9, 1.78e9,
        "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B config.json (Qwen2, untied embeddings: 1.78B; '1.5B' in the name)"},

@@ -41,7 +41,7 @@ const char* node_kind_name(NodeKind k) {
   return "undeclared";
 }
 
-SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes) {
+SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes, SyncPayload payload) {
   std::map<std::string, std::size_t> id;
   for (const auto& n : topo.nodes) {
     if (!id.emplace(n, id.size()).second) throw std::invalid_argument(fmt::format("topology: node '{}' declared twice", n));
@@ -102,12 +102,12 @@ SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes) {
       for (auto cur = v; cur != src; cur = pred[cur]) {
         const auto [edge, ok] = boost::edge(pred[cur], cur, g);
         if (!ok) throw std::logic_error("topology: broken predecessor chain");
-        shards_on_link[boost::get(boost::edge_index, g, edge)].insert(rank);
+        shards_on_link[boost::get(boost::edge_index, g, edge)].insert(payload == SyncPayload::FullWeights ? 0 : rank);
       }
     }
   }
   if (tp == 0) throw std::invalid_argument("topology: no engines");
-  const double shard_bytes = weight_bytes / static_cast<double>(tp);
+  const double shard_bytes = payload == SyncPayload::FullWeights ? weight_bytes : weight_bytes / static_cast<double>(tp);
   for (std::size_t i = 0; i < topo.links.size(); ++i) {
     const double t = static_cast<double>(shards_on_link[i].size()) * shard_bytes / topo.links[i].bytes_s;
     if (t > plan.time_s) {

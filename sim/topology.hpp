@@ -38,9 +38,15 @@ struct SyncPlan {
   std::vector<double> path_bottleneck_bytes_s;  // per engine GPU, engines in order
 };
 
+// What each engine GPU receives: its tensor-parallel shard (weights / TP, the
+// shards of one engine distinct), or the whole weights, the same bytes for
+// every GPU (a broadcast of full tensors that each rank cuts its shard from:
+// verl's and slime's NCCL weight updates).
+enum class SyncPayload { TpShards, FullWeights };
+
 // Throws std::invalid_argument naming an unknown node, a bad link, a switch
 // (NIC, host) used as a GPU, or an engine GPU that no path reaches.
-SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes);
+SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes, SyncPayload payload = SyncPayload::TpShards);
 
 // Presets. Engines fill GPUs in order, `tp` GPUs each.
 std::vector<std::string> topology_presets();

@@ -4,11 +4,13 @@
 
 #include <stdexcept>
 
+#include "sim/checkpoint_tensors.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/cluster_topology.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/hardware.hpp"
 #include "sim/model_catalog.hpp"
+#include "sim/sync_methods.hpp"
 
 namespace april::sim {
 
@@ -20,6 +22,9 @@ constexpr double kMaxFixedCost_s = 1e7;       // ~115 days
 constexpr double kMaxPerTokenCost_us = 1e6;   // 1 s per token
 constexpr double kMinBandwidth_GB_s = 1e-6;   // 1 kB/s
 constexpr double kMaxBandwidth_GB_s = 1e9;
+// sync.per_transfer_ms's default: `april reproduce --fit` on
+// examples/published/verl-weight-sync-per-tensor.json.
+constexpr double kFittedPerTransfer_ms = 0.2541;
 
 }  // namespace
 
@@ -97,8 +102,25 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "forward and backward (2 s before model version 7)",
          base::in_range(0, kMaxFixedCost_s)});
   s.add({keys::kSyncTimeModel.name, KnobType::String, std::string("bandwidth"), "",
-         "bandwidth (bytes / bandwidth + latency), fixed (sync.latency_s only, e.g. calibrated) or zero",
-         base::one_of({"bandwidth", "fixed", "zero"})});
+         "bandwidth (bytes / bandwidth + latency), fixed (sync.latency_s only, e.g. calibrated), zero, or an "
+         "implementation: per_tensor (each checkpoint tensor broadcast and loaded alone: verl without its checkpoint "
+         "engine), bucketed (tensors packed into sync.bucket_MB buckets: slime), checkpoint_engine (verl's: tensors "
+         "dealt over the trainer's ranks, each packing buckets of sync.bucket_MB); an implementation costs "
+         "sync.per_transfer_ms per broadcast plus the whole weights to every engine GPU over the topology (or at "
+         "sync.bandwidth_GB_s) plus sync.latency_s",
+         [] {
+           std::vector<std::string> names = {"bandwidth", "fixed", "zero"};
+           for (const auto& m : sync_method_names()) names.push_back(m);
+           return base::one_of(names);
+         }()});
+  s.add({keys::kSyncPerTransferMs.name, KnobType::Double, kFittedPerTransfer_ms, "ms",
+         "implementations: the fixed cost of one broadcast (launch, the trainer's gather, the engine's load call); "
+         "the default is fitted on verl's Qwen2.5-Math-7B 4:4 per-tensor sync (docs/published-runs.md)",
+         base::in_range(0, kMaxFixedCost_s * 1e3)});
+  s.add({keys::kSyncBucketMB.name, KnobType::Double, 512.0, "MiB",
+         "bucketed and checkpoint_engine: the bucket size (slime's --update-weight-buffer-size default, 512 MiB; "
+         "verl's checkpoint engine device_buffer_size_M default, 4096)",
+         base::in_range(1e-3, 1e9)});
   s.add({keys::kSyncBandwidthGBs.name, KnobType::Double, 100.0, "GB/s", "effective trainer-to-engine weight bandwidth",
          base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
   s.add({keys::kTopologyPreset.name, KnobType::String, std::string("none"), "",
@@ -191,6 +213,70 @@ std::optional<Topology> scenario_topology(const base::Config& c) {
                               c.get(sim::keys::kTopologyRackLinkGBs) * 1e9);
 }
 
+namespace {
+
+// The tree broadcast over the scenario's topology, once its engines are
+// checked against the cluster's.
+SyncPlan checked_plan(const base::Config& c, const Topology& topo, double weight_bytes, SyncPayload payload) {
+  if (const auto engines = cluster_shape(c).engines; static_cast<std::int64_t>(topo.engines.size()) != engines) {
+    throw base::ConfigError(fmt::format("topology: {} engines, but the cluster has {} ({})", topo.engines.size(), engines,
+                                       describe(cluster_shape(c))));
+  }
+  // Each engine's GPUs hold its tensor-parallel shards: a topology engine of
+  // another size would plan the wrong bytes.
+  const auto tp = c.get(sim::keys::kClusterTensorParallel);
+  for (std::size_t e = 0; e < topo.engines.size(); ++e) {
+    if (static_cast<std::int64_t>(topo.engines[e].size()) != tp) {
+      throw base::ConfigError(fmt::format("topology: engine {} has {} GPU{}, but cluster.tensor_parallel is {}", e,
+                                          topo.engines[e].size(), topo.engines[e].size() == 1 ? "" : "s", tp));
+    }
+  }
+  try {
+    return plan_weight_sync(topo, weight_bytes, payload);
+  } catch (const std::invalid_argument& e) {
+    throw base::ConfigError(e.what());
+  }
+}
+
+// An implementation's sync: its transfers at sync.per_transfer_ms each, the
+// whole weights to every engine GPU (each broadcast carries full tensors; a
+// rank keeps its shard), and sync.latency_s.
+WeightSync implemented_sync(const base::Config& c, SyncMethod method, const ModelArch& model, const std::optional<Topology>& topo) {
+  WeightSync w;
+  w.bytes = model.weight_bytes(DType::BF16);
+  std::vector<double> tensor_bytes;
+  for (const auto elements : checkpoint_tensor_elements(model)) {
+    tensor_bytes.push_back(static_cast<double>(elements) * bytes_per_element(DType::BF16));
+  }
+  const auto shape = cluster_shape(c);
+  std::int64_t transfers = 0;
+  try {
+    transfers = sync_transfers(method, tensor_bytes, c.get(sim::keys::kSyncBucketMB) * 1024.0 * 1024.0,
+                               shape.disaggregated() ? shape.train_gpus : shape.gpus);
+  } catch (const std::invalid_argument& e) {
+    throw base::ConfigError(e.what());
+  }
+  const double per_transfer_s = c.get(sim::keys::kSyncPerTransferMs) / 1e3;
+  double path_s = 0;
+  std::string path;
+  if (topo) {
+    const auto plan = checked_plan(c, *topo, w.bytes, SyncPayload::FullWeights);
+    path_s = plan.time_s;
+    path = fmt::format("the topology's busiest link ({})", plan.bottleneck.empty() ? "none" : plan.bottleneck);
+  } else {
+    path_s = w.bytes / (c.get(sim::keys::kSyncBandwidthGBs) * 1e9);
+    path = fmt::format("{} GB/s", c.get(sim::keys::kSyncBandwidthGBs));
+  }
+  const double transfers_s = static_cast<double>(transfers) * per_transfer_s;
+  w.time_s = c.get(sim::keys::kSyncLatencyS) + transfers_s + path_s;
+  w.how = fmt::format("{}: {} transfers x {} ms = {:.3f} s, {:.2f} GB to every engine GPU over {} = {:.3f} s, + {} s",
+                      sync_method_name(method), transfers, c.get(sim::keys::kSyncPerTransferMs), transfers_s,
+                      w.bytes / 1e9, path, path_s, c.get(sim::keys::kSyncLatencyS));
+  return w;
+}
+
+}  // namespace
+
 WeightSync weight_sync(const base::Config& c) {
   WeightSync w;
   if (c.get(sim::keys::kSyncTimeModel) == "zero") {
@@ -203,33 +289,16 @@ WeightSync weight_sync(const base::Config& c) {
     return w;
   }
   const auto model = resolve_model(c.get(sim::keys::kModel));
-  w.bytes = model.weight_bytes(DType::BF16);
   const auto topo = scenario_topology(c);
+  if (const auto method = sync_method_named(c.get(sim::keys::kSyncTimeModel))) return implemented_sync(c, *method, model, topo);
+  w.bytes = model.weight_bytes(DType::BF16);
   if (!topo) {
     w.time_s = sync_time_s(model, {c.get(sim::keys::kSyncBandwidthGBs) * 1e9, c.get(sim::keys::kSyncLatencyS)});
     w.how = fmt::format("{:.2f} GB at {} GB/s + {} s", model.weight_bytes(DType::BF16) / 1e9, c.get(sim::keys::kSyncBandwidthGBs),
                         c.get(sim::keys::kSyncLatencyS));
     return w;
   }
-  if (const auto engines = cluster_shape(c).engines; static_cast<std::int64_t>(topo->engines.size()) != engines) {
-    throw base::ConfigError(fmt::format("topology: {} engines, but the cluster has {} ({})", topo->engines.size(), engines,
-                                       describe(cluster_shape(c))));
-  }
-  // Each engine's GPUs hold its tensor-parallel shards: a topology engine of
-  // another size would plan the wrong bytes.
-  const auto tp = c.get(sim::keys::kClusterTensorParallel);
-  for (std::size_t e = 0; e < topo->engines.size(); ++e) {
-    if (static_cast<std::int64_t>(topo->engines[e].size()) != tp) {
-      throw base::ConfigError(fmt::format("topology: engine {} has {} GPU{}, but cluster.tensor_parallel is {}", e,
-                                          topo->engines[e].size(), topo->engines[e].size() == 1 ? "" : "s", tp));
-    }
-  }
-  SyncPlan plan;
-  try {
-    plan = plan_weight_sync(*topo, model.weight_bytes(DType::BF16));
-  } catch (const std::invalid_argument& e) {
-    throw base::ConfigError(e.what());
-  }
+  const auto plan = checked_plan(c, *topo, w.bytes, SyncPayload::TpShards);
   w.time_s = c.get(sim::keys::kSyncLatencyS) + plan.time_s;
   w.how = fmt::format("tree broadcast over the topology: {:.3f} s on the busiest link ({}) + {} s", plan.time_s,
                       plan.bottleneck.empty() ? "none" : plan.bottleneck, c.get(sim::keys::kSyncLatencyS));

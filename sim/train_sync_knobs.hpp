@@ -21,7 +21,9 @@ TrainTimeModel train_time_model(const base::Config& config);
 TrainerSetup trainer_setup(const base::Config& config);
 
 // Weight-sync time per step: from the topology when one is given (preset or
-// file), else weight bytes over sync.bandwidth_GB_s; plus sync.latency_s.
+// file), else weight bytes over sync.bandwidth_GB_s; plus sync.latency_s. An
+// implementation (sync.time_model per_tensor, bucketed, checkpoint_engine) adds
+// sync.per_transfer_ms per transfer and sends the whole weights to every GPU.
 struct WeightSync {
   double time_s = 0;
   double bytes = 0;  // the weights pushed (bf16); 0 where the time is given, not modelled
@@ -34,7 +36,9 @@ std::optional<Topology> scenario_topology(const base::Config& config);
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {
 inline constexpr base::DoubleKey kSyncBandwidthGBs{"sync.bandwidth_GB_s"};
+inline constexpr base::DoubleKey kSyncBucketMB{"sync.bucket_MB"};
 inline constexpr base::DoubleKey kSyncLatencyS{"sync.latency_s"};
+inline constexpr base::DoubleKey kSyncPerTransferMs{"sync.per_transfer_ms"};
 inline constexpr base::StringKey kSyncTimeModel{"sync.time_model"};
 inline constexpr base::StringKey kTopologyFile{"topology.file"};
 inline constexpr base::DoubleKey kTopologyNodeNetworkGBs{"topology.node_network_GB_s"};

@@ -12,7 +12,7 @@
 
 namespace april::studies {
 
-std::vector<std::string> fit_metrics() { return {"step_s", "gen_s", "old_logprob_s", "update_s", "train_s"}; }
+std::vector<std::string> fit_metrics() { return {"step_s", "gen_s", "old_logprob_s", "update_s", "train_s", "sync_s"}; }
 
 std::vector<std::string> published_metrics() {
   auto m = fit_metrics();
@@ -76,6 +76,7 @@ std::map<std::string, double> run_row(const PublishedSetup& s, const PublishedRo
     sum["old_logprob_s"] += p.old_logprob_s;
     sum["update_s"] += p.update_s + p.grad_reduce_s + p.optimizer_s;
     sum["train_s"] += p.old_logprob_s + p.update_s + p.grad_reduce_s + p.optimizer_s;
+    sum["sync_s"] += m.sync_time_s;
     n += 1;
   }
   for (auto& [k, v] : sum) v /= n;

@@ -21,6 +21,7 @@ namespace april::studies {
 //   old_logprob_s  the old-logprob forward
 //   update_s       the update: forward + backward, gradient reduction, optimizer
 //   train_s        old_logprob_s + update_s
+//   sync_s         one weight sync (trainer to engines)
 //   speedup        the step time of the row named by the row's `speedup_over`
 //                  over this row's (a source's "2.35x"); needs `speedup_over`
 std::vector<std::string> published_metrics();
