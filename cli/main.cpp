@@ -21,6 +21,7 @@ constexpr const char* kUsage =
     "  whatif     what-if capacity study: vary scenario keys, compare step time, throughput, GPU-hours\n"
     "  sweep      run a grid of configurations x seeds in parallel into a SQLite results database\n"
     "  tune       find the best value of a parameter (e.g. april.alpha) under constraints\n"
+    "  plan       every rollout design x over-provisioning x engine size x GPU split on your cluster, ranked\n"
     "  db         list, show and export what the results database holds\n"
     "  trace      trace tools: import, stats, fit, synth\n"
     "  live       train a transformer with GRPO on a real engine, driven by the same policies (libtorch)\n"
@@ -54,6 +55,7 @@ int run_command(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "model") return model_command(args);
   if (cmd == "hardware") return hardware_command(args);
   if (cmd == "reproduce") return reproduce_command(args);
+  if (cmd == "plan") return plan_command(args);
   if (cmd == "calibrate") return calibrate_command(args);
   if (cmd == "live" || cmd == "profile" || cmd == "validate" || cmd == "generate" || cmd == "serve") return run_live_program(cmd, args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {

@@ -1,0 +1,212 @@
+// `april plan`: which rollout design, over-provisioning, engine size and GPU
+// split for this model on this cluster (studies/plan.hpp).
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "base/atomic_file.hpp"
+#include "cli/cli_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/distributed_runs.hpp"
+#include "cli/progress.hpp"
+#include "scenario/scenario.hpp"
+#include "base/run_keys.hpp"
+#include "sim/cluster_shape.hpp"
+#include "sim/engine_knobs.hpp"
+#include "studies/plan.hpp"
+#include "studies/run_batch.hpp"
+
+namespace april::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+template <typename T>
+std::vector<T> parse_list(const std::string& text, const char* option) {
+  std::vector<T> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      std::size_t used = 0;
+      const T v = std::is_integral_v<T> ? static_cast<T>(std::stoll(item, &used)) : static_cast<T>(std::stod(item, &used));
+      if (used != item.size() || !(v >= 1)) throw std::invalid_argument("");
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw std::invalid_argument(fmt::format("{} '{}': expected a comma list of numbers of at least 1, got '{}'", option, text, item));
+    }
+  }
+  if (out.empty()) throw std::invalid_argument(fmt::format("{}: empty list", option));
+  return out;
+}
+
+nlohmann::json result_json(const studies::PlanResult& r) {
+  nlohmann::json j = {{"plan", r.plan.label()},
+                      {"policy", r.plan.policy},
+                      {"tensor_parallel", r.plan.tensor_parallel},
+                      {"design", r.plan.design()}};
+  if (r.plan.alpha) j["alpha"] = *r.plan.alpha;
+  if (!r.excluded.empty()) {
+    j["excluded"] = r.excluded;
+    return j;
+  }
+  j.update({{"seeds", r.seeds},
+            {"effective_throughput_tok_s", r.throughput_tok_s},
+            {"effective_throughput_ci95", r.throughput_ci95},
+            {"staleness_mean", r.staleness_mean},
+            {"offpolicy_token_fraction", r.offpolicy_fraction},
+            {"step_time_s", r.step_s},
+            {"rollout_s", r.rollout_s},
+            {"train_s", r.train_s},
+            {"sync_s", r.sync_s},
+            {"engine_busy_fraction", r.engine_busy},
+            {"trainer_busy_fraction", r.trainer_busy},
+            {"reason", r.reason}});
+  return j;
+}
+
+}  // namespace
+
+int plan_command(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: april plan [--scenario S] [--set key=value]... [--policy P]... [--alpha LIST] [--tp LIST]\n"
+      "                  [--max-splits N] [--repeats R] [--steps N] [--top K] [--jobs N] [--json FILE]\n"
+      "       mpirun -n N april plan ... (or srun): rank 0 plans and prints, the other ranks simulate\n"
+      "Runs every rollout design on the scenario's model, cluster and workload: each policy at each engine\n"
+      "tensor parallelism (--tp), APRIL at each over-provisioning (--alpha), and the policies that overlap\n"
+      "rollout and training (one_step_off, async) on up to --max-splits rollout/train splits of the GPUs.\n"
+      "Every plan runs the same R seeds. Plans that do not fit (an engine's weights over its GPUs' memory, a\n"
+      "split cutting an engine across nodes) are listed with the reason. Prints the best --top plans by\n"
+      "effective throughput (trained tokens per second of wall time) with a 95% interval over the seeds,\n"
+      "staleness and a one-line reason, then each design's best plan.\n\noptions");
+  std::string scenario = "default", alpha_text = "1.5,2,3", tp_text, json_path;
+  std::vector<std::string> sets, policy_items;
+  std::int64_t repeats = 3, jobs = 1, max_splits = 6, top = 5;
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
+      "set", po::value(&sets), "override a scenario key: --set key=value (repeatable)")(
+      "policy", po::value(&policy_items), "a design to compare (repeat, or a comma list); default: every policy but april_adaptive")(
+      "alpha", po::value(&alpha_text), "april.alpha values to try (default 1.5,2,3)")(
+      "tp", po::value(&tp_text), "engine tensor-parallel sizes to try (default: the scenario's)")(
+      "max-splits", integer_option(&max_splits), "rollout/train splits per overlapping design (default 6)")(
+      "repeats", integer_option(&repeats), "seeds per plan (default 3)")("steps", integer_option(), "steps per run")(
+      "seed", integer_option(), "first seed")("top", integer_option(&top), "plans to print (default 5)")(
+      "jobs", integer_option(&jobs), "worker threads (under MPI: per worker rank)")(
+      "json", po::value(&json_path), "also write every plan, run or excluded, to FILE (written whole or not at all)");
+  po::variables_map vm;
+  if (!parse_command_line(args, opts, vm)) return 0;
+  if (jobs < 1) throw std::invalid_argument("--jobs must be >= 1");
+  if (repeats < 1 || repeats > 100) throw std::invalid_argument("--repeats must be in [1, 100]");
+  if (max_splits < 1 || max_splits > 64) throw std::invalid_argument("--max-splits must be in [1, 64]");
+  if (top < 1) throw std::invalid_argument("--top must be >= 1");
+
+  const auto registry = policies::builtin_policies();
+  const auto schema = scenario::make_schema(registry);
+  DistributedRuns distributed(jobs);
+  if (distributed.is_worker()) {
+    distributed.serve(studies::RunContext{&registry, std::nullopt, "", studies::trace_hash(std::nullopt)}, schema);
+    return 0;
+  }
+  base::Config base(schema);
+  apply_cli_scenario(base, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
+  studies::PlanSpace space;
+  std::vector<std::string> defaults;
+  for (const auto& name : registry.names()) {
+    if (name != "april_adaptive") defaults.push_back(name);
+  }
+  space.policies = policy_list(policy_items, registry, defaults);
+  space.alphas = parse_list<double>(alpha_text, "--alpha");
+  if (!tp_text.empty()) space.tensor_parallel = parse_list<std::int64_t>(tp_text, "--tp");
+  space.max_splits = static_cast<std::size_t>(max_splits);
+  space.repeats = repeats;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto candidates = studies::enumerate_plans(base, registry, space);
+  std::vector<studies::RunSpec> specs;
+  std::vector<std::pair<std::size_t, std::size_t>> owner;  // spec -> (candidate, seed)
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    for (std::size_t s = 0; s < candidates[i].seeds.size(); ++s) {
+      specs.push_back({nlohmann::json{{"plan", candidates[i].plan.label()}}, candidates[i].plan.policy, candidates[i].seeds[s]});
+      owner.emplace_back(i, s);
+    }
+  }
+  std::vector<std::vector<std::map<std::string, double>>> metrics(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) metrics[i].resize(candidates[i].seeds.size());
+  std::vector<const studies::RunSpec*> todo;
+  for (const auto& s : specs) todo.push_back(&s);
+  studies::ThreadExecutor threads(jobs);
+  studies::RunExecutor* executor = distributed.executor() != nullptr ? distributed.executor() : &threads;
+  ProgressPrinter progress;
+  studies::BatchProgress p;
+  p.total = static_cast<std::int64_t>(todo.size());
+  // A run the simulator refuses (a check no scenario validation makes before
+  // it builds the engines) excludes its plan, with the simulator's words.
+  std::vector<std::string> failures(candidates.size());
+  executor->execute(todo, studies::RunContext{&registry, std::nullopt, "", studies::trace_hash(std::nullopt)},
+                    [&](std::size_t k, studies::RunRecord&& record) {
+                      const auto [i, s] = owner[k];
+                      if (record.status != "done" && failures[i].empty()) failures[i] = record.error;
+                      auto& m = metrics[i][s];
+                      for (auto it = record.summary.begin(); it != record.summary.end(); ++it) {
+                        if (it->is_number()) m[it.key()] = it->get<double>();
+                      }
+                      m["wall_time_s"] = record.wall_time_s;
+                      ++p.finished;
+                      p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                      progress(p);
+                    });
+  progress.finish();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (failures[i].empty()) continue;
+    candidates[i].excluded = failures[i];
+    metrics[i].clear();
+  }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto ranked = studies::rank_plans(candidates, metrics);
+
+  if (!json_path.empty()) {
+    nlohmann::json out = {{"scenario", scenario}, {"seeds", repeats}, {"wall_s", wall_s}, {"plans", nlohmann::json::array()}};
+    for (const auto& r : ranked) out["plans"].push_back(result_json(r));
+    base::write_file_atomically(json_path, out.dump(1) + "\n");
+  }
+  const auto shape = sim::cluster_shape(base);
+  std::size_t run_plans = 0;
+  for (const auto& r : ranked) run_plans += r.excluded.empty() ? 1u : 0u;
+  fmt::print("april plan: {} on {} x{}{}, B = {} x n = {}, {} steps, {} seed{} per plan\n", base.get(sim::keys::kModel),
+             base.get(sim::keys::kHardware), shape.gpus, shape.nodes > 1 ? fmt::format(" ({} nodes)", shape.nodes) : "",
+             base.get(base::keys::kRolloutBatchSize), base.get(base::keys::kSamplesPerPrompt), base.get(base::keys::kSteps), repeats,
+             repeats == 1 ? "" : "s");
+  fmt::print("{} plans: {} run ({} simulations), {} excluded\n", ranked.size(), run_plans, specs.size(), ranked.size() - run_plans);
+  if (distributed.ranks() > 1) fmt::print("ran on {}\n", distributed.describe(p));
+  if (run_plans == 0) {
+    fmt::print("\nno plan fits this cluster:\n");
+    for (const auto& r : ranked) fmt::print("  {}: {}\n", r.plan.label(), r.excluded);
+    return 1;
+  }
+  const auto& best = ranked.front();
+  fmt::print("searched in {:.2f} s: {:.0f} x one simulation of the best plan ({:.3f} s)\n\n", wall_s,
+             best.wall_s > 0 ? wall_s / (best.wall_s / static_cast<double>(best.seeds)) : 0.0, best.wall_s / static_cast<double>(best.seeds));
+  fmt::print("best plans by effective throughput (trained tok/s, mean over seeds, 95% interval):\n");
+  for (std::size_t k = 0; k < run_plans && k < static_cast<std::size_t>(top); ++k) {
+    const auto& r = ranked[k];
+    fmt::print("{:>3}. {:<36} {:>10.0f} +/- {:<8.0f} staleness {:.2f}\n     {}\n", k + 1, r.plan.label(), r.throughput_tok_s, r.throughput_ci95,
+               r.staleness_mean, r.reason);
+  }
+  fmt::print("\neach design's best:\n  {:<14} {:<36} {:>10} {:>9} {:>10} {:>8}\n", "policy", "plan", "eff tok/s", "+/-", "staleness", "step s");
+  for (const auto* r : studies::best_per_design(ranked)) {
+    fmt::print("  {:<14} {:<36} {:>10.0f} {:>9.0f} {:>10.2f} {:>8.1f}\n", r->plan.policy, r->plan.label(), r->throughput_tok_s,
+               r->throughput_ci95, r->staleness_mean, r->step_s);
+  }
+  if (run_plans < ranked.size()) {
+    fmt::print("\nexcluded:\n");
+    for (const auto& r : ranked) {
+      if (!r.excluded.empty()) fmt::print("  {}: {}\n", r.plan.label(), r.excluded);
+    }
+  }
+  return 0;
+}
+
+}  // namespace april::cli

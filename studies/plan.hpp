@@ -1,0 +1,73 @@
+#pragma once
+// `april plan`: rollout designs head to head on one cluster (issue 54). A plan
+// is a design (a policy), its over-provisioning, the engines' tensor
+// parallelism and, for designs that overlap rollout and training, a split of
+// the GPUs. Every plan runs with the same seeds (common random numbers); the
+// plans are ranked by effective throughput (trained tokens per second of wall
+// time, the figure comparable across designs), with staleness beside it.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/config.hpp"
+#include "policies/registry.hpp"
+
+namespace april::studies {
+
+struct PlanSpace {
+  std::vector<std::string> policies;          // the designs
+  std::vector<double> alphas;                 // april's over-provisioning factors (april.alpha)
+  std::vector<std::int64_t> tensor_parallel;  // engine sizes; empty: the scenario's
+  std::size_t max_splits = 6;                 // rollout/train splits per overlapping design
+  std::int64_t repeats = 3;                   // seeds per plan
+};
+
+struct Plan {
+  std::string policy;
+  std::optional<double> alpha;  // april only
+  std::int64_t tensor_parallel = 0;
+  std::int64_t rollout_gpus = 0, train_gpus = 0;  // both 0: colocated
+  [[nodiscard]] bool colocated() const { return rollout_gpus == 0; }
+  [[nodiscard]] std::string design() const;  // "colocated" or "R+T"
+  [[nodiscard]] std::string label() const;   // "april alpha 2, TP 4, colocated"
+};
+
+struct PlanCandidate {
+  Plan plan;
+  std::vector<base::Config> seeds;  // one validated configuration per seed; empty when excluded
+  std::string excluded;             // why this plan is none (memory, placement), as the check said it
+};
+
+// Every plan of the space on `base`'s GPU budget: policies that overlap
+// rollout and training on split_candidates() splits, the others colocated on
+// every GPU (cluster.engines = GPUs / TP). A plan whose configuration fails
+// its checks (an engine whose weights do not fit its GPUs, a split that cuts
+// an engine across nodes) is kept with the reason, not run.
+std::vector<PlanCandidate> enumerate_plans(const base::Config& base, const policies::PolicyRegistry& registry,
+                                           const PlanSpace& space);
+
+struct PlanResult {
+  Plan plan;
+  std::string excluded;
+  std::int64_t seeds = 0;
+  double throughput_tok_s = 0, throughput_ci95 = 0;  // effective throughput: mean over seeds, Student-t 95% half-width
+  double staleness_mean = 0, offpolicy_fraction = 0;
+  double step_s = 0, rollout_s = 0, train_s = 0, sync_s = 0;  // per step
+  double engine_busy = 0, trainer_busy = 0;
+  double wall_s = 0;  // simulation wall time, summed over seeds
+  std::string reason;
+};
+
+// Summaries of each run's metrics (rl::summary_json's numbers), one vector per
+// candidate in enumerate_plans' order; excluded candidates take an empty one.
+// Returns every plan, the run ones by effective throughput (highest first,
+// ties by label), then the excluded ones; each with its one-line reason.
+std::vector<PlanResult> rank_plans(const std::vector<PlanCandidate>& candidates,
+                                   const std::vector<std::vector<std::map<std::string, double>>>& metrics);
+
+// The best plan of each policy, in the order of the ranking.
+std::vector<const PlanResult*> best_per_design(const std::vector<PlanResult>& ranked);
+
+}  // namespace april::studies

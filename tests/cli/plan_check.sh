@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `april plan` as a user runs it: the ranking, the exclusions with their
+# reasons, the same plans whatever the worker threads, and its refusals.
+# usage: plan_check.sh APRIL WORKDIR
+set -uo pipefail
+april=$1
+dir=$2
+rm -rf "$dir" && mkdir -p "$dir"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect_error() {
+  local what=$1 pattern=$2
+  shift 2
+  "$@" >"$dir/out" 2>"$dir/err"
+  local rc=$?
+  if [ $rc -eq 0 ] || [ $rc -ge 128 ] || ! grep -q -- "$pattern" "$dir/err"; then
+    fail "$what: rc=$rc, stderr: $(head -c 300 "$dir/err")"
+  fi
+}
+expect_error "a zero engine size" "--tp '0': expected a comma list" "$april" plan --tp 0
+expect_error "a word for an alpha" "--alpha '2,x'" "$april" plan --alpha 2,x
+expect_error "an unknown design" "no_such" "$april" plan --policy no_such
+expect_error "no seeds" "--repeats must be in" "$april" plan --repeats 0
+
+# Qwen3-235B-A22B on 16 H100: engines of 8 hold its 470 GB (59 GB a GPU of the 68 GB usable);
+# engines of 1 and 2 do not, and say why.
+args=(plan --steps 3 --repeats 2 --policy sync,april,async --alpha 1.5,2 --tp 1,2,8 --max-splits 2 --set model=qwen3-235b-a22b
+  --set cluster.gpus=16)
+"$april" "${args[@]}" --json "$dir/a.json" >"$dir/a.txt" 2>"$dir/a.err" || fail "plan exited $?: $(head -c 300 "$dir/a.err")"
+"$april" "${args[@]}" --jobs 2 --json "$dir/b.json" >"$dir/b.txt" 2>/dev/null || fail "plan --jobs 2 failed"
+grep -q "^  sync, TP 1, colocated: qwen3-235b-a22b in bf16 needs 470.2 GB of weights; TP 1 on h100" "$dir/a.txt" ||
+  fail "TP 1 not excluded with its reason: $(head -c 600 "$dir/a.txt")"
+grep -q "best plans by effective throughput" "$dir/a.txt" || fail "no ranking printed"
+grep -q "each design's best:" "$dir/a.txt" || fail "no per-design table"
+/usr/bin/python3 - "$dir/a.json" "$dir/b.json" <<'PY' || fail "plan JSON"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["plans"] == b["plans"], "threads changed the plans"
+run = [p for p in a["plans"] if "excluded" not in p]
+out = [p for p in a["plans"] if "excluded" in p]
+# Two nodes split only into whole nodes, 8+8. TP 8: sync, APRIL at two alphas, async; TP 1 and 2:
+# the same four, excluded.
+assert len(run) == 4 and len(out) == 8, (len(run), len(out))
+assert [p["plan"] for p in run if p["policy"] == "async"] == ["async, TP 8, 8+8"]
+tok = [p["effective_throughput_tok_s"] for p in run]
+assert tok == sorted(tok, reverse=True), tok
+assert all(p["seeds"] == 2 and p["effective_throughput_ci95"] >= 0 and p["reason"] for p in run)
+assert all("needs 470.2 GB" in p["excluded"] for p in out)
+PY
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]
