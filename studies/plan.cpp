@@ -12,6 +12,10 @@
 #include "scenario/scenario.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
+#include "sim/hardware.hpp"
+#include "sim/model_catalog.hpp"
+#include "sim/train_sync_knobs.hpp"
+#include "sim/trainer_memory.hpp"
 
 namespace april::studies {
 
@@ -51,6 +55,12 @@ PlanCandidate make_candidate(const base::Config& base, Plan plan, std::int64_t r
       s.set(base::keys::kSeed.name, seed + r, "plan");
       scenario::validate_scenario(s);
       out.seeds.push_back(std::move(s));
+    }
+    // The scenario's checks hold the engines; the trainer's model states are
+    // checked here, as only a plan's search moves its GPU count.
+    const auto model = sim::resolve_model(c.get(sim::keys::kModel));
+    if (const auto why = sim::trainer_memory_shortfall(model, sim::trainer_setup(c), sim::resolve_accelerator(c.get(sim::keys::kHardware)))) {
+      throw base::ConfigError(*why);
     }
   } catch (const base::ConfigError& e) {
     out.seeds.clear();

@@ -48,15 +48,19 @@ TEST(Plan, EnumeratesDesignsAlphasEngineSizesAndSplits) {
   EXPECT_EQ(plans[10].seeds[0].get(sim::keys::kClusterMode), "disaggregated");
 }
 
-// An engine whose weights do not fit its GPUs is no plan: kept, with the
-// check's own words, and given no seeds to run.
+// An engine whose weights do not fit its GPUs, or a trainer whose model
+// states do not fit its, is no plan: kept, with the check's own words, and
+// given no seeds to run.
 TEST(Plan, ExcludesWhatDoesNotFitWithTheReason) {
   april::testing::Fixture f("default", {"model=qwen3-235b-a22b"});
   const auto plans = enumerate_plans(f.config, f.registry, space({"sync"}, {}, {1, 8}, 2));
   ASSERT_EQ(plans.size(), 2u);
   EXPECT_TRUE(plans[0].seeds.empty());
   EXPECT_NE(plans[0].excluded.find("needs 470.2 GB of weights; TP 1 on h100"), std::string::npos) << plans[0].excluded;
-  EXPECT_TRUE(plans[1].excluded.empty()) << plans[1].excluded;
+  // Engines of 8 hold it; a trainer on 8 GPUs holds no 235 B model's states (Megatron at TP 1: 6 B of
+  // each parameter on every GPU).
+  EXPECT_TRUE(plans[1].seeds.empty());
+  EXPECT_NE(plans[1].excluded.find("the trainer's model states need"), std::string::npos) << plans[1].excluded;
   EXPECT_THROW((void)enumerate_plans(f.config, f.registry, space({"no_such_policy"}, {}, {1}, 2)), std::exception);
 }
 
