@@ -87,7 +87,7 @@ std::string DistributedRuns::describe(const studies::BatchProgress& last) const 
                                ? fmt::format("; rank 0 stored {} runs in {:.3f} s of writes ({:.0f} runs/s at most)", stored, last.store_s,
                                              static_cast<double>(stored) / last.store_s)
                                : "";
-  if (ranks() > 1) return fmt::format("{} MPI ranks: rank 0 stores, {} simulate with {} thread{} each{}", ranks(), ranks() - 1, jobs_, jobs_ == 1 ? "" : "s", rate);
+  if (ranks() > 1) return fmt::format("{} MPI ranks: rank 0 collects, {} simulate with {} thread{} each{}", ranks(), ranks() - 1, jobs_, jobs_ == 1 ? "" : "s", rate);
   return fmt::format("one process, {} thread{}{}", jobs_, jobs_ == 1 ? "" : "s", rate);
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `april sweep` and `april tune` under MPI (mpirun -n 3 --oversubscribe: rank 0
+# `april sweep`, `april tune` and `april plan` under MPI (mpirun -n 3 --oversubscribe: rank 0
 # stores, two worker ranks simulate) store exactly what one process stores,
 # bit for bit; a worker rank killed mid-sweep (SIGKILL) loses no stored run,
 # and the re-run completes the sweep with no duplicate and no missing run.
@@ -23,7 +23,7 @@ args=(--grid "$grid" --repeats 2 --set max_response_len=12000)
 
 "$april" sweep "${args[@]}" --steps 60 --jobs 2 --db "$dir/one.db" >"$dir/one.log" 2>&1 || { cat "$dir/one.log"; exit 1; }
 mpi "$april" sweep "${args[@]}" --steps 60 --jobs 1 --db "$dir/mpi.db" >"$dir/mpi.log" 2>&1 || { cat "$dir/mpi.log"; echo "FAIL: the MPI sweep"; exit 1; }
-grep -q "ran on 3 MPI ranks: rank 0 stores, 2 simulate" "$dir/mpi.log" || { cat "$dir/mpi.log"; echo "FAIL: the sweep did not run on 3 ranks"; exit 1; }
+grep -q "ran on 3 MPI ranks: rank 0 collects, 2 simulate" "$dir/mpi.log" || { cat "$dir/mpi.log"; echo "FAIL: the sweep did not run on 3 ranks"; exit 1; }
 /usr/bin/python3 "$here/results_db_compare.py" "$dir/one.db" "$dir/mpi.db" 14
 # Two threads per worker rank store the same again.
 mpi "$april" sweep "${args[@]}" --steps 60 --jobs 2 --db "$dir/mpi_threads.db" >"$dir/mpi_threads.log" 2>&1 ||
@@ -71,4 +71,11 @@ mpi "$april" sweep "${args[@]}" --steps $steps --jobs 1 --db "$db" >"$dir/resume
 grep -q "14 runs ($runs already stored" "$dir/resumed.log" || { cat "$dir/resumed.log"; echo "FAIL: the re-run did not skip the stored runs"; exit 1; }
 [ "$(count "$db" "SELECT COUNT(*) FROM sweep_runs")" = 14 ] || { echo "FAIL: sweep links"; exit 1; }
 /usr/bin/python3 "$here/results_db_compare.py" "$dir/ref.db" "$db" 14
-echo "sweeps and tuning under MPI: ok"
+# plan: the same plans, ranked the same, as on one process's threads.
+plan=(plan --steps 5 --repeats 2 --policy sync,april,async --alpha 1.5,2 --tp 1,2)
+"$april" "${plan[@]}" --jobs 2 --json "$dir/plan_one.json" >/dev/null 2>&1 || { echo "FAIL: plan"; exit 1; }
+mpi "$april" "${plan[@]}" --jobs 1 --json "$dir/plan_mpi.json" >"$dir/plan_mpi.log" 2>&1 || { cat "$dir/plan_mpi.log"; exit 1; }
+grep -q "ran on 3 MPI ranks" "$dir/plan_mpi.log" || { cat "$dir/plan_mpi.log"; echo "FAIL: plan did not run on 3 ranks"; exit 1; }
+/usr/bin/python3 -c "import json, sys; a, b = (json.load(open(p))['plans'] for p in sys.argv[1:]); sys.exit(0 if a == b else 1)" \
+  "$dir/plan_one.json" "$dir/plan_mpi.json" || { echo "FAIL: plan under MPI planned differently"; exit 1; }
+echo "sweeps, tuning and plans under MPI: ok"
