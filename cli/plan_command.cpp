@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <sstream>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 

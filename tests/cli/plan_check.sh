@@ -4,19 +4,13 @@
 # usage: plan_check.sh APRIL WORKDIR
 set -uo pipefail
 april=$1
-dir=$2
+dir=$(realpath -m "$2")
 rm -rf "$dir" && mkdir -p "$dir"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect_error() {
-  local what=$1 pattern=$2
-  shift 2
-  "$@" >"$dir/out" 2>"$dir/err"
-  local rc=$?
-  if [ $rc -eq 0 ] || [ $rc -ge 128 ] || ! grep -q -- "$pattern" "$dir/err"; then
-    fail "$what: rc=$rc, stderr: $(head -c 300 "$dir/err")"
-  fi
-}
+# shellcheck source=expect_error.sh
+source "$(dirname "$0")/expect_error.sh"
+cd "$dir" || exit 1
 expect_error "a zero engine size" "--tp '0': expected a comma list" "$april" plan --tp 0
 expect_error "a word for an alpha" "--alpha '2,x'" "$april" plan --alpha 2,x
 expect_error "an unknown design" "no_such" "$april" plan --policy no_such
