@@ -18,6 +18,7 @@
 #include "base/run_keys.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
+#include "sim/train_sync_knobs.hpp"
 #include "studies/plan.hpp"
 #include "studies/run_batch.hpp"
 
@@ -176,11 +177,13 @@ int plan_command(const std::vector<std::string>& args) {
   const auto shape = sim::cluster_shape(base);
   std::size_t run_plans = 0;
   for (const auto& r : ranked) run_plans += r.excluded.empty() ? 1u : 0u;
+  const std::string hardware = sim::describe_hardware(base);
   fmt::print("april plan: {} on {} x{}{}, B = {} x n = {}, {} steps, {} seed{} per plan\n", base.get(sim::keys::kModel),
-             base.get(sim::keys::kHardware), shape.gpus, shape.nodes > 1 ? fmt::format(" ({} nodes)", shape.nodes) : "",
+             hardware, shape.gpus, shape.nodes > 1 ? fmt::format(" ({} nodes)", shape.nodes) : "",
              base.get(base::keys::kRolloutBatchSize), base.get(base::keys::kSamplesPerPrompt), base.get(base::keys::kSteps), repeats,
              repeats == 1 ? "" : "s");
-  fmt::print("{} plans: {} run ({} simulations), {} excluded\n", ranked.size(), run_plans, specs.size(), ranked.size() - run_plans);
+  fmt::print("{} plan{}: {} run ({} simulation{}), {} excluded\n", ranked.size(), ranked.size() == 1 ? "" : "s", run_plans, specs.size(),
+             specs.size() == 1 ? "" : "s", ranked.size() - run_plans);
   if (distributed.ranks() > 1) fmt::print("ran on {}\n", distributed.describe(p));
   if (run_plans == 0) {
     fmt::print("\nno plan fits this cluster:\n");

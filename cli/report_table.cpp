@@ -20,8 +20,9 @@ void print_scenario_header(const base::Config& c, const scenario::ResolvedScenar
                                   ? fmt::format("{} rollout GPUs ({} engines at TP {}) + {} train GPUs", shape.rollout_gpus, shape.engines,
                                                 shape.tensor_parallel, shape.train_gpus)
                                   : fmt::format("{} engines at TP {}", shape.engines, shape.tensor_parallel);
+  const std::string hardware = sim::describe_hardware(c);
   fmt::print("scenario {}: {} on {} x{}, {}, B = {} groups x n = {}, max response {} tok, {} steps, seed {}\n", scenario,
-             c.get(sim::keys::kModel), c.get(sim::keys::kHardware), shape.gpus, cluster, c.get(base::keys::kRolloutBatchSize),
+             c.get(sim::keys::kModel), hardware, shape.gpus, cluster, c.get(base::keys::kRolloutBatchSize),
              c.get(base::keys::kSamplesPerPrompt), c.get(base::keys::kMaxResponseLen), c.get(base::keys::kSteps), c.get(base::keys::kSeed));
   fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", sim::make_iteration_model(c)->describe(),
              resolved.kv_capacity_tok, c.get(sim::keys::kEngineMaxRunning) == 0 ? std::string("none") : std::to_string(c.get(sim::keys::kEngineMaxRunning)));

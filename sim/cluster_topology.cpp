@@ -4,7 +4,7 @@
 
 namespace april::sim {
 
-Topology cluster_topology(const ClusterShape& shape, const Accelerator& hw) {
+Topology cluster_topology(const ClusterShape& shape, const Accelerator& hw, const Accelerator& train_hw) {
   Topology t;
   t.nodes.push_back("network");
   t.kinds.push_back(NodeKind::Switch);
@@ -14,12 +14,15 @@ Topology cluster_topology(const ClusterShape& shape, const Accelerator& hw) {
     t.nodes.push_back(sw);
     t.kinds.push_back(NodeKind::Switch);
     const auto on_node = std::min(shape.gpus_per_node, shape.gpus - n * shape.gpus_per_node);
+    // Disaggregated, the trainer's pool is the first train_gpus GPUs, whole nodes.
+    const bool trainer_node = shape.disaggregated() && n * shape.gpus_per_node < shape.train_gpus;
+    const Accelerator& node_hw = trainer_node ? train_hw : hw;
     for (std::int64_t i = 0; i < on_node; ++i) {
       const std::string gpu = fmt::format("node{}-gpu{}", n, i);
       t.nodes.push_back(gpu);
       t.kinds.push_back(NodeKind::Gpu);
-      t.links.push_back({gpu, sw, hw.scale_up_bytes_s});
-      if (shape.nodes > 1) t.links.push_back({gpu, "network", hw.nic_bytes_s});
+      t.links.push_back({gpu, sw, node_hw.scale_up_bytes_s});
+      if (shape.nodes > 1) t.links.push_back({gpu, "network", node_hw.nic_bytes_s});
       gpus.push_back(gpu);
     }
   }

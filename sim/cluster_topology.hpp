@@ -11,6 +11,8 @@
 
 namespace april::sim {
 
-Topology cluster_topology(const ClusterShape& shape, const Accelerator& hw);
+// `train_hw` is the trainer's accelerator (its nodes' scale-up link and NICs
+// on a disaggregated cluster of two kinds); `hw` everyone else's.
+Topology cluster_topology(const ClusterShape& shape, const Accelerator& hw, const Accelerator& train_hw);
 
 }  // namespace april::sim

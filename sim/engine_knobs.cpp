@@ -20,6 +20,8 @@ constexpr double kMaxIterationCostUnits = 1e9;  // us (1000 s) or ns per token (
 constexpr double kMaxKvCapacityTok = 1e12;      // tokens per engine
 constexpr double kMaxAbortLatency_s = 1e4;
 
+}  // namespace
+
 // A built-in name, or a path that exists (read, and checked field by field,
 // when the scenario is built).
 base::KnobValidator builtin_or_file(std::vector<std::string> names) {
@@ -35,8 +37,6 @@ base::KnobValidator builtin_or_file(std::vector<std::string> names) {
   };
   return v;
 }
-
-}  // namespace
 
 void declare_engine_knobs(base::ConfigSchema& s) {
   using base::KnobType;

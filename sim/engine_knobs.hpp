@@ -13,6 +13,9 @@
 namespace april::sim {
 
 void declare_engine_knobs(base::ConfigSchema& schema);
+// A key's check: one of `names`, or a path that exists (read, and checked
+// field by field, when the scenario is built).
+base::KnobValidator builtin_or_file(std::vector<std::string> names);
 // The engine layout the scenario asks for (tensor parallel, memory fraction, dtypes).
 EngineLayout engine_layout(const base::Config& config);
 // The engines' KV capacity in tokens, derived from GPU memory when not set.

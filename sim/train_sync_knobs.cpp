@@ -39,6 +39,20 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "phases: megatron (TP x PP x CP x DP, gradients all-reduced per optimizer step; slime) or fsdp (ZeRO-3 gathers "
          "hidden behind compute where they can be; verl's default)",
          base::one_of({"megatron", "fsdp"})});
+  s.add({keys::kTrainHardware.name, KnobType::String, std::string(""), "",
+         "disaggregated: the trainer's accelerator where it is not the engines' (`hardware`): a built-in accelerator or "
+         "a hardware file with as many GPUs per node; empty = hardware. Sets the trainer's FLOP/s, HBM and links, and its "
+         "nodes' links in topology.preset=cluster",
+         [] {
+           auto v = builtin_or_file(builtin_accelerator_names());
+           v.accepts = "empty or " + v.accepts;
+           v.check = [inner = v.check](const base::ConfigValue& value) -> std::optional<std::string> {
+             const auto* text = std::get_if<std::string>(&value);
+             if (text != nullptr && text->empty()) return std::nullopt;
+             return inner(value);
+           };
+           return v;
+         }()});
   s.add({keys::kTrainTensorParallel.name, KnobType::Int, std::int64_t{1}, "GPUs", "phases, megatron: tensor parallel size (inside a node)",
          base::in_range(1, 1024)});
   s.add({keys::kTrainPipelineParallel.name, KnobType::Int, std::int64_t{1}, "GPUs", "phases, megatron: pipeline stages (1F1B bubble)",
@@ -183,7 +197,7 @@ TrainTimeModel train_time_model(const base::Config& c) {
     };
   }
   if (c.get(sim::keys::kTrainTimeModel) == "flops") {
-    const auto hw = resolve_accelerator(c.get(sim::keys::kHardware));
+    const auto hw = trainer_accelerator(c);
     const auto model = resolve_model(c.get(sim::keys::kModel));
     TrainCostParams tp{c.get(sim::keys::kTrainMfu), cluster_shape(c).train_gpus, c.get(sim::keys::kTrainFixedS)};
     return [model, hw, tp](const TrainBatchShape& b) {
@@ -193,10 +207,11 @@ TrainTimeModel train_time_model(const base::Config& c) {
     };
   }
   if (c.get(sim::keys::kTrainTimeModel) == "phases") {
-    const auto hw = resolve_accelerator(c.get(sim::keys::kHardware));
+    const auto hw = trainer_accelerator(c);
     const auto model = resolve_model(c.get(sim::keys::kModel));
     auto setup = trainer_setup(c);
     check_trainer_setup(setup, model, hw);
+    // Offload is colocated only, where the engines' GPUs are the trainer's.
     if (setup.offload) setup.engine_weights_per_gpu_bytes = engine_memory(model, hw, engine_layout(c)).weights_per_gpu_bytes;
     return [model, hw, setup](const TrainBatchShape& b) { return train_phase_times(model, hw, setup, b); };
   }
@@ -207,7 +222,7 @@ std::optional<Topology> scenario_topology(const base::Config& c) {
   if (!c.get(sim::keys::kTopologyFile).empty()) return read_topology_file(c.get(sim::keys::kTopologyFile));
   const auto& preset = c.get(sim::keys::kTopologyPreset);
   if (preset == "none") return std::nullopt;
-  if (preset == "cluster") return cluster_topology(cluster_shape(c), resolve_accelerator(c.get(sim::keys::kHardware)));
+  if (preset == "cluster") return cluster_topology(cluster_shape(c), resolve_accelerator(c.get(sim::keys::kHardware)), trainer_accelerator(c));
   return preset_topology(preset, cluster_shape(c).engines, c.get(sim::keys::kClusterTensorParallel),
                               c.get(sim::keys::kTopologyNvlinkGBs) * 1e9, c.get(sim::keys::kTopologyNodeNetworkGBs) * 1e9,
                               c.get(sim::keys::kTopologyRackLinkGBs) * 1e9);
@@ -276,6 +291,31 @@ WeightSync implemented_sync(const base::Config& c, SyncMethod method, const Mode
 }
 
 }  // namespace
+
+Accelerator trainer_accelerator(const base::Config& c) {
+  const auto engines = resolve_accelerator(c.get(sim::keys::kHardware));
+  const auto& name = c.get(sim::keys::kTrainHardware);
+  if (name.empty() || name == c.get(sim::keys::kHardware)) return engines;
+  if (c.get(sim::keys::kClusterMode) != "disaggregated") {
+    throw base::ConfigError(fmt::format("train.hardware is {}, but cluster.mode is colocated, where the engines' GPUs ({}) are the "
+                                        "trainer's; set cluster.mode=disaggregated or leave train.hardware empty",
+                                        name, c.get(sim::keys::kHardware)));
+  }
+  auto trainer = resolve_accelerator(name);
+  // Pools of whole nodes are counted in the engines' node size.
+  if (trainer.gpus_per_node != engines.gpus_per_node) {
+    throw base::ConfigError(fmt::format("train.hardware {} has {} GPUs per node and hardware {} has {}; the pools are counted in "
+                                        "whole nodes of one size",
+                                        trainer.name, trainer.gpus_per_node, engines.name, engines.gpus_per_node));
+  }
+  return trainer;
+}
+
+std::string describe_hardware(const base::Config& c) {
+  const auto& engines = c.get(sim::keys::kHardware);
+  const auto& trainer = c.get(sim::keys::kTrainHardware);
+  return trainer.empty() || trainer == engines ? engines : fmt::format("{} (trainer {})", engines, trainer);
+}
 
 WeightSync weight_sync(const base::Config& c) {
   WeightSync w;

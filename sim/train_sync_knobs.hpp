@@ -7,6 +7,7 @@
 
 #include "base/config.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/hardware.hpp"
 #include "sim/topology.hpp"
 
 namespace april::sim {
@@ -19,6 +20,13 @@ using TrainTimeModel = std::function<TrainPhaseTimes(const TrainBatchShape&)>;
 TrainTimeModel train_time_model(const base::Config& config);
 // The trainer's layout and PPO settings (train.*) on the scenario's GPUs.
 TrainerSetup trainer_setup(const base::Config& config);
+// The trainer's accelerator: train.hardware on a disaggregated cluster (a
+// heterogeneous one: e.g. H20 engines, an H800 trainer), else `hardware`.
+// Throws base::ConfigError for train.hardware on a colocated cluster or with
+// another node size.
+Accelerator trainer_accelerator(const base::Config& config);
+// The scenario's accelerators for a header line: "h20", or "h20 (trainer h800)".
+std::string describe_hardware(const base::Config& config);
 
 // Weight-sync time per step: from the topology when one is given (preset or
 // file), else weight bytes over sync.bandwidth_GB_s; plus sync.latency_s. An
@@ -51,6 +59,7 @@ inline constexpr base::IntKey kTrainExpertParallel{"train.expert_parallel"};
 inline constexpr base::DoubleKey kTrainFixedS{"train.fixed_s"};
 inline constexpr base::StringKey kTrainFramework{"train.framework"};
 inline constexpr base::IntKey kTrainFsdpShardGpus{"train.fsdp_shard_gpus"};
+inline constexpr base::StringKey kTrainHardware{"train.hardware"};
 inline constexpr base::DoubleKey kTrainHandoffS{"train.handoff_s"};
 inline constexpr base::DoubleKey kTrainHostLinkEfficiency{"train.host_link_efficiency"};
 inline constexpr base::DoubleKey kTrainLinearBaseS{"train.linear_base_s"};
