@@ -126,6 +126,8 @@ std::vector<PlanCandidate> enumerate_plans(const base::Config& base, const polic
         }
         continue;
       }
+      // split_candidates reads the GPU budget and the trainer's layout from a
+      // colocated shape; one engine makes any budget a valid one.
       base::Config split_probe = probe;
       scenario::apply_design(split_probe, "colocated", "plan");
       split_probe.set(sim::keys::kClusterEngines.name, std::int64_t{1}, "plan");
