@@ -63,8 +63,21 @@ class RolloutView {
   // Groups submitted since the run began, not counting those the filter rejected.
   [[nodiscard]] virtual std::int64_t groups_submitted_unrejected() const = 0;
 
+  // The dispatch queue (SubmissionPlan::hold): samples held at no engine,
+  // samples at the engines and not finished, and the engines' room: engines
+  // x their cap on running requests (0: no cap), as a serving config states it.
+  [[nodiscard]] virtual std::int64_t held_samples() const = 0;
+  [[nodiscard]] virtual std::int64_t dispatched_samples() const = 0;
+  [[nodiscard]] virtual std::int64_t engine_slots() const = 0;
+
  protected:
   ~RolloutView() = default;
+};
+
+// One sample of a group.
+struct SampleRef {
+  GroupId group = -1;
+  std::int32_t sample = 0;
 };
 
 struct BufferTake {
@@ -87,6 +100,9 @@ struct Decisions {
   // start pushing the last trained version to the engines.
   std::optional<std::vector<GroupId>> train;
   bool start_sync = false;
+  // Samples held by an earlier SubmissionPlan::hold to send to the engines
+  // now, in this order, after this instant's other submissions.
+  std::vector<SampleRef> release;
 };
 
 // A sample about to be submitted.
@@ -105,12 +121,31 @@ struct SubmissionPlan {
   // it has still to generate, > 0; the simulator's router then balances
   // predicted work across engines instead of request counts. Empty: none.
   std::vector<std::int64_t> predicted_remaining_tok;
+  // Per submission (input indexing), nonzero: hold the sample in the loop's
+  // dispatch queue, at no engine, until a later Decisions::release sends it.
+  // A policy that dispatches from one global pool as engines free up (Seer's
+  // request buffer) holds what the engines have no room for yet; a held
+  // sample belongs to its group in flight and returns to the buffer,
+  // unstarted, when the phase ends. Empty: none held. Not with a policy
+  // that overlaps rollout and training.
+  std::vector<char> hold;
+  // Samples held at earlier instants to send now, ahead of this instant's
+  // (a policy dispatching from its pool by priority may rank them first).
+  std::vector<SampleRef> release;
 };
 
 class Policy {
  public:
   virtual ~Policy() = default;
   virtual Decisions on_step_start(const RolloutView& view) = 0;
+  // Whether the loop tells this policy of the samples that finish
+  // (on_samples_finished); asked once, when the loop is built. Off, a
+  // completion costs no call.
+  [[nodiscard]] virtual bool wants_sample_events() const { return false; }
+  // These samples finished (EOS or the length cap) at one instant, in the
+  // backend's order; the view already counts them. The groups they complete
+  // come after (on_group_accepted / on_group_rejected).
+  virtual Decisions on_samples_finished(const RolloutView& /*view*/, const std::vector<SampleRef>& /*samples*/) { return {}; }
   // A group completed (all samples finished) and passed the filter.
   virtual Decisions on_group_accepted(const RolloutView& view, GroupId group) = 0;
   // A group completed and the filter rejected it; its tokens are wasted.

@@ -16,6 +16,10 @@ class PolicyDecorator : public Policy {
   explicit PolicyDecorator(std::unique_ptr<Policy> base) : base_(std::move(base)) {}
 
   Decisions on_step_start(const RolloutView& view) override { return base_->on_step_start(view); }
+  [[nodiscard]] bool wants_sample_events() const override { return base_->wants_sample_events(); }
+  Decisions on_samples_finished(const RolloutView& view, const std::vector<SampleRef>& samples) override {
+    return base_->on_samples_finished(view, samples);
+  }
   Decisions on_group_accepted(const RolloutView& view, GroupId group) override { return base_->on_group_accepted(view, group); }
   Decisions on_group_rejected(const RolloutView& view, GroupId group) override { return base_->on_group_rejected(view, group); }
   SubmissionPlan plan_submissions(const RolloutView& view, const std::vector<Submission>& submissions) override {

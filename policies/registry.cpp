@@ -11,6 +11,7 @@
 #include "policies/async_policy.hpp"
 #include "policies/length_aware_policy.hpp"
 #include "policies/one_step_off_policy.hpp"
+#include "policies/seer_policy.hpp"
 #include "policies/sorted_policy.hpp"
 #include "policies/sync_policy.hpp"
 #include "policies/tail_batching_policy.hpp"
@@ -64,6 +65,7 @@ PolicyRegistry builtin_policies() {
   r.add(one_step_off_policy_entry());
   r.add(async_policy_entry());
   r.add(length_aware_policy_entry());
+  r.add(seer_policy_entry());
   return r;
 }
 

@@ -55,11 +55,12 @@ StepMetrics ColocatedDriver::run_step() {
       loop_.on_group_complete(id);
       continue;
     }
-    if (st.in_flight_samples == 0) {
-      throw std::logic_error(fmt::format("step {}: the policy left nothing in flight without forming a batch "
-                                         "({} accepted of {} needed)", st.version, st.accepted.size(), loop_.opt_.batch_size));
+    if (st.in_flight_samples == st.held_samples) {
+      throw std::logic_error(fmt::format("step {}: the policy left nothing at the engines without forming a batch "
+                                         "({} accepted of {} needed, {} samples held)",
+                                         st.version, st.accepted.size(), loop_.opt_.batch_size, st.held_samples));
     }
-    st.record_finished(backend_.wait_for_completions());
+    loop_.record_finished(backend_.wait_for_completions());
   }
   end_phase(*batch_, m);
   st.metrics = nullptr;
@@ -76,13 +77,14 @@ void ColocatedDriver::end_phase(const std::vector<GroupId>& batch, StepMetrics& 
   for (const SampleProgress& p : backend_.abort_all()) {
     RolloutGroup& g = st.group(key_group(p.key));
     RolloutSample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
-    if (!s.in_flight) throw std::logic_error("backend aborted a sample that is not in flight");
+    if (!s.in_flight || s.held) throw std::logic_error("backend aborted a sample that is not in flight");
     if (p.finished) {
       (void)st.finish_sample(g, s, p);  // a complete group waits in the buffer like the others
       continue;
     }
     st.take_back(p);
   }
+  for (GroupId id : st.submitted) st.drop_held(st.group(id));
   if (st.in_flight_samples != 0) throw std::logic_error("backend lost track of in-flight samples on abort");
   const double t_rollout_end = backend_.now_s();
   m.abort_time_s = t_rollout_end - t_abort_start;

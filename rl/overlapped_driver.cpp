@@ -123,7 +123,7 @@ StepMetrics OverlappedDriver::run_step() {
     const BackendEvents ev = overlap_.wait_for_events();
     // One instant, in this order: samples and groups that completed, the
     // train step that ended, the sync that ended (DESIGN.md 3b).
-    st.record_finished(ev.finished);
+    loop_.record_finished(ev.finished);
     loop_.drain_completed();
     const double now = backend_.now_s();
     if (ev.train_ended) {

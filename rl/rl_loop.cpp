@@ -32,6 +32,8 @@ RlLoop::RlLoop(Backend& backend, policies::Policy& policy, base::WorkloadSource&
   if (opt_.max_response_len < 1) throw std::invalid_argument("max_response_len must be >= 1");
   state_.max_response_len = opt_.max_response_len;
   state_.dynamic_sampling_filter = opt_.dynamic_sampling_filter;
+  sample_events_ = policy_.wants_sample_events();
+  engine_slots_ = backend_.engines() * backend_.max_running_per_engine();
   driver_ = make_driver(*this, backend_, policy_);
 }
 
@@ -71,23 +73,49 @@ void RlLoop::submit_group(RolloutGroup& g) {
   submit_samples(g);
 }
 
+SampleRequest RlLoop::make_request(const RolloutGroup& g, std::size_t index) const {
+  const RolloutSample& s = g.samples[index];
+  SampleRequest r;
+  r.key = make_sample_key(g.id, static_cast<std::int32_t>(index));
+  r.prompt_id = g.prompt_id;
+  r.prompt_tok = g.prompt_tok;
+  r.generated_tok = s.generated_tok;
+  r.max_new_tok = opt_.max_response_len - s.generated_tok;
+  r.target_response_tok = s.target_tok;
+  r.records_at = {base::cache_lines(reinterpret_cast<std::uintptr_t>(&g), RolloutGroup::kHotBytes), base::cache_lines_of(&s)};
+  return r;
+}
+
 void RlLoop::submit_samples(RolloutGroup& g) {
   for (std::size_t i = 0; i < g.samples.size(); ++i) {
     RolloutSample& s = g.samples[i];
     if (s.finished) continue;
     if (s.generated_tok > 0 && !s.segments.empty()) state_.metrics->tokens_carried += s.segments.back().tokens;
-    SampleRequest r;
-    r.key = make_sample_key(g.id, static_cast<std::int32_t>(i));
-    r.prompt_id = g.prompt_id;
-    r.prompt_tok = g.prompt_tok;
-    r.generated_tok = s.generated_tok;
-    r.max_new_tok = opt_.max_response_len - s.generated_tok;
-    r.target_response_tok = s.target_tok;
-    r.records_at = {base::cache_lines(reinterpret_cast<std::uintptr_t>(&g), RolloutGroup::kHotBytes), base::cache_lines_of(&s)};
     s.in_flight = true;
     ++state_.in_flight_samples;
-    to_submit_.push_back(std::move(r));
+    to_submit_.push_back(make_request(g, i));
   }
+}
+
+void RlLoop::release(const std::vector<policies::SampleRef>& samples) {
+  for (const policies::SampleRef& ref : samples) {
+    RolloutGroup& g = state_.group(ref.group);
+    if (ref.sample < 0 || static_cast<std::size_t>(ref.sample) >= g.samples.size() || !g.samples[static_cast<std::size_t>(ref.sample)].held) {
+      throw std::logic_error(fmt::format("policy released sample {} of group {}, which is not held", ref.sample, ref.group));
+    }
+    g.samples[static_cast<std::size_t>(ref.sample)].held = false;
+    --state_.held_samples;
+    backend_.submit(make_request(g, static_cast<std::size_t>(ref.sample)));
+  }
+}
+
+void RlLoop::record_finished(const std::vector<SampleProgress>& finished) {
+  state_.record_finished(finished);
+  if (!sample_events_ || finished.empty()) return;
+  std::vector<policies::SampleRef> refs;
+  refs.reserve(finished.size());
+  for (const SampleProgress& p : finished) refs.push_back({key_group(p.key), key_index(p.key)});
+  apply(policy_.on_samples_finished(*this, refs));
 }
 
 void RlLoop::flush_submissions() {
@@ -117,10 +145,22 @@ void RlLoop::flush_submissions() {
     if (i >= n || seen[i]) throw std::logic_error("policy's submission order is not a permutation of the submissions");
     seen[i] = 1;
   }
+  if (!plan.hold.empty()) {
+    if (plan.hold.size() != n) throw std::logic_error(fmt::format("policy held {} of {} submissions", plan.hold.size(), n));
+    if (policy_.overlaps()) throw std::logic_error("a policy that overlaps rollout and training cannot hold samples");
+  }
   // Clear the queue before submitting: a backend may call back into the loop.
   std::vector<SampleRequest> queued;
   queued.swap(to_submit_);
-  for (std::size_t i : order) backend_.submit(queued[i]);
+  release(plan.release);
+  for (std::size_t i : order) {
+    if (!plan.hold.empty() && plan.hold[i] != 0) {
+      state_.sample(queued[i].key).held = true;
+      ++state_.held_samples;
+      continue;
+    }
+    backend_.submit(queued[i]);
+  }
 }
 
 void RlLoop::apply(const policies::Decisions& d) {
@@ -146,6 +186,7 @@ void RlLoop::apply(const policies::Decisions& d) {
     submit_group(state_.groups.emplace(std::move(g)));
   }
   flush_submissions();
+  release(d.release);
   driver_->act_on(d);
 }
 

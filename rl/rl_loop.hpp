@@ -72,6 +72,12 @@ class RlLoop final : public policies::RolloutView {
   [[nodiscard]] std::int64_t groups_submitted_unrejected() const override {
     return state_.submitted_total - state_.rejected_total;
   }
+  [[nodiscard]] std::int64_t held_samples() const override { return state_.held_samples; }
+  // Samples queued to submit at this instant are not at an engine yet.
+  [[nodiscard]] std::int64_t dispatched_samples() const override {
+    return state_.in_flight_samples - state_.held_samples - static_cast<std::int64_t>(to_submit_.size());
+  }
+  [[nodiscard]] std::int64_t engine_slots() const override { return engine_slots_; }
 
   // Accounting, for conservation checks: every decoded token (reported by
   // the backend) is trained, masked (in a batch, zero weight), held by a
@@ -116,6 +122,12 @@ class RlLoop final : public policies::RolloutView {
   // Queues g's unfinished samples; flush_submissions submits the queue in the policy's plan.
   void submit_samples(RolloutGroup& g);
   void flush_submissions();
+  [[nodiscard]] SampleRequest make_request(const RolloutGroup& g, std::size_t index) const;
+  // Sends held samples to the engines in the policy's order (Decisions::release).
+  void release(const std::vector<policies::SampleRef>& samples);
+  // Samples that finished at one instant: counted, then each told to a
+  // policy that wants sample events, in the backend's order.
+  void record_finished(const std::vector<SampleProgress>& finished);
   void on_group_complete(policies::GroupId id);
   void drain_completed();
   // The batch for the trainer: staleness and masking into `m`, on_batch
@@ -126,6 +138,8 @@ class RlLoop final : public policies::RolloutView {
   policies::Policy& policy_;
   base::WorkloadSource& workload_;
   LoopOptions opt_;
+  bool sample_events_ = false;    // policy_.wants_sample_events(), asked once
+  std::int64_t engine_slots_ = 0;  // engines x cap on running requests; 0: no cap
   RolloutState state_;
   std::vector<SampleRequest> to_submit_;  // queued by submit_samples, in the loop's order
   std::unique_ptr<StepDriver> driver_;    // colocated or overlapped, chosen once

@@ -110,6 +110,16 @@ void RolloutState::discard_tokens(RolloutGroup& g) {
   g.finished = 0;
 }
 
+void RolloutState::drop_held(RolloutGroup& g) {
+  for (auto& s : g.samples) {
+    if (!s.held) continue;
+    s.held = false;
+    s.in_flight = false;
+    --held_samples;
+    --in_flight_samples;
+  }
+}
+
 bool RolloutState::filter_rejects(const RolloutGroup& g) const {
   if (!dynamic_sampling_filter || g.correct.empty()) return false;
   const bool all_same = std::all_of(g.correct.begin(), g.correct.end(), [&](std::uint8_t c) { return c == g.correct.front(); });
@@ -132,7 +142,7 @@ void RolloutState::record_finished(const std::vector<SampleProgress>& finished) 
   for (const SampleProgress& p : finished) {
     RolloutGroup& g = group(key_group(p.key));
     RolloutSample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
-    if (!s.in_flight) throw std::logic_error("backend finished a sample that is not in flight");
+    if (!s.in_flight || s.held) throw std::logic_error("backend finished a sample that is not in flight");
     if (finish_sample(g, s, p)) {
       g.in_flight = false;
       --in_flight_groups;

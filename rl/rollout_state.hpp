@@ -37,7 +37,8 @@ struct RolloutSample {
   std::int32_t generated_tok = 0;
   Segments segments;
   bool finished = false;
-  bool in_flight = false;
+  bool in_flight = false;  // submitted this phase and not finished: at an engine, or held
+  bool held = false;       // in the loop's dispatch queue, at no engine (SubmissionPlan::hold)
 };
 static_assert(sizeof(RolloutSample) == 64, "a new field costs a second cache line per sample: weigh it");
 
@@ -77,7 +78,8 @@ struct RolloutState {
   std::vector<policies::GroupId> accepted;   // accepted and complete, not yet trained
   std::deque<policies::GroupId> completed_pending;  // complete, policy not told yet
   std::int64_t in_flight_groups = 0;
-  std::int64_t in_flight_samples = 0;
+  std::int64_t in_flight_samples = 0;  // at the engines or held
+  std::int64_t held_samples = 0;       // of those, held in the loop's dispatch queue
   StepMetrics* metrics = nullptr;  // the step the counts go to
 
   std::int64_t total_generated = 0, total_trained = 0, total_wasted = 0, total_masked = 0;
@@ -118,6 +120,8 @@ struct RolloutState {
   // Samples that finished at one instant; groups they complete are queued in submission order.
   void record_finished(const std::vector<SampleProgress>& finished);
   void discard_tokens(RolloutGroup& g);
+  // Every held sample of `g` leaves the dispatch queue unstarted (the phase ended).
+  void drop_held(RolloutGroup& g);
   [[nodiscard]] bool filter_rejects(const RolloutGroup& g) const;
   // The batch's staleness and masking into `m` (tokens staler than
   // `mask_above` get zero weight; < 0: none). The groups stay until the
