@@ -170,6 +170,25 @@ TEST(OnePolicyTwoBackends, LengthAwareAdmitsInTheSameOrderLiveAndSimulated) {
   EXPECT_NE(live_batches[0], live_batches[1]) << "long first never changed the completion order: the test would prove nothing";
 }
 
+// seer on both backends: the engine runs 2 of the step's 4 samples (live
+// slots, the twin's engine.max_running), so 2 wait in the loop's dispatch
+// queue and go out as samples finish, the probes first and then the longest
+// estimate. Both backends then complete groups alike: the same batches, in
+// the same order. Context-aware and fifo dispatch differ live, so the test
+// would see a live run that ignored the holds.
+TEST(OnePolicyTwoBackends, SeerHoldsAndReleasesTheSameLiveAndSimulated) {
+  const int steps = 8;
+  std::vector<std::vector<std::vector<std::string>>> live_batches;
+  for (const std::string scheduling : {"context_aware", "fifo"}) {
+    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
+                                            "engine.max_running=2", "seer.scheduling=" + scheduling});
+    const auto [live, sim] = live_and_twin(f, "seer", steps, {4, 0.6, 10}, 2);
+    EXPECT_EQ(sim.batches, live.batches) << scheduling;
+    live_batches.push_back(live.batches);
+  }
+  EXPECT_NE(live_batches[0], live_batches[1]) << "the dispatch order never changed the completion order: the test would prove nothing";
+}
+
 // april_adaptive on both backends: the same factory makes one object for the
 // live run and one for its simulator twin (the controller carries state from
 // step to step, so one object cannot serve both runs). Same completion order
