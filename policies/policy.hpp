@@ -142,10 +142,24 @@ class Policy {
   // (on_samples_finished); asked once, when the loop is built. Off, a
   // completion costs no call.
   [[nodiscard]] virtual bool wants_sample_events() const { return false; }
-  // These samples finished (EOS or the length cap) at one instant, in the
-  // backend's order; the view already counts them. The groups they complete
-  // come after (on_group_accepted / on_group_rejected).
-  virtual Decisions on_samples_finished(const RolloutView& /*view*/, const std::vector<SampleRef>& /*samples*/) { return {}; }
+  // At one instant, in the backend's order: the samples that finished (EOS
+  // or the length cap), and those whose chunk ended (chunk_tok), now held in
+  // the dispatch queue with their tokens, for the policy to release. The
+  // view already counts both. The groups they complete come after
+  // (on_group_accepted / on_group_rejected).
+  virtual Decisions on_samples_finished(const RolloutView& /*view*/, const std::vector<SampleRef>& /*finished*/,
+                                        const std::vector<SampleRef>& /*chunk_ended*/) {
+    return {};
+  }
+  // Chunked requests (Seer's divided rollout): every request the loop sends
+  // asks for at most this many new tokens; a sample that stops there before
+  // its end goes back to the dispatch queue (on_samples_finished). 0: none.
+  // Needs a backend that reports chunk ends, and wants_sample_events.
+  [[nodiscard]] virtual std::int32_t chunk_tok() const { return 0; }
+  // Whether a chunk's KV follows its sample to the next engine (a global KV
+  // cache, as Seer's Mooncake pool), so the next chunk prefills nothing; else
+  // it re-prefills prompt + tokens, as a resumed sample does.
+  [[nodiscard]] virtual bool chunk_keeps_kv() const { return false; }
   // A group completed (all samples finished) and passed the filter.
   virtual Decisions on_group_accepted(const RolloutView& view, GroupId group) = 0;
   // A group completed and the filter rejected it; its tokens are wasted.

@@ -17,9 +17,12 @@ class PolicyDecorator : public Policy {
 
   Decisions on_step_start(const RolloutView& view) override { return base_->on_step_start(view); }
   [[nodiscard]] bool wants_sample_events() const override { return base_->wants_sample_events(); }
-  Decisions on_samples_finished(const RolloutView& view, const std::vector<SampleRef>& samples) override {
-    return base_->on_samples_finished(view, samples);
+  Decisions on_samples_finished(const RolloutView& view, const std::vector<SampleRef>& finished,
+                                const std::vector<SampleRef>& chunk_ended) override {
+    return base_->on_samples_finished(view, finished, chunk_ended);
   }
+  [[nodiscard]] std::int32_t chunk_tok() const override { return base_->chunk_tok(); }
+  [[nodiscard]] bool chunk_keeps_kv() const override { return base_->chunk_keeps_kv(); }
   Decisions on_group_accepted(const RolloutView& view, GroupId group) override { return base_->on_group_accepted(view, group); }
   Decisions on_group_rejected(const RolloutView& view, GroupId group) override { return base_->on_group_rejected(view, group); }
   SubmissionPlan plan_submissions(const RolloutView& view, const std::vector<Submission>& submissions) override {

@@ -9,8 +9,8 @@
 
 namespace april::policies {
 
-SeerPolicy::SeerPolicy(std::unique_ptr<Policy> base, SeerScheduling scheduling)
-    : PolicyDecorator(std::move(base)), scheduling_(scheduling) {}
+SeerPolicy::SeerPolicy(std::unique_ptr<Policy> base, SeerScheduling scheduling, std::int32_t chunk_tok, bool chunk_keeps_kv)
+    : PolicyDecorator(std::move(base)), scheduling_(scheduling), chunk_tok_(chunk_tok), chunk_keeps_kv_(chunk_keeps_kv) {}
 
 Decisions SeerPolicy::on_step_start(const RolloutView& view) {
   // The loop returned every held sample to the buffer when the last phase
@@ -54,6 +54,7 @@ void SeerPolicy::add_to_pool(GroupQueue& q, GroupId group, const Submission& s) 
   }
   if (!q.probe_sent) {
     q.probe_sent = true;
+    q.probe = s.sample;
     probes_.insert({s.generated_tok, next_seq_++, group, s.sample});
     return;
   }
@@ -114,10 +115,24 @@ SubmissionPlan SeerPolicy::plan_submissions(const RolloutView& view, const std::
   return plan;
 }
 
-Decisions SeerPolicy::on_samples_finished(const RolloutView& view, const std::vector<SampleRef>& samples) {
-  Decisions d = PolicyDecorator::on_samples_finished(view, samples);
-  // Every estimate of the instant first, then the picks.
-  for (const SampleRef& done : samples) {
+Decisions SeerPolicy::on_samples_finished(const RolloutView& view, const std::vector<SampleRef>& finished,
+                                          const std::vector<SampleRef>& chunk_ended) {
+  Decisions d = PolicyDecorator::on_samples_finished(view, finished, chunk_ended);
+  // Chunks that ended rejoin the pool; every estimate of the instant is
+  // updated; then the picks.
+  for (const SampleRef& c : chunk_ended) {
+    GroupQueue& q = groups_.at(c.group);
+    const std::int32_t generated = view.group_samples(c.group).at(static_cast<std::size_t>(c.sample)).generated_tok;
+    if (scheduling_ == SeerScheduling::Fifo) {
+      probes_.insert({0, next_seq_++, c.group, c.sample});
+    } else if (c.sample == q.probe) {
+      probes_.insert({generated, next_seq_++, c.group, c.sample});
+    } else {
+      if (q.held.empty()) rest_.insert(rest_key(c.group, q));
+      q.held.push_front(c.sample);
+    }
+  }
+  for (const SampleRef& done : finished) {
     auto it = groups_.find(done.group);
     if (it == groups_.end()) continue;
     GroupQueue& q = it->second;
@@ -157,13 +172,22 @@ PolicyEntry seer_policy_entry() {
        "which held sample goes next when an engine has room: context_aware (each group's probe first, shortest first; then "
        "longest group estimate first, as Seer) or fifo (submission order: the global pool's balancing alone)",
        base::one_of({"context_aware", "fifo"})},
+      {keys::kSeerChunkTok.name, KnobType::Int, std::int64_t{0}, "tok",
+       "divided rollout: each request asks for at most this many tokens, then goes back to the pool to be sent again (0: whole "
+       "requests; the paper gives no size). Simulator only",
+       base::in_range(0, 1 << 30)},
+      {keys::kSeerChunkKv.name, KnobType::String, std::string("pool"), "",
+       "a chunk's KV between engines: pool (a global KV cache, as Seer's Mooncake: the next chunk prefills nothing) or reprefill "
+       "(prompt + tokens prefilled again)",
+       base::one_of({"pool", "reprefill"})},
   };
   return {"seer", "Seer's global request pool and context-aware scheduling (arXiv 2511.14617) over sync or april", std::move(knobs),
           [](const base::Config& c) -> std::unique_ptr<Policy> {
             const std::string base = c.get(keys::kSeerBase);
             std::unique_ptr<Policy> inner = base == "sync" ? sync_policy_entry().make(c) : april_policy_entry().make(c);
             const SeerScheduling s = c.get(keys::kSeerScheduling) == "fifo" ? SeerScheduling::Fifo : SeerScheduling::ContextAware;
-            return std::make_unique<SeerPolicy>(std::move(inner), s);
+            const auto chunk = static_cast<std::int32_t>(c.get(keys::kSeerChunkTok));
+            return std::make_unique<SeerPolicy>(std::move(inner), s, chunk, c.get(keys::kSeerChunkKv) == "pool");
           },
           {"sync", "april"}};
 }

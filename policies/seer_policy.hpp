@@ -21,11 +21,20 @@
 //  - fifo: the same pool in submission order: the load balancing of Seer's
 //    global buffer alone, without the length context.
 //
+// Divided rollout (`seer.chunk_tok` > 0): every request asks for at most
+// that many tokens; a sample whose chunk ends goes back to the pool with its
+// tokens and is sent again by the same rule (a probe stays a probe, ranked
+// by the tokens it has, so the probes take turns; another sample goes first
+// in its group's queue), to whichever engine has room. With
+// `seer.chunk_kv=pool` its KV follows it (Seer's Mooncake cache: the next
+// chunk prefills nothing, and the transfer is not charged); `reprefill`
+// prefills prompt + tokens again, the cost without a global cache.
+//
 // Where this is a simplification of the paper, said here once:
-//  - Seer's divided rollout also cuts each request into chunks and
-//    reschedules it after each chunk, its KV kept in a global cache
-//    (Mooncake). Here a sample runs to its end once sent; nothing is
-//    migrated, so no migration or re-prefill is modelled either.
+//  - The paper gives no chunk size (an awesome-list's summary says 8K): the
+//    default, 0, sends whole requests.
+//  - Its placement also weighs cached prefixes and KV usage (OSDI version);
+//    here the simulator's router takes the engine with the fewest requests.
 //  - The paper "occasionally schedules requests from underserved groups to
 //    avoid starvation", with no rule given: not modelled.
 //  - Adaptive grouped speculative decoding is a faster engine, not a
@@ -53,11 +62,14 @@ enum class SeerScheduling { ContextAware, Fifo };
 
 class SeerPolicy final : public PolicyDecorator {
  public:
-  SeerPolicy(std::unique_ptr<Policy> base, SeerScheduling scheduling);
+  SeerPolicy(std::unique_ptr<Policy> base, SeerScheduling scheduling, std::int32_t chunk_tok = 0, bool chunk_keeps_kv = true);
 
   Decisions on_step_start(const RolloutView& view) override;
   [[nodiscard]] bool wants_sample_events() const override { return true; }
-  Decisions on_samples_finished(const RolloutView& view, const std::vector<SampleRef>& samples) override;
+  Decisions on_samples_finished(const RolloutView& view, const std::vector<SampleRef>& finished,
+                                const std::vector<SampleRef>& chunk_ended) override;
+  [[nodiscard]] std::int32_t chunk_tok() const override { return chunk_tok_; }
+  [[nodiscard]] bool chunk_keeps_kv() const override { return chunk_keeps_kv_; }
   Decisions on_group_accepted(const RolloutView& view, GroupId group) override;
   Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
   SubmissionPlan plan_submissions(const RolloutView& view, const std::vector<Submission>& submissions) override;
@@ -74,6 +86,7 @@ class SeerPolicy final : public PolicyDecorator {
     std::int64_t estimate_tok = kUnknown;
     std::int64_t seq = 0;         // when this policy first saw it: ties between groups
     bool probe_sent = false;      // its probe has been picked this phase
+    std::int32_t probe = -1;      // which sample that is
     std::deque<std::int32_t> held;  // its other samples waiting in the pool, by index
   };
   // The order keys: probes by (generated tokens, arrival), the others by
@@ -90,6 +103,8 @@ class SeerPolicy final : public PolicyDecorator {
   [[nodiscard]] static std::int64_t room(const RolloutView& view, std::int64_t sending);
 
   SeerScheduling scheduling_;
+  std::int32_t chunk_tok_ = 0;
+  bool chunk_keeps_kv_ = true;
   std::unordered_map<GroupId, GroupQueue> groups_;
   std::set<ProbeKey> probes_;
   std::set<RestKey> rest_;
@@ -101,6 +116,8 @@ PolicyEntry seer_policy_entry();
 namespace keys {
 inline constexpr base::StringKey kSeerBase{"seer.base"};
 inline constexpr base::StringKey kSeerScheduling{"seer.scheduling"};
+inline constexpr base::IntKey kSeerChunkTok{"seer.chunk_tok"};
+inline constexpr base::StringKey kSeerChunkKv{"seer.chunk_kv"};
 }  // namespace keys
 
 }  // namespace april::policies

@@ -35,6 +35,10 @@ struct SampleRequest {
   // 0: none. The simulator's router balances predicted work with it; a live
   // backend with one engine has nothing to route.
   std::int64_t predicted_remaining_tok = 0;
+  // Context tokens (prompt + held) whose KV the engine takes from a global
+  // cache instead of prefilling them: a chunk continuing where another
+  // ended (Policy::chunk_tok, Seer's pool). 0: prefill all.
+  std::int32_t cached_tok = 0;
   // Where the loop keeps this sample's records (its group, the sample), as
   // base::cache_lines: the simulator fetches them into the cache just before
   // it reports the sample finished. A hint, never read through; results do
@@ -51,6 +55,9 @@ struct SampleProgress {
   // From abort_all only: the sample reached its end (EOS or the length cap)
   // in the iteration the abort let finish; it is complete, not interrupted.
   bool finished = false;
+  // It stopped because it generated max_new_tok, before its EOS: a chunk
+  // ended (or the length cap, which the loop tells apart).
+  bool stopped_at_max_new = false;
 };
 
 struct TrainSample {
@@ -152,6 +159,9 @@ class Backend {
   // Pushes the weights of `new_version` to the engines.
   virtual void sync_weights(std::int64_t new_version) = 0;
   [[nodiscard]] virtual BackendCounters counters() const = 0;
+  // Whether finished samples say when they stopped at max_new_tok before
+  // their end (SampleProgress::stopped_at_max_new), as chunked requests need.
+  [[nodiscard]] virtual bool reports_chunk_ends() const { return false; }
   // The overlapped operations, where this backend has them (the live
   // backend; a simulated disaggregated cluster); nullptr where it has not.
   [[nodiscard]] virtual OverlappingBackend* overlapping() { return nullptr; }

@@ -79,6 +79,10 @@ void ColocatedDriver::end_phase(const std::vector<GroupId>& batch, StepMetrics& 
     RolloutSample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
     if (!s.in_flight || s.held) throw std::logic_error("backend aborted a sample that is not in flight");
     if (p.finished) {
+      if (p.stopped_at_max_new && s.generated_tok + p.new_tok < st.max_response_len) {
+        st.take_back(p);  // its chunk ended, not the sample
+        continue;
+      }
       (void)st.finish_sample(g, s, p);  // a complete group waits in the buffer like the others
       continue;
     }

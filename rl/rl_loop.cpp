@@ -34,6 +34,17 @@ RlLoop::RlLoop(Backend& backend, policies::Policy& policy, base::WorkloadSource&
   state_.dynamic_sampling_filter = opt_.dynamic_sampling_filter;
   sample_events_ = policy_.wants_sample_events();
   engine_slots_ = backend_.engines() * backend_.max_running_per_engine();
+  chunk_tok_ = policy_.chunk_tok();
+  chunk_keeps_kv_ = policy_.chunk_keeps_kv();
+  if (chunk_tok_ < 0) throw std::logic_error("policy asked for chunks of fewer than 0 tokens");
+  if (chunk_tok_ > 0) {
+    if (policy_.overlaps()) throw std::logic_error("a policy that overlaps rollout and training cannot chunk requests");
+    if (!sample_events_) throw std::logic_error("a policy that chunks requests must take sample events to release the chunks");
+    if (!backend_.reports_chunk_ends()) {
+      throw std::invalid_argument("this backend cannot report a request stopped at a chunk's end; chunked requests (seer.chunk_tok) "
+                                  "run in the simulator only");
+    }
+  }
   driver_ = make_driver(*this, backend_, policy_);
 }
 
@@ -81,6 +92,10 @@ SampleRequest RlLoop::make_request(const RolloutGroup& g, std::size_t index) con
   r.prompt_tok = g.prompt_tok;
   r.generated_tok = s.generated_tok;
   r.max_new_tok = opt_.max_response_len - s.generated_tok;
+  if (chunk_tok_ > 0) {
+    r.max_new_tok = std::min(r.max_new_tok, chunk_tok_);
+    if (s.chunk_ended && chunk_keeps_kv_) r.cached_tok = g.prompt_tok + s.generated_tok;
+  }
   r.target_response_tok = s.target_tok;
   r.records_at = {base::cache_lines(reinterpret_cast<std::uintptr_t>(&g), RolloutGroup::kHotBytes), base::cache_lines_of(&s)};
   return r;
@@ -110,12 +125,25 @@ void RlLoop::release(const std::vector<policies::SampleRef>& samples) {
 }
 
 void RlLoop::record_finished(const std::vector<SampleProgress>& finished) {
-  state_.record_finished(finished);
+  std::vector<policies::SampleRef> chunk_ended;
+  std::vector<SampleProgress> ended;  // with chunks: the samples that did finish
+  if (chunk_tok_ > 0) {
+    // A sample stopped at its chunk is held for the policy to send again.
+    for (const SampleProgress& p : finished) {
+      if (p.stopped_at_max_new && state_.end_chunk(p)) {
+        chunk_ended.push_back({key_group(p.key), key_index(p.key)});
+      } else {
+        ended.push_back(p);
+      }
+    }
+  }
+  const std::vector<SampleProgress>& done = chunk_tok_ > 0 ? ended : finished;
+  state_.record_finished(done);
   if (!sample_events_ || finished.empty()) return;
   std::vector<policies::SampleRef> refs;
-  refs.reserve(finished.size());
-  for (const SampleProgress& p : finished) refs.push_back({key_group(p.key), key_index(p.key)});
-  apply(policy_.on_samples_finished(*this, refs));
+  refs.reserve(done.size());
+  for (const SampleProgress& p : done) refs.push_back({key_group(p.key), key_index(p.key)});
+  apply(policy_.on_samples_finished(*this, refs, chunk_ended));
 }
 
 void RlLoop::flush_submissions() {

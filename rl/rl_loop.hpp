@@ -139,6 +139,8 @@ class RlLoop final : public policies::RolloutView {
   base::WorkloadSource& workload_;
   LoopOptions opt_;
   bool sample_events_ = false;    // policy_.wants_sample_events(), asked once
+  std::int32_t chunk_tok_ = 0;     // policy_.chunk_tok(), asked once; 0: whole requests
+  bool chunk_keeps_kv_ = false;
   std::int64_t engine_slots_ = 0;  // engines x cap on running requests; 0: no cap
   RolloutState state_;
   std::vector<SampleRequest> to_submit_;  // queued by submit_samples, in the loop's order

@@ -95,6 +95,7 @@ void RolloutState::take_back(const SampleProgress& p) {
   RolloutSample& s = sample(p.key);
   add_progress(s, p);
   s.in_flight = false;
+  s.chunk_ended = false;
   --in_flight_samples;
 }
 
@@ -115,6 +116,7 @@ void RolloutState::drop_held(RolloutGroup& g) {
     if (!s.held) continue;
     s.held = false;
     s.in_flight = false;
+    s.chunk_ended = false;
     --held_samples;
     --in_flight_samples;
   }
@@ -126,9 +128,21 @@ bool RolloutState::filter_rejects(const RolloutGroup& g) const {
   return all_same;  // DAPO: all right or all wrong gives zero advantage
 }
 
+bool RolloutState::end_chunk(const SampleProgress& p) {
+  RolloutSample& s = sample(p.key);
+  if (!s.in_flight || s.held) throw std::logic_error("backend finished a sample that is not in flight");
+  if (s.generated_tok + p.new_tok >= max_response_len) return false;
+  add_progress(s, p);
+  s.held = true;
+  s.chunk_ended = true;
+  ++held_samples;
+  return true;
+}
+
 bool RolloutState::finish_sample(RolloutGroup& g, RolloutSample& s, const SampleProgress& p) {
   add_progress(s, p);
   s.in_flight = false;
+  s.chunk_ended = false;
   s.finished = true;
   --in_flight_samples;
   if (s.target_tok > max_response_len) ++metrics->samples_truncated;

@@ -39,6 +39,7 @@ struct RolloutSample {
   bool finished = false;
   bool in_flight = false;  // submitted this phase and not finished: at an engine, or held
   bool held = false;       // in the loop's dispatch queue, at no engine (SubmissionPlan::hold)
+  bool chunk_ended = false;  // its last chunk ended this phase: its KV is in the global cache
 };
 static_assert(sizeof(RolloutSample) == 64, "a new field costs a second cache line per sample: weigh it");
 
@@ -115,6 +116,10 @@ struct RolloutState {
   void add_progress(RolloutSample& s, const SampleProgress& p);
   // An aborted sample's progress; it is no longer in flight.
   void take_back(const SampleProgress& p);
+  // A sample in flight stopped at its chunk's max_new_tok with progress p:
+  // counts it and holds it in the dispatch queue; false (nothing done) when
+  // it reached max_response_len instead, a finish.
+  bool end_chunk(const SampleProgress& p);
   // A sample in flight reached its end with progress p: counts it; true when its group is now complete.
   bool finish_sample(RolloutGroup& g, RolloutSample& s, const SampleProgress& p);
   // Samples that finished at one instant; groups they complete are queued in submission order.

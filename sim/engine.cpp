@@ -82,6 +82,7 @@ void Engine::drop_running_kv() {
   for (auto it = running.rbegin(); it != running.rend(); ++it) {
     resident_kv_tok_ -= it->held_kv_tok;
     it->held_kv_tok = 0;
+    it->req.cached_tok = 0;
     it->feed_tok = 0;
     waiting_.push_front(std::move(*it));
   }
@@ -244,6 +245,7 @@ void Engine::boundary() {
   while (!running_.empty() && resident_kv_tok_ + static_cast<std::int64_t>(running_.live()) > config_.kv_capacity_tok) {
     Request r = running_.take_newest();
     resident_kv_tok_ -= r.held_kv_tok;
+    r.req.cached_tok = 0;
     waiting_.push_front(std::move(r));
     ++counters_.preemptions;
     preempted = true;
@@ -257,9 +259,10 @@ void Engine::boundary() {
       const auto n = static_cast<std::int64_t>(running_.live());
       if (config_.max_running > 0 && n >= config_.max_running) break;
       if (resident_kv_tok_ + context_tok(head) + n + 1 > config_.kv_capacity_tok) break;
-      prefill += context_tok(head);
+      const std::int64_t to_prefill = config_.per_token_prefill ? context_tok(head) : context_tok(head) - head.req.cached_tok;
+      prefill += to_prefill;
       ++prefill_requests;
-      prefill_longest = std::max(prefill_longest, context_tok(head));
+      prefill_longest = std::max(prefill_longest, to_prefill);
       Request r = std::move(waiting_.front());
       waiting_.pop_front();
       // Batched: the prefill writes the whole context's KV now. Per-token:

@@ -12,6 +12,11 @@ struct EngineRequest {
   std::int32_t prompt_tok = 0;
   std::int32_t generated_tok = 0;  // tokens already held when submitted (resumed samples)
   std::int32_t stop_at_tok = 0;    // finishes when generated_tok reaches this (EOS or length cap)
+  // Context tokens whose KV arrives from a global cache instead of a prefill
+  // (a chunk continuing on another engine, Seer's pool): its first admission
+  // prefills only the rest. Lost when preempted. Batched prefill only: a
+  // per-token-prefill engine feeds the whole context.
+  std::int32_t cached_tok = 0;
   // Where a policy predicts it ends (generated_tok + predicted remaining),
   // for routing on predicted work; 0: no prediction. Never stop_at_tok.
   std::int64_t predicted_end_tok = 0;

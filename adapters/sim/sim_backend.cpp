@@ -44,6 +44,8 @@ void SimBackend::submit(const SampleRequest& r) {
   er.stop_at_tok = r.generated_tok + std::min(r.max_new_tok, std::max(0, r.target_response_tok - r.generated_tok));
   if (er.stop_at_tok <= er.generated_tok) throw std::logic_error("submitted a sample that has already finished");
   er.touched_on_finish = r.records_at;
+  er.cached_tok = std::min(r.cached_tok, r.prompt_tok + r.generated_tok);
+  if (r.max_new_tok < r.target_response_tok - r.generated_tok) stop_at_max_new_.insert(r.key);
   if (r.predicted_remaining_tok > 0) er.predicted_end_tok = er.generated_tok + r.predicted_remaining_tok;
   if (static_cast<std::int64_t>(er.prompt_tok) + er.stop_at_tok > config_.engine.kv_capacity_tok) {
     throw std::invalid_argument(fmt::format(
@@ -110,6 +112,7 @@ void SimBackend::on_window(std::size_t engine, const sim::EngineWindow& w) {
 
 void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version) {
   finished_.push_back({engine, SampleProgress{key, new_tok, std::move(by_version)}});
+  if (!stop_at_max_new_.empty()) finished_.back().second.stopped_at_max_new = stop_at_max_new_.erase(key) > 0;
 }
 
 std::vector<SampleProgress> SimBackend::wait_for_completions() {
@@ -162,6 +165,7 @@ std::vector<SampleProgress> SimBackend::abort_all() {
     for (auto& a : e->abort_all()) out.push_back({a.key, a.new_tok, std::move(a.by_version), false});
     e->resume(e->version(), false);
   }
+  stop_at_max_new_.clear();  // nothing is in flight any more
   resumed_since_wait_ = true;
   return out;
 }

@@ -5,6 +5,7 @@
 // train and weight-sync times (colocated: phases take turns, times add).
 #include <functional>
 #include <memory>
+#include <unordered_set>
 #include <vector>
 
 #include "adapters/sim/least_loaded.hpp"
@@ -69,6 +70,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   [[nodiscard]] double now_s() const override { return sim_.now().to_s(); }
   [[nodiscard]] std::int64_t engines() const override { return static_cast<std::int64_t>(engines_.size()); }
   [[nodiscard]] std::int64_t max_running_per_engine() const override { return config_.engine.max_running; }
+  [[nodiscard]] bool reports_chunk_ends() const override { return true; }
   void submit(const SampleRequest& request) override;
   std::vector<SampleProgress> wait_for_completions() override;
   std::vector<SampleProgress> abort_all() override;
@@ -102,6 +104,9 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   bool predictions_seen_ = false;
   void note_load(std::size_t engine);
   std::vector<std::pair<std::size_t, SampleProgress>> finished_;
+  // Requests whose max_new_tok comes before their end (chunks, the length
+  // cap): their finish reports stopped_at_max_new. Empty in most runs.
+  std::unordered_set<rl::SampleKey> stop_at_max_new_;
   std::vector<TimelinePoint> timeline_;
   std::vector<rl::EngineWindowSpan> windows_;
   std::vector<std::pair<std::int64_t, std::int64_t>> last_recorded_;  // per engine: (running, waiting), to record changes only

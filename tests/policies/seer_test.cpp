@@ -163,3 +163,63 @@ TEST(Seer, TheDispatchQueueRefusesAPolicysMistakes) {
 
 }  // namespace
 }  // namespace april
+
+namespace april {
+namespace {
+
+// Divided rollout, B = 1 of n = 1 over APRIL at alpha 2, one engine holding
+// 1 request: A (5) and B (1), chunks of 2.
+//  whole requests: the probe A runs 0..5 (B waits in the pool), and A's
+//    group is the batch at 5.
+//  chunks: A runs 0..2 and its chunk ends with 2 tokens; the probes rank by
+//    tokens held, so B (0) goes before A (2): 2..3, and B's group is the
+//    batch at 3. A returns to the buffer with its 2 tokens.
+TEST(Seer, DividedRolloutLetsTheProbesTakeTurnsChunkByChunk) {
+  const std::vector<base::GroupSpec> trace = {group("A", {5}), group("B", {1})};
+  std::vector<std::string> sets = {"rollout_batch_size=1", "n_samples_per_prompt=1", "engine.max_running=1", "seer.base=april",
+                                   "april.alpha=2"};
+  expect_ms(rollout_ms("seer", sets, trace, 1), 5);
+  sets.push_back("seer.chunk_tok=2");
+  expect_ms(rollout_ms("seer", sets, trace, 1), 3);
+}
+
+// A chunk's KV: one sample of 5 tokens (prompt 8) in chunks of 2, alone on
+// the engine: chunks 0..2, 2..4, 4..5 either way. With the global pool only
+// the first chunk prefills (8 tokens); re-prefilling costs 8 + (8 + 2) +
+// (8 + 4) = 30. Every token is decoded once.
+TEST(Seer, AChunksKvFollowsItThroughTheGlobalPoolOrIsPrefilledAgain) {
+  const std::vector<base::GroupSpec> trace = {group("A", {5})};
+  for (const std::string kv : {"pool", "reprefill"}) {
+    testing::Fixture f("handcheck", {"rollout_batch_size=1", "n_samples_per_prompt=1", "engine.max_running=1", "seer.chunk_tok=2",
+                                     "seer.chunk_kv=" + kv});
+    scenario::Simulation sim(f.config, f.registry, "seer", with_trace(trace));
+    const rl::StepMetrics m = sim.step();
+    EXPECT_DOUBLE_EQ(m.rollout_time_s * 1e3, 5) << kv;
+    EXPECT_EQ(m.tokens_generated, 5) << kv;
+    EXPECT_EQ(sim.backend().counters().prefill_tok, kv == "pool" ? 8 : 30) << kv;
+  }
+}
+
+// Chunks need a backend that says where a request stopped: the loop refuses
+// chunks on one that does not (the live and HTTP backends), and a policy
+// that chunks without taking the events that release the chunks.
+TEST(Seer, ChunksNeedSampleEventsAndABackendThatReportsChunkEnds) {
+  class ChunkingWithoutEvents final : public policies::Policy {
+   public:
+    policies::Decisions on_step_start(const policies::RolloutView&) override { return {}; }
+    policies::Decisions on_group_accepted(const policies::RolloutView&, policies::GroupId) override { return {}; }
+    policies::Decisions on_group_rejected(const policies::RolloutView&, policies::GroupId) override { return {}; }
+    [[nodiscard]] std::int32_t chunk_tok() const override { return 4; }
+  };
+  testing::Fixture f("handcheck", {"rollout_batch_size=1"});
+  f.registry.add({"chunking", "chunks without events", {}, [](const base::Config&) { return std::make_unique<ChunkingWithoutEvents>(); }});
+  try {
+    scenario::Simulation sim(f.config, f.registry, "chunking", with_trace(testing::hand_trace()));
+    ADD_FAILURE() << "no error";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("must take sample events"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace april
