@@ -56,6 +56,10 @@ class LiveBackend final : public rl::Backend, public rl::OverlappingBackend {
   rl::TrainReport train(const std::vector<rl::TrainSample>& batch, std::int64_t version) override;
   void sync_weights(std::int64_t new_version) override;
   [[nodiscard]] rl::BackendCounters counters() const override;
+  // A request that ends without an end token reached max_new (a chunk's end
+  // or the length cap). A chunk goes on re-prefilled: this engine keeps no KV
+  // between requests (SampleRequest::cached_tok is not honoured).
+  [[nodiscard]] bool reports_chunk_ends() const override { return true; }
 
   // Overlapped operation (DESIGN.md 3b): the trainer runs a step on its own
   // thread and its own copy of the weights while the engine generates on the

@@ -28,6 +28,7 @@
 #include "scenario/simulation.hpp"
 #include "traces/trace_workload.hpp"
 #include "policies/april_policy.hpp"
+#include "policies/policy_decorator.hpp"
 #include "test_support.hpp"
 
 #include "live_support.hpp"
@@ -187,6 +188,47 @@ TEST(OnePolicyTwoBackends, SeerHoldsAndReleasesTheSameLiveAndSimulated) {
     live_batches.push_back(live.batches);
   }
   EXPECT_NE(live_batches[0], live_batches[1]) << "the dispatch order never changed the completion order: the test would prove nothing";
+}
+
+// Seer's divided rollout on both backends: chunks of 4 tokens (of up to 16).
+// The live engine stops each request at 4 new tokens without an end token
+// and says so; the sample rejoins the pool and goes out again, re-prefilled
+// there, its KV carried in the twin. The two complete groups alike and end
+// the same number of chunks; an engine that ignored the cap would end none.
+class ChunkCounter final : public policies::PolicyDecorator {
+ public:
+  ChunkCounter(std::unique_ptr<policies::Policy> base, std::int64_t& chunks) : PolicyDecorator(std::move(base)), chunks_(chunks) {}
+  policies::Decisions on_samples_finished(const policies::RolloutView& view, const std::vector<policies::SampleRef>& finished,
+                                          const std::vector<policies::SampleRef>& chunk_ended) override {
+    chunks_ += static_cast<std::int64_t>(chunk_ended.size());
+    return PolicyDecorator::on_samples_finished(view, finished, chunk_ended);
+  }
+
+ private:
+  std::int64_t& chunks_;
+};
+
+TEST(OnePolicyTwoBackends, SeerChunksTheSameLiveAndSimulated) {
+  const int steps = 8;
+  for (const std::string chunk : {"4", "0"}) {
+    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
+                                            "engine.max_running=2", "seer.chunk_tok=" + chunk});
+    std::vector<std::int64_t> chunks;  // live, then the twin
+    chunks.reserve(2);
+    f.registry.add({"seer_counted", "seer, its chunk ends counted", {}, [&f, &chunks](const base::Config& c) {
+                      chunks.push_back(0);
+                      return std::make_unique<ChunkCounter>(f.registry.get("seer").make(c), chunks.back());
+                    }});
+    const auto [live, sim] = live_and_twin(f, "seer_counted", steps, {4, 0.6, 10}, 2);
+    EXPECT_EQ(sim.batches, live.batches) << chunk;
+    ASSERT_EQ(chunks.size(), 2U);
+    EXPECT_EQ(chunks[1], chunks[0]) << chunk;
+    if (chunk == "4") {
+      EXPECT_GT(chunks[0], 0) << "no chunk ended live: the test would prove nothing";
+    } else {
+      EXPECT_EQ(chunks[0], 0);
+    }
+  }
 }
 
 // april_adaptive on both backends: the same factory makes one object for the

@@ -172,6 +172,7 @@ struct LiveBackend::Impl {
     auto& f = flight.at(d.key);
     const auto total = f.engine_base + static_cast<std::int32_t>(d.tokens.size());
     rl::SampleProgress p{d.key, total, {}};
+    p.stopped_at_max_new = d.finished && d.stop_token < 0;  // no end token: it reached max_new
     if (f.crossed_sync && total > f.attributed) {
       f.by_version.push_back({version, total - f.attributed});
       f.attributed = total;
