@@ -3,6 +3,8 @@
 // decodes one token per iteration, no prefill, train, sync or abort time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "rl/step_metrics.hpp"
 #include "test_support.hpp"
 
@@ -61,6 +63,48 @@ TEST(TailBatching, KeepingTheTokensTrainsThemOffPolicy) {
   EXPECT_EQ(r.steps[1].tokens_wasted, 0);
   EXPECT_EQ(r.steps[1].tokens_offpolicy, 13);
   EXPECT_EQ(r.steps[1].staleness_max, 1);
+}
+
+// Conformance with RollPacker's tail batching (arXiv 2509.21009; the
+// authors' NSDI'26 text in github Farrrrland/RollPacker, section 3 and
+// Fig. 4): with eta = 1.25 a short round launches eta P0 prompts and keeps
+// the first P0 to finish; the prompts left over wait in a queue; once P0 have
+// gathered, a long round runs exactly those, without speculation or fresh
+// prompts: "four short rounds and one long round". Restarted from the
+// prompt, every trained token is on-policy. On the generator's lengths, 10
+// steps of P0 = 4: rounds of 5, 5, 5, 5, 4 groups twice, and each long round
+// trains exactly the four prompts its short rounds set aside.
+TEST(TailBatching, ConformsToRollPackersFourShortRoundsThenOneLong) {
+  testing::Fixture f("handcheck", {"rollout_batch_size=4", "tail_batching.alpha=1.25", "tail_batching.resume=restart"});
+  scenario::Simulation sim(f.config, f.registry, "tail_batching");
+  std::vector<std::vector<GroupId>> batches;
+  sim.loop().on_batch = [&](std::int64_t, const auto& ids) {
+    std::vector<GroupId> b;
+    for (const auto& [id, prompt] : ids) b.push_back(id);
+    std::sort(b.begin(), b.end());
+    batches.push_back(b);
+  };
+  std::vector<std::int64_t> submitted;
+  for (int s = 0; s < 10; ++s) {
+    const rl::StepMetrics m = sim.step();
+    submitted.push_back(m.groups_submitted);
+    EXPECT_EQ(m.tokens_offpolicy, 0) << "step " << s;
+  }
+  EXPECT_EQ(submitted, (std::vector<std::int64_t>{5, 5, 5, 5, 4, 5, 5, 5, 5, 4}));
+  // Groups are numbered as drawn: short rounds 0-3 draw 0..19, 5-8 draw 20..39.
+  for (const int long_round : {4, 9}) {
+    const GroupId first = long_round == 4 ? 0 : 20;
+    std::vector<GroupId> set_aside;
+    for (GroupId id = first; id < first + 20; ++id) {
+      bool batched = false;
+      for (int s = long_round - 4; s < long_round; ++s) {
+        const auto& b = batches[static_cast<std::size_t>(s)];
+        batched = batched || std::find(b.begin(), b.end(), id) != b.end();
+      }
+      if (!batched) set_aside.push_back(id);
+    }
+    EXPECT_EQ(batches[static_cast<std::size_t>(long_round)], set_aside) << "long round at step " << long_round;
+  }
 }
 
 }  // namespace
