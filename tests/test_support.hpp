@@ -51,4 +51,15 @@ inline scenario::RunOptions with_trace(std::vector<base::GroupSpec> trace) {
   return o;
 }
 
+// Each step's rollout time in ms: `policy` on the handcheck scenario with
+// `sets`, replaying `trace`, for `steps` steps.
+inline std::vector<double> rollout_ms(const std::string& policy, const std::vector<std::string>& sets, std::vector<base::GroupSpec> trace,
+                                      int steps) {
+  Fixture f("handcheck", sets);
+  scenario::Simulation sim(f.config, f.registry, policy, with_trace(std::move(trace)));
+  std::vector<double> out;
+  for (int s = 0; s < steps; ++s) out.push_back(sim.step().rollout_time_s * 1e3);
+  return out;
+}
+
 }  // namespace april::testing

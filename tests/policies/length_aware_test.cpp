@@ -17,6 +17,7 @@ namespace {
 
 using policies::LengthPredictor;
 using testing::group;
+using testing::rollout_ms;
 using testing::with_trace;
 
 TEST(LengthPredictor, PredictsTheMeanOfTheObservedLengthsAboveWhatASampleHasGenerated) {
@@ -45,15 +46,6 @@ TEST(LengthPredictor, ANewPromptIsPredictedFromRecentLengthsOfAnyPromptAndHistor
   // Its own finished siblings replace the prior for a new prompt.
   EXPECT_EQ(p.predict_total_tok("new", {5}, 0), 5);
   EXPECT_THROW(LengthPredictor(0, 1), std::invalid_argument);
-}
-
-std::vector<double> rollout_ms(const std::string& policy, const std::vector<std::string>& sets, std::vector<base::GroupSpec> trace,
-                               int steps) {
-  testing::Fixture f("handcheck", sets);
-  scenario::Simulation sim(f.config, f.registry, policy, with_trace(std::move(trace)));
-  std::vector<double> out;
-  for (int s = 0; s < steps; ++s) out.push_back(sim.step().rollout_time_s * 1e3);
-  return out;
 }
 
 // One engine holding 2 requests at a time, B = 2, the hand trace (cycles

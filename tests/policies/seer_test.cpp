@@ -18,16 +18,8 @@ namespace april {
 namespace {
 
 using testing::group;
+using testing::rollout_ms;
 using testing::with_trace;
-
-std::vector<double> rollout_ms(const std::string& policy, const std::vector<std::string>& sets, std::vector<base::GroupSpec> trace,
-                               int steps) {
-  testing::Fixture f("handcheck", sets);
-  scenario::Simulation sim(f.config, f.registry, policy, with_trace(std::move(trace)));
-  std::vector<double> out;
-  for (int s = 0; s < steps; ++s) out.push_back(sim.step().rollout_time_s * 1e3);
-  return out;
-}
 
 void expect_ms(const std::vector<double>& got, double want) {
   ASSERT_EQ(got.size(), 1U);
