@@ -88,7 +88,9 @@ void ColocatedDriver::end_phase(const std::vector<GroupId>& batch, StepMetrics& 
     }
     st.take_back(p);
   }
-  for (GroupId id : st.submitted) st.drop_held(st.group(id));
+  if (st.held_samples > 0) {
+    for (GroupId id : st.submitted) st.drop_held(st.group(id));  // held samples go back unstarted
+  }
   if (st.in_flight_samples != 0) throw std::logic_error("backend lost track of in-flight samples on abort");
   const double t_rollout_end = backend_.now_s();
   m.abort_time_s = t_rollout_end - t_abort_start;
