@@ -69,6 +69,16 @@ class RolloutView {
   [[nodiscard]] virtual std::int64_t held_samples() const = 0;
   [[nodiscard]] virtual std::int64_t dispatched_samples() const = 0;
   [[nodiscard]] virtual std::int64_t engine_slots() const = 0;
+  // The engines a submission may be pinned to (SubmissionPlan::engines).
+  [[nodiscard]] virtual std::int64_t engines() const = 0;
+
+  // What-if only: the response length the workload assigned to a sample,
+  // where the backend stops samples there (the simulator); -1 elsewhere (a
+  // live engine ends where its model does). No real system knows it: a
+  // policy reads it only to model a length predictor of a stated accuracy,
+  // perfect or noisy (StreamRL's ranker, streamrl.predictor), never to decide
+  // as a deployable policy would.
+  [[nodiscard]] virtual std::int32_t workload_response_tok(GroupId group, std::int32_t sample) const = 0;
 
  protected:
   ~RolloutView() = default;
@@ -78,6 +88,12 @@ class RolloutView {
 struct SampleRef {
   GroupId group = -1;
   std::int32_t sample = 0;
+};
+
+// Engines [first, first + count) of the backend's; count 0: every engine.
+struct EngineRange {
+  std::int32_t first = 0;
+  std::int32_t count = 0;
 };
 
 struct BufferTake {
@@ -129,6 +145,11 @@ struct SubmissionPlan {
   // unstarted, when the phase ends. Empty: none held. Not with a policy
   // that overlaps rollout and training.
   std::vector<char> hold;
+  // Per submission (input indexing): the engines the router may send it to
+  // (StreamRL's dedicated long-tail instances); the router picks among them
+  // by its usual rule. Empty: every engine. A backend that cannot route
+  // within a range refuses a range short of every engine.
+  std::vector<EngineRange> engines;
   // Samples held at earlier instants to send now, ahead of this instant's
   // (a policy dispatching from its pool by priority may rank them first).
   std::vector<SampleRef> release;

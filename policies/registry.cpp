@@ -13,6 +13,7 @@
 #include "policies/one_step_off_policy.hpp"
 #include "policies/seer_policy.hpp"
 #include "policies/sorted_policy.hpp"
+#include "policies/streamrl_policy.hpp"
 #include "policies/sync_policy.hpp"
 #include "policies/tail_batching_policy.hpp"
 
@@ -66,6 +67,7 @@ PolicyRegistry builtin_policies() {
   r.add(async_policy_entry());
   r.add(length_aware_policy_entry());
   r.add(seer_policy_entry());
+  r.add(streamrl_policy_entry());
   return r;
 }
 

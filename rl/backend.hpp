@@ -39,6 +39,9 @@ struct SampleRequest {
   // cache instead of prefilling them: a chunk continuing where another
   // ended (Policy::chunk_tok, Seer's pool). 0: prefill all.
   std::int32_t cached_tok = 0;
+  // The engines the router may choose among: [engine_first, engine_first +
+  // engine_count); engine_count 0: every engine (SubmissionPlan::engines).
+  std::int32_t engine_first = 0, engine_count = 0;
   // Where the loop keeps this sample's records (its group, the sample), as
   // base::cache_lines: the simulator fetches them into the cache just before
   // it reports the sample finished. A hint, never read through; results do
@@ -162,6 +165,12 @@ class Backend {
   // Whether finished samples say when they stopped at max_new_tok before
   // their end (SampleProgress::stopped_at_max_new), as chunked requests need.
   [[nodiscard]] virtual bool reports_chunk_ends() const { return false; }
+  // Whether submit honours SampleRequest::engine_first/engine_count when
+  // they name fewer than every engine.
+  [[nodiscard]] virtual bool routes_within_engine_ranges() const { return false; }
+  // Whether samples end at SampleRequest::target_response_tok (the
+  // simulator): only then is the workload's length a what-if oracle.
+  [[nodiscard]] virtual bool lengths_follow_workload() const { return false; }
   // The overlapped operations, where this backend has them (the live
   // backend; a simulated disaggregated cluster); nullptr where it has not.
   [[nodiscard]] virtual OverlappingBackend* overlapping() { return nullptr; }

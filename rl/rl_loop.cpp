@@ -33,7 +33,8 @@ RlLoop::RlLoop(Backend& backend, policies::Policy& policy, base::WorkloadSource&
   state_.max_response_len = opt_.max_response_len;
   state_.dynamic_sampling_filter = opt_.dynamic_sampling_filter;
   sample_events_ = policy_.wants_sample_events();
-  engine_slots_ = backend_.engines() * backend_.max_running_per_engine();
+  engines_ = backend_.engines();
+  engine_slots_ = engines_ * backend_.max_running_per_engine();
   chunk_tok_ = policy_.chunk_tok();
   chunk_keeps_kv_ = policy_.chunk_keeps_kv();
   if (chunk_tok_ < 0) throw std::logic_error("policy asked for chunks of fewer than 0 tokens");
@@ -69,6 +70,15 @@ std::vector<SampleState> RlLoop::group_samples(GroupId id) const {
 }
 
 const std::string& RlLoop::prompt_id(GroupId id) const { return state_.group(id).prompt_id; }
+
+std::int32_t RlLoop::workload_response_tok(GroupId group, std::int32_t sample) const {
+  if (!backend_.lengths_follow_workload()) return -1;
+  const RolloutGroup& g = state_.group(group);
+  if (sample < 0 || static_cast<std::size_t>(sample) >= g.samples.size()) {
+    throw std::logic_error(fmt::format("policy asked for sample {} of group {}, which has {}", sample, group, g.samples.size()));
+  }
+  return g.samples[static_cast<std::size_t>(sample)].target_tok;
+}
 
 void RlLoop::submit_group(RolloutGroup& g) {
   g.submit_seq = state_.submit_counter++;
@@ -172,6 +182,21 @@ void RlLoop::flush_submissions() {
   for (std::size_t i : order) {
     if (i >= n || seen[i]) throw std::logic_error("policy's submission order is not a permutation of the submissions");
     seen[i] = 1;
+  }
+  if (!plan.engines.empty()) {
+    if (plan.engines.size() != n) throw std::logic_error(fmt::format("policy gave engine ranges for {} of {} submissions", plan.engines.size(), n));
+    for (std::size_t i = 0; i < n; ++i) {
+      const policies::EngineRange& e = plan.engines[i];
+      if (e.count == 0 && e.first == 0) continue;
+      if (e.first < 0 || e.count < 1 || std::int64_t{e.first} + e.count > engines_) {
+        throw std::logic_error(fmt::format("policy sent a submission to engines [{}, {}) of {}", e.first, std::int64_t{e.first} + e.count, engines_));
+      }
+      if (e.count < engines_ && !backend_.routes_within_engine_ranges()) {
+        throw std::logic_error(fmt::format("policy pinned a submission to {} of the {} engines; this backend routes over every engine only", e.count, engines_));
+      }
+      to_submit_[i].engine_first = e.first;
+      to_submit_[i].engine_count = e.count;
+    }
   }
   if (!plan.hold.empty()) {
     if (plan.hold.size() != n) throw std::logic_error(fmt::format("policy held {} of {} submissions", plan.hold.size(), n));

@@ -78,6 +78,8 @@ class RlLoop final : public policies::RolloutView {
     return state_.in_flight_samples - state_.held_samples - static_cast<std::int64_t>(to_submit_.size());
   }
   [[nodiscard]] std::int64_t engine_slots() const override { return engine_slots_; }
+  [[nodiscard]] std::int64_t engines() const override { return engines_; }
+  [[nodiscard]] std::int32_t workload_response_tok(policies::GroupId group, std::int32_t sample) const override;
 
   // Accounting, for conservation checks: every decoded token (reported by
   // the backend) is trained, masked (in a batch, zero weight), held by a
@@ -142,6 +144,7 @@ class RlLoop final : public policies::RolloutView {
   std::int32_t chunk_tok_ = 0;     // policy_.chunk_tok(), asked once; 0: whole requests
   bool chunk_keeps_kv_ = false;
   std::int64_t engine_slots_ = 0;  // engines x cap on running requests; 0: no cap
+  std::int64_t engines_ = 0;
   RolloutState state_;
   std::vector<SampleRequest> to_submit_;  // queued by submit_samples, in the loop's order
   std::unique_ptr<StepDriver> driver_;    // colocated or overlapped, chosen once

@@ -48,6 +48,17 @@ class LeastLoaded {
   [[nodiscard]] std::int64_t load(std::size_t engine) const { return static_cast<std::int64_t>(tree_[leaves_ + engine] >> kIndexBits); }
   // The least-loaded engine; among equals, the lowest index.
   [[nodiscard]] std::size_t least() const { return static_cast<std::size_t>(tree_[1] & (kMaxEngines - 1)); }
+  // The least-loaded engine of [first, last), same tie rule, in O(log
+  // engines): the minimum over the nodes that tile the range.
+  [[nodiscard]] std::size_t least_in(std::size_t first, std::size_t last) const {
+    if (first >= last || last > leaves_) throw std::out_of_range("engine range outside the router's");
+    std::uint64_t best = UINT64_MAX;
+    for (std::size_t lo = first + leaves_, hi = last + leaves_; lo < hi; lo /= 2, hi /= 2) {
+      if (lo & 1U) best = std::min(best, tree_[lo++]);
+      if (hi & 1U) best = std::min(best, tree_[--hi]);
+    }
+    return static_cast<std::size_t>(best & (kMaxEngines - 1));
+  }
 
  private:
   static std::uint64_t pack(std::int64_t load, std::size_t engine) {

@@ -27,15 +27,26 @@ void SimBackend::note_load(std::size_t engine) {
   if (predictions_seen_) by_predicted_tok_.set(engine, engines_[engine]->predicted_outstanding_tok());
 }
 
+std::size_t SimBackend::route(const SampleRequest& r) const {
+  const LeastLoaded& index = r.predicted_remaining_tok > 0 ? by_predicted_tok_ : by_requests_;
+  if (r.engine_count == 0) return index.least();
+  if (r.engine_first < 0 || r.engine_count < 0 || static_cast<std::size_t>(r.engine_first) + static_cast<std::size_t>(r.engine_count) > engines_.size()) {
+    throw std::invalid_argument(fmt::format("engine range [{}, {}) outside the {} engines", r.engine_first,
+                                            std::int64_t{r.engine_first} + r.engine_count, engines_.size()));
+  }
+  return index.least_in(static_cast<std::size_t>(r.engine_first), static_cast<std::size_t>(r.engine_first) + static_cast<std::size_t>(r.engine_count));
+}
+
 void SimBackend::submit(const SampleRequest& r) {
   // Least outstanding requests; with the policy's prediction, least
-  // predicted work (Seer's balancing). Ties go to the lowest index.
+  // predicted work (Seer's balancing); among the request's engine range
+  // where it names one (StreamRL's pools). Ties go to the lowest index.
   if (r.predicted_remaining_tok > 0 && !predictions_seen_) {
     // The first prediction: from now on every change keeps this index too.
     predictions_seen_ = true;
     for (std::size_t i = 0; i < engines_.size(); ++i) note_load(i);
   }
-  const std::size_t best_index = r.predicted_remaining_tok > 0 ? by_predicted_tok_.least() : by_requests_.least();
+  const std::size_t best_index = route(r);
   sim::Engine* best = engines_[best_index].get();
   sim::EngineRequest er;
   er.key = r.key;
@@ -59,7 +70,7 @@ void SimBackend::submit(const SampleRequest& r) {
   // Submissions come in runs (a step's start, a group's refill): the engine
   // the next one goes to is most likely the least loaded now, far in memory
   // at a large cluster's size; ask for it while the caller prepares it.
-  const sim::Engine* next = engines_[r.predicted_remaining_tok > 0 ? by_predicted_tok_.least() : by_requests_.least()].get();
+  const sim::Engine* next = engines_[route(r)].get();
   base::prefetch_lines(base::cache_lines_of(next));
 }
 

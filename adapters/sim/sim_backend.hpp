@@ -71,6 +71,8 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   [[nodiscard]] std::int64_t engines() const override { return static_cast<std::int64_t>(engines_.size()); }
   [[nodiscard]] std::int64_t max_running_per_engine() const override { return config_.engine.max_running; }
   [[nodiscard]] bool reports_chunk_ends() const override { return true; }
+  [[nodiscard]] bool routes_within_engine_ranges() const override { return true; }
+  [[nodiscard]] bool lengths_follow_workload() const override { return true; }
   void submit(const SampleRequest& request) override;
   std::vector<SampleProgress> wait_for_completions() override;
   std::vector<SampleProgress> abort_all() override;
@@ -103,6 +105,8 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   LeastLoaded by_requests_, by_predicted_tok_;
   bool predictions_seen_ = false;
   void note_load(std::size_t engine);
+  // The engine the router sends `r` to (its range, its rule).
+  [[nodiscard]] std::size_t route(const SampleRequest& r) const;
   std::vector<std::pair<std::size_t, SampleProgress>> finished_;
   // Requests whose max_new_tok comes before their end (chunks, the length
   // cap): their finish reports stopped_at_max_new. Empty in most runs.

@@ -171,6 +171,35 @@ TEST(OnePolicyTwoBackends, LengthAwareAdmitsInTheSameOrderLiveAndSimulated) {
   EXPECT_NE(live_batches[0], live_batches[1]) << "long first never changed the completion order: the test would prove nothing";
 }
 
+// streamrl on both backends, with the predictor a live run can have (each
+// prompt's earlier lengths): one engine, so no pools, and the dispatch is
+// its longest-predicted-first order. The same batches live and simulated;
+// the order changes them live (against no predictor), so the test would see
+// a live engine that ignored it. The oracle predictors read the workload's
+// lengths, which a live engine does not follow: refused, in words.
+TEST(OnePolicyTwoBackends, StreamRlDispatchesTheSameLiveAndSimulated) {
+  const CountdownParams dataset{4, 0.6, 10, 3};
+  const int steps = 8;
+  std::vector<std::vector<std::vector<std::string>>> live_batches;
+  for (const std::string predictor : {"history", "none"}) {
+    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
+                                            "engine.max_running=2", "streamrl.predictor=" + predictor});
+    const auto [live, sim] = live_and_twin(f, "streamrl", steps, dataset, 2);
+    EXPECT_EQ(sim.batches, live.batches) << predictor;
+    live_batches.push_back(live.batches);
+  }
+  EXPECT_NE(live_batches[0], live_batches[1]) << "the predicted order never changed the completion order: the test would prove nothing";
+  april::testing::Fixture oracle("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
+                                               "streamrl.predictor=perfect"});
+  auto policy = oracle.registry.get("streamrl").make(oracle.config);
+  try {
+    (void)run_live(*policy, 1, dataset, 2);
+    ADD_FAILURE() << "a live run took the oracle predictor";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("only the simulator follows"), std::string::npos) << e.what();
+  }
+}
+
 // seer on both backends: the engine runs 2 of the step's 4 samples (live
 // slots, the twin's engine.max_running), so 2 wait in the loop's dispatch
 // queue and go out as samples finish, the probes first and then the longest
