@@ -13,38 +13,21 @@ namespace april::policies {
 LengthAwarePolicy::LengthAwarePolicy(std::unique_ptr<Policy> base, LengthAwareParams p)
     : PolicyDecorator(std::move(base)), p_(p), predictor_(p.history_per_prompt) {}
 
-void LengthAwarePolicy::learn(const RolloutView& view, GroupId group) {
-  if (!learned_.insert(group).second) return;
-  const std::string& prompt = view.prompt_id(group);
-  for (const SampleState& s : view.group_samples(group)) predictor_.record(prompt, s.generated_tok);
-}
-
 Decisions LengthAwarePolicy::on_group_accepted(const RolloutView& view, GroupId group) {
-  learn(view, group);
+  predictor_.learn(view, group);
   return PolicyDecorator::on_group_accepted(view, group);
 }
 
 Decisions LengthAwarePolicy::on_group_rejected(const RolloutView& view, GroupId group) {
-  learn(view, group);
+  predictor_.learn(view, group);
   return PolicyDecorator::on_group_rejected(view, group);
 }
 
 SubmissionPlan LengthAwarePolicy::plan_submissions(const RolloutView& view, const std::vector<Submission>& subs) {
   // Remaining tokens predicted per submission; 0: no prediction.
-  std::vector<std::int64_t> remaining(subs.size(), 0);
-  GroupId cached_group = -1;
-  std::vector<std::int32_t> siblings;
+  std::vector<std::int64_t> remaining = predictor_.predict_totals(view, subs);
   for (std::size_t i = 0; i < subs.size(); ++i) {
-    const Submission& s = subs[i];
-    if (s.group != cached_group) {
-      cached_group = s.group;
-      siblings.clear();
-      for (const SampleState& st : view.group_samples(s.group)) {
-        if (st.finished) siblings.push_back(st.generated_tok);
-      }
-    }
-    const std::int64_t total = predictor_.predict_total_tok(view.prompt_id(s.group), siblings, s.generated_tok);
-    if (total > 0) remaining[i] = total - s.generated_tok;
+    if (remaining[i] > 0) remaining[i] -= subs[i].generated_tok;
   }
   SubmissionPlan plan;
   if (p_.order != AdmissionOrder::AsGiven) {

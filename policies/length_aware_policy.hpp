@@ -20,9 +20,8 @@
 // starts it empty.
 #include <cstddef>
 #include <memory>
-#include <unordered_set>
 
-#include "policies/length_predictor.hpp"
+#include "policies/view_length_predictor.hpp"
 #include "policies/policy.hpp"
 #include "policies/policy_decorator.hpp"
 #include "policies/registry.hpp"
@@ -46,16 +45,11 @@ class LengthAwarePolicy final : public PolicyDecorator {
   Decisions on_group_rejected(const RolloutView& view, GroupId group) override;
   SubmissionPlan plan_submissions(const RolloutView& view, const std::vector<Submission>& submissions) override;
 
-  [[nodiscard]] const LengthPredictor& predictor() const { return predictor_; }
+  [[nodiscard]] const LengthPredictor& predictor() const { return predictor_.predictor(); }
 
  private:
-  // Records a complete group's lengths, once per group (a complete group
-  // returned unbatched completes again when resubmitted).
-  void learn(const RolloutView& view, GroupId group);
-
   LengthAwareParams p_;
-  LengthPredictor predictor_;
-  std::unordered_set<GroupId> learned_;
+  ViewLengthPredictor predictor_;
 };
 
 PolicyEntry length_aware_policy_entry();

@@ -43,9 +43,7 @@ double StreamRlPolicy::noise_factor(std::uint64_t seed, GroupId group, std::int3
 }
 
 void StreamRlPolicy::learn(const RolloutView& view, GroupId group) {
-  if (p_.predictor != StreamRlPredictor::History || !learned_.insert(group).second) return;
-  const std::string& prompt = view.prompt_id(group);
-  for (const SampleState& s : view.group_samples(group)) history_.record(prompt, s.generated_tok);
+  if (p_.predictor == StreamRlPredictor::History) history_.learn(view, group);
 }
 
 Decisions StreamRlPolicy::on_group_accepted(const RolloutView& view, GroupId group) {
@@ -59,34 +57,20 @@ Decisions StreamRlPolicy::on_group_rejected(const RolloutView& view, GroupId gro
 }
 
 std::vector<std::int64_t> StreamRlPolicy::predict(const RolloutView& view, const std::vector<Submission>& subs) const {
+  if (p_.predictor == StreamRlPredictor::History) return history_.predict_totals(view, subs);
   std::vector<std::int64_t> total;
   total.reserve(subs.size());
-  GroupId cached_group = -1;
-  std::vector<std::int32_t> siblings;
-  for (std::size_t i = 0; i < subs.size(); ++i) {
-    const Submission& s = subs[i];
-    std::int64_t t = 0;
-    if (p_.predictor == StreamRlPredictor::History) {
-      if (s.group != cached_group) {
-        cached_group = s.group;
-        siblings.clear();
-        for (const SampleState& st : view.group_samples(s.group)) {
-          if (st.finished) siblings.push_back(st.generated_tok);
-        }
-      }
-      t = history_.predict_total_tok(view.prompt_id(s.group), siblings, s.generated_tok);
-    } else {
-      const std::int32_t length = view.workload_response_tok(s.group, s.sample);
-      if (length < 0) {
-        throw std::invalid_argument(
-            "streamrl.predictor=perfect and noisy read the workload's lengths, which only the simulator follows; use "
-            "streamrl.predictor=history on a live backend");
-      }
-      const double factor = p_.predictor == StreamRlPredictor::Noisy ? noise_factor(p_.seed, s.group, s.sample, p_.noise_sigma) : 1.0;
-      t = std::max<std::int64_t>(1, std::llround(static_cast<double>(length) * factor));
+  for (const Submission& s : subs) {
+    const std::int32_t length = view.workload_response_tok(s.group, s.sample);
+    if (length < 0) {
+      throw std::invalid_argument(
+          "streamrl.predictor=perfect and noisy read the workload's lengths, which only the simulator follows; use "
+          "streamrl.predictor=history on a live backend");
     }
+    const double factor = p_.predictor == StreamRlPredictor::Noisy ? noise_factor(p_.seed, s.group, s.sample, p_.noise_sigma) : 1.0;
+    const std::int64_t t = std::max<std::int64_t>(1, std::llround(static_cast<double>(length) * factor));
     // A sample still running has outlived any prediction at or below what it holds.
-    total.push_back(t > 0 ? std::max<std::int64_t>(t, std::int64_t{s.generated_tok} + 1) : 0);
+    total.push_back(std::max<std::int64_t>(t, std::int64_t{s.generated_tok} + 1));
   }
   return total;
 }

@@ -46,11 +46,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <unordered_set>
 #include <vector>
 
 #include "base/config.hpp"
-#include "policies/length_predictor.hpp"
+#include "policies/view_length_predictor.hpp"
 #include "policies/policy.hpp"
 #include "policies/policy_decorator.hpp"
 #include "policies/registry.hpp"
@@ -90,8 +89,7 @@ class StreamRlPolicy final : public PolicyDecorator {
   void learn(const RolloutView& view, GroupId group);
 
   StreamRlParams p_;
-  LengthPredictor history_;
-  std::unordered_set<GroupId> learned_;
+  ViewLengthPredictor history_;
   std::int64_t threshold_tok_ = -1, tail_engines_now_ = 0;
   std::size_t largest_dispatch_ = 0;
 };
