@@ -174,7 +174,7 @@ PolicyEntry seer_policy_entry() {
        base::one_of({"context_aware", "fifo"})},
       {keys::kSeerChunkTok.name, KnobType::Int, std::int64_t{0}, "tok",
        "divided rollout: each request asks for at most this many tokens, then goes back to the pool to be sent again (0: whole "
-       "requests; the paper gives no size). The simulator and the live engine; not over HTTP",
+       "requests; the paper gives no size). The simulator, the live engine and HTTP servers",
        base::in_range(0, 1 << 30)},
       {keys::kSeerChunkKv.name, KnobType::String, std::string("pool"), "",
        "a chunk's KV between engines: pool (a global KV cache, as Seer's Mooncake: the next chunk prefills nothing) or reprefill "

@@ -31,8 +31,9 @@
 // prefills prompt + tokens again, the cost without a global cache.
 //
 // Where this is a simplification of the paper, said here once:
-//  - Chunks run in the simulator and on the live engine (which re-prefills
-//    each), not over HTTP. The paper gives no chunk size (an awesome-list's summary says 8K): the
+//  - Chunks run in the simulator, on the live engine (which re-prefills
+//    each) and over HTTP (each chunk a new request, its context left to the
+//    server's prefix cache). The paper gives no chunk size (an awesome-list's summary says 8K): the
 //    default, 0, sends whole requests.
 //  - Its placement also weighs cached prefixes and KV usage (OSDI version);
 //    here the simulator's router takes the engine with the fewest requests.

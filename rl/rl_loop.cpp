@@ -43,7 +43,7 @@ RlLoop::RlLoop(Backend& backend, policies::Policy& policy, base::WorkloadSource&
     if (!sample_events_) throw std::logic_error("a policy that chunks requests must take sample events to release the chunks");
     if (!backend_.reports_chunk_ends()) {
       throw std::invalid_argument("this backend cannot report a request stopped at a chunk's end; chunked requests (seer.chunk_tok) "
-                                  "run in the simulator and on april's live engine, not over HTTP");
+                                  "run in the simulator, on april's live engine and over HTTP");
     }
   }
   driver_ = make_driver(*this, backend_, policy_);

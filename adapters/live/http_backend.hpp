@@ -76,6 +76,11 @@ class HttpBackend final : public rl::Backend, public rl::OverlappingBackend {
   [[nodiscard]] double now_s() const override;
   [[nodiscard]] std::int64_t engines() const override;
   [[nodiscard]] std::int64_t max_running_per_engine() const override;
+  // A reply that stopped at the request's max_new_tokens (finish reason
+  // "length") says so: chunked requests (seer.chunk_tok) run over HTTP. Each
+  // chunk is a new request; whether its context is prefilled again is the
+  // server's prefix cache's business, whatever chunk_keeps_kv says.
+  [[nodiscard]] bool reports_chunk_ends() const override { return true; }
   void submit(const rl::SampleRequest& request) override;
   // Throws std::runtime_error naming the server's URL and what went wrong
   // (no answer after three tries, a timeout, an HTTP error with its message,

@@ -282,6 +282,25 @@ try:
             counts = [x["args"]["running"] for x in events if x["ph"] == "C" and x["name"] == f"requests e{e}"]
             check(busy and all(x["ts"] >= 0 and x["dur"] >= 0 for x in busy), f"timeline: server {e}'s busy spans")
             check(counts and max(counts) > 0 and counts[-1] == 0, f"timeline: server {e}'s requests {counts[:8]}...")
+    # Seer's divided rollout over HTTP: each request asks for at most 8 of the
+    # 24 tokens, a reply that stops there (finish reason "length") goes back
+    # to the pool and out again, so the same rollout takes more requests than
+    # whole ones. Greedy on --exact-prefill servers, a chunk continues its
+    # sample exactly: the same tokens, generated and trained.
+    seer_runs = {}
+    for chunk in ("0", "8"):
+        o = subprocess.run(run + ["--policy", "seer", "--set", f"seer.chunk_tok={chunk}", "--engines", f"{url_a},{url_b}",
+                                  "--out", f"{work}/seer-{chunk}"], capture_output=True, text=True)
+        check(o.returncode == 0, f"seer chunk {chunk} over HTTP: {o.stderr[-300:]}")
+        if o.returncode == 0:
+            seer_runs[chunk] = json.load(open(f"{work}/seer-{chunk}/summary.json"))["policies"]["seer"]
+    if len(seer_runs) == 2:
+        whole, chunked = seer_runs["0"], seer_runs["8"]
+        check(chunked["requests_answered"] > whole["requests_answered"],
+              f"chunks over HTTP took no more requests: {chunked['requests_answered']} vs {whole['requests_answered']}")
+        for key in ("tokens_generated", "tokens_trained"):
+            check(chunked[key] == whole[key], f"seer over HTTP, {key}: {chunked[key]} in chunks of 8, {whole[key]} whole")
+        print(f"seer over HTTP: {whole['requests_answered']} requests whole, {chunked['requests_answered']} in chunks of 8")
     windows = subprocess.run(run + ["--policy", "sync", "--engines", url_a, "--timeline", f"{work}/w.json", "--timeline-detail", "windows"],
                              capture_output=True, text=True)
     check(windows.returncode != 0 and "--timeline-detail windows" in windows.stderr, f"windows over HTTP: {windows.stderr!r}")

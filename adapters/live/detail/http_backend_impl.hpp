@@ -329,7 +329,12 @@ struct HttpBackend::Impl {
     st.logprobs.insert(st.logprobs.end(), a.reply.output_logprobs.begin(), a.reply.output_logprobs.end());
     const bool finished = a.reply.finish != http::FinishKind::Abort;
     if (!finished) ++aborted;
-    return progress_of(key, f, static_cast<std::int32_t>(a.reply.output_ids.size()), finished);
+    auto p = progress_of(key, f, static_cast<std::int32_t>(a.reply.output_ids.size()), finished);
+    // The server stopped at the request's max_new_tokens, not at an end
+    // token: a chunk's end (Policy::chunk_tok) or the length cap, which the
+    // loop tells apart. A server's own context limit stops it short of that.
+    p.stopped_at_max_new = a.reply.finish == http::FinishKind::Length && p.new_tok == f.max_new_tok;
+    return p;
   }
 
   // The sample's progress in this submission: the tokens before an
