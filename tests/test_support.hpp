@@ -1,12 +1,16 @@
 #pragma once
 // Helpers shared by the tests: a scenario Config built like the CLI does.
+#include <functional>
+#include <memory>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "scenario/scenario.hpp"
 #include "scenario/simulation.hpp"
+#include "policies/policy.hpp"
 #include "policies/registry.hpp"
 #include "base/config.hpp"
 
@@ -60,6 +64,45 @@ inline std::vector<double> rollout_ms(const std::string& policy, const std::vect
   std::vector<double> out;
   for (int s = 0; s < steps; ++s) out.push_back(sim.step().rollout_time_s * 1e3);
   return out;
+}
+
+// A policy whose plan is given: it asks for `fresh_groups` at each step's
+// start and plans every instant's submissions with `plan`, to check how the
+// loop takes a plan (a policy's mistakes are refused in words).
+class PlanningPolicy final : public policies::Policy {
+ public:
+  using Plan = std::function<policies::SubmissionPlan(const std::vector<policies::Submission>&)>;
+  PlanningPolicy(std::int64_t fresh_groups, Plan plan) : fresh_groups_(fresh_groups), plan_(std::move(plan)) {}
+  policies::Decisions on_step_start(const policies::RolloutView&) override {
+    policies::Decisions d;
+    d.fresh_groups = fresh_groups_;
+    return d;
+  }
+  policies::Decisions on_group_accepted(const policies::RolloutView&, policies::GroupId) override { return {}; }
+  policies::Decisions on_group_rejected(const policies::RolloutView&, policies::GroupId) override { return {}; }
+  policies::SubmissionPlan plan_submissions(const policies::RolloutView&, const std::vector<policies::Submission>& subs) override {
+    return plan_(subs);
+  }
+
+ private:
+  std::int64_t fresh_groups_;
+  Plan plan_;
+};
+
+// The words of the std::logic_error the first step of a PlanningPolicy
+// throws on `f`'s scenario replaying `trace`; empty when it throws none.
+inline std::string first_step_error(Fixture& f, std::int64_t fresh_groups, PlanningPolicy::Plan plan, std::vector<base::GroupSpec> trace) {
+  const std::string name = "planning_" + std::to_string(f.registry.names().size());
+  f.registry.add({name, "a policy whose plan is given", {}, [fresh_groups, plan](const base::Config&) {
+                    return std::make_unique<PlanningPolicy>(fresh_groups, plan);
+                  }});
+  scenario::Simulation sim(f.config, f.registry, name, with_trace(std::move(trace)));
+  try {
+    (void)sim.step();
+  } catch (const std::logic_error& e) {
+    return e.what();
+  }
+  return {};
 }
 
 }  // namespace april::testing

@@ -113,27 +113,17 @@ TEST(LengthAware, OverAprilItConservesTokensAndTrainsEveryGroupItCompletes) {
 
 // A policy's plan is checked: a submission order that is not a permutation
 // is the policy's bug, reported, not silently submitted.
-class BadPlan final : public policies::Policy {
- public:
-  policies::Decisions on_step_start(const policies::RolloutView&) override {
-    policies::Decisions d;
-    d.fresh_groups = 1;
-    return d;
-  }
-  policies::Decisions on_group_accepted(const policies::RolloutView&, policies::GroupId) override { return {}; }
-  policies::Decisions on_group_rejected(const policies::RolloutView&, policies::GroupId) override { return {}; }
-  policies::SubmissionPlan plan_submissions(const policies::RolloutView&, const std::vector<policies::Submission>& subs) override {
-    policies::SubmissionPlan p;
-    p.order.assign(subs.size(), 0);  // the first twice
-    return p;
-  }
-};
-
 TEST(LengthAware, APlanThatIsNotAPermutationIsRefused) {
   testing::Fixture f("handcheck", {"rollout_batch_size=1"});
-  f.registry.add({"bad_plan", "orders a submission twice", {}, [](const base::Config&) { return std::make_unique<BadPlan>(); }});
-  scenario::Simulation sim(f.config, f.registry, "bad_plan", with_trace(testing::hand_trace()));
-  EXPECT_THROW((void)sim.step(), std::logic_error);
+  const std::string error = testing::first_step_error(
+      f, 1,
+      [](const std::vector<policies::Submission>& subs) {
+        policies::SubmissionPlan p;
+        p.order.assign(subs.size(), 0);  // the first twice
+        return p;
+      },
+      testing::hand_trace());
+  EXPECT_NE(error.find("not a permutation"), std::string::npos) << error;
 }
 
 }  // namespace

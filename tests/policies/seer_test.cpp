@@ -112,45 +112,28 @@ TEST(Seer, WithNoCapNothingIsHeld) {
 }
 
 // The contract's errors are the policy's bugs, reported in words.
-class HoldingPolicy final : public policies::Policy {
- public:
-  enum class Bug { HoldAll, ReleaseUnheld, HoldWrongSize };
-  explicit HoldingPolicy(Bug bug) : bug_(bug) {}
-  policies::Decisions on_step_start(const policies::RolloutView&) override {
-    policies::Decisions d;
-    d.fresh_groups = 2;
-    return d;
-  }
-  policies::Decisions on_group_accepted(const policies::RolloutView&, policies::GroupId) override { return {}; }
-  policies::Decisions on_group_rejected(const policies::RolloutView&, policies::GroupId) override { return {}; }
-  policies::SubmissionPlan plan_submissions(const policies::RolloutView&, const std::vector<policies::Submission>& subs) override {
-    policies::SubmissionPlan p;
-    if (bug_ == Bug::HoldAll) p.hold.assign(subs.size(), 1);
-    if (bug_ == Bug::HoldWrongSize) p.hold.assign(1, 1);
-    if (bug_ == Bug::ReleaseUnheld) p.release.push_back({subs.front().group, subs.front().sample});
-    return p;
-  }
-
- private:
-  Bug bug_;
-};
-
 TEST(Seer, TheDispatchQueueRefusesAPolicysMistakes) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "engine.max_running=2"});
-  const auto expect_error = [&](HoldingPolicy::Bug bug, const std::string& words) {
-    const std::string name = "holding_" + std::to_string(static_cast<int>(bug));
-    f.registry.add({name, "a policy with a bug", {}, [bug](const base::Config&) { return std::make_unique<HoldingPolicy>(bug); }});
-    scenario::Simulation sim(f.config, f.registry, name, with_trace(testing::hand_trace()));
-    try {
-      (void)sim.step();
-      ADD_FAILURE() << "no error; expected: " << words;
-    } catch (const std::logic_error& e) {
-      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
-    }
-  };
-  expect_error(HoldingPolicy::Bug::HoldAll, "nothing at the engines");
-  expect_error(HoldingPolicy::Bug::HoldWrongSize, "held 1 of 4 submissions");
-  expect_error(HoldingPolicy::Bug::ReleaseUnheld, "which is not held");
+  using Subs = std::vector<policies::Submission>;
+  const auto error_of = [&](testing::PlanningPolicy::Plan plan) { return testing::first_step_error(f, 2, std::move(plan), testing::hand_trace()); };
+  const std::string hold_all = error_of([](const Subs& subs) {
+    policies::SubmissionPlan p;
+    p.hold.assign(subs.size(), 1);
+    return p;
+  });
+  EXPECT_NE(hold_all.find("nothing at the engines"), std::string::npos) << hold_all;
+  const std::string wrong_size = error_of([](const Subs&) {
+    policies::SubmissionPlan p;
+    p.hold.assign(1, 1);
+    return p;
+  });
+  EXPECT_NE(wrong_size.find("held 1 of 4 submissions"), std::string::npos) << wrong_size;
+  const std::string unheld = error_of([](const Subs& subs) {
+    policies::SubmissionPlan p;
+    p.release.push_back({subs.front().group, subs.front().sample});
+    return p;
+  });
+  EXPECT_NE(unheld.find("which is not held"), std::string::npos) << unheld;
 }
 
 }  // namespace
