@@ -41,8 +41,7 @@
 //    recalls 88% on the default workload (tests/policies/streamrl_test.cpp;
 //    docs/policies.md gives other sigmas).
 //  - Live: one engine, so no pools, only the order and predictions. Over
-//    HTTP with several servers the loop refuses pools (the client routes
-//    over every server).
+//    HTTP the pools are ranges of servers (tests/cli/serve_check.py).
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -39,15 +39,15 @@ void HttpBackend::submit(const rl::SampleRequest& r) {
   if (static_cast<std::int32_t>(st.tokens.size()) != r.generated_tok) {
     throw std::logic_error(fmt::format("http backend: sample {} holds {} tokens, the loop says {}", r.key, st.tokens.size(), r.generated_tok));
   }
-  if (im.flights.count(r.key) != 0 || std::any_of(im.held.begin(), im.held.end(), [&](const auto& h) { return h.first == r.key; })) {
+  if (im.flights.count(r.key) != 0 || std::any_of(im.held.begin(), im.held.end(), [&](const auto& h) { return h.key == r.key; })) {
     throw std::logic_error(fmt::format("http backend: sample {} submitted while in flight", r.key));
   }
   if (im.sync != Impl::SyncPhase::kNone) {
     // The servers are taking new weights: it goes when they hold them.
-    im.held.emplace_back(r.key, r.max_new_tok);
+    im.held.push_back({r.key, r.max_new_tok, {r.engine_first, r.engine_count}});
     return;
   }
-  im.start(r.key, r.max_new_tok);
+  im.start(r.key, r.max_new_tok, {r.engine_first, r.engine_count});
 }
 
 std::vector<rl::SampleProgress> HttpBackend::wait_for_completions() {

@@ -81,6 +81,10 @@ class HttpBackend final : public rl::Backend, public rl::OverlappingBackend {
   // chunk is a new request; whether its context is prefilled again is the
   // server's prefix cache's business, whatever chunk_keeps_kv says.
   [[nodiscard]] bool reports_chunk_ends() const override { return true; }
+  // A request pinned to a range of servers (SubmissionPlan::engines,
+  // StreamRL's pools) goes to the least loaded of them, or waits for one;
+  // a range whose servers are all lost widens to every server.
+  [[nodiscard]] bool routes_within_engine_ranges() const override { return true; }
   void submit(const rl::SampleRequest& request) override;
   // Throws std::runtime_error naming the server's URL and what went wrong
   // (no answer after three tries, a timeout, an HTTP error with its message,

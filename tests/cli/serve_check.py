@@ -301,6 +301,23 @@ try:
         for key in ("tokens_generated", "tokens_trained"):
             check(chunked[key] == whole[key], f"seer over HTTP, {key}: {chunked[key]} in chunks of 8, {whole[key]} whole")
         print(f"seer over HTTP: {whole['requests_answered']} requests whole, {chunked['requests_answered']} in chunks of 8")
+    # StreamRL's pools over HTTP: the predicted tail (25%) on server 0, the
+    # rest on server 1. The history predictor knows nothing in step 1 (the
+    # base's dispatch, 8 and 8), then splits 4 and 12: server 0 is sent fewer
+    # requests than server 1. Counted from the timeline's per-server counts.
+    o = subprocess.run(with_steps(run, 3) + ["--policy", "streamrl", "--set", "streamrl.predictor=history", "--set", "streamrl.tail_engines=1",
+                                             "--set", "streamrl.tail_fraction=0.25", "--engines", f"{url_a},{url_b}",
+                                             "--timeline", f"{work}/streamrl.json", "--timeline-detail", "changes"],
+                       capture_output=True, text=True)
+    check(o.returncode == 0, f"streamrl over HTTP: {o.stderr[-300:]}")
+    if o.returncode == 0:
+        events = json.load(open(f"{work}/streamrl.json"))["traceEvents"]
+        sent = []
+        for e in (0, 1):
+            counts = [x["args"]["running"] for x in events if x["ph"] == "C" and x["name"] == f"requests e{e}"]
+            sent.append(sum(1 for a, b in zip([0] + counts, counts) if b > a))
+        check(sent == [16, 32], f"streamrl over HTTP: requests sent to each server {sent}, want [16, 32] (8 + 4 + 4 and 8 + 12 + 12)")
+        print(f"streamrl over HTTP: requests sent to each server {sent}")
     windows = subprocess.run(run + ["--policy", "sync", "--engines", url_a, "--timeline", f"{work}/w.json", "--timeline-detail", "windows"],
                              capture_output=True, text=True)
     check(windows.returncode != 0 and "--timeline-detail windows" in windows.stderr, f"windows over HTTP: {windows.stderr!r}")

@@ -42,6 +42,10 @@ struct HttpBackend::Impl {
     std::vector<std::int32_t> tokens;
     std::vector<float> logprobs;
   };
+  // Servers [first, first + count); count 0: every server.
+  struct Servers {
+    std::int32_t first = 0, count = 0;
+  };
   struct Flight {
     std::size_t server = 0;
     nlohmann::json body;  // what was sent: sent again as it is when its server is lost
@@ -51,6 +55,7 @@ struct HttpBackend::Impl {
     base::TokensByVersion earlier;   // tokens of this submission before a sync interrupted it, by version
     bool parked = false;             // interrupted by a recompute sync: sent again when it ends
     bool queued = false;             // held by april until a server has a free slot (Impl::waiting)
+    Servers servers;                 // the servers it may go to (SampleRequest::engine_first/count)
     std::shared_ptr<StreamCancel> cancel;  // vLLM's API: closes its stream (the abort)
   };
   enum class SyncPhase { kNone, kAborting, kUpdating };
@@ -82,7 +87,12 @@ struct HttpBackend::Impl {
   std::int64_t sync_version = 0;
   std::future<std::vector<std::pair<std::size_t, std::string>>> sync_update;  // servers that did not answer, and why
   bool sync_ends_now = false;  // rollout only: a sync changes the version alone
-  std::vector<std::pair<rl::SampleKey, std::int32_t>> held;  // (key, max_new_tok) submitted during a sync
+  struct Held {
+    rl::SampleKey key = 0;
+    std::int32_t max_new_tok = 0;
+    Servers servers;
+  };
+  std::vector<Held> held;  // submitted during a sync
   std::string sync_dir;  // the weights the sync under way loads
   std::chrono::steady_clock::time_point last_abort_post;
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
@@ -142,26 +152,48 @@ struct HttpBackend::Impl {
   // not say how many it runs takes any number).
   [[nodiscard]] bool has_room(std::size_t i) const { return !lost[i] && (slots[i] == 0 || outstanding[i] < slots[i]); }
 
-  // The server with room and the fewest requests outstanding (the first of
-  // equals); outstanding.size() when none has room.
-  [[nodiscard]] std::size_t least_outstanding() const {
+  // The server of `servers` with room and the fewest requests outstanding
+  // (the first of equals); outstanding.size() when none has room. A range
+  // whose servers are all lost widens to every server (failover).
+  [[nodiscard]] std::size_t least_outstanding() const { return least_outstanding(Servers{}); }
+  [[nodiscard]] std::size_t least_outstanding(Servers servers) const {
+    std::size_t first = 0, last = outstanding.size();
+    if (servers.count > 0) {
+      first = static_cast<std::size_t>(servers.first);
+      last = std::min(outstanding.size(), first + static_cast<std::size_t>(servers.count));
+      if (std::all_of(lost.begin() + static_cast<std::ptrdiff_t>(first), lost.begin() + static_cast<std::ptrdiff_t>(last), [](bool l) { return l; })) {
+        first = 0;
+        last = outstanding.size();
+      }
+    }
     std::size_t best = outstanding.size();
-    for (std::size_t i = 0; i < outstanding.size(); ++i) {
+    for (std::size_t i = first; i < last; ++i) {
       if (has_room(i) && (best == outstanding.size() || outstanding[i] < outstanding[best])) best = i;
     }
     return best;
   }
 
   // Held flights sent while servers have room, oldest first; none during a
-  // sync (they go with the new weights).
+  // sync (they go with the new weights). A flight whose servers are full
+  // waits, and the next one whose servers have room goes (StreamRL's pools:
+  // the tail's servers full do not hold the others back).
   void pump() {
-    while (sync == SyncPhase::kNone && !waiting.empty() && least_outstanding() < outstanding.size()) {
-      const auto key = waiting.front();
-      waiting.pop_front();
-      const auto it = flights.find(key);
-      if (it == flights.end() || !it->second.queued) continue;
-      it->second.queued = false;
-      send(key, it->second);
+    if (sync != SyncPhase::kNone) return;
+    for (auto it = waiting.begin(); it != waiting.end() && least_outstanding() < outstanding.size();) {
+      const auto found = flights.find(*it);
+      if (found == flights.end() || !found->second.queued) {
+        it = waiting.erase(it);
+        continue;
+      }
+      Flight& f = found->second;
+      if (least_outstanding(f.servers) == outstanding.size()) {
+        ++it;
+        continue;
+      }
+      const auto key = *it;
+      it = waiting.erase(it);
+      f.queued = false;
+      send(key, f);
     }
   }
 
@@ -231,9 +263,12 @@ struct HttpBackend::Impl {
 
   // A flight for sample `key` with `body`: sent now to the least loaded
   // server with room, or held until one has (pump).
-  Flight launch(rl::SampleKey key, nlohmann::json body) {
-    Flight f{outstanding.size(), std::move(body), {}, version, 0, {}, false, false, nullptr};
-    if (sync == SyncPhase::kNone && waiting.empty() && least_outstanding() < outstanding.size()) {
+  Flight launch(rl::SampleKey key, nlohmann::json body, Servers servers) {
+    Flight f{outstanding.size(), std::move(body), {}, version, 0, {}, false, false, servers, nullptr};
+    // After each pump no waiting flight has room, so one with room now is
+    // behind nothing of its own servers.
+    const bool behind_none = waiting.empty() || servers.count > 0;
+    if (sync == SyncPhase::kNone && behind_none && least_outstanding(servers) < outstanding.size()) {
       send(key, f);
     } else {
       f.queued = true;
@@ -244,7 +279,7 @@ struct HttpBackend::Impl {
 
   // Sends the flight to the least loaded server with room, on a thread of its own.
   void send(rl::SampleKey key, Flight& f) {
-    const auto server = least_outstanding();
+    const auto server = least_outstanding(f.servers);
     if (server == outstanding.size()) throw std::logic_error("http backend: sent with no server free");
     ++outstanding[server];
     note(server);
@@ -460,13 +495,13 @@ struct HttpBackend::Impl {
     }
     waiting.insert(waiting.begin(), resumed.begin(), resumed.end());
     pump();
-    for (const auto& [key, max_new] : std::exchange(held, {})) start(key, max_new);
+    for (const Held& h : std::exchange(held, {})) start(h.key, h.max_new_tok, h.servers);
     return at_cap;
   }
 
   // A new submission of sample `key`, up to `max_new_tok` tokens.
-  void start(rl::SampleKey key, std::int32_t max_new_tok) {
-    Flight f = launch(key, body_of(key, max_new_tok));
+  void start(rl::SampleKey key, std::int32_t max_new_tok, Servers servers) {
+    Flight f = launch(key, body_of(key, max_new_tok), servers);
     f.max_new_tok = max_new_tok;
     flights[key] = std::move(f);
   }
@@ -475,7 +510,7 @@ struct HttpBackend::Impl {
   void relaunch(rl::SampleKey key, Flight& f, nlohmann::json body) {
     auto earlier = std::move(f.earlier);
     const auto max_new = f.max_new_tok;
-    f = launch(key, std::move(body));
+    f = launch(key, std::move(body), f.servers);
     f.earlier = std::move(earlier);
     f.max_new_tok = max_new;
   }
