@@ -52,6 +52,7 @@ nlohmann::json result_json(const studies::PlanResult& r) {
                       {"tensor_parallel", r.plan.tensor_parallel},
                       {"design", r.plan.design()}};
   if (r.plan.alpha) j["alpha"] = *r.plan.alpha;
+  if (r.plan.tail_engines) j["tail_engines"] = *r.plan.tail_engines;
   if (!r.excluded.empty()) {
     j["excluded"] = r.excluded;
     return j;
@@ -76,16 +77,18 @@ nlohmann::json result_json(const studies::PlanResult& r) {
 int plan_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april plan [--scenario S] [--set key=value]... [--policy P]... [--alpha LIST] [--tp LIST]\n"
-      "                  [--max-splits N] [--repeats R] [--steps N] [--top K] [--jobs N] [--json FILE]\n"
+      "                  [--tail-engines LIST] [--max-splits N] [--repeats R] [--steps N] [--top K] [--jobs N]\n"
+      "                  [--json FILE]\n"
       "       mpirun -n N april plan ... (or srun): rank 0 plans and prints, the other ranks simulate\n"
       "Runs every rollout design on the scenario's model, cluster and workload: each policy at each engine\n"
-      "tensor parallelism (--tp), APRIL at each over-provisioning (--alpha), and the policies that overlap\n"
-      "rollout and training (one_step_off, async) on up to --max-splits rollout/train splits of the GPUs.\n"
+      "tensor parallelism (--tp), APRIL at each over-provisioning (--alpha), streamrl at its token-share split\n"
+      "of the engines and at each --tail-engines count, and the policies that overlap rollout and training\n"
+      "(one_step_off, async) on up to --max-splits rollout/train splits of the GPUs.\n"
       "Every plan runs the same R seeds. Plans that do not fit (an engine's weights over its GPUs' memory, a\n"
       "split cutting an engine across nodes) are listed with the reason. Prints the best --top plans by\n"
       "effective throughput (trained tokens per second of wall time) with a 95% interval over the seeds,\n"
       "staleness and a one-line reason, then each design's best plan.\n\noptions");
-  std::string scenario = "default", alpha_text = "1.5,2,3", tp_text, json_path;
+  std::string scenario = "default", alpha_text = "1.5,2,3", tp_text, tail_text, json_path;
   std::vector<std::string> sets, policy_items;
   std::int64_t repeats = 3, jobs = 1, max_splits = 6, top = 5;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
@@ -93,6 +96,8 @@ int plan_command(const std::vector<std::string>& args) {
       "policy", po::value(&policy_items), "a design to compare (repeat, or a comma list); default: every policy but april_adaptive")(
       "alpha", po::value(&alpha_text), "april.alpha values to try (default 1.5,2,3)")(
       "tp", po::value(&tp_text), "engine tensor-parallel sizes to try (default: the scenario's)")(
+      "tail-engines", po::value(&tail_text),
+      "streamrl: long-tail engine counts to try beside its token-share rule (default: that rule alone)")(
       "max-splits", integer_option(&max_splits), "rollout/train splits per overlapping design (default 6)")(
       "repeats", integer_option(&repeats), "seeds per plan (default 3)")("steps", integer_option(), "steps per run")(
       "seed", integer_option(), "first seed")("top", integer_option(&top), "plans to print (default 5)")(
@@ -122,6 +127,7 @@ int plan_command(const std::vector<std::string>& args) {
   space.policies = policy_list(policy_items, registry, defaults);
   space.alphas = parse_list<double>(alpha_text, "--alpha");
   if (!tp_text.empty()) space.tensor_parallel = parse_list<std::int64_t>(tp_text, "--tp");
+  if (!tail_text.empty()) space.tail_engines = parse_list<std::int64_t>(tail_text, "--tail-engines");
   space.max_splits = static_cast<std::size_t>(max_splits);
   space.repeats = repeats;
 

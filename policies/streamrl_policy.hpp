@@ -32,7 +32,7 @@
 //  - The paper picks N_lt by enumerating the splits against a profiled
 //    per-token latency T_ptl(batch size) (its Algorithm 2); this balances
 //    predicted tokens instead, a rule that needs no profile. A sweep over
-//    `streamrl.tail_engines` (april plan, april tune) is the paper's search.
+//    `streamrl.tail_engines` (april plan --tail-engines) is the paper's search.
 //  - Stream generation (the trainer consuming samples as they finish,
 //    section 4) needs a trainer that steps by micro-batch: not modelled. Its
 //    asynchronous variant is `streamrl.base=one_step_off`.

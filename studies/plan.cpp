@@ -22,7 +22,8 @@ namespace april::studies {
 std::string Plan::design() const { return colocated() ? "colocated" : fmt::format("{}+{}", rollout_gpus, train_gpus); }
 
 std::string Plan::label() const {
-  return fmt::format("{}{}, TP {}, {}", policy, alpha ? fmt::format(" alpha {:g}", *alpha) : "", tensor_parallel, design());
+  return fmt::format("{}{}{}, TP {}, {}", policy, alpha ? fmt::format(" alpha {:g}", *alpha) : "",
+                     tail_engines ? fmt::format(" tail {}", *tail_engines) : "", tensor_parallel, design());
 }
 
 namespace {
@@ -34,6 +35,7 @@ PlanCandidate make_candidate(const base::Config& base, Plan plan, std::int64_t r
   try {
     base::Config c = base;
     if (plan.alpha) c.set("april.alpha", *plan.alpha, "plan");
+    if (plan.tail_engines) c.set("streamrl.tail_engines", *plan.tail_engines, "plan");
     // An MoE engine's expert parallelism divides its GPUs: where the
     // scenario's does not divide this engine size, the largest that does.
     const auto ep = c.get(sim::keys::kClusterExpertParallel);
@@ -44,7 +46,12 @@ PlanCandidate make_candidate(const base::Config& base, Plan plan, std::int64_t r
       const auto gpus = sim::cluster_shape(base).gpus;
       scenario::apply_design(c, "colocated", "plan");
       c.set(sim::keys::kClusterTensorParallel.name, plan.tensor_parallel, "plan");
-      c.set(sim::keys::kClusterEngines.name, std::max<std::int64_t>(1, gpus / plan.tensor_parallel), "plan");
+      const std::int64_t engines = std::max<std::int64_t>(1, gpus / plan.tensor_parallel);
+      c.set(sim::keys::kClusterEngines.name, engines, "plan");
+      if (plan.tail_engines && *plan.tail_engines >= engines) {
+        throw base::ConfigError(fmt::format("streamrl.tail_engines ({}) leaves no engine of the {} at TP {} to the rest", *plan.tail_engines,
+                                            engines, plan.tensor_parallel));
+      }
     } else {
       c.set(sim::keys::kClusterTensorParallel.name, plan.tensor_parallel, "plan");
       scenario::apply_design(c, plan.design(), "plan");
@@ -119,6 +126,12 @@ std::vector<PlanCandidate> enumerate_plans(const base::Config& base, const polic
         if (policy == "april" && !space.alphas.empty()) {
           for (const double a : space.alphas) {
             plan.alpha = a;
+            out.push_back(make_candidate(base, plan, space.repeats));
+          }
+        } else if (policy == "streamrl") {
+          out.push_back(make_candidate(base, plan, space.repeats));
+          for (const auto n : space.tail_engines) {
+            plan.tail_engines = n;
             out.push_back(make_candidate(base, plan, space.repeats));
           }
         } else {

@@ -19,6 +19,9 @@ namespace april::studies {
 struct PlanSpace {
   std::vector<std::string> policies;          // the designs
   std::vector<double> alphas;                 // april's over-provisioning factors (april.alpha)
+  // streamrl's long-tail engine counts to try beside its token-share rule
+  // (streamrl.tail_engines): StreamRL's Algorithm 2 enumerates the splits.
+  std::vector<std::int64_t> tail_engines;
   std::vector<std::int64_t> tensor_parallel;  // engine sizes; empty: the scenario's
   std::size_t max_splits = 6;                 // rollout/train splits per overlapping design
   std::int64_t repeats = 3;                   // seeds per plan
@@ -29,9 +32,10 @@ struct Plan {
   std::optional<double> alpha;  // april only
   std::int64_t tensor_parallel = 0;
   std::int64_t rollout_gpus = 0, train_gpus = 0;  // both 0: colocated
+  std::optional<std::int64_t> tail_engines;  // streamrl only; none: its token-share rule
   [[nodiscard]] bool colocated() const { return rollout_gpus == 0; }
   [[nodiscard]] std::string design() const;  // "colocated" or "R+T"
-  [[nodiscard]] std::string label() const;   // "april alpha 2, TP 4, colocated"
+  [[nodiscard]] std::string label() const;   // "april alpha 2, TP 4, colocated", "streamrl tail 4, TP 16, colocated"
 };
 
 struct PlanCandidate {

@@ -13,6 +13,7 @@ source "$(dirname "$0")/expect_error.sh"
 cd "$dir" || exit 1
 expect_error "a zero engine size" "--tp '0': expected a comma list" "$april" plan --tp 0
 expect_error "a word for an alpha" "--alpha '2,x'" "$april" plan --alpha 2,x
+expect_error "no engine for the tail" "--tail-engines '0': expected a comma list" "$april" plan --tail-engines 0
 expect_error "an unknown design" "no_such" "$april" plan --policy no_such
 expect_error "no seeds" "--repeats must be in" "$april" plan --repeats 0
 

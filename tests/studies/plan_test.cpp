@@ -48,6 +48,24 @@ TEST(Plan, EnumeratesDesignsAlphasEngineSizesAndSplits) {
   EXPECT_EQ(plans[10].seeds[0].get(sim::keys::kClusterMode), "disaggregated");
 }
 
+// streamrl at its token-share split and at each long-tail engine count
+// asked for; a count that leaves no engine to the rest is excluded, saying so.
+TEST(Plan, StreamRlRunsItsRuleAndEachTailEngineCount) {
+  april::testing::Fixture f;
+  auto s = space({"streamrl"}, {}, {2}, 1);
+  s.tail_engines = {1, 3, 4};
+  const auto plans = enumerate_plans(f.config, f.registry, s);
+  std::vector<std::string> labels;
+  for (const auto& p : plans) labels.push_back(p.plan.label());
+  const std::vector<std::string> expected = {"streamrl, TP 2, colocated", "streamrl tail 1, TP 2, colocated", "streamrl tail 3, TP 2, colocated",
+                                             "streamrl tail 4, TP 2, colocated"};
+  ASSERT_EQ(labels, expected);
+  EXPECT_EQ(plans[0].seeds[0].get_int("streamrl.tail_engines"), 0);
+  EXPECT_EQ(plans[2].seeds[0].get_int("streamrl.tail_engines"), 3);
+  EXPECT_TRUE(plans[3].seeds.empty());
+  EXPECT_NE(plans[3].excluded.find("streamrl.tail_engines (4) leaves no engine of the 4 at TP 2"), std::string::npos) << plans[3].excluded;
+}
+
 // An engine whose weights do not fit its GPUs, or a trainer whose model
 // states do not fit its, is no plan: kept, with the check's own words, and
 // given no seeds to run.
@@ -70,9 +88,9 @@ TEST(Plan, ExcludesWhatDoesNotFitWithTheReason) {
 // excluded plan comes last.
 TEST(Plan, RanksByEffectiveThroughputWithIntervalAndReason) {
   std::vector<PlanCandidate> c(3);
-  c[0].plan = {"sync", std::nullopt, 2, 0, 0};
-  c[1].plan = {"april", 2.0, 2, 0, 0};
-  c[2].plan = {"async", std::nullopt, 2, 6, 2};
+  c[0].plan = {"sync", std::nullopt, 2, 0, 0, std::nullopt};
+  c[1].plan = {"april", 2.0, 2, 0, 0, std::nullopt};
+  c[2].plan = {"async", std::nullopt, 2, 6, 2, std::nullopt};
   c[2].excluded = "does not fit";
   auto run = [](double tok_s, double rollout_s) {
     return std::map<std::string, double>{{"effective_throughput_tok_s", tok_s}, {"steps", 2}, {"step_time_s", 10},
