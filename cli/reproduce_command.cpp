@@ -27,7 +27,8 @@ constexpr const char* kUsage =
 // "what: N figures, median absolute error X%, largest Y%" over |relative errors|.
 void print_error_summary(const char* what, const std::vector<double>& errors) {
   if (errors.empty()) return;
-  fmt::print("  {}: {} figures, median absolute error {:.1f}%, largest {:.1f}%\n", what, errors.size(), 100.0 * base::median(errors),
+  fmt::print("  {}: {} figure{}, median absolute error {:.1f}%, largest {:.1f}%\n", what, errors.size(), errors.size() == 1 ? "" : "s",
+             100.0 * base::median(errors),
              100.0 * *std::max_element(errors.begin(), errors.end()));
 }
 
@@ -55,7 +56,7 @@ int reproduce_command(const std::vector<std::string>& args) {
   for (const auto& f : files) setups.push_back(studies::read_published_setup(f, registry));  // every file checked first
   if (fit) {
     for (const auto& s : setups) {
-      fmt::print("{}: fitted on row '{}': {}\n", s.path, s.fit_row, studies::fit_unknowns(s, registry).dump());
+      fmt::print("{}: fitted on '{}': {}\n", s.path, fmt::join(studies::fitted_rows(s), "', '"), studies::fit_unknowns(s, registry).dump());
     }
     return 0;
   }
@@ -69,7 +70,8 @@ int reproduce_command(const std::vector<std::string>& args) {
       }
       continue;
     }
-    fmt::print("{}\n  {}\n  fitted on '{}': {}\n\n", s.path, s.source.value("title", ""), s.fit_row, s.fitted.dump());
+    fmt::print("{}\n  {}\n  fitted on '{}': {}\n\n", s.path, s.source.value("title", ""), fmt::join(studies::fitted_rows(s), "', '"),
+               s.fitted.dump());
     std::size_t w = 4;
     for (const auto& r : results) w = std::max(w, r.row.size());
     fmt::print("  {:<{}} {:<14} {:>10} {:>10} {:>8}\n", "row", w, "metric", "published", "april", "error");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "sim/checkpoint_tensors.hpp"
@@ -130,6 +131,10 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
   s.add({keys::kSyncPerTransferMs.name, KnobType::Double, kFittedPerTransfer_ms, "ms",
          "implementations: the fixed cost of one broadcast (launch, the trainer's gather, the engine's load call); "
          "the default is fitted on verl's Qwen2.5-Math-7B 4:4 per-tensor sync (docs/published-runs.md)",
+         base::in_range(0, kMaxFixedCost_s * 1e3)});
+  s.add({keys::kSyncPerTransferMsPerNodeDoubling.name, KnobType::Double, 0.0, "ms",
+         "implementations: what one broadcast costs more each time the nodes it spans double (cost = sync.per_transfer_ms + "
+         "this x log2(nodes)); 0 keeps it flat. verl's per-tensor rows fit 0.2582 (docs/published-runs.md)",
          base::in_range(0, kMaxFixedCost_s * 1e3)});
   s.add({keys::kSyncBucketMB.name, KnobType::Double, 512.0, "MiB",
          "bucketed and checkpoint_engine: the bucket size (slime's --update-weight-buffer-size default, 512 MiB; "
@@ -271,7 +276,12 @@ WeightSync implemented_sync(const base::Config& c, SyncMethod method, const Mode
   } catch (const std::invalid_argument& e) {
     throw base::ConfigError(e.what());
   }
-  const double per_transfer_s = c.get(sim::keys::kSyncPerTransferMs) / 1e3;
+  // A broadcast spans every node of the cluster (the trainer's and the
+  // engines'); its fixed cost grows with their count (verl's rows: 0.25,
+  // 0.77, 1.33 ms per tensor on 1, 4 and 16 nodes).
+  const double per_transfer_ms = c.get(sim::keys::kSyncPerTransferMs) +
+                                 c.get(sim::keys::kSyncPerTransferMsPerNodeDoubling) * std::log2(static_cast<double>(shape.nodes));
+  const double per_transfer_s = per_transfer_ms / 1e3;
   double path_s = 0;
   std::string path;
   if (topo) {
@@ -285,7 +295,7 @@ WeightSync implemented_sync(const base::Config& c, SyncMethod method, const Mode
   const double transfers_s = static_cast<double>(transfers) * per_transfer_s;
   w.time_s = c.get(sim::keys::kSyncLatencyS) + transfers_s + path_s;
   w.how = fmt::format("{}: {} transfers x {} ms = {:.3f} s, {:.2f} GB to every engine GPU over {} = {:.3f} s, + {} s",
-                      sync_method_name(method), transfers, c.get(sim::keys::kSyncPerTransferMs), transfers_s,
+                      sync_method_name(method), transfers, per_transfer_ms, transfers_s,
                       w.bytes / 1e9, path, path_s, c.get(sim::keys::kSyncLatencyS));
   return w;
 }

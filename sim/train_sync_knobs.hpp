@@ -47,6 +47,7 @@ inline constexpr base::DoubleKey kSyncBandwidthGBs{"sync.bandwidth_GB_s"};
 inline constexpr base::DoubleKey kSyncBucketMB{"sync.bucket_MB"};
 inline constexpr base::DoubleKey kSyncLatencyS{"sync.latency_s"};
 inline constexpr base::DoubleKey kSyncPerTransferMs{"sync.per_transfer_ms"};
+inline constexpr base::DoubleKey kSyncPerTransferMsPerNodeDoubling{"sync.per_transfer_ms_per_node_doubling"};
 inline constexpr base::StringKey kSyncTimeModel{"sync.time_model"};
 inline constexpr base::StringKey kTopologyFile{"topology.file"};
 inline constexpr base::DoubleKey kTopologyNodeNetworkGBs{"topology.node_network_GB_s"};

@@ -113,7 +113,11 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
   if (const auto it = fit.find("search"); it != fit.end()) {
     if (!it->is_array()) refuse(f, "search", "expected a list of {key, metric, lo, hi}");
     for (const auto& x : *it) {
-      FitSearch q{string_field(f, x, "key"), string_field(f, x, "metric"), number_field(f, x, "lo"), number_field(f, x, "hi")};
+      FitSearch q{string_field(f, x, "key"), string_field(f, x, "metric"), number_field(f, x, "lo"), number_field(f, x, "hi"), ""};
+      if (const auto row = x.find("row"); row != x.end()) {
+        if (!row->is_string()) refuse(f, "row", fmt::format("search of '{}': expected the name of the row it is fitted on", q.key));
+        q.row = row->get<std::string>();
+      }
       const auto metrics = fit_metrics();
       if (std::find(metrics.begin(), metrics.end(), q.metric) == metrics.end()) {
         refuse(f, "metric", fmt::format("a fit cannot match metric '{}' (one of {})", q.metric, fmt::join(metrics, ", ")));
@@ -165,6 +169,9 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
     s.rows.push_back(std::move(r));
   }
   (void)find_row(s, s.fit_row);
+  for (const auto& q : s.search) {
+    if (!q.row.empty()) (void)find_row(s, q.row);
+  }
   for (const auto& r : s.rows) {
     if (r.speedup_over.empty()) continue;
     if (std::none_of(s.rows.begin(), s.rows.end(), [&](const PublishedRow& o) { return o.name == r.speedup_over; })) {
@@ -177,7 +184,16 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
   return s;
 }
 
+std::vector<std::string> fitted_rows(const PublishedSetup& s) {
+  std::vector<std::string> out = {s.fit_row};
+  for (const auto& q : s.search) {
+    if (!q.row.empty() && std::find(out.begin(), out.end(), q.row) == out.end()) out.push_back(q.row);
+  }
+  return out;
+}
+
 std::vector<Reproduced> reproduce(const PublishedSetup& s, const policies::PolicyRegistry& registry) {
+  const auto fitted = fitted_rows(s);
   // Every row runs once; a speedup then divides two rows' step times.
   std::map<std::string, std::map<std::string, double>> predicted;
   for (const auto& row : s.rows) predicted[row.name] = run_row(s, row, s.fitted, registry);
@@ -186,16 +202,16 @@ std::vector<Reproduced> reproduce(const PublishedSetup& s, const policies::Polic
     const auto& mine = predicted.at(row.name);
     for (const auto& [metric, published] : row.published) {
       const double value = metric == "speedup" ? predicted.at(row.speedup_over).at("step_s") / mine.at("step_s") : mine.at(metric);
-      out.push_back({row.name, metric, published, value, row.name == s.fit_row});
+      out.push_back({row.name, metric, published, value, std::find(fitted.begin(), fitted.end(), row.name) != fitted.end()});
     }
   }
   return out;
 }
 
 nlohmann::json fit_unknowns(const PublishedSetup& s, const policies::PolicyRegistry& registry) {
-  const auto& row = find_row(s, s.fit_row);
   nlohmann::json fitted = s.fitted;
   for (const auto& q : s.search) {
+    const auto& row = find_row(s, q.row.empty() ? s.fit_row : q.row);
     const auto target_it = row.published.find(q.metric);
     if (target_it == row.published.end()) {
       throw base::ConfigError(fmt::format("{}: the fit row '{}' publishes no {} to fit {} on", s.path, row.name, q.metric, q.key));

@@ -42,6 +42,7 @@ struct PublishedRow {
 struct FitSearch {
   std::string key, metric;
   double lo = 0, hi = 0;
+  std::string row;  // the row it is fitted on; empty: the setup's fit row
 };
 
 struct PublishedSetup {
@@ -66,9 +67,13 @@ PublishedSetup published_setup_from_json(const base::JsonFile& file, const polic
 struct Reproduced {
   std::string row, metric;
   double published = 0, predicted = 0;
-  bool fitted_row = false;  // the row the unknown inputs were fitted on
+  bool fitted_row = false;  // a row the unknown inputs were fitted on
   [[nodiscard]] double error() const { return (predicted - published) / published; }
 };
+
+// The rows the unknown inputs are fitted on: the fit row, then each
+// search's own row, once each, in that order.
+std::vector<std::string> fitted_rows(const PublishedSetup& setup);
 
 // Simulates every row with the fitted inputs.
 std::vector<Reproduced> reproduce(const PublishedSetup& setup, const policies::PolicyRegistry& registry);
