@@ -4,9 +4,6 @@
 #include <string>
 #include <utility>
 
-#include "policies/april_policy.hpp"
-#include "policies/async_policy.hpp"
-#include "policies/sync_policy.hpp"
 
 namespace april::policies {
 
@@ -65,10 +62,7 @@ PolicyEntry length_aware_policy_entry() {
   };
   return {"length_aware", "another policy (length_aware.base) plus admission order and routing by each sample's predicted length",
           std::move(knobs), [](const base::Config& c) -> std::unique_ptr<Policy> {
-            const std::string base = c.get(policies::keys::kLengthAwareBase);
-            std::unique_ptr<Policy> inner = base == "sync"    ? sync_policy_entry().make(c)
-                                            : base == "april" ? april_policy_entry().make(c)
-                                                              : async_policy_entry().make(c);
+            std::unique_ptr<Policy> inner = make_base_policy(c.get(policies::keys::kLengthAwareBase), c);
             LengthAwareParams p;
             const std::string order = c.get(policies::keys::kLengthAwareOrder);
             p.order = order == "long_first" ? AdmissionOrder::LongFirst : order == "short_first" ? AdmissionOrder::ShortFirst : AdmissionOrder::AsGiven;

@@ -38,7 +38,12 @@ class PolicyRegistry {
   std::vector<PolicyEntry> entries_;
 };
 
-// sync, april and sorted.
+// Every built-in policy, in the order `april policies` lists them.
 PolicyRegistry builtin_policies();
+
+// The built-in policy `name`, built from `c`: the base a wrapping policy
+// (length_aware, seer, streamrl) decides for. Its knobs name the bases it
+// allows; throws std::invalid_argument on an unknown name.
+std::unique_ptr<Policy> make_base_policy(const std::string& name, const base::Config& c);
 
 }  // namespace april::policies

@@ -4,8 +4,6 @@
 #include <string>
 #include <utility>
 
-#include "policies/april_policy.hpp"
-#include "policies/sync_policy.hpp"
 
 namespace april::policies {
 
@@ -183,8 +181,7 @@ PolicyEntry seer_policy_entry() {
   };
   return {"seer", "Seer's global request pool and context-aware scheduling (arXiv 2511.14617) over sync or april", std::move(knobs),
           [](const base::Config& c) -> std::unique_ptr<Policy> {
-            const std::string base = c.get(keys::kSeerBase);
-            std::unique_ptr<Policy> inner = base == "sync" ? sync_policy_entry().make(c) : april_policy_entry().make(c);
+            std::unique_ptr<Policy> inner = make_base_policy(c.get(keys::kSeerBase), c);
             const SeerScheduling s = c.get(keys::kSeerScheduling) == "fifo" ? SeerScheduling::Fifo : SeerScheduling::ContextAware;
             const auto chunk = static_cast<std::int32_t>(c.get(keys::kSeerChunkTok));
             return std::make_unique<SeerPolicy>(std::move(inner), s, chunk, c.get(keys::kSeerChunkKv) == "pool");

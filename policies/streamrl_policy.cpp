@@ -7,10 +7,6 @@
 #include <utility>
 
 #include "base/run_keys.hpp"
-#include "policies/april_policy.hpp"
-#include "policies/async_policy.hpp"
-#include "policies/one_step_off_policy.hpp"
-#include "policies/sync_policy.hpp"
 
 namespace april::policies {
 namespace {
@@ -154,11 +150,7 @@ PolicyEntry streamrl_policy_entry() {
   return {"streamrl", "StreamRL's skewness-aware dispatch (arXiv 2504.15930): the predicted long tail on dedicated engines, LPT in each pool",
           std::move(knobs),
           [](const base::Config& c) -> std::unique_ptr<Policy> {
-            const std::string base = c.get(keys::kStreamRlBase);
-            std::unique_ptr<Policy> inner = base == "sync"    ? sync_policy_entry().make(c)
-                                            : base == "april" ? april_policy_entry().make(c)
-                                            : base == "async" ? async_policy_entry().make(c)
-                                                              : one_step_off_policy_entry().make(c);
+            std::unique_ptr<Policy> inner = make_base_policy(c.get(keys::kStreamRlBase), c);
             StreamRlParams p;
             const std::string predictor = c.get(keys::kStreamRlPredictor);
             p.predictor = predictor == "perfect" ? StreamRlPredictor::Perfect
