@@ -16,6 +16,8 @@ constexpr Named kMethods[] = {
     {SyncMethod::PerTensor, "per_tensor"},
     {SyncMethod::Bucketed, "bucketed"},
     {SyncMethod::CheckpointEngine, "checkpoint_engine"},
+    {SyncMethod::CudaIpc, "cuda_ipc"},
+    {SyncMethod::Storage, "storage"},
 };
 
 // Buckets of greedy packing in order: a bucket closes when the next tensor
@@ -59,7 +61,7 @@ std::int64_t sync_transfers(SyncMethod method, const std::vector<double>& tensor
                             std::int64_t trainer_ranks) {
   if (method == SyncMethod::PerTensor) return static_cast<std::int64_t>(tensor_bytes.size());
   if (!(bucket_bytes > 0)) throw std::invalid_argument("sync: the bucket size must be positive");
-  if (method == SyncMethod::Bucketed) return packed_buckets(tensor_bytes, bucket_bytes);
+  if (method != SyncMethod::CheckpointEngine) return packed_buckets(tensor_bytes, bucket_bytes);
   if (trainer_ranks < 1) throw std::invalid_argument("sync: the checkpoint engine needs at least one trainer rank");
   // checkpoint_engine.py: _ALIGN_SIZE 256 bytes per tensor; the bucket grows
   // to the largest tensor.

@@ -29,6 +29,21 @@ enum class SyncMethod {
   // max(device_buffer_size_M, the largest tensor), 256-byte aligned, and every
   // bucket is one broadcast from pinned host memory.
   CheckpointEngine,
+  // Colocated only: the trainer hands each bucket of sync.bucket_MB to the
+  // engine on its own GPU as a CUDA IPC handle, no weight bytes crossing
+  // to another process's memory by copy: slime's --colocate path
+  // (update_weight_from_tensor.py: the bucket's tensors gathered whole on
+  // every rank, flattened into one tensor, its handle sent in one
+  // update_weights_from_tensor call per engine), verl's hybrid engine
+  // (one IPC buffer of update_weights_bucket_megabytes). Each bucket costs
+  // sync.ipc_per_bucket_ms.
+  CudaIpc,
+  // Through a shared filesystem: the trainer writes a checkpoint (one file per
+  // bucket, one writer per node: slime's --update-weight-transport disk,
+  // hf_checkpoint_saver.py) and every engine rank reads it back
+  // (SGLang's update_weights_from_disk: each tensor-parallel rank iterates the
+  // checkpoint's files). No per-transfer cost: the bytes dominate.
+  Storage,
 };
 
 // The method a sync.time_model value names; nullopt for bandwidth, fixed, zero.
@@ -37,8 +52,9 @@ const char* sync_method_name(SyncMethod m);
 // The sync.time_model values that name a method, in declaration order.
 std::vector<std::string> sync_method_names();
 
-// Transfers one sync of these tensors (bytes each, checkpoint order) makes.
-// bucket_bytes applies to Bucketed and CheckpointEngine; trainer_ranks to
+// Transfers one sync of these tensors (bytes each, checkpoint order) makes:
+// tensors, buckets, or (Storage) checkpoint files. bucket_bytes applies to
+// every method but PerTensor; trainer_ranks to
 // CheckpointEngine. Throws std::invalid_argument on a non-positive bucket or
 // rank count.
 std::int64_t sync_transfers(SyncMethod m, const std::vector<double>& tensor_bytes, double bucket_bytes,

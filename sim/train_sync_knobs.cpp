@@ -12,6 +12,7 @@
 #include "sim/hardware.hpp"
 #include "sim/model_catalog.hpp"
 #include "sim/sync_methods.hpp"
+#include "sim/sync_paths.hpp"
 
 namespace april::sim {
 
@@ -120,9 +121,13 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "bandwidth (bytes / bandwidth + latency), fixed (sync.latency_s only, e.g. calibrated), zero, or an "
          "implementation: per_tensor (each checkpoint tensor broadcast and loaded alone: verl without its checkpoint "
          "engine), bucketed (tensors packed into sync.bucket_MB buckets: slime), checkpoint_engine (verl's: tensors "
-         "dealt over the trainer's ranks, each packing buckets of sync.bucket_MB); an implementation costs "
+         "dealt over the trainer's ranks, each packing buckets of sync.bucket_MB); these cost "
          "sync.per_transfer_ms per broadcast plus the whole weights to every engine GPU over the topology (or at "
-         "sync.bandwidth_GB_s) plus sync.latency_s",
+         "sync.bandwidth_GB_s) plus sync.latency_s. cuda_ipc (colocated only: each bucket's tensors gathered whole on "
+         "every GPU, then handed to the engine on that GPU: slime --colocate, verl's hybrid engine) costs "
+         "sync.ipc_per_bucket_ms per bucket plus the gather plus the load; storage (a checkpoint written to a shared "
+         "filesystem and read back by every engine GPU: slime's disk transport, SGLang update_weights_from_disk) "
+         "costs the write at sync.storage_write_GB_s per trainer node plus the read at sync.storage_read_GB_s",
          [] {
            std::vector<std::string> names = {"bandwidth", "fixed", "zero"};
            for (const auto& m : sync_method_names()) names.push_back(m);
@@ -137,9 +142,30 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "this x log2(nodes)); 0 keeps it flat. verl's per-tensor rows fit 0.2582 (docs/published-runs.md)",
          base::in_range(0, kMaxFixedCost_s * 1e3)});
   s.add({keys::kSyncBucketMB.name, KnobType::Double, 512.0, "MiB",
-         "bucketed and checkpoint_engine: the bucket size (slime's --update-weight-buffer-size default, 512 MiB; "
-         "verl's checkpoint engine device_buffer_size_M default, 4096)",
+         "bucketed, checkpoint_engine, cuda_ipc and storage (a file per bucket): the bucket size (slime's "
+         "--update-weight-buffer-size default, 512 MiB; verl's checkpoint engine device_buffer_size_M default, 4096; "
+         "verl's colocated update_weights_bucket_megabytes, 2048)",
          base::in_range(1e-3, 1e9)});
+  // The slime weight-sync write-up (hebiao064.github.io/rl-weight-sync,
+  // section 4.3): one SGLang update_weights_from_tensor call with a
+  // flattened bucket, Qwen3-30B-A3B on H100: IPC open 3 ms + rebuild 5 ms +
+  // load 12 ms + close 0.2 ms = 20 ms (41 ms unflattened).
+  s.add({keys::kSyncIpcPerBucketMs.name, KnobType::Double, 20.0, "ms",
+         "cuda_ipc: the fixed cost of one bucket: its handle serialised, sent and opened, its tensors rebuilt and loaded "
+         "(slime's measured SGLang call with a flattened bucket: 20 ms)",
+         base::in_range(0, kMaxFixedCost_s * 1e3)});
+  // Laminar (arXiv 2510.12633, section 4.1): serialising one 4 GB shard of a
+  // 32B model for a storage-based sync takes about 8 s.
+  s.add({keys::kSyncStorageWriteGBs.name, KnobType::Double, 0.5, "GB/s",
+         "storage: the checkpoint's write, per trainer node writing its share (Laminar: a 4 GB shard serialised in about 8 s)",
+         base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
+  // Run:ai Model Streamer benchmark (run-ai/runai-model-streamer
+  // docs/src/benchmarks.md): Llama-3-8B safetensors from Weka to GPU at
+  // 4.28 GiB/s (1.03 from AWS gp3, 3.51 from S3).
+  s.add({keys::kSyncStorageReadGBs.name, KnobType::Double, 4.6, "GB/s",
+         "storage: one engine GPU's read of the checkpoint (every tensor-parallel rank reads it all, in parallel; the "
+         "filesystem's aggregate limit is not modelled). Run:ai's streamer from Weka: 4.28 GiB/s",
+         base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
   s.add({keys::kSyncBandwidthGBs.name, KnobType::Double, 100.0, "GB/s", "effective trainer-to-engine weight bandwidth",
          base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
   s.add({keys::kTopologyPreset.name, KnobType::String, std::string("none"), "",
@@ -262,6 +288,7 @@ SyncPlan checked_plan(const base::Config& c, const Topology& topo, double weight
 // whole weights to every engine GPU (each broadcast carries full tensors; a
 // rank keeps its shard), and sync.latency_s.
 WeightSync implemented_sync(const base::Config& c, SyncMethod method, const ModelArch& model, const std::optional<Topology>& topo) {
+  if (method == SyncMethod::CudaIpc || method == SyncMethod::Storage) return sync_over_own_path(c, method, model);
   WeightSync w;
   w.bytes = model.weight_bytes(DType::BF16);
   std::vector<double> tensor_bytes;

@@ -31,7 +31,8 @@ std::string describe_hardware(const base::Config& config);
 // Weight-sync time per step: from the topology when one is given (preset or
 // file), else weight bytes over sync.bandwidth_GB_s; plus sync.latency_s. An
 // implementation (sync.time_model per_tensor, bucketed, checkpoint_engine) adds
-// sync.per_transfer_ms per transfer and sends the whole weights to every GPU.
+// sync.per_transfer_ms per transfer and sends the whole weights to every GPU;
+// cuda_ipc and storage have their own paths (sim/sync_paths.hpp).
 struct WeightSync {
   double time_s = 0;
   double bytes = 0;  // the weights pushed (bf16); 0 where the time is given, not modelled
@@ -45,6 +46,9 @@ std::optional<Topology> scenario_topology(const base::Config& config);
 namespace keys {
 inline constexpr base::DoubleKey kSyncBandwidthGBs{"sync.bandwidth_GB_s"};
 inline constexpr base::DoubleKey kSyncBucketMB{"sync.bucket_MB"};
+inline constexpr base::DoubleKey kSyncIpcPerBucketMs{"sync.ipc_per_bucket_ms"};
+inline constexpr base::DoubleKey kSyncStorageReadGBs{"sync.storage_read_GB_s"};
+inline constexpr base::DoubleKey kSyncStorageWriteGBs{"sync.storage_write_GB_s"};
 inline constexpr base::DoubleKey kSyncLatencyS{"sync.latency_s"};
 inline constexpr base::DoubleKey kSyncPerTransferMs{"sync.per_transfer_ms"};
 inline constexpr base::DoubleKey kSyncPerTransferMsPerNodeDoubling{"sync.per_transfer_ms_per_node_doubling"};

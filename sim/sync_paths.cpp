@@ -1,0 +1,93 @@
+#include "sim/sync_paths.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "sim/checkpoint_tensors.hpp"
+#include "sim/cluster_shape.hpp"
+#include "sim/engine_knobs.hpp"
+#include "sim/hardware.hpp"
+
+namespace april::sim {
+
+namespace {
+
+std::int64_t buckets_of(const base::Config& c, SyncMethod method, const ModelArch& model) {
+  std::vector<double> tensor_bytes;
+  for (const auto elements : checkpoint_tensor_elements(model)) {
+    tensor_bytes.push_back(static_cast<double>(elements) * bytes_per_element(DType::BF16));
+  }
+  try {
+    return sync_transfers(method, tensor_bytes, c.get(keys::kSyncBucketMB) * 1024.0 * 1024.0, 1);
+  } catch (const std::invalid_argument& e) {
+    throw base::ConfigError(e.what());
+  }
+}
+
+// slime --colocate (update_weight_from_tensor.py): for each bucket every rank
+// gathers the bucket's tensors whole (pipeline and expert broadcasts, the
+// tensor-parallel all-gather), flattens them and hands the engine on its own
+// GPU one IPC handle; the engine loads its shard. Over a sync every GPU so
+// receives the weights it does not hold: about all of them, over NVLink in
+// one node and over its NIC when the trainer spans nodes. The pinned-host
+// backup slime copies from (one shard per GPU) is not counted.
+WeightSync cuda_ipc_sync(const base::Config& c, const ModelArch& model, const ClusterShape& shape, const Accelerator& hw) {
+  if (shape.disaggregated()) {
+    throw base::ConfigError(
+        "sync.time_model=cuda_ipc needs cluster.mode=colocated: a CUDA IPC handle opens another process's memory on the "
+        "same GPU, and a disaggregated cluster's engines hold none of the trainer's (a policy that "
+        "overlaps rollout and training, one_step_off or async, runs on one): use bucketed, checkpoint_engine or storage, "
+        "or only colocated policies (april simulate --policy sync,april,sorted)");
+  }
+  WeightSync w;
+  w.bytes = model.weight_bytes(DType::BF16);
+  const auto buckets = buckets_of(c, SyncMethod::CudaIpc, model);
+  const double buckets_s = static_cast<double>(buckets) * c.get(keys::kSyncIpcPerBucketMs) / 1e3;
+  const bool across_nodes = shape.nodes > 1;
+  const double link_bytes_s = across_nodes ? hw.nic_bytes_s : hw.scale_up_bytes_s;
+  const double gather_s = w.bytes / link_bytes_s;
+  const double load_s = w.bytes / static_cast<double>(shape.tensor_parallel) / hw.hbm_bytes_s;
+  w.time_s = c.get(keys::kSyncLatencyS) + buckets_s + gather_s + load_s;
+  w.how = fmt::format(
+      "cuda_ipc: {} buckets x {} ms = {:.3f} s, {:.2f} GB gathered whole on every GPU over {} ({:.0f} GB/s) = {:.3f} s, each "
+      "engine GPU's shard loaded at {:.0f} GB/s = {:.3f} s, + {} s",
+      buckets, c.get(keys::kSyncIpcPerBucketMs), buckets_s, w.bytes / 1e9, across_nodes ? "its NIC" : "the scale-up link",
+      link_bytes_s / 1e9, gather_s, hw.hbm_bytes_s / 1e9, load_s, c.get(keys::kSyncLatencyS));
+  return w;
+}
+
+// slime's disk transport (hf_checkpoint_saver.py): one writer per trainer
+// node, each writing its share of the files; then every engine GPU reads the
+// whole checkpoint (SGLang's update_weights_from_disk iterates every file on
+// each tensor-parallel rank) and loads its shard.
+WeightSync storage_sync(const base::Config& c, const ModelArch& model, const ClusterShape& shape, const Accelerator& hw) {
+  WeightSync w;
+  w.bytes = model.weight_bytes(DType::BF16);
+  const auto files = buckets_of(c, SyncMethod::Storage, model);
+  const std::int64_t writer_nodes =
+      shape.disaggregated() ? (shape.train_gpus + shape.gpus_per_node - 1) / shape.gpus_per_node : shape.nodes;
+  const double write_s = w.bytes / (c.get(keys::kSyncStorageWriteGBs) * 1e9 * static_cast<double>(writer_nodes));
+  const double read_s = w.bytes / (c.get(keys::kSyncStorageReadGBs) * 1e9);
+  const double load_s = w.bytes / static_cast<double>(shape.tensor_parallel) / hw.hbm_bytes_s;
+  w.time_s = c.get(keys::kSyncLatencyS) + write_s + read_s + load_s;
+  w.how = fmt::format(
+      "storage: {:.2f} GB in {} files written by {} trainer node{} at {} GB/s each = {:.3f} s, read by every engine GPU at {} "
+      "GB/s = {:.3f} s, its shard loaded = {:.3f} s, + {} s",
+      w.bytes / 1e9, files, writer_nodes, writer_nodes == 1 ? "" : "s", c.get(keys::kSyncStorageWriteGBs), write_s,
+      c.get(keys::kSyncStorageReadGBs), read_s, load_s, c.get(keys::kSyncLatencyS));
+  return w;
+}
+
+}  // namespace
+
+WeightSync sync_over_own_path(const base::Config& c, SyncMethod method, const ModelArch& model) {
+  const auto shape = cluster_shape(c);
+  const auto hw = resolve_accelerator(c.get(keys::kHardware));
+  if (method == SyncMethod::CudaIpc) return cuda_ipc_sync(c, model, shape, hw);
+  if (method == SyncMethod::Storage) return storage_sync(c, model, shape, hw);
+  throw std::logic_error("sync_over_own_path: a broadcast method");
+}
+
+}  // namespace april::sim

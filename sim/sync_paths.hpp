@@ -1,0 +1,17 @@
+#pragma once
+// The weight syncs that do not broadcast over the cluster: CUDA IPC between
+// processes sharing a GPU (colocated) and a checkpoint through a shared
+// filesystem. Each pays its own path, not the topology's broadcast.
+#include "base/config.hpp"
+#include "sim/model_arch.hpp"
+#include "sim/sync_methods.hpp"
+#include "sim/train_sync_knobs.hpp"
+
+namespace april::sim {
+
+// One sync of `model`'s bf16 weights by `method` (CudaIpc or Storage) on the
+// scenario's cluster, plus sync.latency_s. Throws base::ConfigError for
+// cuda_ipc on a disaggregated cluster (its engines hold no trainer memory).
+WeightSync sync_over_own_path(const base::Config& config, SyncMethod method, const ModelArch& model);
+
+}  // namespace april::sim
