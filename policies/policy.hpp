@@ -119,6 +119,9 @@ struct Decisions {
   // Samples held by an earlier SubmissionPlan::hold to send to the engines
   // now, in this order, after this instant's other submissions.
   std::vector<SampleRef> release;
+  // Relays only (Policy::publishes_to_relays): engines that load the version
+  // published last now, each once (it finishes its iteration, loads, goes on).
+  std::vector<std::int32_t> pull;
 };
 
 // A sample about to be submitted.
@@ -199,8 +202,16 @@ class Policy {
   [[nodiscard]] virtual bool overlaps() const { return false; }
   // The trainer finished a step: the version it made can be synced.
   virtual Decisions on_train_end(const RolloutView& /*view*/) { return {}; }
-  // The engines hold the new version (step() has incremented).
+  // The engines hold the new version (step() has incremented); with
+  // publishes_to_relays, the relays do.
   virtual Decisions on_sync_end(const RolloutView& /*view*/) { return {}; }
+  // Weights through relays (Laminar): Decisions::start_sync publishes the
+  // trained version to the relays without pausing an engine, and each engine
+  // loads the version published last when a Decisions::pull names it. Needs
+  // a backend whose engines pull one by one (the simulator).
+  [[nodiscard]] virtual bool publishes_to_relays() const { return false; }
+  // These engines' pulls ended: they hold the version published last.
+  virtual Decisions on_engines_pulled(const RolloutView& /*view*/, const std::vector<std::int32_t>& /*engines*/) { return {}; }
   // At a version change, in-flight requests re-prefill (AReaL) instead of keeping their KV (PipelineRL).
   [[nodiscard]] virtual bool recompute_on_update() const { return false; }
   // The most groups this policy holds at once (in flight plus buffered) when

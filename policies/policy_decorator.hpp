@@ -33,6 +33,10 @@ class PolicyDecorator : public Policy {
   Decisions on_train_end(const RolloutView& view) override { return base_->on_train_end(view); }
   Decisions on_sync_end(const RolloutView& view) override { return base_->on_sync_end(view); }
   [[nodiscard]] bool recompute_on_update() const override { return base_->recompute_on_update(); }
+  [[nodiscard]] bool publishes_to_relays() const override { return base_->publishes_to_relays(); }
+  Decisions on_engines_pulled(const RolloutView& view, const std::vector<std::int32_t>& engines) override {
+    return base_->on_engines_pulled(view, engines);
+  }
   [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t batch_size) const override {
     return base_->resident_groups_bound(batch_size);
   }

@@ -9,6 +9,7 @@
 #include "policies/april_adaptive_policy.hpp"
 #include "policies/april_policy.hpp"
 #include "policies/async_policy.hpp"
+#include "policies/laminar_policy.hpp"
 #include "policies/length_aware_policy.hpp"
 #include "policies/one_step_off_policy.hpp"
 #include "policies/seer_policy.hpp"
@@ -68,6 +69,7 @@ PolicyRegistry builtin_policies() {
   r.add(length_aware_policy_entry());
   r.add(seer_policy_entry());
   r.add(streamrl_policy_entry());
+  r.add(laminar_policy_entry());
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -118,7 +119,10 @@ struct BackendCounters {
 struct BackendEvents {
   std::vector<SampleProgress> finished;
   std::optional<TrainReport> train_ended;  // the report of the train step that ended
-  bool sync_ended = false;
+  bool sync_ended = false;  // a sync, or a publish to the relays, ended
+  // Engines whose pull (OverlappingBackend::start_pull) ended: they hold the
+  // version published last, in engine order.
+  std::vector<std::int32_t> pulled;
 };
 
 // What a backend that can overlap rollout and training adds (disaggregated
@@ -138,6 +142,19 @@ class OverlappingBackend {
   // start their next iteration only when this is called again, after the
   // caller has made its decisions for the instant.
   virtual BackendEvents wait_for_events() = 0;
+
+  // Weights through relays (Laminar, arXiv 2510.12633, sections 3-4): the
+  // trainer publishes a version to a tier of relays, one per rollout
+  // machine, and each engine loads it from its own host's relay when the
+  // policy says, so engines hold different versions. Only where this is true:
+  [[nodiscard]] virtual bool pulls_per_engine() const { return false; }
+  // The trainer hands `new_version` to the relays: it is busy for the sync
+  // time, the engines go on generating; sync_ended reports the end.
+  virtual void start_publish(std::int64_t /*new_version*/) { throw std::logic_error("this backend has no relays to publish to"); }
+  // `engine` loads the version published last from its relay: it finishes
+  // the iteration in progress, loads (its GPUs' weights over the host link),
+  // then goes on, running requests keeping their KV; `pulled` reports the end.
+  virtual void start_pull(std::int32_t /*engine*/) { throw std::logic_error("this backend's engines cannot pull weights one by one"); }
 };
 
 // What every backend does: engines that take samples, report them finished

@@ -14,8 +14,8 @@ using policies::GroupId;
 void ColocatedDriver::on_submitted(GroupId id) { loop_.state_.submitted.push_back(id); }
 
 void ColocatedDriver::act_on(const policies::Decisions& d) {
-  if (d.train || d.start_sync) {
-    throw std::logic_error("only a policy that overlaps rollout and training starts train steps or syncs itself");
+  if (d.train || d.start_sync || !d.pull.empty()) {
+    throw std::logic_error("only a policy that overlaps rollout and training starts train steps, syncs or pulls itself");
   }
   if (!d.end_with_batch) return;
   RolloutState& st = loop_.state_;

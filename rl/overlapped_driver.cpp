@@ -19,6 +19,15 @@ void OverlappedDriver::act_on(const policies::Decisions& d) {
   if (d.end_with_batch) throw std::logic_error("an overlapping policy never ends the rollout phase");
   if (d.train) start_train(*d.train);
   if (d.start_sync) start_sync();
+  if (!d.pull.empty()) {
+    if (!loop_.policy_.publishes_to_relays()) throw std::logic_error("a policy that does not publish to relays asked engines to pull");
+    for (const std::int32_t e : d.pull) {
+      if (e < 0 || e >= backend_.engines()) {
+        throw std::logic_error(fmt::format("the policy asked engine {} of {} to pull", e, backend_.engines()));
+      }
+      overlap_.start_pull(e);
+    }
+  }
 }
 
 void OverlappedDriver::begin_window() {
@@ -71,7 +80,11 @@ void OverlappedDriver::start_sync() {
                                        loop_.state_.version));
   }
   sync_start_s_ = backend_.now_s();
-  overlap_.start_sync(trained_steps_, loop_.policy_.recompute_on_update());
+  if (loop_.policy_.publishes_to_relays()) {
+    overlap_.start_publish(trained_steps_);
+  } else {
+    overlap_.start_sync(trained_steps_, loop_.policy_.recompute_on_update());
+  }
   sync_running_ = true;
   ++published_steps_;
 }
@@ -142,7 +155,8 @@ StepMetrics OverlappedDriver::run_step() {
       m.sync_end_s = now;
       m.sync_time_s = now - sync_start_s_;
       m.step_time_s = now - m.start_time_s;
-      m.rollout_time_s = m.step_time_s - m.sync_time_s;  // the engines pause while the weights arrive
+      // The engines pause while the weights arrive; a publish to relays pauses none.
+      m.rollout_time_s = loop_.policy_.publishes_to_relays() ? m.step_time_s : m.step_time_s - m.sync_time_s;
       const BackendCounters c1 = backend_.counters();
       m.busy_engine_s = c1.busy_engine_s - window_counters_.busy_engine_s;
       m.running_slot_s = c1.running_slot_s - window_counters_.running_slot_s;
@@ -153,6 +167,7 @@ StepMetrics OverlappedDriver::run_step() {
       begin_window();
       loop_.apply(loop_.policy_.on_sync_end(loop_));
     }
+    if (!ev.pulled.empty()) loop_.apply(loop_.policy_.on_engines_pulled(loop_, ev.pulled));
   }
   StepMetrics out = *finished_step_;
   finished_step_.reset();
@@ -160,6 +175,10 @@ StepMetrics OverlappedDriver::run_step() {
 }
 
 void OverlappedDriver::check_can_save() const {
+  if (loop_.policy_.publishes_to_relays()) {
+    throw std::invalid_argument("saving a run whose engines pull weights one by one (Laminar's relays) is not supported: each "
+                                "engine's version would be lost");
+  }
   if (started_ && (!suspended_ || loop_.state_.in_flight_samples != 0)) {
     throw std::logic_error("save_state of an overlapped run: suspend() it first");
   }

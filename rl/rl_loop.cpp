@@ -21,6 +21,10 @@ std::unique_ptr<StepDriver> make_driver(RlLoop& loop, Backend& backend, const po
   if (overlap == nullptr) {
     throw std::logic_error("this policy overlaps rollout and training; the backend cannot (a disaggregated cluster is needed)");
   }
+  if (policy.publishes_to_relays() && !overlap->pulls_per_engine()) {
+    throw std::invalid_argument("this policy publishes weights to relays that each engine pulls from when it is told (Laminar); "
+                                "this backend's engines cannot pull one by one: run it in the simulator");
+  }
   return std::make_unique<OverlappedDriver>(loop, backend, *overlap);
 }
 

@@ -9,6 +9,7 @@
 #include "scenario/memory_estimate.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
+#include "sim/sync_paths.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "sim/workload.hpp"
 #include "traces/trace_resample.hpp"
@@ -32,6 +33,7 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, co
   bc.engine = sim::engine_config(c);
   bc.train_time_s = sim::train_time_model(c);
   bc.sync_time_s = resolved.sync.time_s;
+  bc.pull_time_s = sim::relay_pull_time_s(c);
   bc.abort_latency_s = c.get(sim::keys::kEngineAbortLatencyS);
   bc.abort_per_request_s = c.get(sim::keys::kEngineAbortPerRequestUs) * 1e-6;
   bc.abort_confirm_s = c.get(sim::keys::kEngineAbortConfirmS);

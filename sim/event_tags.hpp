@@ -11,7 +11,8 @@ enum EventTag : std::uint32_t {
   kTagEngineKick = 1,        // an engine starts its next iteration (sim/engine)
   kTagEngineSegmentEnd = 2,  // an engine's run of iterations ends (sim/engine)
   kTagTrainEnd = 3,          // an overlapped train step ends (adapters/sim)
-  kTagSyncEnd = 4,           // an overlapped weight sync ends (adapters/sim)
+  kTagSyncEnd = 4,           // an overlapped weight sync, or a publish to relays, ends (adapters/sim)
+  kTagPullEnd = 5,           // an engine's pull from its relay ends (adapters/sim)
 };
 
 // An engine's event carries the engine's index above the kind, so that the

@@ -8,6 +8,8 @@
 #include "sim/checkpoint_tensors.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
+#include "sim/engine_memory.hpp"
+#include "sim/model_catalog.hpp"
 #include "sim/hardware.hpp"
 
 namespace april::sim {
@@ -81,6 +83,14 @@ WeightSync storage_sync(const base::Config& c, const ModelArch& model, const Clu
 }
 
 }  // namespace
+
+double relay_pull_time_s(const base::Config& c) {
+  if (c.get(keys::kSyncRelayPullS) >= 0) return c.get(keys::kSyncRelayPullS);
+  const auto hw = resolve_accelerator(c.get(keys::kHardware));
+  const auto model = resolve_model(c.get(keys::kModel));
+  const double per_gpu_bytes = engine_memory(model, hw, engine_layout(c)).weights_per_gpu_bytes;
+  return per_gpu_bytes / (hw.host_link_bytes_s * c.get(keys::kTrainHostLinkEfficiency));
+}
 
 WeightSync sync_over_own_path(const base::Config& c, SyncMethod method, const ModelArch& model) {
   const auto shape = cluster_shape(c);

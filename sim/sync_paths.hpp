@@ -14,4 +14,10 @@ namespace april::sim {
 // cuda_ipc on a disaggregated cluster (its engines hold no trainer memory).
 WeightSync sync_over_own_path(const base::Config& config, SyncMethod method, const ModelArch& model);
 
+// Laminar's pull (arXiv 2510.12633, section 4.2): an engine loads the
+// weights its GPUs hold from the relay in its host's memory, over the host
+// link (PCIe) at train.host_link_efficiency, all its GPUs at once; or
+// sync.relay_pull_s where that is set (>= 0).
+double relay_pull_time_s(const base::Config& config);
+
 }  // namespace april::sim

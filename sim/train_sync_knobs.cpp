@@ -166,6 +166,10 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "storage: one engine GPU's read of the checkpoint (every tensor-parallel rank reads it all, in parallel; the "
          "filesystem's aggregate limit is not modelled). Run:ai's streamer from Weka: 4.28 GiB/s",
          base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
+  s.add({keys::kSyncRelayPullS.name, KnobType::Double, -1.0, "s",
+         "relays (policy laminar): one engine's load of the published version from its host's relay; -1: its GPU's weights "
+         "over the host link (PCIe) at train.host_link_efficiency",
+         base::in_range(-1, kMaxFixedCost_s)});
   s.add({keys::kSyncBandwidthGBs.name, KnobType::Double, 100.0, "GB/s", "effective trainer-to-engine weight bandwidth",
          base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
   s.add({keys::kTopologyPreset.name, KnobType::String, std::string("none"), "",

@@ -51,6 +51,7 @@ inline constexpr base::DoubleKey kSyncStorageReadGBs{"sync.storage_read_GB_s"};
 inline constexpr base::DoubleKey kSyncStorageWriteGBs{"sync.storage_write_GB_s"};
 inline constexpr base::DoubleKey kSyncLatencyS{"sync.latency_s"};
 inline constexpr base::DoubleKey kSyncPerTransferMs{"sync.per_transfer_ms"};
+inline constexpr base::DoubleKey kSyncRelayPullS{"sync.relay_pull_s"};
 inline constexpr base::DoubleKey kSyncPerTransferMsPerNodeDoubling{"sync.per_transfer_ms_per_node_doubling"};
 inline constexpr base::StringKey kSyncTimeModel{"sync.time_model"};
 inline constexpr base::StringKey kTopologyFile{"topology.file"};

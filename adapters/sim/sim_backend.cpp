@@ -231,6 +231,35 @@ void SimBackend::start_sync(std::int64_t new_version, bool recompute) {
   });
 }
 
+void SimBackend::start_publish(std::int64_t new_version) {
+  if (train_running_ || sync_running_) throw std::logic_error("start_publish while the trainer is busy");
+  sync_running_ = true;
+  sim_.schedule_in(sim::TimeNs::from_s(config_.sync_time_s), sim::kTagSyncEnd, [this, new_version] {
+    published_version_ = new_version;
+    sync_running_ = false;
+    sync_ended_ = true;
+  });
+}
+
+void SimBackend::start_pull(std::int32_t engine) {
+  if (engine < 0 || static_cast<std::size_t>(engine) >= engines_.size()) {
+    throw std::logic_error(fmt::format("start_pull: engine {} of {}", engine, engines_.size()));
+  }
+  if (pulling_.empty()) pulling_.assign(engines_.size(), 0);
+  if (pulling_[static_cast<std::size_t>(engine)] != 0) throw std::logic_error(fmt::format("start_pull: engine {} is pulling", engine));
+  pulling_[static_cast<std::size_t>(engine)] = 1;
+  auto& e = *engines_[static_cast<std::size_t>(engine)];
+  e.pause(true);
+  const std::int64_t version = published_version_;
+  sim_.schedule_in(sim::TimeNs::from_s(config_.pull_time_s), sim::engine_event_tag(sim::kTagPullEnd, static_cast<std::size_t>(engine)),
+                   [this, engine, version] {
+    engines_[static_cast<std::size_t>(engine)]->resume(version, false);
+    pulling_[static_cast<std::size_t>(engine)] = 0;
+    resumed_since_wait_ = true;
+    pulled_.push_back(engine);
+  });
+}
+
 rl::BackendEvents SimBackend::wait_for_events() {
   // The caller has made its decisions for the last instant: idle engines start now.
   // Only a resume leaves an engine idle with work (a submission to a running
@@ -239,7 +268,7 @@ rl::BackendEvents SimBackend::wait_for_events() {
     for (auto& e : engines_) e->start_if_idle();
     resumed_since_wait_ = false;
   }
-  while (finished_.empty() && !train_ended_ && !sync_ended_) {
+  while (finished_.empty() && !train_ended_ && !sync_ended_ && pulled_.empty()) {
     if (!sim_.has_pending()) throw std::logic_error("wait_for_events with nothing in flight, training or syncing");
     sim_.run_until(sim_.next_event_time());
   }
@@ -251,6 +280,9 @@ rl::BackendEvents SimBackend::wait_for_events() {
   }
   ev.sync_ended = sync_ended_;
   train_ended_ = sync_ended_ = false;
+  std::sort(pulled_.begin(), pulled_.end());
+  ev.pulled = std::move(pulled_);
+  pulled_.clear();
   return ev;
 }
 

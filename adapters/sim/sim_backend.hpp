@@ -37,6 +37,9 @@ struct SimBackendConfig {
   // The phases of one train step on that batch (their sum is its time).
   std::function<sim::TrainPhaseTimes(const TrainBatchShape&)> train_time_s;
   double sync_time_s = 0;
+  // Weights through relays (start_publish, start_pull): the trainer's
+  // publish takes sync_time_s; an engine's pull from its host's relay this.
+  double pull_time_s = 0;
   // An abort (colocated APRIL's end of rollout): the control request reaches
   // the engines `abort_latency_s` after the decision (they go on generating
   // meanwhile), each stops at its next iteration boundary, then releases its
@@ -85,6 +88,9 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   void start_train(const std::vector<TrainSample>& batch, std::int64_t version) override;
   void start_sync(std::int64_t new_version, bool recompute) override;
   rl::BackendEvents wait_for_events() override;
+  [[nodiscard]] bool pulls_per_engine() const override { return true; }
+  void start_publish(std::int64_t new_version) override;
+  void start_pull(std::int32_t engine) override;
 
   [[nodiscard]] std::uint64_t fingerprint() const { return sim_.fingerprint(); }
   [[nodiscard]] std::uint64_t events_run() const { return sim_.events_run(); }
@@ -120,6 +126,9 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   std::vector<SampleProgress> wait_for_completions_at_this_instant();
   bool train_running_ = false, sync_running_ = false;
   bool train_ended_ = false, sync_ended_ = false;  // at the instant being reported
+  std::vector<std::int32_t> pulled_;                 // engines whose pull ended at the instant being reported
+  std::int64_t published_version_ = 0;               // the version the relays hold
+  std::vector<char> pulling_;                        // per engine
   bool resumed_since_wait_ = false;  // engines resumed since wait_for_events last started the idle ones
   // The running train step on a shared host: its work left at full speed as
   // of `train_progress_at_`, the speed since then, its end event.

@@ -456,5 +456,21 @@ TEST(OnePolicyTwoBackends, OverlappedPoliciesGiveTheSameVersionsLiveAndSimulated
   }
 }
 
+// laminar's engines pull weights one by one from relays; the live engine
+// cannot, and the loop says so before the run starts.
+TEST(LiveOverlap, LaminarIsRefusedByNameOnTheLiveBackend) {
+  april::testing::Fixture f("handcheck", {"cluster.mode=disaggregated", "cluster.gpus=2", "rollout_batch_size=2"});
+  auto policy = f.registry.get("laminar").make(f.config);
+  const CountdownTask task({4, 0.6, 10}, 7);
+  LiveBackend live(tiny_live(), task);
+  CountdownWorkload workload(task, 2);
+  try {
+    rl::RlLoop loop(live, *policy, workload, {2, 16, false});
+    FAIL() << "laminar ran on the live backend";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot pull one by one"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace april::live

@@ -169,6 +169,29 @@ TEST(AsyncHandcheck, KeepKvPaysNoPrefillAtAVersionChange) {
   EXPECT_GT(a.backend().counters().prefill_tok, b.backend().counters().prefill_tok);
 }
 
+// laminar (Laminar's relays; one engine's batch is one group here): the
+// trainer publishes in 2 ms (the sync time) while the engine goes on, and the
+// engine pulls in 1 ms (sync.relay_pull_s) when its batch is done and the
+// relays hold a newer version. At one instant, completions come before a
+// publish's end (DESIGN.md 3b), so an engine done at that instant goes on
+// with the version it holds.
+//   0: g0 (v0) 0-5; g0 trains 5-8 and g1 (v0: nothing newer) runs 5-10;
+//      publish 8-10.                                                       step 0 ends at 10
+//   1: at 10 g1 is done, before the publish's end: g2 starts with v0, 10-15;
+//      then v1 is out and g1 trains 10-13 (staleness 1 x 5); publish 13-15.
+//   2: at 15 g2 is done and v1 is newer: the engine pulls 15-16 and gets v2,
+//      out at 15; g3 (v2) 16-21. g2 trains 15-18 (v0 at version 2: 2 x 5);
+//      publish 18-20.
+//   3: at 21 g3 is done: it trains 21-24 (v2 at version 3: 1 x 5); the engine
+//      pulls v3 21-22; g4 (v3) 22-27; publish 24-26.
+//   4: at 27 g4 trains 27-30 (1 x 5); pull 27-28; g5 28-33; publish 30-32.
+// No sample mixes versions: every staleness is a group's, 5 tokens at a time.
+TEST(AsyncHandcheck, LaminarEnginesPullBetweenTheirBatches) {
+  expect_steps("laminar", {"sync.relay_pull_s=0.001"},
+               {{0, 5, 5, 8, 10, 0, 0, 10}, {10, 10, 10, 13, 15, 5, 1, 5}, {15, 15, 15, 18, 20, 10, 2, 0},
+                {20, 21, 21, 24, 26, 5, 1, 5}, {26, 27, 27, 30, 32, 5, 1, 5}});
+}
+
 TEST(AsyncHandcheck, OverlappingPoliciesNeedADisaggregatedCluster) {
   testing::Fixture f("handcheck");
   try {
