@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
@@ -80,9 +81,75 @@ Decisions LaminarPolicy::on_train_end(const RolloutView& view) {
 Decisions LaminarPolicy::on_sync_end(const RolloutView& view) {
   Decisions d;
   train_if_ready(view, d);
+  repack(view, d);
   for (std::size_t e = 0; e < engines_.size(); ++e) {
     if (engines_[e].parked) next_for(view, static_cast<std::int32_t>(e), d);
   }
+  return d;
+}
+
+void LaminarPolicy::repack(const RolloutView& view, Decisions& d) {
+  const std::int64_t below = p_.repack_below_requests;
+  if (below <= 0 || engines_.size() < 2) return;
+  // An engine's requests all run when they fit its cap on running requests.
+  const std::int64_t cap = view.engine_slots() > 0 ? view.engine_slots() / static_cast<std::int64_t>(engines_.size()) : below;
+  std::vector<std::int32_t> candidates;
+  for (std::size_t e = 0; e < engines_.size(); ++e) {
+    const EngineState& s = engines_[e];
+    if (s.pulling || s.parked || s.unfinished_samples <= 0) continue;
+    if (s.unfinished_samples < below && s.unfinished_samples <= cap) candidates.push_back(static_cast<std::int32_t>(e));
+  }
+  if (candidates.size() < 2) return;
+  // Smallest first (ties by index): the least work released first.
+  std::stable_sort(candidates.begin(), candidates.end(), [&](std::int32_t a, std::int32_t b) {
+    return engines_[static_cast<std::size_t>(a)].unfinished_samples < engines_[static_cast<std::size_t>(b)].unfinished_samples;
+  });
+  std::vector<std::int64_t> load(engines_.size(), 0);
+  std::vector<char> source(engines_.size(), 0), destination(engines_.size(), 0);
+  for (const std::int32_t e : candidates) load[static_cast<std::size_t>(e)] = engines_[static_cast<std::size_t>(e)].unfinished_samples;
+  std::vector<std::pair<std::int32_t, std::int32_t>> moves;
+  for (const std::int32_t s : candidates) {
+    const auto si = static_cast<std::size_t>(s);
+    if (destination[si] != 0) continue;
+    std::int32_t best = -1;
+    for (const std::int32_t t : candidates) {
+      const auto ti = static_cast<std::size_t>(t);
+      if (t == s || source[ti] != 0 || engines_[ti].version != engines_[si].version) continue;
+      if (load[ti] + load[si] > std::min(below, cap)) continue;
+      if (best < 0 || load[ti] > load[static_cast<std::size_t>(best)]) best = t;
+    }
+    if (best < 0) continue;
+    load[static_cast<std::size_t>(best)] += load[si];
+    source[si] = 1;
+    destination[static_cast<std::size_t>(best)] = 1;
+    moves.emplace_back(s, best);
+  }
+  for (const auto& [from, to] : moves) {
+    EngineState& f = engines_[static_cast<std::size_t>(from)];
+    EngineState& t = engines_[static_cast<std::size_t>(to)];
+    for (auto& [group, engine] : group_engine_) {
+      if (engine == from) engine = to;
+    }
+    t.outstanding_groups += f.outstanding_groups;
+    t.unfinished_samples += f.unfinished_samples;
+    f.outstanding_groups = f.unfinished_samples = 0;
+    d.move_requests.emplace_back(from, to);
+    next_for(view, from, d);
+  }
+}
+
+Decisions LaminarPolicy::on_samples_finished(const RolloutView& view, const std::vector<SampleRef>& finished,
+                                             const std::vector<SampleRef>& /*chunk_ended*/) {
+  bool below = false;
+  for (const SampleRef& s : finished) {
+    const auto it = group_engine_.find(s.group);
+    if (it == group_engine_.end()) continue;
+    EngineState& e = engines_[static_cast<std::size_t>(it->second)];
+    --e.unfinished_samples;
+    below = below || (e.unfinished_samples > 0 && e.unfinished_samples < p_.repack_below_requests);
+  }
+  Decisions d;
+  if (below) repack(view, d);
   return d;
 }
 
@@ -108,6 +175,7 @@ SubmissionPlan LaminarPolicy::plan_submissions(const RolloutView& /*view*/, cons
       unassigned_.pop_front();
     }
     plan.engines.push_back(EngineRange{it->second, 1});
+    ++engines_[static_cast<std::size_t>(it->second)].unfinished_samples;
   }
   return plan;
 }
@@ -123,6 +191,11 @@ PolicyEntry laminar_policy_entry() {
        "an engine whose batch is done starts the next only while fewer than this many x B complete groups wait for the "
        "trainer (the paper bounds none; an unbounded buffer is not run)",
        base::in_range(1, 1 << 20)},
+      {keys::kLaminarRepackBelowRequests.name, KnobType::Int, std::int64_t{64}, "requests",
+       "repack: engines of one version whose requests all run and number fewer than this (the paper's roofline batch: a "
+       "decode batch of 64 costs about what one under 8 does, its Figure 4) move whole to the fullest that stays under it; "
+       "0: no repack",
+       base::in_range(0, 1 << 24)},
   };
   return {"laminar",
           "Laminar's trajectory-level asynchrony (arXiv 2510.12633, disaggregated, simulator): per-engine batches, weights "
@@ -131,6 +204,7 @@ PolicyEntry laminar_policy_entry() {
             LaminarParams p;
             p.engine_batch_groups = c.get(keys::kLaminarEngineBatchGroups);
             p.max_queued_batches = c.get(keys::kLaminarMaxQueuedBatches);
+            p.repack_below_requests = c.get(keys::kLaminarRepackBelowRequests);
             return std::make_unique<LaminarPolicy>(p);
           }};
 }

@@ -7,6 +7,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace april::policies {
@@ -122,6 +123,9 @@ struct Decisions {
   // Relays only (Policy::publishes_to_relays): engines that load the version
   // published last now, each once (it finishes its iteration, loads, goes on).
   std::vector<std::int32_t> pull;
+  // Relays only: (from, to) engine pairs, in order: every request of `from`
+  // moves to `to` now with its tokens, re-prefilled there (Laminar's repack).
+  std::vector<std::pair<std::int32_t, std::int32_t>> move_requests;
 };
 
 // A sample about to be submitted.

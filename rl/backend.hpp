@@ -155,6 +155,10 @@ class OverlappingBackend {
   // the iteration in progress, loads (its GPUs' weights over the host link),
   // then goes on, running requests keeping their KV; `pulled` reports the end.
   virtual void start_pull(std::int32_t /*engine*/) { throw std::logic_error("this backend's engines cannot pull weights one by one"); }
+  // Laminar's repack: every request of engine `from` moves to engine `to`
+  // now, with its tokens (the iteration in progress is lost) and their
+  // versions; it prefills prompt + tokens there. Where pulls_per_engine().
+  virtual void move_requests(std::int32_t /*from*/, std::int32_t /*to*/) { throw std::logic_error("this backend cannot move requests"); }
 };
 
 // What every backend does: engines that take samples, report them finished

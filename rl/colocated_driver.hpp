@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "rl/backend.hpp"
+#include <stdexcept>
+
 #include "rl/step_driver.hpp"
 
 namespace april::rl {
@@ -17,6 +19,9 @@ class ColocatedDriver final : public StepDriver {
   ColocatedDriver(RlLoop& loop, Backend& backend) : loop_(loop), backend_(backend) {}
   StepMetrics run_step() override;
   void act_on(const policies::Decisions& d) override;
+  void move_requests(const std::vector<std::pair<std::int32_t, std::int32_t>>& /*moves*/) override {
+    throw std::logic_error("only a policy that overlaps rollout and training moves requests between engines");
+  }
   [[nodiscard]] bool phase_ended() const override { return batch_.has_value(); }
   void on_submitted(policies::GroupId id) override;
   void on_rejected(policies::GroupId /*id*/) override {}  // settled at the phase's end

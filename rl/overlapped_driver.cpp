@@ -30,6 +30,11 @@ void OverlappedDriver::act_on(const policies::Decisions& d) {
   }
 }
 
+void OverlappedDriver::move_requests(const std::vector<std::pair<std::int32_t, std::int32_t>>& moves) {
+  if (!loop_.policy_.publishes_to_relays()) throw std::logic_error("a policy that does not publish to relays moved requests between engines");
+  for (const auto& [from, to] : moves) overlap_.move_requests(from, to);
+}
+
 void OverlappedDriver::begin_window() {
   window_ = StepMetrics{};
   window_.step = loop_.state_.version;

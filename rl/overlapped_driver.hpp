@@ -17,6 +17,7 @@ class OverlappedDriver final : public StepDriver {
   OverlappedDriver(RlLoop& loop, Backend& backend, OverlappingBackend& overlap) : loop_(loop), backend_(backend), overlap_(overlap) {}
   StepMetrics run_step() override;
   void act_on(const policies::Decisions& d) override;
+  void move_requests(const std::vector<std::pair<std::int32_t, std::int32_t>>& moves) override;
   [[nodiscard]] bool phase_ended() const override { return false; }
   void on_submitted(policies::GroupId /*id*/) override {}
   void on_rejected(policies::GroupId id) override;  // no phase end to settle it

@@ -222,6 +222,7 @@ void RlLoop::flush_submissions() {
 
 void RlLoop::apply(const policies::Decisions& d) {
   if (driver_->phase_ended()) return;
+  if (!d.move_requests.empty()) driver_->move_requests(d.move_requests);
   for (const auto& take : d.take_from_buffer) {
     auto it = std::find(state_.buffer.begin(), state_.buffer.end(), take.group);
     if (it == state_.buffer.end()) throw std::logic_error(fmt::format("policy took group {} which is not in the buffer", take.group));

@@ -6,6 +6,8 @@
 // driver the decisions that are the driver's.
 #include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +25,9 @@ class StepDriver {
   // Colocated: ending the rollout phase with a batch. Overlapped: starting a
   // train step or a sync. Each refuses the other's decisions.
   virtual void act_on(const policies::Decisions& d) = 0;
+  // Decisions::move_requests, before the instant's submissions (a source
+  // engine's next batch must not move with its old one).
+  virtual void move_requests(const std::vector<std::pair<std::int32_t, std::int32_t>>& moves) = 0;
   // A colocated phase that has its batch takes no more decisions.
   [[nodiscard]] virtual bool phase_ended() const = 0;
   // A group was submitted, or the filter rejected it: a colocated phase

@@ -16,6 +16,23 @@ Engine::Engine(std::size_t index, Simulator& sim, const IterationModel& model, E
 }
 
 void Engine::submit(const EngineRequest& request) {
+  Request r;
+  r.req = request;
+  r.submitted_tok = request.generated_tok;
+  enqueue(std::move(r));
+}
+
+void Engine::adopt(EngineRequestState moved) {
+  Request r;
+  r.req = moved.req;
+  r.req.cached_tok = 0;  // its KV stayed behind: prompt and tokens are prefilled here
+  r.submitted_tok = moved.submitted_tok;
+  r.by_version = std::move(moved.by_version);
+  enqueue(std::move(r));
+}
+
+void Engine::enqueue(Request r) {
+  const EngineRequest& request = r.req;
   if (request.stop_at_tok <= request.generated_tok) throw std::logic_error("submitted a request with nothing to generate");
   if (request.prompt_tok + static_cast<std::int64_t>(request.stop_at_tok) > config_.kv_capacity_tok) {
     throw std::invalid_argument("a request does not fit in the engine's KV capacity");
@@ -23,9 +40,6 @@ void Engine::submit(const EngineRequest& request) {
   if (request.prompt_tok + static_cast<std::int64_t>(request.stop_at_tok) > INT32_MAX) {
     throw std::invalid_argument("a request's context (prompt + response) exceeds 2^31 - 1 tokens");
   }
-  Request r;
-  r.req = request;
-  r.submitted_tok = request.generated_tok;
   waiting_.push_back(std::move(r));
   if (busy_) {
     // The new request joins at the first iteration boundary after now
@@ -311,6 +325,12 @@ void Engine::start_segment() {
 
 std::vector<AbortedRequest> Engine::abort_all() {
   std::vector<AbortedRequest> out;
+  for (auto& r : take_all()) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)});
+  return out;
+}
+
+std::vector<EngineRequestState> Engine::take_all() {
+  std::vector<Request> out;
   if (kick_pending_) {
     sim_.cancel(kick_event_);
     kick_pending_ = false;
@@ -326,8 +346,8 @@ std::vector<AbortedRequest> Engine::abort_all() {
     counters_.running_ns += static_cast<std::int64_t>(running_.live()) * tail;
     busy_ = false;
   }
-  for (auto& r : running_.take_all()) out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)});
-  waiting_.for_each([&out](Request& r) { out.push_back({r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version)}); });
+  for (auto& r : running_.take_all()) out.push_back(std::move(r));
+  waiting_.for_each([&out](Request& r) { out.push_back(std::move(r)); });
   waiting_.clear();
   resident_kv_tok_ = 0;
   listener_.on_running_changed(index_, sim_.now(), occupancy());

@@ -102,6 +102,12 @@ class Engine {
   // Stops everything at the current time; tokens of the iteration in progress
   // are lost. Returns every queued or running request with its progress.
   std::vector<AbortedRequest> abort_all();
+  // The same stop, for a repack (Laminar): every request leaves whole, with
+  // its tokens since submission by version, for another engine to adopt().
+  std::vector<EngineRequestState> take_all();
+  // A request another engine gave up (take_all): it keeps its tokens and
+  // their versions, and prefills prompt + tokens when admitted here.
+  void adopt(EngineRequestState moved);
 
   // A weight sync begins: the iteration in progress (if any) finishes, and
   // no iteration starts until resume(). Requests may still be submitted.
@@ -142,6 +148,7 @@ class Engine {
 
  private:
   using Request = EngineRequestState;
+  void enqueue(Request r);  // submit and adopt: checks, queues, starts an idle engine
 
   void kick();
   // What the event ending this engine's segment (or kicking it) reads first.

@@ -260,6 +260,17 @@ void SimBackend::start_pull(std::int32_t engine) {
   });
 }
 
+void SimBackend::move_requests(std::int32_t from, std::int32_t to) {
+  const auto n = static_cast<std::int32_t>(engines_.size());
+  if (from < 0 || from >= n || to < 0 || to >= n || from == to) {
+    throw std::logic_error(fmt::format("move_requests: engine {} to engine {} of {}", from, to, n));
+  }
+  auto& dest = *engines_[static_cast<std::size_t>(to)];
+  for (auto& r : engines_[static_cast<std::size_t>(from)]->take_all()) dest.adopt(std::move(r));
+  note_load(static_cast<std::size_t>(from));
+  note_load(static_cast<std::size_t>(to));
+}
+
 rl::BackendEvents SimBackend::wait_for_events() {
   // The caller has made its decisions for the last instant: idle engines start now.
   // Only a resume leaves an engine idle with work (a submission to a running

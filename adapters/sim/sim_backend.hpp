@@ -91,6 +91,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   [[nodiscard]] bool pulls_per_engine() const override { return true; }
   void start_publish(std::int64_t new_version) override;
   void start_pull(std::int32_t engine) override;
+  void move_requests(std::int32_t from, std::int32_t to) override;
 
   [[nodiscard]] std::uint64_t fingerprint() const { return sim_.fingerprint(); }
   [[nodiscard]] std::uint64_t events_run() const { return sim_.events_run(); }

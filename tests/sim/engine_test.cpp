@@ -86,6 +86,40 @@ TEST(Engine, AbortReturnsProgressOfCompleteIterationsOnly) {
   }
 }
 
+// Laminar's repack: engine A's request (prompt 4, resumed with 3 tokens, to
+// stop at 10) runs 1 us iterations and is taken at 2.5 us: 2 complete
+// iterations, 2 tokens of version 0 (the third is lost). Engine B, at version
+// 1, adopts it: it re-prefills 4 + 5 tokens in its first pass (yielding token
+// 6) and ends at 10 after 5 iterations, 2.5-7.5 us, reporting 7 new tokens
+// since its first submission: 2 of version 0, 5 of version 1.
+TEST(Engine, ATakenRequestFinishesOnTheEngineThatAdoptsItWithItsTokensAndVersions) {
+  for (bool ff : {true, false}) {
+    Simulator sim;
+    ConstantIterationModel model(1000);
+    Recorder rec;
+    rec.sim = &sim;
+    Engine a(0, sim, model, EngineConfig{0, 1 << 20, ff}, rec);
+    Engine b(1, sim, model, EngineConfig{0, 1 << 20, ff}, rec);
+    b.pause();
+    b.resume(1, false);
+    a.submit({7, 4, 3, 10});
+    sim.run_until(TimeNs(2500));
+    auto taken = a.take_all();
+    ASSERT_EQ(taken.size(), 1U);
+    EXPECT_EQ(a.outstanding(), 0U);
+    EXPECT_EQ(taken[0].req.generated_tok, 5);
+    const auto prefill_before = b.counters().prefill_tok;
+    b.adopt(std::move(taken[0]));
+    b.start_if_idle();
+    while (sim.step()) {
+    }
+    ASSERT_EQ(rec.done.count(7), 1U) << "fast_forward=" << ff;
+    EXPECT_EQ(rec.done.at(7), std::make_pair(std::int64_t{7500}, 7)) << "fast_forward=" << ff;
+    EXPECT_EQ(b.counters().prefill_tok - prefill_before, 4 + 5);
+    EXPECT_EQ(rec.versions.at(7), (TokensByVersion{{0, 2}, {1, 5}})) << "fast_forward=" << ff;
+  }
+}
+
 // A weight sync (DESIGN.md 3b) with 1 ms iterations, one request of 10
 // tokens (prompt 4), pause at 2.5 ms, resume at 4.5 ms with version 1:
 //   iterations 0-1, 1-2, 2-3 ms run (the third was in progress at the pause
