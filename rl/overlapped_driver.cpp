@@ -26,6 +26,7 @@ void OverlappedDriver::act_on(const policies::Decisions& d) {
         throw std::logic_error(fmt::format("the policy asked engine {} of {} to pull", e, backend_.engines()));
       }
       overlap_.start_pull(e);
+      ++pulls_running_;
     }
   }
 }
@@ -134,7 +135,7 @@ StepMetrics OverlappedDriver::run_step() {
   if (suspended_) resubmit_suspended();
   while (!finished_step_) {
     loop_.drain_completed();
-    if (st.in_flight_samples == 0 && !train_running_ && !sync_running_) {
+    if (st.in_flight_samples == 0 && !train_running_ && !sync_running_ && pulls_running_ == 0) {
       throw std::logic_error(fmt::format("step {}: the policy left nothing in flight, training or syncing ({} groups queued)",
                                          st.version, st.accepted.size()));
     }
@@ -172,7 +173,10 @@ StepMetrics OverlappedDriver::run_step() {
       begin_window();
       loop_.apply(loop_.policy_.on_sync_end(loop_));
     }
-    if (!ev.pulled.empty()) loop_.apply(loop_.policy_.on_engines_pulled(loop_, ev.pulled));
+    if (!ev.pulled.empty()) {
+      pulls_running_ -= static_cast<std::int64_t>(ev.pulled.size());
+      loop_.apply(loop_.policy_.on_engines_pulled(loop_, ev.pulled));
+    }
   }
   StepMetrics out = *finished_step_;
   finished_step_.reset();

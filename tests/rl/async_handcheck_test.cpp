@@ -192,6 +192,19 @@ TEST(AsyncHandcheck, LaminarEnginesPullBetweenTheirBatches) {
                 {20, 21, 21, 24, 26, 5, 1, 5}, {26, 27, 27, 30, 32, 5, 1, 5}});
 }
 
+// An engine may pull with nothing else going on: B = 3 groups and engine
+// batches of one, so at 25 g4 is done, the queue (g3, g4) is short of a
+// batch, the trainer idles and the engine pulls v1 25-26 with nothing in
+// flight; then g5 runs 26-31 and completes the batch.
+TEST(AsyncHandcheck, LaminarPullsWhileNothingElseRuns) {
+  auto f = disaggregated_handcheck({"rollout_batch_size=3", "laminar.engine_batch_groups=1", "sync.relay_pull_s=0.001"});
+  scenario::Simulation sim(f.config, f.registry, "laminar", five_token_groups());
+  const auto first = sim.step();
+  EXPECT_NEAR(first.sync_end_s, 0.020, 1e-12);
+  const auto second = sim.step();
+  EXPECT_NEAR(second.train_start_s, 0.031, 1e-12);
+}
+
 TEST(AsyncHandcheck, OverlappingPoliciesNeedADisaggregatedCluster) {
   testing::Fixture f("handcheck");
   try {
