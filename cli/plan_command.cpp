@@ -83,7 +83,7 @@ int plan_command(const std::vector<std::string>& args) {
       "Runs every rollout design on the scenario's model, cluster and workload: each policy at each engine\n"
       "tensor parallelism (--tp), APRIL at each over-provisioning (--alpha), streamrl at its token-share split\n"
       "of the engines and at each --tail-engines count, and the policies that overlap rollout and training\n"
-      "(one_step_off, async) on up to --max-splits rollout/train splits of the GPUs.\n"
+      "(one_step_off, async, laminar, elastic) on up to --max-splits rollout/train splits of the GPUs.\n"
       "Every plan runs the same R seeds. Plans that do not fit (an engine's weights over its GPUs' memory, a\n"
       "split cutting an engine across nodes) are listed with the reason. Prints the best --top plans by\n"
       "effective throughput (trained tokens per second of wall time) with a 95% interval over the seeds,\n"

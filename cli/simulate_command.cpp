@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,6 +19,8 @@
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/report_table.hpp"
+#include "policies/elastic_policy.hpp"
+#include "sim/elastic_switch.hpp"
 #include "cli/terminal_progress.hpp"
 
 namespace april::cli {
@@ -82,6 +85,11 @@ int simulate_command(const std::vector<std::string>& args) {
 
 
   print_scenario_header(config, resolved, scenario, trace);
+  if (!colocated && std::find(policy_names.begin(), policy_names.end(), "elastic") != policy_names.end()) {
+    // The trainer's GPUs as engines, and what lending them costs.
+    fmt::print("elastic: {}\n\n", sim::elastic_switch(config, config.get(policies::keys::kElasticToRolloutS),
+                                                      config.get(policies::keys::kElasticToTrainerS)).how);
+  }
   std::fflush(stdout);
   // Progress on a terminal: every policy's steps, each split of a search counted.
   const std::int64_t steps = config.get(base::keys::kSteps);

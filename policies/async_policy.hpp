@@ -32,6 +32,8 @@ class AsyncPolicy final : public Policy {
   Decisions on_group_rejected(const RolloutView& view, GroupId /*group*/) override { return next(view); }
   Decisions on_train_end(const RolloutView& view) override;
   Decisions on_sync_end(const RolloutView& view) override { return next(view); }
+  // Under elastic splits (policies/elastic_policy.hpp): the trainer is idle again.
+  Decisions on_trainer_reclaimed(const RolloutView& view) override { return next(view); }
   [[nodiscard]] bool overlaps() const override { return true; }
   [[nodiscard]] bool recompute_on_update() const override { return p_.recompute; }
   [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t batch_size) const override {

@@ -126,6 +126,10 @@ struct Decisions {
   // Relays only: (from, to) engine pairs, in order: every request of `from`
   // moves to `to` now with its tokens, re-prefilled there (Laminar's repack).
   std::vector<std::pair<std::int32_t, std::int32_t>> move_requests;
+  // Elastic splits only (Policy::lends_trainer_gpus), before this instant's
+  // submissions: lend the idle trainer's GPUs to rollout (the trainer is not
+  // idle again until reclaimed), or take them back.
+  bool lend_trainer = false, reclaim_trainer = false;
 };
 
 // A sample about to be submitted.
@@ -216,6 +220,15 @@ class Policy {
   [[nodiscard]] virtual bool publishes_to_relays() const { return false; }
   // These engines' pulls ended: they hold the version published last.
   virtual Decisions on_engines_pulled(const RolloutView& /*view*/, const std::vector<std::int32_t>& /*engines*/) { return {}; }
+  // Elastic splits (verl PRs #6556, #7373): Decisions::lend_trainer lends
+  // the idle trainer's GPUs to rollout as hybrid engines, and
+  // Decisions::reclaim_trainer takes them back. Needs a backend with hybrid
+  // engines (the simulator).
+  [[nodiscard]] virtual bool lends_trainer_gpus() const { return false; }
+  // The hybrid engines serve (they hold the engines' version).
+  virtual Decisions on_trainer_lent(const RolloutView& /*view*/) { return {}; }
+  // The trainer has its GPUs back and is idle: a train step may start.
+  virtual Decisions on_trainer_reclaimed(const RolloutView& /*view*/) { return {}; }
   // At a version change, in-flight requests re-prefill (AReaL) instead of keeping their KV (PipelineRL).
   [[nodiscard]] virtual bool recompute_on_update() const { return false; }
   // The most groups this policy holds at once (in flight plus buffered) when

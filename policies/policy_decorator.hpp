@@ -37,6 +37,9 @@ class PolicyDecorator : public Policy {
   Decisions on_engines_pulled(const RolloutView& view, const std::vector<std::int32_t>& engines) override {
     return base_->on_engines_pulled(view, engines);
   }
+  [[nodiscard]] bool lends_trainer_gpus() const override { return base_->lends_trainer_gpus(); }
+  Decisions on_trainer_lent(const RolloutView& view) override { return base_->on_trainer_lent(view); }
+  Decisions on_trainer_reclaimed(const RolloutView& view) override { return base_->on_trainer_reclaimed(view); }
   [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t batch_size) const override {
     return base_->resident_groups_bound(batch_size);
   }

@@ -9,6 +9,7 @@
 #include "policies/april_adaptive_policy.hpp"
 #include "policies/april_policy.hpp"
 #include "policies/async_policy.hpp"
+#include "policies/elastic_policy.hpp"
 #include "policies/laminar_policy.hpp"
 #include "policies/length_aware_policy.hpp"
 #include "policies/one_step_off_policy.hpp"
@@ -70,6 +71,7 @@ PolicyRegistry builtin_policies() {
   r.add(seer_policy_entry());
   r.add(streamrl_policy_entry());
   r.add(laminar_policy_entry());
+  r.add(elastic_policy_entry());
   return r;
 }
 

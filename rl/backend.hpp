@@ -123,6 +123,9 @@ struct BackendEvents {
   // Engines whose pull (OverlappingBackend::start_pull) ended: they hold the
   // version published last, in engine order.
   std::vector<std::int32_t> pulled;
+  // The trainer's GPUs lent to rollout (start_lend) are serving; they are
+  // the trainer's again (start_reclaim).
+  bool lent = false, reclaimed = false;
 };
 
 // What a backend that can overlap rollout and training adds (disaggregated
@@ -159,6 +162,20 @@ class OverlappingBackend {
   // now, with its tokens (the iteration in progress is lost) and their
   // versions; it prefills prompt + tokens there. Where pulls_per_engine().
   virtual void move_requests(std::int32_t /*from*/, std::int32_t /*to*/) { throw std::logic_error("this backend cannot move requests"); }
+
+  // Elastic splits (verl PRs #6556, #7373): the idle trainer's GPUs serve as
+  // hybrid engines, beyond engines(), until the trainer takes them back.
+  // How many; 0: this backend has none.
+  [[nodiscard]] virtual std::int64_t hybrid_engines() const { return 0; }
+  // The trainer (idle) lends its GPUs: the router sends requests to the
+  // hybrid engines from now, which start them once they hold `version`'s
+  // weights and their KV cache (the switch to rollout); `lent` reports that.
+  virtual void start_lend(std::int64_t /*version*/) { throw std::logic_error("this backend has no hybrid engines to lend"); }
+  // The trainer takes its GPUs back: the router stops sending to the hybrid
+  // engines, their requests go to the other engines now with their tokens
+  // (the iteration in progress is lost; each re-prefills prompt + tokens),
+  // and the trainer is ready after the switch back; `reclaimed` reports that.
+  virtual void start_reclaim() { throw std::logic_error("this backend has no hybrid engines to reclaim"); }
 };
 
 // What every backend does: engines that take samples, report them finished

@@ -19,8 +19,9 @@ class ColocatedDriver final : public StepDriver {
   ColocatedDriver(RlLoop& loop, Backend& backend) : loop_(loop), backend_(backend) {}
   StepMetrics run_step() override;
   void act_on(const policies::Decisions& d) override;
-  void move_requests(const std::vector<std::pair<std::int32_t, std::int32_t>>& /*moves*/) override {
-    throw std::logic_error("only a policy that overlaps rollout and training moves requests between engines");
+  void act_before_submissions(const policies::Decisions& d) override {
+    if (!d.move_requests.empty()) throw std::logic_error("only a policy that overlaps rollout and training moves requests between engines");
+    if (d.lend_trainer || d.reclaim_trainer) throw std::logic_error("only a policy that overlaps rollout and training lends the trainer's GPUs");
   }
   [[nodiscard]] bool phase_ended() const override { return batch_.has_value(); }
   void on_submitted(policies::GroupId id) override;

@@ -31,9 +31,33 @@ void OverlappedDriver::act_on(const policies::Decisions& d) {
   }
 }
 
-void OverlappedDriver::move_requests(const std::vector<std::pair<std::int32_t, std::int32_t>>& moves) {
-  if (!loop_.policy_.publishes_to_relays()) throw std::logic_error("a policy that does not publish to relays moved requests between engines");
-  for (const auto& [from, to] : moves) overlap_.move_requests(from, to);
+void OverlappedDriver::act_before_submissions(const policies::Decisions& d) {
+  if (!d.move_requests.empty()) {
+    if (!loop_.policy_.publishes_to_relays()) throw std::logic_error("a policy that does not publish to relays moved requests between engines");
+    for (const auto& [from, to] : d.move_requests) overlap_.move_requests(from, to);
+  }
+  if (d.lend_trainer && d.reclaim_trainer) throw std::logic_error("the policy lent and reclaimed the trainer's GPUs at once");
+  if (d.lend_trainer) lend_trainer();
+  if (d.reclaim_trainer) reclaim_trainer();
+}
+
+void OverlappedDriver::lend_trainer() {
+  if (!loop_.policy_.lends_trainer_gpus()) throw std::logic_error("a policy that does not lend the trainer's GPUs lent them");
+  if (!trainer_idle() || published_steps_ != trained_steps_) {
+    throw std::logic_error(fmt::format("step {}: the policy lent the trainer's GPUs while the trainer was busy or its last "
+                                       "version was not synced", loop_.state_.version));
+  }
+  overlap_.start_lend(loop_.state_.version);
+  trainer_gpus_ = TrainerGpus::Lending;
+}
+
+void OverlappedDriver::reclaim_trainer() {
+  if (trainer_gpus_ != TrainerGpus::Lent) {
+    throw std::logic_error(fmt::format("step {}: the policy reclaimed the trainer's GPUs, which are not lent (or not yet serving)",
+                                       loop_.state_.version));
+  }
+  overlap_.start_reclaim();
+  trainer_gpus_ = TrainerGpus::Reclaiming;
 }
 
 void OverlappedDriver::begin_window() {
@@ -98,6 +122,7 @@ void OverlappedDriver::start_sync() {
 void OverlappedDriver::suspend() {
   if (suspended_ || !started_) return;
   if (sync_running_) throw std::logic_error("suspend during a sync");
+  if (trainer_gpus_ != TrainerGpus::Training) throw std::logic_error("suspend while the trainer's GPUs are lent to rollout");
   RolloutState& st = loop_.state_;
   // A sample that ended in the iteration the abort let finish is complete,
   // its group counted at the next step.
@@ -135,13 +160,15 @@ StepMetrics OverlappedDriver::run_step() {
   if (suspended_) resubmit_suspended();
   while (!finished_step_) {
     loop_.drain_completed();
-    if (st.in_flight_samples == 0 && !train_running_ && !sync_running_ && pulls_running_ == 0) {
+    const bool switching = trainer_gpus_ == TrainerGpus::Lending || trainer_gpus_ == TrainerGpus::Reclaiming;
+    if (st.in_flight_samples == 0 && !train_running_ && !sync_running_ && pulls_running_ == 0 && !switching) {
       throw std::logic_error(fmt::format("step {}: the policy left nothing in flight, training or syncing ({} groups queued)",
                                          st.version, st.accepted.size()));
     }
     const BackendEvents ev = overlap_.wait_for_events();
     // One instant, in this order: samples and groups that completed, the
-    // train step that ended, the sync that ended (DESIGN.md 3b).
+    // train step that ended, the sync that ended (DESIGN.md 3b); then the
+    // pulls, and the trainer's GPUs lent or reclaimed.
     loop_.record_finished(ev.finished);
     loop_.drain_completed();
     const double now = backend_.now_s();
@@ -177,6 +204,14 @@ StepMetrics OverlappedDriver::run_step() {
       pulls_running_ -= static_cast<std::int64_t>(ev.pulled.size());
       loop_.apply(loop_.policy_.on_engines_pulled(loop_, ev.pulled));
     }
+    if (ev.lent) {
+      trainer_gpus_ = TrainerGpus::Lent;
+      loop_.apply(loop_.policy_.on_trainer_lent(loop_));
+    }
+    if (ev.reclaimed) {
+      trainer_gpus_ = TrainerGpus::Training;
+      loop_.apply(loop_.policy_.on_trainer_reclaimed(loop_));
+    }
   }
   StepMetrics out = *finished_step_;
   finished_step_.reset();
@@ -184,6 +219,10 @@ StepMetrics OverlappedDriver::run_step() {
 }
 
 void OverlappedDriver::check_can_save() const {
+  if (loop_.policy_.lends_trainer_gpus()) {
+    throw std::invalid_argument("saving a run that lends the trainer's GPUs to rollout (elastic) is not supported: where they "
+                                "are, and the threshold's adaptation, would be lost");
+  }
   if (loop_.policy_.publishes_to_relays()) {
     throw std::invalid_argument("saving a run whose engines pull weights one by one (Laminar's relays) is not supported: each "
                                 "engine's version would be lost");

@@ -17,11 +17,12 @@ class OverlappedDriver final : public StepDriver {
   OverlappedDriver(RlLoop& loop, Backend& backend, OverlappingBackend& overlap) : loop_(loop), backend_(backend), overlap_(overlap) {}
   StepMetrics run_step() override;
   void act_on(const policies::Decisions& d) override;
-  void move_requests(const std::vector<std::pair<std::int32_t, std::int32_t>>& moves) override;
+  void act_before_submissions(const policies::Decisions& d) override;
   [[nodiscard]] bool phase_ended() const override { return false; }
   void on_submitted(policies::GroupId /*id*/) override {}
   void on_rejected(policies::GroupId id) override;  // no phase end to settle it
-  [[nodiscard]] bool trainer_idle() const override { return !train_running_ && !sync_running_; }
+  // Lent GPUs (elastic splits) are not the trainer's until reclaimed.
+  [[nodiscard]] bool trainer_idle() const override { return !train_running_ && !sync_running_ && trainer_gpus_ == TrainerGpus::Training; }
   [[nodiscard]] bool sync_running() const override { return sync_running_; }
   [[nodiscard]] std::int64_t trained_steps() const override { return trained_steps_; }
   // Takes every sample in flight back from the backend with its tokens so far.
@@ -45,6 +46,9 @@ class OverlappedDriver final : public StepDriver {
   bool train_running_ = false, sync_running_ = false;
   std::int64_t trained_steps_ = 0, published_steps_ = 0;  // train steps started, syncs started
   std::int64_t pulls_running_ = 0;                         // engines loading weights from their relays
+  enum class TrainerGpus { Training, Lending, Lent, Reclaiming } trainer_gpus_ = TrainerGpus::Training;
+  void lend_trainer();
+  void reclaim_trainer();
   double train_start_s_ = 0, sync_start_s_ = 0;
   BackendCounters window_counters_;
   StepMetrics window_;  // the step in progress

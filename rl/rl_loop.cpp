@@ -25,6 +25,10 @@ std::unique_ptr<StepDriver> make_driver(RlLoop& loop, Backend& backend, const po
     throw std::invalid_argument("this policy publishes weights to relays that each engine pulls from when it is told (Laminar); "
                                 "this backend's engines cannot pull one by one: run it in the simulator");
   }
+  if (policy.lends_trainer_gpus() && overlap->hybrid_engines() == 0) {
+    throw std::invalid_argument("this policy lends the idle trainer's GPUs to rollout (elastic splits); this backend has no "
+                                "engines on the trainer's GPUs: run it in the simulator");
+  }
   return std::make_unique<OverlappedDriver>(loop, backend, *overlap);
 }
 
@@ -222,7 +226,7 @@ void RlLoop::flush_submissions() {
 
 void RlLoop::apply(const policies::Decisions& d) {
   if (driver_->phase_ended()) return;
-  if (!d.move_requests.empty()) driver_->move_requests(d.move_requests);
+  driver_->act_before_submissions(d);
   for (const auto& take : d.take_from_buffer) {
     auto it = std::find(state_.buffer.begin(), state_.buffer.end(), take.group);
     if (it == state_.buffer.end()) throw std::logic_error(fmt::format("policy took group {} which is not in the buffer", take.group));

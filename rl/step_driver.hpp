@@ -25,9 +25,11 @@ class StepDriver {
   // Colocated: ending the rollout phase with a batch. Overlapped: starting a
   // train step or a sync. Each refuses the other's decisions.
   virtual void act_on(const policies::Decisions& d) = 0;
-  // Decisions::move_requests, before the instant's submissions (a source
-  // engine's next batch must not move with its old one).
-  virtual void move_requests(const std::vector<std::pair<std::int32_t, std::int32_t>>& moves) = 0;
+  // What comes before the instant's submissions: Decisions::move_requests
+  // (a source engine's next batch must not move with its old one), and
+  // lending the trainer's GPUs or taking them back (the instant's requests
+  // go to the engines that serve after it).
+  virtual void act_before_submissions(const policies::Decisions& d) = 0;
   // A colocated phase that has its batch takes no more decisions.
   [[nodiscard]] virtual bool phase_ended() const = 0;
   // A group was submitted, or the filter rejected it: a colocated phase

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 
 #include "base/run_keys.hpp"
+#include "policies/elastic_policy.hpp"
 #include "rl/loop_knobs.hpp"
 #include "scenario/memory_estimate.hpp"
 #include "sim/cluster_shape.hpp"
@@ -27,7 +29,7 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bo
 }
 
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, const ResolvedScenario& resolved, bool record_timeline,
-                                                       bool record_windows) {
+                                                       bool record_windows, const sim::ElasticSwitch* elastic) {
   adapters::SimBackendConfig bc;
   bc.engines = resolved.shape.engines;
   bc.engine = sim::engine_config(c);
@@ -43,6 +45,13 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, co
   bc.can_overlap = resolved.shape.disaggregated();
   bc.record_timeline = record_timeline;
   bc.record_windows = record_windows;
+  if (elastic != nullptr) {
+    bc.hybrid_engines = elastic->hybrid_engines;
+    bc.hybrid_engine = elastic->engine;
+    bc.hybrid_model = elastic->model;
+    bc.to_rollout_s = elastic->to_rollout_s;
+    bc.to_trainer_s = elastic->to_trainer_s;
+  }
   return std::make_unique<adapters::SimBackend>(std::move(bc), sim::make_iteration_model(c));
 }
 
@@ -71,7 +80,12 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
     workload_ = make_generator(c);
   }
 
-  backend_ = make_sim_backend(c, resolved, options.record_timeline, options.record_timeline && options.record_windows);
+  std::optional<sim::ElasticSwitch> elastic;
+  if (policy_->lends_trainer_gpus()) {
+    elastic = sim::elastic_switch(c, c.get(policies::keys::kElasticToRolloutS), c.get(policies::keys::kElasticToTrainerS));
+  }
+  backend_ = make_sim_backend(c, resolved, options.record_timeline, options.record_timeline && options.record_windows,
+                              elastic ? &*elastic : nullptr);
 
   // cluster.nodes x GPUs per node when the nodes are given
   loop_ = rl::make_loop(c, *backend_, *policy_, *workload_, resolved.shape.gpus);

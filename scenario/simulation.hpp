@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rl/rl_loop.hpp"
+#include "sim/elastic_switch.hpp"
 #include "scenario/scenario.hpp"
 #include "adapters/sim/sim_backend.hpp"
 #include "rl/step_metrics.hpp"
@@ -50,6 +51,7 @@ class Simulation {
 
   [[nodiscard]] rl::RlLoop& loop() { return *loop_; }
   [[nodiscard]] adapters::SimBackend& backend() { return *backend_; }
+  [[nodiscard]] const policies::Policy& policy() const { return *policy_; }
 
  private:
   std::string policy_name_;
@@ -62,10 +64,12 @@ class Simulation {
 };
 
 // The modeled engines, train and sync costs of a scenario, from its resolved
-// form; the first resolves the scenario itself.
+// form; the first resolves the scenario itself. With `elastic`, hybrid
+// engines on the trainer's GPUs too (a policy that lends them).
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, bool record_timeline = false);
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, const ResolvedScenario& resolved,
-                                                       bool record_timeline, bool record_windows = false);
+                                                       bool record_timeline, bool record_windows = false,
+                                                       const sim::ElasticSwitch* elastic = nullptr);
 
 // The scenario's long-tail workload generator (workload.* keys, seed).
 std::unique_ptr<base::WorkloadSource> make_generator(const base::Config& config);

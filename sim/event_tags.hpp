@@ -13,6 +13,8 @@ enum EventTag : std::uint32_t {
   kTagTrainEnd = 3,          // an overlapped train step ends (adapters/sim)
   kTagSyncEnd = 4,           // an overlapped weight sync, or a publish to relays, ends (adapters/sim)
   kTagPullEnd = 5,           // an engine's pull from its relay ends (adapters/sim)
+  kTagLendEnd = 6,           // the trainer's GPUs, lent to rollout, serve as hybrid engines (adapters/sim)
+  kTagReclaimEnd = 7,        // the trainer has its lent GPUs back (adapters/sim)
 };
 
 // An engine's event carries the engine's index above the kind, so that the

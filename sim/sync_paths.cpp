@@ -43,20 +43,8 @@ WeightSync cuda_ipc_sync(const base::Config& c, const ModelArch& model, const Cl
         "overlaps rollout and training, one_step_off or async, runs on one): use bucketed, checkpoint_engine or storage, "
         "or only colocated policies (april simulate --policy sync,april,sorted)");
   }
-  WeightSync w;
-  w.bytes = model.weight_bytes(DType::BF16);
-  const auto buckets = buckets_of(c, SyncMethod::CudaIpc, model);
-  const double buckets_s = static_cast<double>(buckets) * c.get(keys::kSyncIpcPerBucketMs) / 1e3;
-  const bool across_nodes = shape.nodes > 1;
-  const double link_bytes_s = across_nodes ? hw.nic_bytes_s : hw.scale_up_bytes_s;
-  const double gather_s = w.bytes / link_bytes_s;
-  const double load_s = w.bytes / static_cast<double>(shape.tensor_parallel) / hw.hbm_bytes_s;
-  w.time_s = c.get(keys::kSyncLatencyS) + buckets_s + gather_s + load_s;
-  w.how = fmt::format(
-      "cuda_ipc: {} buckets x {} ms = {:.3f} s, {:.2f} GB gathered whole on every GPU over {} ({:.0f} GB/s) = {:.3f} s, each "
-      "engine GPU's shard loaded at {:.0f} GB/s = {:.3f} s, + {} s",
-      buckets, c.get(keys::kSyncIpcPerBucketMs), buckets_s, w.bytes / 1e9, across_nodes ? "its NIC" : "the scale-up link",
-      link_bytes_s / 1e9, gather_s, hw.hbm_bytes_s / 1e9, load_s, c.get(keys::kSyncLatencyS));
+  WeightSync w = ipc_weight_load(c, model, hw, shape.nodes > 1, shape.tensor_parallel, c.get(keys::kSyncLatencyS));
+  w.how += fmt::format(", + {} s", c.get(keys::kSyncLatencyS));
   return w;
 }
 
@@ -83,6 +71,24 @@ WeightSync storage_sync(const base::Config& c, const ModelArch& model, const Clu
 }
 
 }  // namespace
+
+WeightSync ipc_weight_load(const base::Config& c, const ModelArch& model, const Accelerator& hw, bool across_nodes,
+                           std::int64_t engine_tensor_parallel, double latency_s) {
+  WeightSync w;
+  w.bytes = model.weight_bytes(DType::BF16);
+  const auto buckets = buckets_of(c, SyncMethod::CudaIpc, model);
+  const double buckets_s = static_cast<double>(buckets) * c.get(keys::kSyncIpcPerBucketMs) / 1e3;
+  const double link_bytes_s = across_nodes ? hw.nic_bytes_s : hw.scale_up_bytes_s;
+  const double gather_s = w.bytes / link_bytes_s;
+  const double load_s = w.bytes / static_cast<double>(engine_tensor_parallel) / hw.hbm_bytes_s;
+  w.time_s = latency_s + buckets_s + gather_s + load_s;
+  w.how = fmt::format(
+      "cuda_ipc: {} buckets x {} ms = {:.3f} s, {:.2f} GB gathered whole on every GPU over {} ({:.0f} GB/s) = {:.3f} s, each "
+      "engine GPU's shard loaded at {:.0f} GB/s = {:.3f} s",
+      buckets, c.get(keys::kSyncIpcPerBucketMs), buckets_s, w.bytes / 1e9, across_nodes ? "its NIC" : "the scale-up link",
+      link_bytes_s / 1e9, gather_s, hw.hbm_bytes_s / 1e9, load_s);
+  return w;
+}
 
 double relay_pull_time_s(const base::Config& c) {
   if (c.get(keys::kSyncRelayPullS) >= 0) return c.get(keys::kSyncRelayPullS);

@@ -14,6 +14,14 @@ namespace april::sim {
 // cuda_ipc on a disaggregated cluster (its engines hold no trainer memory).
 WeightSync sync_over_own_path(const base::Config& config, SyncMethod method, const ModelArch& model);
 
+// The weights handed to engines on the trainer's own GPUs through CUDA IPC
+// (slime --colocate's path, below): sync.bucket_MB buckets at
+// sync.ipc_per_bucket_ms each, the weights gathered whole on every GPU (over
+// its NIC `across_nodes`, else the scale-up link), each engine GPU's shard
+// loaded at HBM speed; plus `latency_s`.
+WeightSync ipc_weight_load(const base::Config& config, const ModelArch& model, const Accelerator& hw, bool across_nodes,
+                           std::int64_t engine_tensor_parallel, double latency_s);
+
 // Laminar's pull (arXiv 2510.12633, section 4.2): an engine loads the
 // weights its GPUs hold from the relay in its host's memory, over the host
 // link (PCIe) at train.host_link_efficiency, all its GPUs at once; or

@@ -52,7 +52,36 @@ double collective_bytes_s(const Accelerator& hw, std::int64_t group_span_gpus, d
   return (group_span_gpus <= hw.scale_up_domain_gpus ? hw.scale_up_bytes_s : hw.nic_bytes_s) * efficiency;
 }
 
+// Parameters each GPU holds: non-expert weights split over TP x PP, routed
+// experts over EP x PP (expert tensor parallelism 1, Megatron's default for MoE).
+double params_per_gpu(const ModelArch& model, const TrainerSetup& s) {
+  const double experts = static_cast<double>(model.moe_layers() * model.routed_experts * model.expert_params());
+  const double dense = static_cast<double>(model.total_params()) - experts;
+  return dense / static_cast<double>(s.tensor_parallel * s.pipeline_parallel) +
+         experts / static_cast<double>(s.expert_parallel * s.pipeline_parallel);
+}
+
+// The parameters whose fp32 Adam state each GPU keeps: the distributed
+// optimizer (Megatron) splits that state over data-parallel ranks, FSDP over
+// its shard group.
+double optimizer_params_per_gpu(double shard, const TrainerSetup& s) {
+  return s.framework == TrainFramework::Fsdp ? shard / static_cast<double>(s.fsdp_shard())
+                                             : shard / static_cast<double>(s.data_parallel());
+}
+
+// What an offload moves per GPU: its bf16 weights (FSDP shards them too) and
+// fp32 Adam state (master copy, m and v: 12 B per parameter).
+double offloaded_state_bytes(double shard, double optimizer_params, const TrainerSetup& s) {
+  const double weights = s.framework == TrainFramework::Fsdp ? optimizer_params : shard;
+  return optimizer_params * 12.0 + weights * 2.0;
+}
+
 }  // namespace
+
+double trainer_state_per_gpu_bytes(const ModelArch& model, const TrainerSetup& s) {
+  const double shard = params_per_gpu(model, s);
+  return offloaded_state_bytes(shard, optimizer_params_per_gpu(shard, s), s);
+}
 
 TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw, const TrainerSetup& s, const TrainBatchShape& b) {
   TrainPhaseTimes t;
@@ -91,12 +120,7 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
   const double mini = static_cast<double>(s.ppo_mini_batches), epochs = static_cast<double>(s.ppo_epochs);
   t.update_s = epochs * 3.0 * forward_flops / flop_s * bubble(mini) * imbalance.update;
 
-  // Parameters each GPU holds: non-expert weights split over TP x PP, routed
-  // experts over EP x PP (expert tensor parallelism 1, Megatron's default for MoE).
-  const double experts = static_cast<double>(model.moe_layers() * model.routed_experts * model.expert_params());
-  const double dense = static_cast<double>(model.total_params()) - experts;
-  const double shard = dense / static_cast<double>(s.tensor_parallel * s.pipeline_parallel) +
-                       experts / static_cast<double>(s.expert_parallel * s.pipeline_parallel);
+  const double shard = params_per_gpu(model, s);
   const double steps = mini * epochs;
   const double dp_span = static_cast<double>(s.gpus);  // a DP group strides over every model-parallel group
   const double ring = 2.0 * (dp - 1.0) / dp;
@@ -129,18 +153,15 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
   // (24 B), read the bf16 gradient and write the bf16 weight (4 B) per
   // parameter; the distributed optimizer (Megatron) splits that state over
   // data-parallel ranks, FSDP over its shard group.
-  const double optimizer_params =
-      s.framework == TrainFramework::Fsdp ? shard / static_cast<double>(s.fsdp_shard()) : shard / dp;
+  const double optimizer_params = optimizer_params_per_gpu(shard, s);
   t.optimizer_s = steps * 28.0 * optimizer_params / (hw.hbm_bytes_s * s.hbm_efficiency);
   if (s.offload) {
     // verl / slime colocated: after the rollout the engines release their
     // memory and the trainer loads its bf16 weights and fp32 Adam state (16 B
     // per parameter of its shard; FSDP shards the weights too); after the
     // update it offloads them and the engines take back their weights.
-    const double weights = s.framework == TrainFramework::Fsdp ? optimizer_params : shard;
-    const double state = optimizer_params * 12.0 + weights * 2.0;
     const double host = hw.host_link_bytes_s * s.host_link_efficiency;
-    t.offload_s = (2.0 * state + s.engine_weights_per_gpu_bytes) / host;
+    t.offload_s = (2.0 * offloaded_state_bytes(shard, optimizer_params, s) + s.engine_weights_per_gpu_bytes) / host;
   }
   return t;
 }

@@ -78,6 +78,9 @@ struct TrainerSetup {
 void check_trainer_setup(const TrainerSetup& s, const ModelArch& model, const Accelerator& hw);
 
 TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw, const TrainerSetup& s, const TrainBatchShape& b);
+// The trainer's state on each GPU that an offload to host memory moves (its
+// bf16 weights and fp32 Adam state), in bytes.
+double trainer_state_per_gpu_bytes(const ModelArch& model, const TrainerSetup& s);
 
 std::string to_string(TrainFramework f);
 

@@ -13,12 +13,23 @@ namespace april::adapters {
 SimBackend::SimBackend(SimBackendConfig config, std::shared_ptr<const sim::IterationModel> model)
     : config_(std::move(config)),
       model_(std::move(model)),
-      by_requests_(static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines))),
-      by_predicted_tok_(static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines))) {
+      by_requests_(static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines + std::max<std::int64_t>(0, config_.hybrid_engines)))),
+      by_predicted_tok_(static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines + std::max<std::int64_t>(0, config_.hybrid_engines)))) {
   if (config_.engines < 1) throw std::invalid_argument("need at least one engine");
+  if (config_.hybrid_engines < 0) throw std::invalid_argument("hybrid engines must be >= 0");
+  if (config_.hybrid_engines > 0 && (!config_.can_overlap || !config_.hybrid_model)) {
+    throw std::invalid_argument("hybrid engines need a disaggregated cluster and their own iteration model");
+  }
   config_.engine.report_windows = config_.record_windows;
+  config_.hybrid_engine.report_windows = config_.record_windows;
+  standalone_ = static_cast<std::size_t>(config_.engines);
   for (std::int64_t i = 0; i < config_.engines; ++i) {
     engines_.push_back(std::make_unique<sim::Engine>(static_cast<std::size_t>(i), sim_, *model_, config_.engine, static_cast<sim::EngineListener&>(*this)));
+  }
+  for (std::int64_t i = 0; i < config_.hybrid_engines; ++i) {
+    engines_.push_back(std::make_unique<sim::Engine>(standalone_ + static_cast<std::size_t>(i), sim_, *config_.hybrid_model,
+                                                     config_.hybrid_engine, static_cast<sim::EngineListener&>(*this)));
+    engines_.back()->pause();  // the trainer's until lent
   }
 }
 
@@ -29,10 +40,10 @@ void SimBackend::note_load(std::size_t engine) {
 
 std::size_t SimBackend::route(const SampleRequest& r) const {
   const LeastLoaded& index = r.predicted_remaining_tok > 0 ? by_predicted_tok_ : by_requests_;
-  if (r.engine_count == 0) return index.least();
-  if (r.engine_first < 0 || r.engine_count < 0 || static_cast<std::size_t>(r.engine_first) + static_cast<std::size_t>(r.engine_count) > engines_.size()) {
+  if (r.engine_count == 0) return hybrid_routable_ || standalone_ == engines_.size() ? index.least() : index.least_in(0, standalone_);
+  if (r.engine_first < 0 || r.engine_count < 0 || static_cast<std::size_t>(r.engine_first) + static_cast<std::size_t>(r.engine_count) > standalone_) {
     throw std::invalid_argument(fmt::format("engine range [{}, {}) outside the {} engines", r.engine_first,
-                                            std::int64_t{r.engine_first} + r.engine_count, engines_.size()));
+                                            std::int64_t{r.engine_first} + r.engine_count, standalone_));
   }
   return index.least_in(static_cast<std::size_t>(r.engine_first), static_cast<std::size_t>(r.engine_first) + static_cast<std::size_t>(r.engine_count));
 }
@@ -46,7 +57,12 @@ void SimBackend::submit(const SampleRequest& r) {
     predictions_seen_ = true;
     for (std::size_t i = 0; i < engines_.size(); ++i) note_load(i);
   }
-  const std::size_t best_index = route(r);
+  std::size_t best_index = route(r);
+  if (best_index >= standalone_ && std::int64_t{r.prompt_tok} + r.target_response_tok > config_.hybrid_engine.kv_capacity_tok) {
+    // Longer than a hybrid engine's KV cache (the trainer's GPUs may hold
+    // less): a rollout engine takes it.
+    best_index = (r.predicted_remaining_tok > 0 ? by_predicted_tok_ : by_requests_).least_in(0, standalone_);
+  }
   sim::Engine* best = engines_[best_index].get();
   sim::EngineRequest er;
   er.key = r.key;
@@ -148,7 +164,11 @@ std::vector<SampleProgress> SimBackend::wait_for_completions_at_this_instant() {
 }
 
 std::vector<SampleProgress> SimBackend::abort_all() {
-  const bool any = std::any_of(engines_.begin(), engines_.end(), [](const auto& e) { return e->outstanding() > 0; });
+  // Hybrid engines are never lent here: colocated runs have none, and an
+  // overlapped run is suspended only with the trainer's GPUs its own.
+  if (trainer_gpus_ != TrainerGpus::Training) throw std::logic_error("abort_all while the trainer's GPUs are lent");
+  const auto engines = rollout_engines();
+  const bool any = std::any_of(engines.begin(), engines.end(), [](const auto& e) { return e->outstanding() > 0; });
   if (!any) return {};
   // The abort is on its way: the engines go on generating until it arrives.
   const sim::TimeNs arrive = sim_.now() + sim::TimeNs::from_s(config_.abort_latency_s);
@@ -156,23 +176,23 @@ std::vector<SampleProgress> SimBackend::abort_all() {
   sim_.advance_to(arrive);
   // Each engine finishes the iteration in progress and starts no other.
   std::vector<sim::TimeNs> idle_at;
-  for (auto& e : engines_) {
+  for (const auto& e : engines) {
     e->pause(true);
     idle_at.push_back(e->busy_until());
   }
-  while (std::any_of(engines_.begin(), engines_.end(), [](const auto& e) { return e->busy(); })) {
+  while (std::any_of(engines.begin(), engines.end(), [](const auto& e) { return e->busy(); })) {
     sim_.run_until(sim_.next_event_time());
   }
   // Then each releases what it still holds; the slowest one ends the abort.
   sim::TimeNs end = sim_.now();
-  for (std::size_t i = 0; i < engines_.size(); ++i) {
-    const auto held = static_cast<double>(engines_[i]->outstanding());
+  for (std::size_t i = 0; i < engines.size(); ++i) {
+    const auto held = static_cast<double>(engines[i]->outstanding());
     end = std::max(end, idle_at[i] + sim::TimeNs::from_s(held * config_.abort_per_request_s));
   }
   sim_.advance_to(end + sim::TimeNs::from_s(config_.abort_confirm_s));
   std::vector<SampleProgress> out = wait_for_completions_at_this_instant();
   for (auto& p : out) p.finished = true;
-  for (const auto& e : engines_) {
+  for (const auto& e : engines) {
     for (auto& a : e->abort_all()) out.push_back({a.key, a.new_tok, std::move(a.by_version), false});
     e->resume(e->version(), false);
   }
@@ -204,7 +224,7 @@ TrainReport SimBackend::train(const std::vector<TrainSample>& batch, std::int64_
 }
 
 void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
-  if (train_running_ || sync_running_) throw std::logic_error("start_train while the trainer is busy");
+  if (train_running_ || sync_running_ || trainer_gpus_ != TrainerGpus::Training) throw std::logic_error("start_train while the trainer is busy");
   train_running_ = true;
   for (auto& e : engines_) e->set_time_factor(config_.engine_slowdown_beside_train);
   train_phases_ = train_phases_of(batch);
@@ -217,14 +237,14 @@ void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t
 }
 
 void SimBackend::start_sync(std::int64_t new_version, bool recompute) {
-  if (train_running_ || sync_running_) throw std::logic_error("start_sync while the trainer is busy");
+  if (train_running_ || sync_running_ || trainer_gpus_ != TrainerGpus::Training) throw std::logic_error("start_sync while the trainer is busy");
   sync_running_ = true;
   // An iteration that began at this instant has done nothing yet: the engine
   // is at its boundary and waits for the new weights (DESIGN.md 3b: an idle
   // engine starts its next iteration only after the instant's decisions).
-  for (auto& e : engines_) e->pause(true);
+  for (const auto& e : rollout_engines()) e->pause(true);
   sim_.schedule_in(sim::TimeNs::from_s(config_.sync_time_s), sim::kTagSyncEnd, [this, new_version, recompute] {
-    for (auto& e : engines_) e->resume(new_version, recompute);
+    for (const auto& e : rollout_engines()) e->resume(new_version, recompute);
     resumed_since_wait_ = true;
     sync_running_ = false;
     sync_ended_ = true;
@@ -261,7 +281,7 @@ void SimBackend::start_pull(std::int32_t engine) {
 }
 
 void SimBackend::move_requests(std::int32_t from, std::int32_t to) {
-  const auto n = static_cast<std::int32_t>(engines_.size());
+  const auto n = static_cast<std::int32_t>(standalone_);
   if (from < 0 || from >= n || to < 0 || to >= n || from == to) {
     throw std::logic_error(fmt::format("move_requests: engine {} to engine {} of {}", from, to, n));
   }
@@ -279,7 +299,7 @@ rl::BackendEvents SimBackend::wait_for_events() {
     for (auto& e : engines_) e->start_if_idle();
     resumed_since_wait_ = false;
   }
-  while (finished_.empty() && !train_ended_ && !sync_ended_ && pulled_.empty()) {
+  while (finished_.empty() && !train_ended_ && !sync_ended_ && pulled_.empty() && !lent_ && !reclaimed_) {
     if (!sim_.has_pending()) throw std::logic_error("wait_for_events with nothing in flight, training or syncing");
     sim_.run_until(sim_.next_event_time());
   }
@@ -290,7 +310,9 @@ rl::BackendEvents SimBackend::wait_for_events() {
     if (config_.train_time_s) ev.train_ended->phases = train_phases_;
   }
   ev.sync_ended = sync_ended_;
-  train_ended_ = sync_ended_ = false;
+  ev.lent = lent_;
+  ev.reclaimed = reclaimed_;
+  train_ended_ = sync_ended_ = lent_ = reclaimed_ = false;
   std::sort(pulled_.begin(), pulled_.end());
   ev.pulled = std::move(pulled_);
   pulled_.clear();
@@ -307,10 +329,14 @@ void SimBackend::sync_weights(std::int64_t new_version) {
 
 BackendCounters SimBackend::counters() const {
   BackendCounters c;
-  for (const auto& e : engines_) {
-    const auto& ec = e->counters();
-    c.busy_engine_s += static_cast<double>(ec.busy_ns) * 1e-9;
-    c.running_slot_s += static_cast<double>(ec.running_ns) * 1e-9;
+  for (std::size_t i = 0; i < engines_.size(); ++i) {
+    const auto& ec = engines_[i]->counters();
+    // Busy and slot time are the rollout engines' (the figures per engine
+    // divide by engines()); a hybrid engine's work shows in tokens.
+    if (i < standalone_) {
+      c.busy_engine_s += static_cast<double>(ec.busy_ns) * 1e-9;
+      c.running_slot_s += static_cast<double>(ec.running_ns) * 1e-9;
+    }
     c.preemptions += ec.preemptions;
     c.prefill_tok += ec.prefill_tok;
   }

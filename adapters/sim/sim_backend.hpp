@@ -5,6 +5,7 @@
 // train and weight-sync times (colocated: phases take turns, times add).
 #include <functional>
 #include <memory>
+#include <span>
 #include <unordered_set>
 #include <vector>
 
@@ -64,6 +65,13 @@ struct SimBackendConfig {
   bool record_windows = false;
   // Disaggregated cluster: train and sync may overlap the rollout.
   bool can_overlap = false;
+  // Elastic splits (verl PRs #6556, #7373): engines on the trainer's GPUs,
+  // indexed after the `engines`, with their own accelerator's model and KV
+  // capacity; lending them takes `to_rollout_s`, taking them back `to_trainer_s`.
+  std::int64_t hybrid_engines = 0;
+  sim::EngineConfig hybrid_engine;
+  std::shared_ptr<const sim::IterationModel> hybrid_model;
+  double to_rollout_s = 0, to_trainer_s = 0;
 };
 
 class SimBackend final : public Backend, public rl::OverlappingBackend, private sim::EngineListener {
@@ -71,7 +79,8 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   SimBackend(SimBackendConfig config, std::shared_ptr<const sim::IterationModel> model);
 
   [[nodiscard]] double now_s() const override { return sim_.now().to_s(); }
-  [[nodiscard]] std::int64_t engines() const override { return static_cast<std::int64_t>(engines_.size()); }
+  // The rollout engines; hybrid engines (elastic splits) are counted apart.
+  [[nodiscard]] std::int64_t engines() const override { return config_.engines; }
   [[nodiscard]] std::int64_t max_running_per_engine() const override { return config_.engine.max_running; }
   [[nodiscard]] bool reports_chunk_ends() const override { return true; }
   [[nodiscard]] bool routes_within_engine_ranges() const override { return true; }
@@ -92,6 +101,9 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   void start_publish(std::int64_t new_version) override;
   void start_pull(std::int32_t engine) override;
   void move_requests(std::int32_t from, std::int32_t to) override;
+  [[nodiscard]] std::int64_t hybrid_engines() const override { return config_.hybrid_engines; }
+  void start_lend(std::int64_t version) override;
+  void start_reclaim() override;
 
   [[nodiscard]] std::uint64_t fingerprint() const { return sim_.fingerprint(); }
   [[nodiscard]] std::uint64_t events_run() const { return sim_.events_run(); }
@@ -106,7 +118,14 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   SimBackendConfig config_;
   std::shared_ptr<const sim::IterationModel> model_;
   sim::Simulator sim_;
-  std::vector<std::unique_ptr<sim::Engine>> engines_;
+  std::vector<std::unique_ptr<sim::Engine>> engines_;  // the `engines`, then the hybrid engines
+  std::size_t standalone_ = 0;                        // the `engines`
+  [[nodiscard]] std::span<const std::unique_ptr<sim::Engine>> rollout_engines() const { return {engines_.data(), standalone_}; }
+  // Where the trainer's GPUs are (elastic splits); the router sends to the
+  // hybrid engines from the lend's start to the reclaim's.
+  enum class TrainerGpus { Training, Lending, Lent, Reclaiming } trainer_gpus_ = TrainerGpus::Training;
+  bool hybrid_routable_ = false;
+  bool lent_ = false, reclaimed_ = false;  // at the instant being reported
   // The router's indexes: outstanding requests per engine, and predicted
   // tokens per engine once a request has carried a prediction.
   LeastLoaded by_requests_, by_predicted_tok_;
@@ -114,6 +133,8 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   void note_load(std::size_t engine);
   // The engine the router sends `r` to (its range, its rule).
   [[nodiscard]] std::size_t route(const SampleRequest& r) const;
+  // The least-loaded of the `engines` for a request another engine gave up.
+  [[nodiscard]] std::size_t route_moved(const sim::EngineRequest& r) const;
   std::vector<std::pair<std::size_t, SampleProgress>> finished_;
   // Requests whose max_new_tok comes before their end (chunks, the length
   // cap): their finish reports stopped_at_max_new. Empty in most runs.

@@ -472,5 +472,19 @@ TEST(LiveOverlap, LaminarIsRefusedByNameOnTheLiveBackend) {
   }
 }
 
+TEST(LiveOverlap, ElasticIsRefusedByNameOnTheLiveBackend) {
+  april::testing::Fixture f("handcheck", {"cluster.mode=disaggregated", "cluster.gpus=2", "rollout_batch_size=2"});
+  auto policy = f.registry.get("elastic").make(f.config);
+  const CountdownTask task({4, 0.6, 10}, 7);
+  LiveBackend live(tiny_live(), task);
+  CountdownWorkload workload(task, 2);
+  try {
+    rl::RlLoop loop(live, *policy, workload, {2, 16, false});
+    FAIL() << "elastic ran on the live backend";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no engines on the trainer's GPUs"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace april::live
