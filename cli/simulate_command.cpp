@@ -123,6 +123,7 @@ int simulate_command(const std::vector<std::string>& args) {
       rl::RunTimeline run{label, row.shape.engines, &row.run.steps, &row.run.timeline};
       run.engine_windows = &row.run.windows;
       run.sync_bytes = resolved.sync.bytes;
+      run.hybrid_engines = row.run.hybrid_engines;
       rl::add_run_timeline(chrome, run, 2 * static_cast<std::int64_t>(i) + 1, detail);
     }
     write_output_file(timeline_path, chrome.text());

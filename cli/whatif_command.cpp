@@ -182,6 +182,7 @@ int whatif_command(const std::vector<std::string>& args) {
         rl::RunTimeline run{fmt::format("{} {}", describe_combo(axes, combo), p), engines, &r.steps, &r.timeline};
         run.engine_windows = &r.windows;
         run.sync_bytes = sim::weight_sync(c).bytes;
+        run.hybrid_engines = r.hybrid_engines;
         rl::add_run_timeline(chrome, run, pid, detail);
       }
       const auto d = rl::derive(r.summary.totals);

@@ -173,10 +173,14 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
   }
   if (run.engine_changes == nullptr || run.engines <= 0) return;
   trace.name_process(engines_pid, run.label + ": engines", pid_base + 1);
+  const std::int64_t all_engines = run.engines + run.hybrid_engines;
   for (std::int64_t e = 0; e < run.engines; ++e) trace.name_thread(engines_pid, e, fmt::format("engine {}", e));
+  for (std::int64_t e = run.engines; e < all_engines; ++e) {
+    trace.name_thread(engines_pid, e, fmt::format("engine {} (trainer GPUs)", e));
+  }
   // The engines' side of each weight sync, one track below them (not one
   // span per engine: the file stays a few events per step).
-  const std::int64_t received_tid = run.engines;
+  const std::int64_t received_tid = all_engines;
   if (run.steps != nullptr) {
     trace.name_thread(engines_pid, received_tid, "weights received");
     for (const StepMetrics& m : *run.steps) {
@@ -189,7 +193,7 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
   const bool windows = detail == TimelineDetail::kWindows && run.engine_windows != nullptr;
   if (windows) {
     for (const EngineWindowSpan& w : *run.engine_windows) {
-      if (w.engine < 0 || w.engine >= run.engines) throw std::logic_error("run timeline: an engine window names no engine");
+      if (w.engine < 0 || w.engine >= all_engines) throw std::logic_error("run timeline: an engine window names no engine");
       nlohmann::json args = {{"batch", w.batch}, {"iterations", w.iterations}, {"kv_tok", w.kv_tok}};
       if (w.prefill_tok > 0) {
         args["prefill_tok"] = w.prefill_tok;
@@ -202,10 +206,10 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
   // Busy spans (unless the windows stand for them): from a change away from
   // zero running requests to the change back; the peak in between as an
   // arg. A span still open at the end closes at the last change.
-  std::vector<std::int64_t> busy_since(static_cast<std::size_t>(run.engines), -1), peak(static_cast<std::size_t>(run.engines), 0);
+  std::vector<std::int64_t> busy_since(static_cast<std::size_t>(all_engines), -1), peak(static_cast<std::size_t>(all_engines), 0);
   std::int64_t last_ns = 0;
   for (const EngineRunningChange& c : *run.engine_changes) {
-    if (c.engine < 0 || c.engine >= run.engines) throw std::logic_error("run timeline: an engine change names no engine");
+    if (c.engine < 0 || c.engine >= all_engines) throw std::logic_error("run timeline: an engine change names no engine");
     const auto e = static_cast<std::size_t>(c.engine);
     const std::int64_t at = c.time_ns - origin;
     last_ns = std::max(last_ns, at);
@@ -223,7 +227,7 @@ void add_run_timeline(base::ChromeTrace& trace, const RunTimeline& run, std::int
       peak[e] = 0;
     }
   }
-  for (std::int64_t e = 0; e < run.engines && !windows; ++e) {
+  for (std::int64_t e = 0; e < all_engines && !windows; ++e) {
     const auto i = static_cast<std::size_t>(e);
     if (busy_since[i] >= 0) trace.span(engines_pid, e, "busy", busy_since[i], last_ns, {{"peak_running", peak[i]}});
   }

@@ -69,6 +69,8 @@ struct RunTimeline {
   double clock_origin_s = 0;
   const std::vector<EngineWindowSpan>* engine_windows = nullptr;  // drawn at TimelineDetail::kWindows; may be null
   double sync_bytes = 0;  // the weights one sync pushes, an arg of its spans; 0: not known
+  // Engines on the trainer's GPUs (elastic splits), numbered after `engines`.
+  std::int64_t hybrid_engines = 0;
 };
 
 // Adds `run` to `trace` as processes `pid_base` (RL loop) and `pid_base + 1`

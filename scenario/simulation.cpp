@@ -106,6 +106,7 @@ RunResult Simulation::run() {
   r.events = static_cast<std::int64_t>(backend_->events_run());
   r.timeline = backend_->timeline();
   r.windows = backend_->windows();
+  r.hybrid_engines = backend_->hybrid_engines();
   return r;
 }
 

@@ -36,6 +36,9 @@ struct RunResult {
   std::int64_t events = 0;
   std::vector<adapters::TimelinePoint> timeline;
   std::vector<rl::EngineWindowSpan> windows;
+  // Engines on the trainer's GPUs (elastic splits), numbered after the
+  // rollout engines in the timeline and windows.
+  std::int64_t hybrid_engines = 0;
 };
 
 class Simulation {

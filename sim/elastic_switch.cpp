@@ -39,6 +39,9 @@ ElasticSwitch elastic_switch(const base::Config& c, double to_rollout_s_given, d
   s.model = make_iteration_model(on_trainer);
 
   const TrainerSetup setup = trainer_setup(c);
+  // Its state per GPU needs a layout that divides the trainer's GPUs (the
+  // train-time models that do not read the layout never checked it).
+  check_trainer_setup(setup, model, hw);
   const double state_bytes = trainer_state_per_gpu_bytes(model, setup);
   const double host_bytes_s = hw.host_link_bytes_s * setup.host_link_efficiency;
   const double state_s = state_bytes / host_bytes_s;

@@ -338,6 +338,9 @@ std::vector<EngineRequestState> Engine::take_all() {
   if (busy_) {
     sim_.cancel(seg_event_);
     const std::int64_t done = iterations_done_by(sim_.now());
+    // A prefill iteration not complete computed nothing that stays: the
+    // request prefills again where it goes (as pause(true) counts it).
+    if (done == 0) counters_.prefill_tok -= seg_counted_prefill_tok_;
     report_window(done, sim_.now(), true);
     // Tokens of complete iterations count; busy time runs until now.
     apply_iterations(done, seg_start_ + TimeNs(segment_time_ns(done)));

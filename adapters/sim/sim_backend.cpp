@@ -58,9 +58,11 @@ void SimBackend::submit(const SampleRequest& r) {
     for (std::size_t i = 0; i < engines_.size(); ++i) note_load(i);
   }
   std::size_t best_index = route(r);
-  if (best_index >= standalone_ && std::int64_t{r.prompt_tok} + r.target_response_tok > config_.hybrid_engine.kv_capacity_tok) {
-    // Longer than a hybrid engine's KV cache (the trainer's GPUs may hold
-    // less): a rollout engine takes it.
+  if (best_index >= standalone_ &&
+      std::int64_t{r.prompt_tok} + r.generated_tok + r.max_new_tok > config_.hybrid_engine.kv_capacity_tok) {
+    // A context that may outgrow a hybrid engine's KV cache (the trainer's
+    // GPUs may hold less), by what a router knows (prompt, tokens held, the
+    // most it may add): a rollout engine takes it.
     best_index = (r.predicted_remaining_tok > 0 ? by_predicted_tok_ : by_requests_).least_in(0, standalone_);
   }
   sim::Engine* best = engines_[best_index].get();

@@ -7,10 +7,13 @@
 // 5-token sample: each version submits two groups.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "base/chrome_trace.hpp"
 #include "policies/elastic_policy.hpp"
+#include "rl/run_timeline.hpp"
 #include "test_support.hpp"
 
 namespace april {
@@ -109,6 +112,29 @@ TEST(Elastic, ARunOnTheDefaultScenarioLendsAndGainsOverAsync) {
   EXPECT_LT(elastic.summary.totals.step_time_s, async.summary.totals.step_time_s * 0.98);
 }
 
+// The hybrid engine draws as its own track, after the rollout engine's, at
+// every detail (its windows and changes carry its index, 1 here).
+TEST(Elastic, TheTrainersEngineHasATrackInTheTimeline) {
+  auto f = elastic_handcheck({"elastic.threshold_ratio=0.5"});
+  scenario::RunOptions o = five_token_groups();
+  o.record_timeline = true;
+  o.record_windows = true;
+  f.config.set_from_text("steps", "2", "test");
+  const auto r = scenario::simulate(f.config, f.registry, "elastic", o);
+  EXPECT_EQ(r.hybrid_engines, 1);
+  for (const auto detail : {rl::TimelineDetail::kSteps, rl::TimelineDetail::kChanges, rl::TimelineDetail::kWindows}) {
+    base::ChromeTrace trace;
+    rl::RunTimeline run{"elastic", 1, &r.steps, &r.timeline};
+    run.engine_windows = &r.windows;
+    run.hybrid_engines = r.hybrid_engines;
+    rl::add_run_timeline(trace, run, 1, detail);
+    EXPECT_NE(trace.text().find("engine 1 (trainer GPUs)"), std::string::npos);
+  }
+  // g1 ran 1-5 on it in each of the two steps' lends: windows of engine 1.
+  const auto on_hybrid = std::count_if(r.windows.begin(), r.windows.end(), [](const auto& w) { return w.engine == 1; });
+  EXPECT_GE(on_hybrid, 2);
+}
+
 TEST(Elastic, NeedsATrainerThatHoldsAnEngine) {
   testing::Fixture f("default", {"cluster.mode=disaggregated", "cluster.gpus=8", "cluster.rollout_gpus=7", "cluster.train_gpus=1",
                                  "cluster.tensor_parallel=1"});
@@ -120,6 +146,20 @@ TEST(Elastic, NeedsATrainerThatHoldsAnEngine) {
     FAIL() << "elastic built engines that do not fit";
   } catch (const base::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("an engine on the trainer's GPUs"), std::string::npos) << e.what();
+  }
+}
+
+// The switch moves the trainer's state per GPU, which its layout decides:
+// one that does not divide the trainer's GPUs is refused by name, whatever
+// train-time model (the linear one reads no layout).
+TEST(Elastic, TheSwitchNeedsATrainerLayoutThatDividesItsGpus) {
+  testing::Fixture f("default", {"cluster.mode=disaggregated", "cluster.rollout_gpus=4", "cluster.train_gpus=4",
+                                 "train.time_model=linear", "train.tensor_parallel=8"});
+  try {
+    scenario::Simulation sim(f.config, f.registry, "elastic");
+    FAIL() << "elastic modelled a switch for a layout that does not place";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("train.tensor_parallel 8"), std::string::npos) << e.what();
   }
 }
 
