@@ -55,6 +55,15 @@ inline scenario::RunOptions with_trace(std::vector<base::GroupSpec> trace) {
   return o;
 }
 
+// Run options that replay 16 groups g0..g15 of one 5-token sample each: a
+// group alone on a 1 ms-per-iteration engine takes 5 ms (the hand-worked
+// overlapped schedules).
+inline scenario::RunOptions five_token_groups() {
+  std::vector<base::GroupSpec> trace;
+  for (int i = 0; i < 16; ++i) trace.push_back(group(std::string("g").append(std::to_string(i)), {5}));
+  return with_trace(std::move(trace));
+}
+
 // Each step's rollout time in ms: `policy` on the handcheck scenario with
 // `sets`, replaying `trace`, for `steps` steps.
 inline std::vector<double> rollout_ms(const std::string& policy, const std::vector<std::string>& sets, std::vector<base::GroupSpec> trace,

@@ -28,13 +28,6 @@ testing::Fixture elastic_handcheck(const std::vector<std::string>& more) {
   return testing::Fixture("handcheck", sets);
 }
 
-scenario::RunOptions five_token_groups() {
-  scenario::RunOptions o;
-  for (int i = 0; i < 16; ++i) o.trace.emplace().push_back(testing::group(std::string("g").append(std::to_string(i)), {5}));
-  o.trace_name = "hand";
-  return o;
-}
-
 struct Times {
   double train_start_ms, train_end_ms, sync_end_ms;
   std::int64_t tokens_generated;
@@ -44,7 +37,7 @@ void expect_times(const std::string& policy, const std::vector<std::string>& set
   for (const bool ff : {true, false}) {
     auto f = elastic_handcheck(sets);
     f.config.set_from_text("engine.fast_forward", ff ? "true" : "false", "test");
-    scenario::Simulation sim(f.config, f.registry, policy, five_token_groups());
+    scenario::Simulation sim(f.config, f.registry, policy, testing::five_token_groups());
     for (std::size_t k = 0; k < want.size(); ++k) {
       const auto m = sim.step();
       const std::string at = policy + " step " + std::to_string(k) + (ff ? " (fast-forward)" : " (per iteration)");
@@ -87,7 +80,7 @@ TEST(Elastic, AReclaimMovesTheHybridEnginesRequestsWithTheirTokens) {
 
 double ratio_after(const std::vector<std::string>& sets, int steps) {
   auto f = elastic_handcheck(sets);
-  scenario::Simulation sim(f.config, f.registry, "elastic", five_token_groups());
+  scenario::Simulation sim(f.config, f.registry, "elastic", testing::five_token_groups());
   for (int s = 0; s < steps; ++s) (void)sim.step();
   return dynamic_cast<const policies::ElasticPolicy&>(sim.policy()).threshold_ratio();
 }
@@ -116,7 +109,7 @@ TEST(Elastic, ARunOnTheDefaultScenarioLendsAndGainsOverAsync) {
 // every detail (its windows and changes carry its index, 1 here).
 TEST(Elastic, TheTrainersEngineHasATrackInTheTimeline) {
   auto f = elastic_handcheck({"elastic.threshold_ratio=0.5"});
-  scenario::RunOptions o = five_token_groups();
+  scenario::RunOptions o = testing::five_token_groups();
   o.record_timeline = true;
   o.record_windows = true;
   f.config.set_from_text("steps", "2", "test");

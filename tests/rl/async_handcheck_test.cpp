@@ -25,18 +25,11 @@ testing::Fixture disaggregated_handcheck(const std::vector<std::string>& more = 
   return testing::Fixture("handcheck", sets);
 }
 
-scenario::RunOptions five_token_groups() {
-  scenario::RunOptions o;
-  for (int i = 0; i < 16; ++i) o.trace.emplace().push_back(testing::group(std::string("g").append(std::to_string(i)), {5}));
-  o.trace_name = "hand";
-  return o;
-}
-
 void expect_steps(const std::string& policy, const std::vector<std::string>& sets, const std::vector<Expected>& want) {
   for (const bool ff : {true, false}) {
     auto f = disaggregated_handcheck(sets);
     f.config.set_from_text("engine.fast_forward", ff ? "true" : "false", "test");
-    scenario::Simulation sim(f.config, f.registry, policy, five_token_groups());
+    scenario::Simulation sim(f.config, f.registry, policy, testing::five_token_groups());
     for (std::size_t k = 0; k < want.size(); ++k) {
       const auto m = sim.step();
       const auto& w = want[k];
@@ -159,8 +152,8 @@ TEST(AsyncHandcheck, AsyncWithEtaTwoLetsTokensAgeTwoVersions) {
 TEST(AsyncHandcheck, KeepKvPaysNoPrefillAtAVersionChange) {
   auto recompute = disaggregated_handcheck({"async.eta=1"});
   auto keep = disaggregated_handcheck({"async.eta=1", "async.on_update=keep_kv"});
-  scenario::Simulation a(recompute.config, recompute.registry, "async", five_token_groups());
-  scenario::Simulation b(keep.config, keep.registry, "async", five_token_groups());
+  scenario::Simulation a(recompute.config, recompute.registry, "async", testing::five_token_groups());
+  scenario::Simulation b(keep.config, keep.registry, "async", testing::five_token_groups());
   for (int k = 0; k < 4; ++k) {
     const auto ma = a.step(), mb = b.step();
     EXPECT_DOUBLE_EQ(ma.sync_end_s, mb.sync_end_s);
@@ -198,7 +191,7 @@ TEST(AsyncHandcheck, LaminarEnginesPullBetweenTheirBatches) {
 // flight; then g5 runs 26-31 and completes the batch.
 TEST(AsyncHandcheck, LaminarPullsWhileNothingElseRuns) {
   auto f = disaggregated_handcheck({"rollout_batch_size=3", "laminar.engine_batch_groups=1", "sync.relay_pull_s=0.001"});
-  scenario::Simulation sim(f.config, f.registry, "laminar", five_token_groups());
+  scenario::Simulation sim(f.config, f.registry, "laminar", testing::five_token_groups());
   const auto first = sim.step();
   EXPECT_NEAR(first.sync_end_s, 0.020, 1e-12);
   const auto second = sim.step();
