@@ -48,7 +48,7 @@ struct Arm {
   static april::live::KvEngine make_engine(const april::live::ModelConfig& cfg) {
     april::live::EngineOptions eo;
     eo.slots = kSlots;
-    eo.eos = {};  // lengths set by max_new
+    eo.eos.clear();  // lengths set by max_new
     eo.exact_prefill = false;
     eo.record_iterations = true;
     return april::live::KvEngine(april::live::Transformer(cfg), eo);

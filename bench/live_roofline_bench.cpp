@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
   // Achieved by the engine: every slot busy, no EOS, 40 iterations.
   april::live::EngineOptions eo;
   eo.slots = slots;
-  eo.eos = {};
+  eo.eos.clear();
   eo.exact_prefill = false;
   eo.device = dev;
   eo.dtype = dtype;

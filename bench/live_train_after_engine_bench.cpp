@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   april::live::GrpoTrainer trainer(april::live::Transformer(cfg), std::nullopt, april::live::GrpoOptions{}, cpu);
   april::live::EngineOptions eo;
   eo.slots = std::max<std::int64_t>(requests, 1);
-  eo.eos = {};  // every request decodes its max_new
+  eo.eos.clear();  // every request decodes its max_new
   eo.exact_prefill = false;
   april::live::KvEngine engine(april::live::Transformer(cfg), eo);
   april::live::WorkerThread worker{[] { torch::set_num_threads(1); }};

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   const auto cfg = april::live::model_config(size, task.vocab(), task.max_prompt_tok() + 64);
   april::live::GrpoTrainer trainer(april::live::Transformer(cfg), std::nullopt, april::live::GrpoOptions{}, cpu);
   april::live::EngineOptions eo;
-  eo.slots = 64, eo.eos = {}, eo.device = cpu;
+  eo.slots = 64, eo.eos.clear(), eo.device = cpu;
   april::live::KvEngine engine(april::live::Transformer(cfg), eo);
   const auto batch = april::bench::filler_batch(samples, response_tok);
 

@@ -37,11 +37,11 @@ struct EngineOptions {
   // The serving copy's weights and KV cache (float32 or bfloat16). The trainer
   // keeps float32 master weights; a weight sync converts.
   torch::ScalarType dtype = torch::kFloat32;
-  bool cuda_graph = true;
+  bool cuda_graph = true;  // on CUDA, replay decode from a captured graph (detail/decode_graph.hpp)
   // Batched prefill pads its longest context up to a multiple of this (at
   // most max_seq): fewer distinct prefill shapes, each of which costs a slow
   // first pass on a GPU. 1: no padding.
-  std::int64_t prefill_pad_tok = 1;          // on CUDA, replay decode from a captured graph (detail/decode_graph.hpp)
+  std::int64_t prefill_pad_tok = 1;
   bool record_iterations = false;  // keep one IterationPoint per step() (for validation)
 };
 
