@@ -38,6 +38,12 @@ void check_trainer_setup(const TrainerSetup& s, const ModelArch& model, const Ac
     throw base::ConfigError(fmt::format("train.tensor_parallel {} is wider than {}'s scale-up domain of {} GPUs", s.tensor_parallel,
                                         hw.name, hw.scale_up_domain_gpus));
   }
+  if (!(s.optimizer_offload_fraction >= 0 && s.optimizer_offload_fraction <= 1)) {
+    throw base::ConfigError(fmt::format("train.optimizer_offload_fraction {} is not in [0, 1]", s.optimizer_offload_fraction));
+  }
+  if (s.optimizer_offload_fraction > 0 && s.framework != TrainFramework::Megatron) {
+    throw base::ConfigError("train.optimizer_offload_fraction is Megatron's optimizer CPU offload; with train.framework fsdp set it to 0");
+  }
   if (s.expert_parallel > 1 && (!model.is_moe() || model.routed_experts % s.expert_parallel != 0 || s.gpus % s.expert_parallel != 0)) {
     throw base::ConfigError(fmt::format("train.expert_parallel {} must divide {}'s routed experts ({}) and the trainer's {} GPUs",
                                         s.expert_parallel, model.name, model.routed_experts, s.gpus));
@@ -70,13 +76,21 @@ double optimizer_params_per_gpu(double shard, const TrainerSetup& s) {
 }
 
 // What an offload moves per GPU: its bf16 weights (FSDP shards them too) and
-// fp32 Adam state (master copy, m and v: 12 B per parameter).
+// the fp32 Adam state on the GPU (master copy, m and v: 12 B per parameter);
+// the optimizer's offloaded fraction is in host memory already.
 double offloaded_state_bytes(double shard, double optimizer_params, const TrainerSetup& s) {
   const double weights = s.framework == TrainFramework::Fsdp ? optimizer_params : shard;
-  return optimizer_params * 12.0 + weights * 2.0;
+  const double on_gpu = s.optimizer_offload_fraction > 0 ? optimizer_params * (1.0 - s.optimizer_offload_fraction) : optimizer_params;
+  return on_gpu * 12.0 + weights * 2.0;
 }
 
 }  // namespace
+
+double trainer_params_per_gpu(const ModelArch& model, const TrainerSetup& s) { return params_per_gpu(model, s); }
+
+double trainer_optimizer_params_per_gpu(const ModelArch& model, const TrainerSetup& s) {
+  return optimizer_params_per_gpu(params_per_gpu(model, s), s);
+}
 
 double trainer_state_per_gpu_bytes(const ModelArch& model, const TrainerSetup& s) {
   const double shard = params_per_gpu(model, s);
@@ -155,6 +169,13 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
   // data-parallel ranks, FSDP over its shard group.
   const double optimizer_params = optimizer_params_per_gpu(shard, s);
   t.optimizer_s = steps * 28.0 * optimizer_params / (hw.hbm_bytes_s * s.hbm_efficiency);
+  if (s.optimizer_offload_fraction > 0) {
+    // Megatron's hybrid optimizer: the offloaded fraction steps on the CPU
+    // (its copies overlapped), the rest on the GPU, one after the other.
+    const double f = s.optimizer_offload_fraction;
+    t.optimizer_s = steps * ((1.0 - f) * 28.0 * optimizer_params / (hw.hbm_bytes_s * s.hbm_efficiency) +
+                             f * optimizer_params / s.cpu_optimizer_params_s);
+  }
   if (s.offload) {
     // verl / slime colocated: after the rollout the engines release their
     // memory and the trainer loads its bf16 weights and fp32 Adam state (16 B

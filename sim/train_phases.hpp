@@ -58,6 +58,25 @@ struct TrainerSetup {
   bool ref_logprob = false;
   std::int64_t micro_batch_tok = 16384;  // tokens per micro-batch per GPU (verl ppo_max_token_len_per_gpu)
   bool offload = false;                  // colocated: state to host after the update, back before it
+  // Megatron's optimizer CPU offload (--optimizer-cpu-offload with
+  // --optimizer-offload-fraction F and --use-precision-aware-optimizer;
+  // megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py): F of the
+  // distributed optimizer's parameters keep their fp32 master copy, fp32
+  // gradient and both fp32 Adam moments in pinned host memory (16 B each) and
+  // take their Adam step on the CPU. 0: all on the GPUs.
+  double optimizer_offload_fraction = 0;
+  // Parameters per second one GPU's process steps on the CPU, the gradient's
+  // copy out and the weight's copy back included (overlapped, as slime and
+  // verl set --overlap-cpu-optimizer-d2h-h2d). Fitted on NVIDIA-NeMo/RL PR
+  // #3628's single-H100 Qwen3-0.6B row: 100% offload with overlap took
+  // 1.678 s a step against 0.752 s without, 596,049,920 parameters in
+  // 0.926 s.
+  double cpu_optimizer_params_s = 596049920.0 / (1.678 - 0.752);
+  // Host memory of one trainer node: the offloaded optimizer and, colocated,
+  // the offloaded weights must fit in it. NVIDIA's DGX H100 and H200 system
+  // descriptions (mlcommons inference_results_v4.1, closed/NVIDIA/systems)
+  // give 2 TB (32 x 64 GB); no H800 or H20 server figure is published.
+  double host_memory_bytes = 2048e9;
   double host_link_efficiency = 0.8;     // achieved fraction of the host link in pinned copies
   double hbm_efficiency = 0.8;
   double link_efficiency = 0.77;         // collectives over the scale-up link or the NICs
@@ -79,8 +98,14 @@ void check_trainer_setup(const TrainerSetup& s, const ModelArch& model, const Ac
 
 TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw, const TrainerSetup& s, const TrainBatchShape& b);
 // The trainer's state on each GPU that an offload to host memory moves (its
-// bf16 weights and fp32 Adam state), in bytes.
+// bf16 weights and the fp32 Adam state not already on the host), in bytes.
 double trainer_state_per_gpu_bytes(const ModelArch& model, const TrainerSetup& s);
+// Parameters of the busiest GPU's shard (Megatron: TP x PP of the dense
+// weights, EP x PP of the experts; FSDP: all of them).
+double trainer_params_per_gpu(const ModelArch& model, const TrainerSetup& s);
+// The parameters whose fp32 Adam state one GPU keeps (the distributed
+// optimizer's share, or FSDP's shard), wherever that state lives.
+double trainer_optimizer_params_per_gpu(const ModelArch& model, const TrainerSetup& s);
 
 std::string to_string(TrainFramework f);
 

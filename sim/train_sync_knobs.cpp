@@ -95,6 +95,19 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "phases, colocated: the trainer's weights and Adam state leave the GPUs after each update and return before the "
          "next, and the engines' weights come back (verl / slime colocated); off on a disaggregated cluster",
          {}});
+  s.add({keys::kTrainOptimizerOffloadFraction.name, KnobType::Double, 0.0, "",
+         "phases, Megatron: fraction of the optimizer's parameters whose fp32 master, gradient and Adam moments live in "
+         "host memory and step on the CPU (--optimizer-cpu-offload --optimizer-offload-fraction; slime's and verl's "
+         "DeepSeek-V3 scripts set 1)",
+         base::in_range(0, 1)});
+  s.add({keys::kTrainCpuOptimizerParamsPerS.name, KnobType::Double, TrainerSetup{}.cpu_optimizer_params_s, "params/s",
+         "phases: parameters one GPU's process steps on the CPU per second under optimizer offload, copies overlapped "
+         "(fitted on NVIDIA-NeMo/RL PR #3628: Qwen3-0.6B on one H100, 1.678 s a step offloaded against 0.752 s)",
+         base::in_range(1e3, 1e13)});
+  s.add({keys::kTrainHostMemoryGB.name, KnobType::Double, TrainerSetup{}.host_memory_bytes / 1e9, "GB",
+         "phases: host memory of a trainer node, for the CPU-offloaded optimizer and colocated offload (DGX H100/H200: "
+         "2 TB, NVIDIA's MLPerf system descriptions)",
+         base::in_range(1, 1e6)});
   // cudaMemcpy of pinned memory reaches about 80% of PCIe's line rate
   // (NVIDIA CUDA samples' bandwidthTest on Gen5 x16: ~50 of 64 GB/s).
   s.add({keys::kTrainHostLinkEfficiency.name, KnobType::Double, 0.8, "", "phases: achieved fraction of the GPU-host link when offloading",
@@ -213,6 +226,9 @@ TrainerSetup trainer_setup(const base::Config& c) {
   s.micro_batch_tok = c.get(sim::keys::kTrainMicroBatchTok);
   s.offload = c.get(sim::keys::kTrainOffload) && !shape.disaggregated();
   s.host_link_efficiency = c.get(sim::keys::kTrainHostLinkEfficiency);
+  s.optimizer_offload_fraction = c.get(sim::keys::kTrainOptimizerOffloadFraction);
+  s.cpu_optimizer_params_s = c.get(sim::keys::kTrainCpuOptimizerParamsPerS);
+  s.host_memory_bytes = c.get(sim::keys::kTrainHostMemoryGB) * 1e9;
   s.hbm_efficiency = c.get(sim::keys::kEngineHbmEfficiency);
   s.link_efficiency = c.get(sim::keys::kEngineLinkEfficiency);
   s.fixed_s = c.get(sim::keys::kTrainFixedS);

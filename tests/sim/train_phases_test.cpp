@@ -35,6 +35,48 @@ TEST(TrainPhases, MegatronDataParallelByHand) {
   EXPECT_NEAR(t.total_s(), t.old_logprob_s + t.update_s + t.grad_reduce_s + t.optimizer_s + t.offload_s, 1e-9);
 }
 
+// Megatron's optimizer CPU offload: the offloaded fraction steps on the CPU at
+// train.cpu_optimizer_params_per_s per GPU, the rest on the GPU as before, and
+// a colocated offload moves only what is still on the GPU.
+TEST(TrainPhases, OffloadedOptimizerStepsOnTheCpu) {
+  const auto m = resolve_model("qwen3-4b");
+  TrainerSetup s;  // Megatron, 8 GPUs, DP 8
+  s.offload = true;
+  s.ppo_mini_batches = 2;
+  const TrainBatchShape b{256, 1000000, 8000, 2e9};
+  const double n = 4022468096.0;
+  s.optimizer_offload_fraction = 1;
+  s.cpu_optimizer_params_s = 1e9;
+  auto t = train_phase_times(m, h100(), s, b);
+  EXPECT_NEAR(t.optimizer_s, 2 * (n / 8) / 1e9, 1e-12);
+  EXPECT_NEAR(t.offload_s, 2 * (n * 2) / (64e9 * 0.8), 1e-9);  // only the bf16 weights move
+  EXPECT_NEAR(trainer_state_per_gpu_bytes(m, s), n * 2, 1.0);
+  s.optimizer_offload_fraction = 0.25;
+  t = train_phase_times(m, h100(), s, b);
+  EXPECT_NEAR(t.optimizer_s, 2 * (0.75 * 28.0 * n / 8 / (3.35e12 * 0.8) + 0.25 * (n / 8) / 1e9), 1e-12);
+  EXPECT_NEAR(t.offload_s, 2 * (0.75 * n / 8 * 12 + n * 2) / (64e9 * 0.8), 1e-9);
+}
+
+TEST(TrainPhases, OptimizerOffloadIsMegatronsAndAFraction) {
+  const auto m = resolve_model("qwen3-4b");
+  TrainerSetup s;
+  s.optimizer_offload_fraction = 1.5;
+  try {
+    check_trainer_setup(s, m, h100());
+    ADD_FAILURE() << "a fraction of 1.5 was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("train.optimizer_offload_fraction 1.5 is not in [0, 1]"), std::string::npos) << e.what();
+  }
+  s.optimizer_offload_fraction = 1;
+  s.framework = TrainFramework::Fsdp;
+  try {
+    check_trainer_setup(s, m, h100());
+    ADD_FAILURE() << "FSDP with Megatron's optimizer offload was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("train.framework fsdp"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TrainPhases, MiniBatchesEpochsAndThePipelineBubble) {
   const auto m = resolve_model("qwen3-4b");
   TrainerSetup s;

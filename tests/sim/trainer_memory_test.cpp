@@ -42,5 +42,49 @@ TEST(TrainerMemory, MegatronShardsDenseByTpAndExpertsByEp) {
   EXPECT_TRUE(trainer_memory_shortfall(resolve_model("qwen3-235b-a22b"), s, resolve_accelerator("h20")).has_value());
 }
 
+// DeepSeek-V3 as slime's scripts/run-deepseek-r1.sh lays it out on 128 GPUs:
+// TP 8 x PP 4 x CP 4 (one data-parallel rank), EP 32. The routed experts
+// (58 x 256 x 3 x 7168 x 2048 = 653,908,770,816 parameters) over EP 32 x PP 4,
+// the rest over TP 8 x PP 4. The GPU holds 6 B of each of its parameters and,
+// on the GPU, 12 B more for the optimizer's share; slime offloads that share
+// to the CPU (--optimizer-cpu-offload, fraction 1), 16 B in pinned host memory.
+TEST(TrainerMemory, OffloadedOptimizerLeavesSixBytesOnTheGpuAndSixteenOnTheHost) {
+  TrainerSetup s;
+  s.gpus = 128;
+  s.tensor_parallel = 8;
+  s.pipeline_parallel = 4;
+  s.context_parallel = 4;
+  s.expert_parallel = 32;
+  s.offload = false;
+  const auto m = resolve_model("deepseek-v3");
+  const auto h800 = resolve_accelerator("h800");
+  const double experts = 653908770816.0;
+  const double local = (static_cast<double>(m.total_params()) - experts) / 32 + experts / 128;
+  EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu, 18 * local, 1.0);
+  const auto full = trainer_memory_shortfall(m, s, h800);
+  ASSERT_TRUE(full.has_value());
+  EXPECT_NE(full->find("need 101.6 GB per GPU"), std::string::npos) << *full;
+
+  s.optimizer_offload_fraction = 1;
+  EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu, 6 * local, 1.0);  // 33.9 GB
+  EXPECT_FALSE(trainer_memory_shortfall(m, s, h800).has_value());
+  const auto host = trainer_host_bytes(m, s, h800);
+  EXPECT_EQ(host.gpus_per_node, 8);
+  EXPECT_NEAR(host.per_node, 8 * 16 * local, 1.0);  // 722 GB of the node's 2 TB
+  s.offload = true;  // colocated: each GPU also parks its bf16 weights there between updates
+  EXPECT_NEAR(trainer_host_bytes(m, s, h800).per_node, 8 * (16 * local + 2 * local), 1.0);
+  s.host_memory_bytes = 512e9;
+  const auto tight = trainer_memory_shortfall(m, s, h800);
+  ASSERT_TRUE(tight.has_value());
+  EXPECT_NE(tight->find("host memory per node"), std::string::npos) << *tight;
+  EXPECT_NE(tight->find("train.host_memory_GB 512"), std::string::npos) << *tight;
+
+  s.offload = false;
+  s.host_memory_bytes = 2048e9;
+  s.optimizer_offload_fraction = 0.5;  // half the 12 B stays on the GPU: 67.7 GB
+  EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu, 12 * local, 1.0);
+  EXPECT_NEAR(trainer_host_bytes(m, s, h800).per_node, 8 * 8 * local, 1.0);
+}
+
 }  // namespace
 }  // namespace april::sim
