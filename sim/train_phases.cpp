@@ -42,7 +42,8 @@ void check_trainer_setup(const TrainerSetup& s, const ModelArch& model, const Ac
     throw base::ConfigError(fmt::format("train.optimizer_offload_fraction {} is not in [0, 1]", s.optimizer_offload_fraction));
   }
   if (s.optimizer_offload_fraction > 0 && s.framework != TrainFramework::Megatron) {
-    throw base::ConfigError("train.optimizer_offload_fraction is Megatron's optimizer CPU offload; with train.framework fsdp set it to 0");
+    throw base::ConfigError(fmt::format(
+        "train.optimizer_offload_fraction {} is Megatron's optimizer CPU offload; with train.framework fsdp set it to 0", s.optimizer_offload_fraction));
   }
   if (s.expert_parallel > 1 && (!model.is_moe() || model.routed_experts % s.expert_parallel != 0 || s.gpus % s.expert_parallel != 0)) {
     throw base::ConfigError(fmt::format("train.expert_parallel {} must divide {}'s routed experts ({}) and the trainer's {} GPUs",
@@ -171,16 +172,18 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
   t.optimizer_s = steps * 28.0 * optimizer_params / (hw.hbm_bytes_s * s.hbm_efficiency);
   if (s.optimizer_offload_fraction > 0) {
     // Megatron's hybrid optimizer: the offloaded fraction steps on the CPU
-    // (its copies overlapped), the rest on the GPU, one after the other.
+    // (its copies overlapped), the rest on the GPU, one after the other: NeMo
+    // RL PR #3628's 50% row (1.216 s) is the sum, 0.752 + 0.5 x 0.926 s.
     const double f = s.optimizer_offload_fraction;
     t.optimizer_s = steps * ((1.0 - f) * 28.0 * optimizer_params / (hw.hbm_bytes_s * s.hbm_efficiency) +
                              f * optimizer_params / s.cpu_optimizer_params_s);
   }
   if (s.offload) {
     // verl / slime colocated: after the rollout the engines release their
-    // memory and the trainer loads its bf16 weights and fp32 Adam state (16 B
-    // per parameter of its shard; FSDP shards the weights too); after the
-    // update it offloads them and the engines take back their weights.
+    // memory and the trainer loads its bf16 weights (2 B per parameter of its
+    // shard; FSDP shards the weights too) and the fp32 Adam state on its GPU
+    // (12 B per optimizer parameter, less what Megatron offloads to the CPU);
+    // after the update it offloads them and the engines take back their weights.
     const double host = hw.host_link_bytes_s * s.host_link_efficiency;
     t.offload_s = (2.0 * offloaded_state_bytes(shard, optimizer_params, s) + s.engine_weights_per_gpu_bytes) / host;
   }

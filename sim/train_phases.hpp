@@ -71,11 +71,13 @@ struct TrainerSetup {
   // #3628's single-H100 Qwen3-0.6B row: 100% offload with overlap took
   // 1.678 s a step against 0.752 s without, 596,049,920 parameters in
   // 0.926 s.
-  double cpu_optimizer_params_s = 596049920.0 / (1.678 - 0.752);
+  double cpu_optimizer_params_s = 6.44e8;
   // Host memory of one trainer node: the offloaded optimizer and, colocated,
   // the offloaded weights must fit in it. NVIDIA's DGX H100 and H200 system
   // descriptions (mlcommons inference_results_v4.1, closed/NVIDIA/systems)
-  // give 2 TB (32 x 64 GB); no H800 or H20 server figure is published.
+  // give "2 TB" (32 x 64 GB DIMMs, 2,199 GB if those are GiB); 2,048 GB leaves
+  // the rest to the OS and the frameworks' own buffers. No H800 or H20 server
+  // figure is published; a GB200 tray of 4 GPUs has less.
   double host_memory_bytes = 2048e9;
   double host_link_efficiency = 0.8;     // achieved fraction of the host link in pinned copies
   double hbm_efficiency = 0.8;
@@ -100,11 +102,14 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
 // The trainer's state on each GPU that an offload to host memory moves (its
 // bf16 weights and the fp32 Adam state not already on the host), in bytes.
 double trainer_state_per_gpu_bytes(const ModelArch& model, const TrainerSetup& s);
-// Parameters of the busiest GPU's shard (Megatron: TP x PP of the dense
-// weights, EP x PP of the experts; FSDP: all of them).
+// Parameters of a GPU's shard, the mean over pipeline stages (Megatron: TP x
+// PP of the dense weights, EP x PP of the experts; FSDP: all of them).
 double trainer_params_per_gpu(const ModelArch& model, const TrainerSetup& s);
 // The parameters whose fp32 Adam state one GPU keeps (the distributed
-// optimizer's share, or FSDP's shard), wherever that state lives.
+// optimizer's share, or FSDP's shard), wherever that state lives. Megatron's
+// share is taken over data parallelism alone, for the experts too: Megatron
+// shards dense state over DP x CP and expert state over GPUs / (EP x PP), so
+// with CP > 1 or EP > 1 this is an upper bound.
 double trainer_optimizer_params_per_gpu(const ModelArch& model, const TrainerSetup& s);
 
 std::string to_string(TrainFramework f);

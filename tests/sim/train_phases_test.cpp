@@ -73,6 +73,7 @@ TEST(TrainPhases, OptimizerOffloadIsMegatronsAndAFraction) {
     check_trainer_setup(s, m, h100());
     ADD_FAILURE() << "FSDP with Megatron's optimizer offload was accepted";
   } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("train.optimizer_offload_fraction 1 is Megatron's"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("train.framework fsdp"), std::string::npos) << e.what();
   }
 }

@@ -66,19 +66,29 @@ TEST(TrainerMemory, OffloadedOptimizerLeavesSixBytesOnTheGpuAndSixteenOnTheHost)
   EXPECT_NE(full->find("need 101.6 GB per GPU"), std::string::npos) << *full;
 
   s.optimizer_offload_fraction = 1;
-  EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu, 6 * local, 1.0);  // 33.9 GB
+  EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu, 6 * local, 1.0);
+  EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu / 1e9, 33.86, 0.01);  // 5,643,588,784 parameters a GPU
   EXPECT_FALSE(trainer_memory_shortfall(m, s, h800).has_value());
   const auto host = trainer_host_bytes(m, s, h800);
   EXPECT_EQ(host.gpus_per_node, 8);
-  EXPECT_NEAR(host.per_node, 8 * 16 * local, 1.0);  // 722 GB of the node's 2 TB
+  EXPECT_NEAR(host.per_node, 8 * 16 * local, 1.0);
+  EXPECT_NEAR(host.per_node / 1e9, 722.38, 0.01);  // of the node's 2 TB
   s.offload = true;  // colocated: each GPU also parks its bf16 weights there between updates
   EXPECT_NEAR(trainer_host_bytes(m, s, h800).per_node, 8 * (16 * local + 2 * local), 1.0);
+  EXPECT_NEAR(trainer_host_bytes(m, s, h800).per_node / 1e9, 812.68, 0.01);
   s.host_memory_bytes = 512e9;
   const auto tight = trainer_memory_shortfall(m, s, h800);
   ASSERT_TRUE(tight.has_value());
   EXPECT_NE(tight->find("host memory per node"), std::string::npos) << *tight;
   EXPECT_NE(tight->find("train.host_memory_GB 512"), std::string::npos) << *tight;
 
+  s.gpus = 4;  // a trainer smaller than a node holds only its own GPUs' share
+  s.tensor_parallel = 4, s.pipeline_parallel = 1, s.context_parallel = 1, s.expert_parallel = 4;
+  const double local4 = (static_cast<double>(m.total_params()) - experts) / 4 + experts / 4;
+  EXPECT_EQ(trainer_host_bytes(m, s, h800).gpus_per_node, 4);
+  EXPECT_NEAR(trainer_host_bytes(m, s, h800).per_node, 4 * (16 * local4 + 2 * local4), 1e3);
+  s.gpus = 128;
+  s.tensor_parallel = 8, s.pipeline_parallel = 4, s.context_parallel = 4, s.expert_parallel = 32;
   s.offload = false;
   s.host_memory_bytes = 2048e9;
   s.optimizer_offload_fraction = 0.5;  // half the 12 B stays on the GPU: 67.7 GB
