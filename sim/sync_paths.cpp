@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "sim/checkpoint_tensors.hpp"
@@ -58,15 +60,31 @@ WeightSync storage_sync(const base::Config& c, const ModelArch& model, const Clu
   const auto files = buckets_of(c, SyncMethod::Storage, model);
   const std::int64_t writer_nodes =
       shape.disaggregated() ? (shape.train_gpus + shape.gpus_per_node - 1) / shape.gpus_per_node : shape.nodes;
-  const double write_s = w.bytes / (c.get(keys::kSyncStorageWriteGBs) * 1e9 * static_cast<double>(writer_nodes));
-  const double read_s = w.bytes / (c.get(keys::kSyncStorageReadGBs) * 1e9);
+  double write_s = w.bytes / (c.get(keys::kSyncStorageWriteGBs) * 1e9 * static_cast<double>(writer_nodes));
+  double read_s = w.bytes / (c.get(keys::kSyncStorageReadGBs) * 1e9);
   const double load_s = w.bytes / static_cast<double>(shape.tensor_parallel) / hw.hbm_bytes_s;
+  // The filesystem's total: the writers share it, and so do the readers,
+  // each engine GPU reading the whole checkpoint.
+  const double aggregate_B_s = c.get(keys::kSyncStorageAggregateGBs) * 1e9;
+  std::string bound;
+  if (aggregate_B_s > 0) {
+    const double readers = static_cast<double>(shape.engines * shape.tensor_parallel);
+    const double write_floor_s = w.bytes / aggregate_B_s, read_floor_s = readers * w.bytes / aggregate_B_s;
+    if (write_floor_s > write_s || read_floor_s > read_s) {
+      bound = fmt::format(" (the filesystem's {} GB/s in all bounds the {})", c.get(keys::kSyncStorageAggregateGBs),
+                          write_floor_s > write_s && read_floor_s > read_s ? "write and the read"
+                          : write_floor_s > write_s                        ? "write"
+                                                                           : fmt::format("read of {:.0f} GPUs", readers));
+    }
+    write_s = std::max(write_s, write_floor_s);
+    read_s = std::max(read_s, read_floor_s);
+  }
   w.time_s = c.get(keys::kSyncLatencyS) + write_s + read_s + load_s;
   w.how = fmt::format(
       "storage: {:.2f} GB in {} files written by {} trainer node{} at {} GB/s each = {:.3f} s, read by every engine GPU at {} "
-      "GB/s = {:.3f} s, its shard loaded = {:.3f} s, + {} s",
+      "GB/s = {:.3f} s{}, its shard loaded = {:.3f} s, + {} s",
       w.bytes / 1e9, files, writer_nodes, writer_nodes == 1 ? "" : "s", c.get(keys::kSyncStorageWriteGBs), write_s,
-      c.get(keys::kSyncStorageReadGBs), read_s, load_s, c.get(keys::kSyncLatencyS));
+      c.get(keys::kSyncStorageReadGBs), read_s, bound, load_s, c.get(keys::kSyncLatencyS));
   return w;
 }
 

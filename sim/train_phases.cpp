@@ -81,7 +81,7 @@ double optimizer_params_per_gpu(double shard, const TrainerSetup& s) {
 // the optimizer's offloaded fraction is in host memory already.
 double offloaded_state_bytes(double shard, double optimizer_params, const TrainerSetup& s) {
   const double weights = s.framework == TrainFramework::Fsdp ? optimizer_params : shard;
-  const double on_gpu = s.optimizer_offload_fraction > 0 ? optimizer_params * (1.0 - s.optimizer_offload_fraction) : optimizer_params;
+  const double on_gpu = optimizer_params * (1.0 - s.optimizer_offload_fraction);  // exact at 0: x * 1.0 == x
   return on_gpu * 12.0 + weights * 2.0;
 }
 

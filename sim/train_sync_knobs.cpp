@@ -89,7 +89,8 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "phases: recompute the batch's log-probabilities with the rollout's weights before the update (verl, slime)", {}});
   s.add({keys::kTrainRefLogprob.name, KnobType::Bool, false, "", "phases: a reference-model forward over the batch (KL loss or reward)", {}});
   s.add({keys::kTrainMicroBatchTok.name, KnobType::Int, std::int64_t{16384}, "tok",
-         "phases: tokens per micro-batch per GPU (verl ppo_max_token_len_per_gpu); sets the pipeline's micro-batches",
+         "phases: tokens per micro-batch per GPU (verl ppo_max_token_len_per_gpu, slime --max-tokens-per-gpu); sets the "
+         "pipeline's micro-batches and the activations april plan's memory check counts",
          base::in_range(1, 1 << 30)});
   s.add({keys::kTrainOffload.name, KnobType::Bool, true, "",
          "phases, colocated: the trainer's weights and Adam state leave the GPUs after each update and return before the "
@@ -140,7 +141,8 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "every GPU, then handed to the engine on that GPU: slime --colocate, verl's hybrid engine) costs "
          "sync.ipc_per_bucket_ms per bucket plus the gather plus the load; storage (a checkpoint written to a shared "
          "filesystem and read back by every engine GPU: slime's disk transport, SGLang update_weights_from_disk) "
-         "costs the write at sync.storage_write_GB_s per trainer node plus the read at sync.storage_read_GB_s",
+         "costs the write at sync.storage_write_GB_s per trainer node plus the read at sync.storage_read_GB_s, each "
+         "within sync.storage_aggregate_GB_s in all",
          [] {
            std::vector<std::string> names = {"bandwidth", "fixed", "zero"};
            for (const auto& m : sync_method_names()) names.push_back(m);
@@ -176,9 +178,17 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
   // docs/src/benchmarks.md): Llama-3-8B safetensors from Weka to GPU at
   // 4.28 GiB/s (1.03 from AWS gp3, 3.51 from S3).
   s.add({keys::kSyncStorageReadGBs.name, KnobType::Double, 4.6, "GB/s",
-         "storage: one engine GPU's read of the checkpoint (every tensor-parallel rank reads it all, in parallel; the "
-         "filesystem's aggregate limit is not modelled). Run:ai's streamer from Weka: 4.28 GiB/s",
+         "storage: one engine GPU's read of the checkpoint (every tensor-parallel rank reads it all, in parallel, up to "
+         "sync.storage_aggregate_GB_s in all). Run:ai's streamer from Weka: 4.28 GiB/s",
          base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
+  // A shared filesystem serves every client from one pool of servers, so
+  // its total, not each client's, bounds a sync of many engines: DeepSeek's
+  // 3FS reads 6.6 TiB/s in all from 180 storage nodes (deepseek-ai/3FS
+  // README), about 40 GB/s a node. 0 leaves it unbounded, as before the key.
+  s.add({keys::kSyncStorageAggregateGBs.name, KnobType::Double, 0.0, "GB/s",
+         "storage: the filesystem's aggregate bandwidth, shared by the trainer nodes' writes and then by every engine GPU's "
+         "read (0: unbounded; DeepSeek's 3FS: 6.6 TiB/s from 180 storage nodes)",
+         base::in_range(0, kMaxBandwidth_GB_s)});
   s.add({keys::kSyncRelayPullS.name, KnobType::Double, -1.0, "s",
          "relays (policy laminar): one engine's load of the published version from its host's relay; -1: its GPU's weights "
          "over the host link (PCIe) at train.host_link_efficiency",

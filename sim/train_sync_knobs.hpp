@@ -49,6 +49,7 @@ inline constexpr base::DoubleKey kSyncBucketMB{"sync.bucket_MB"};
 inline constexpr base::DoubleKey kSyncIpcPerBucketMs{"sync.ipc_per_bucket_ms"};
 inline constexpr base::DoubleKey kSyncStorageReadGBs{"sync.storage_read_GB_s"};
 inline constexpr base::DoubleKey kSyncStorageWriteGBs{"sync.storage_write_GB_s"};
+inline constexpr base::DoubleKey kSyncStorageAggregateGBs{"sync.storage_aggregate_GB_s"};
 inline constexpr base::DoubleKey kSyncLatencyS{"sync.latency_s"};
 inline constexpr base::DoubleKey kSyncPerTransferMs{"sync.per_transfer_ms"};
 inline constexpr base::DoubleKey kSyncRelayPullS{"sync.relay_pull_s"};

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "sim/trainer_activations.hpp"
+
 namespace april::sim {
 
 TrainerStateBytes trainer_state_bytes(const ModelArch& model, const TrainerSetup& s) {
@@ -47,6 +49,13 @@ std::optional<std::string> trainer_memory_shortfall(const ModelArch& model, cons
   if (states.per_gpu > hw.hbm_bytes) {
     return fmt::format("the trainer's model states need {:.1f} GB per GPU ({}), more than {}'s {:.0f} GB, before activations",
                        states.per_gpu / 1e9, states.how, hw.name, hw.hbm_bytes / 1e9);
+  }
+  const auto act = trainer_activation_bytes(model, s);
+  if (states.per_gpu + act.per_gpu > hw.hbm_bytes) {
+    return fmt::format("the trainer needs at least {:.1f} GB per GPU, more than {}'s {:.0f} GB: {:.1f} GB of model states ({}) and {:.1f} GB "
+                       "of activations ({}); lower train.micro_batch_tok or spread the model wider",
+                       (states.per_gpu + act.per_gpu) / 1e9, hw.name, hw.hbm_bytes / 1e9, states.per_gpu / 1e9, states.how, act.per_gpu / 1e9,
+                       act.how);
   }
   const auto host = trainer_host_bytes(model, s, hw);
   if (host.per_node > s.host_memory_bytes) {

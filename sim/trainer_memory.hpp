@@ -40,7 +40,8 @@ struct TrainerHostBytes {
 };
 TrainerHostBytes trainer_host_bytes(const ModelArch& model, const TrainerSetup& setup, const Accelerator& hw);
 
-// Why the trainer cannot hold its model states on `hw`'s GPUs, or its
+// Why the trainer cannot hold its model states on `hw`'s GPUs, or those and
+// its activations' lower bound (sim/trainer_activations.hpp), or its
 // offloaded state in a node's host memory, or nothing.
 std::optional<std::string> trainer_memory_shortfall(const ModelArch& model, const TrainerSetup& setup, const Accelerator& hw);
 

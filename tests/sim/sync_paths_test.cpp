@@ -85,6 +85,35 @@ TEST(SyncPaths, StorageWritesPerTrainerNodeAndEveryEngineGpuReadsItAll) {
   EXPECT_NEAR(weight_sync(split.config).time_s, 1 + kQwen3_4bBytes / 2e9 + kQwen3_4bBytes / 4e9 + load_s, 1e-9);
 }
 
+// The filesystem's total bounds a sync of many engines: the default cluster's
+// 8 engine GPUs each read the whole checkpoint, 8 x bytes / 16 GB/s, where
+// one alone would read at 4 GB/s; one trainer node writes at its own 2 GB/s,
+// under the total. A total above every demand changes nothing.
+TEST(SyncPaths, StorageAggregateBandwidthBoundsEveryEngineGpusRead) {
+  const auto h100 = resolve_accelerator("h100");
+  const auto load_s = kQwen3_4bBytes / 2 / h100.hbm_bytes_s;
+  const std::vector<std::string> common = {"sync.time_model=storage", "sync.storage_write_GB_s=2", "sync.storage_read_GB_s=4",
+                                         "sync.latency_s=1"};
+  auto with = [&](const std::string& extra) {
+    auto v = common;
+    v.push_back(extra);
+    return v;
+  };
+  april::testing::Fixture bound("default", with("sync.storage_aggregate_GB_s=16"));
+  const auto w = weight_sync(bound.config);
+  EXPECT_NEAR(w.time_s, 1 + kQwen3_4bBytes / 2e9 + 8 * kQwen3_4bBytes / 16e9 + load_s, 1e-9);
+  EXPECT_NE(w.how.find("bounds the read of 8 GPUs"), std::string::npos) << w.how;
+  // Below one node's write, it bounds the write too.
+  april::testing::Fixture both("default", with("sync.storage_aggregate_GB_s=1"));
+  EXPECT_NEAR(weight_sync(both.config).time_s, 1 + kQwen3_4bBytes / 1e9 + 8 * kQwen3_4bBytes / 1e9 + load_s, 1e-9);
+  EXPECT_NE(weight_sync(both.config).how.find("bounds the write and the read"), std::string::npos);
+  april::testing::Fixture wide("default", with("sync.storage_aggregate_GB_s=1000"));
+  april::testing::Fixture unbounded("default", common);
+  EXPECT_EQ(weight_sync(wide.config).time_s, weight_sync(unbounded.config).time_s);
+  EXPECT_EQ(weight_sync(wide.config).how, weight_sync(unbounded.config).how);
+  EXPECT_THROW(april::testing::Fixture("default", with("sync.storage_aggregate_GB_s=-1")), base::ConfigError);
+}
+
 TEST(SyncPaths, BadStorageBandwidthsAreRefusedByName) {
   EXPECT_THROW(april::testing::Fixture("default", {"sync.storage_read_GB_s=0"}), base::ConfigError);
   EXPECT_THROW(april::testing::Fixture("default", {"sync.storage_write_GB_s=-1"}), base::ConfigError);

@@ -25,9 +25,12 @@ PlanSpace space(std::vector<std::string> policies, std::vector<double> alphas, s
 }
 
 // The default scenario's 8 GPUs: sync colocated, APRIL at two alphas, and
-// async on three splits of whole engines, at each of two engine sizes.
+// async on three splits of whole engines, at each of two engine sizes. The
+// micro-batch is small enough that a trainer on one H100 holds Qwen3-4B's
+// 72.4 GB of states and its activations (at the default 16,384 tokens its
+// 19.9 GB of fp32 logits do not fit beside them).
 TEST(Plan, EnumeratesDesignsAlphasEngineSizesAndSplits) {
-  april::testing::Fixture f;
+  april::testing::Fixture f("default", {"train.micro_batch_tok=2048"});
   const auto plans = enumerate_plans(f.config, f.registry, space({"sync", "april", "async"}, {1.5, 2}, {1, 2}, 3));
   std::vector<std::string> labels;
   for (const auto& p : plans) {
@@ -80,6 +83,22 @@ TEST(Plan, ExcludesWhatDoesNotFitWithTheReason) {
   EXPECT_TRUE(plans[1].seeds.empty());
   EXPECT_NE(plans[1].excluded.find("the trainer's model states need"), std::string::npos) << plans[1].excluded;
   EXPECT_THROW((void)enumerate_plans(f.config, f.registry, space({"no_such_policy"}, {}, {1}, 2)), std::exception);
+}
+
+// A trainer whose states fit but whose micro-batch's activations do not is
+// excluded too, naming the key that lowers them; the same plan runs at the
+// scenario's own micro-batch.
+TEST(Plan, ExcludesATrainerWhoseActivationsDoNotFit) {
+  april::testing::Fixture fits("default", {});
+  const auto ok = enumerate_plans(fits.config, fits.registry, space({"sync"}, {}, {1}, 1));
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_FALSE(ok[0].seeds.empty()) << ok[0].excluded;
+  april::testing::Fixture f("default", {"train.micro_batch_tok=1048576"});
+  const auto plans = enumerate_plans(f.config, f.registry, space({"sync"}, {}, {1}, 1));
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_TRUE(plans[0].seeds.empty());
+  EXPECT_NE(plans[0].excluded.find("GB of activations"), std::string::npos) << plans[0].excluded;
+  EXPECT_NE(plans[0].excluded.find("lower train.micro_batch_tok"), std::string::npos) << plans[0].excluded;
 }
 
 // Worked by hand: sync's two seeds give 10 and 12 tok/s (mean 11, sample
