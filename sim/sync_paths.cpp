@@ -65,26 +65,25 @@ WeightSync storage_sync(const base::Config& c, const ModelArch& model, const Clu
   const double load_s = w.bytes / static_cast<double>(shape.tensor_parallel) / hw.hbm_bytes_s;
   // The filesystem's total: the writers share it, and so do the readers,
   // each engine GPU reading the whole checkpoint.
-  const double aggregate_B_s = c.get(keys::kSyncStorageAggregateGBs) * 1e9;
-  std::string bound;
-  if (aggregate_B_s > 0) {
-    const double readers = static_cast<double>(shape.engines * shape.tensor_parallel);
-    const double write_floor_s = w.bytes / aggregate_B_s, read_floor_s = readers * w.bytes / aggregate_B_s;
-    if (write_floor_s > write_s || read_floor_s > read_s) {
-      bound = fmt::format(" (the filesystem's {} GB/s in all bounds the {})", c.get(keys::kSyncStorageAggregateGBs),
-                          write_floor_s > write_s && read_floor_s > read_s ? "write and the read"
-                          : write_floor_s > write_s                        ? "write"
-                                                                           : fmt::format("read of {:.0f} GPUs", readers));
+  const double aggregate_GB_s = c.get(keys::kSyncStorageAggregateGBs);
+  std::string write_bound, read_bound;
+  if (aggregate_GB_s > 0) {
+    const std::int64_t readers = shape.engines * shape.tensor_parallel;
+    const double write_floor_s = w.bytes / (aggregate_GB_s * 1e9);
+    const double read_floor_s = static_cast<double>(readers) * w.bytes / (aggregate_GB_s * 1e9);
+    if (write_floor_s > write_s) write_bound = fmt::format(", all within the filesystem's {} GB/s", aggregate_GB_s);
+    if (read_floor_s > read_s) {
+      read_bound = fmt::format(", {} GPU{} within the filesystem's {} GB/s", readers, readers == 1 ? "" : "s", aggregate_GB_s);
     }
     write_s = std::max(write_s, write_floor_s);
     read_s = std::max(read_s, read_floor_s);
   }
   w.time_s = c.get(keys::kSyncLatencyS) + write_s + read_s + load_s;
   w.how = fmt::format(
-      "storage: {:.2f} GB in {} files written by {} trainer node{} at {} GB/s each = {:.3f} s, read by every engine GPU at {} "
-      "GB/s = {:.3f} s{}, its shard loaded = {:.3f} s, + {} s",
-      w.bytes / 1e9, files, writer_nodes, writer_nodes == 1 ? "" : "s", c.get(keys::kSyncStorageWriteGBs), write_s,
-      c.get(keys::kSyncStorageReadGBs), read_s, bound, load_s, c.get(keys::kSyncLatencyS));
+      "storage: {:.2f} GB in {} files written by {} trainer node{} at {} GB/s each{} = {:.3f} s, read by every engine GPU at {} "
+      "GB/s{} = {:.3f} s, its shard loaded = {:.3f} s, + {} s",
+      w.bytes / 1e9, files, writer_nodes, writer_nodes == 1 ? "" : "s", c.get(keys::kSyncStorageWriteGBs), write_bound, write_s,
+      c.get(keys::kSyncStorageReadGBs), read_bound, read_s, load_s, c.get(keys::kSyncLatencyS));
   return w;
 }
 

@@ -96,6 +96,11 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "phases, colocated: the trainer's weights and Adam state leave the GPUs after each update and return before the "
          "next, and the engines' weights come back (verl / slime colocated); off on a disaggregated cluster",
          {}});
+  s.add({keys::kTrainFusedLogits.name, KnobType::Bool, false, "",
+         "april plan's memory check: the log-probabilities are computed without materialising the logits (verl "
+         "use_fused_kernels, a fused linear cross entropy), so no logits are counted; off: verl's bf16 logits, slime's "
+         "fp32 ones",
+         {}});
   s.add({keys::kTrainOptimizerOffloadFraction.name, KnobType::Double, 0.0, "",
          "phases, Megatron: fraction of the optimizer's parameters whose fp32 master, gradient and Adam moments live in "
          "host memory and step on the CPU (--optimizer-cpu-offload --optimizer-offload-fraction; slime's and verl's "

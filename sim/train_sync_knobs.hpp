@@ -78,6 +78,7 @@ inline constexpr base::DoubleKey kTrainMfu{"train.mfu"};
 inline constexpr base::IntKey kTrainMicroBatchTok{"train.micro_batch_tok"};
 inline constexpr base::BoolKey kTrainOffload{"train.offload"};
 inline constexpr base::DoubleKey kTrainOptimizerOffloadFraction{"train.optimizer_offload_fraction"};
+inline constexpr base::BoolKey kTrainFusedLogits{"train.fused_logits"};
 inline constexpr base::BoolKey kTrainOldLogprob{"train.old_logprob"};
 inline constexpr base::IntKey kTrainPipelineParallel{"train.pipeline_parallel"};
 inline constexpr base::IntKey kTrainPpoEpochs{"train.ppo_epochs"};

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "sim/trainer_activations.hpp"
-
 namespace april::sim {
 
 TrainerStateBytes trainer_state_bytes(const ModelArch& model, const TrainerSetup& s) {
@@ -44,16 +42,17 @@ TrainerHostBytes trainer_host_bytes(const ModelArch& model, const TrainerSetup& 
   return out;
 }
 
-std::optional<std::string> trainer_memory_shortfall(const ModelArch& model, const TrainerSetup& s, const Accelerator& hw) {
+std::optional<std::string> trainer_memory_shortfall(const ModelArch& model, const TrainerSetup& s, const Accelerator& hw,
+                                                    const ActivationInputs& activations) {
   const auto states = trainer_state_bytes(model, s);
   if (states.per_gpu > hw.hbm_bytes) {
     return fmt::format("the trainer's model states need {:.1f} GB per GPU ({}), more than {}'s {:.0f} GB, before activations",
                        states.per_gpu / 1e9, states.how, hw.name, hw.hbm_bytes / 1e9);
   }
-  const auto act = trainer_activation_bytes(model, s);
+  const auto act = trainer_activation_bytes(model, s, activations);
   if (states.per_gpu + act.per_gpu > hw.hbm_bytes) {
     return fmt::format("the trainer needs at least {:.1f} GB per GPU, more than {}'s {:.0f} GB: {:.1f} GB of model states ({}) and {:.1f} GB "
-                       "of activations ({}); lower train.micro_batch_tok or spread the model wider",
+                       "of activations ({}); lower train.micro_batch_tok or max_response_len, set train.fused_logits, or spread the model wider",
                        (states.per_gpu + act.per_gpu) / 1e9, hw.name, hw.hbm_bytes / 1e9, states.per_gpu / 1e9, states.how, act.per_gpu / 1e9,
                        act.how);
   }

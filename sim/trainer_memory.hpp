@@ -10,6 +10,7 @@
 #include "sim/hardware.hpp"
 #include "sim/model_arch.hpp"
 #include "sim/train_phases.hpp"
+#include "sim/trainer_activations.hpp"
 
 namespace april::sim {
 
@@ -43,6 +44,7 @@ TrainerHostBytes trainer_host_bytes(const ModelArch& model, const TrainerSetup& 
 // Why the trainer cannot hold its model states on `hw`'s GPUs, or those and
 // its activations' lower bound (sim/trainer_activations.hpp), or its
 // offloaded state in a node's host memory, or nothing.
-std::optional<std::string> trainer_memory_shortfall(const ModelArch& model, const TrainerSetup& setup, const Accelerator& hw);
+std::optional<std::string> trainer_memory_shortfall(const ModelArch& model, const TrainerSetup& setup, const Accelerator& hw,
+                                                    const ActivationInputs& activations);
 
 }  // namespace april::sim

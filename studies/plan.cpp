@@ -66,7 +66,8 @@ PlanCandidate make_candidate(const base::Config& base, Plan plan, std::int64_t r
     // The scenario's checks hold the engines; the trainer's model states are
     // checked here, as only a plan's search moves its GPU count.
     const auto model = sim::resolve_model(c.get(sim::keys::kModel));
-    if (const auto why = sim::trainer_memory_shortfall(model, sim::trainer_setup(c), sim::trainer_accelerator(c))) {
+    const sim::ActivationInputs activations{c.get(base::keys::kMaxResponseLen), c.get(sim::keys::kTrainFusedLogits)};
+    if (const auto why = sim::trainer_memory_shortfall(model, sim::trainer_setup(c), sim::trainer_accelerator(c), activations)) {
       throw base::ConfigError(*why);
     }
   } catch (const base::ConfigError& e) {

@@ -102,11 +102,12 @@ TEST(SyncPaths, StorageAggregateBandwidthBoundsEveryEngineGpusRead) {
   april::testing::Fixture bound("default", with("sync.storage_aggregate_GB_s=16"));
   const auto w = weight_sync(bound.config);
   EXPECT_NEAR(w.time_s, 1 + kQwen3_4bBytes / 2e9 + 8 * kQwen3_4bBytes / 16e9 + load_s, 1e-9);
-  EXPECT_NE(w.how.find("bounds the read of 8 GPUs"), std::string::npos) << w.how;
+  EXPECT_NE(w.how.find("read by every engine GPU at 4 GB/s, 8 GPUs within the filesystem's 16 GB/s"), std::string::npos) << w.how;
+  EXPECT_EQ(w.how.find("all within"), std::string::npos) << w.how;
   // Below one node's write, it bounds the write too.
   april::testing::Fixture both("default", with("sync.storage_aggregate_GB_s=1"));
   EXPECT_NEAR(weight_sync(both.config).time_s, 1 + kQwen3_4bBytes / 1e9 + 8 * kQwen3_4bBytes / 1e9 + load_s, 1e-9);
-  EXPECT_NE(weight_sync(both.config).how.find("bounds the write and the read"), std::string::npos);
+  EXPECT_NE(weight_sync(both.config).how.find("at 2 GB/s each, all within the filesystem's 1 GB/s"), std::string::npos);
   april::testing::Fixture wide("default", with("sync.storage_aggregate_GB_s=1000"));
   april::testing::Fixture unbounded("default", common);
   EXPECT_EQ(weight_sync(wide.config).time_s, weight_sync(unbounded.config).time_s);

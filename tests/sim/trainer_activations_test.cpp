@@ -14,49 +14,73 @@ namespace {
 
 // verl's published Qwen2.5-Math-7B colocate run (scenario/examples/
 // qwen2.5-math-7b-128xh20-colocated.json): FSDP over pairs, Ulysses 4,
-// 61,440 tokens a GPU. hidden 3584, 28 layers, 28 query and 4 KV heads of
-// 128, intermediate 18944, vocabulary 152064.
-//   a layer per token: attention 2 x 3584 + 3584 + 2 x 512 + 3584 = 15,360,
-//   MLP 2 x 3584 + 4 x 18944 = 82,944; 98,304 elements, 196,608 B;
-//   checkpoints 28 x 61,440 x 3584 x 2 B = 12.33 GB;
-//   logits 61,440 x 152,064 x 2 B = 18.69 GB > one layer's 12.08 GB.
-TEST(TrainerActivations, VerlSevenBColocatedFitsAnH20) {
+// micro-batches of up to 61,440 tokens a GPU, responses up to 28,672.
+// hidden 3584, 28 layers, 28 query and 4 KV heads of 128, intermediate
+// 18944, vocabulary 152064.
+//   a layer per token beyond its input: attention 3584 + 3584 + 2 x 512 +
+//   3584 = 11,776, MLP 2 x 3584 + 3 x 18944 = 64,000; 75,776 elements,
+//   151,552 B;
+//   a GPU holds at least min(61,440, 28,672 / 4) = 7,168 tokens;
+//   checkpoints 28 x 7,168 x 3584 x 2 B = 1.44 GB; logits 7,168 x 152,064 x
+//   2 B = 2.18 GB, above one layer's 1.09 GB: 3.62 GB, beside 60.92 GB of
+//   model states.
+TEST(TrainerActivations, VerlSevenBColocatedHoldsItsLongestResponse) {
   TrainerSetup s;
   s.framework = TrainFramework::Fsdp;
   s.gpus = 128;
   s.fsdp_shard_gpus = 2;
   s.context_parallel = 4;
   s.micro_batch_tok = 61440;
+  const ActivationInputs in{28672, false};
   const auto m = resolve_model("qwen2.5-math-7b");
-  EXPECT_DOUBLE_EQ(layer_activation_bytes_per_token(m), 196608.0);
-  const auto a = trainer_activation_bytes(m, s);
-  EXPECT_DOUBLE_EQ(a.tokens_per_gpu, 61440.0);
-  EXPECT_DOUBLE_EQ(a.checkpoints, 28.0 * 61440 * 3584 * 2);
-  EXPECT_DOUBLE_EQ(a.layer, 61440.0 * 196608);
-  EXPECT_DOUBLE_EQ(a.logits, 61440.0 * 152064 * 2);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes_per_token(m), 151552.0);
+  const auto a = trainer_activation_bytes(m, s, in);
+  EXPECT_DOUBLE_EQ(a.tokens_per_gpu, 7168.0);
+  EXPECT_DOUBLE_EQ(a.checkpoints, 28.0 * 7168 * 3584 * 2);
+  EXPECT_DOUBLE_EQ(a.layer, 7168.0 * 151552);
+  EXPECT_DOUBLE_EQ(a.logits, 7168.0 * 152064 * 2);
   EXPECT_DOUBLE_EQ(a.per_gpu, a.checkpoints + a.logits);
-  EXPECT_NEAR(a.per_gpu / 1e9, 31.02, 0.01);
-  // With 60.92 GB of model states: 91.9 GB of the H20's 96.
-  EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h20")).has_value());
-
-  s.micro_batch_tok = 2 * 61440;  // 62 GB of activations
-  const auto why = trainer_memory_shortfall(m, s, resolve_accelerator("h20"));
-  ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("needs at least 123.0 GB per GPU"), std::string::npos) << *why;
-  EXPECT_NE(why->find("62.0 GB of activations"), std::string::npos) << *why;
-  EXPECT_NE(why->find("train.micro_batch_tok"), std::string::npos) << *why;
+  EXPECT_NEAR(a.per_gpu / 1e9, 3.62, 0.01);
+  EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h20"), in).has_value());
+  // Fused log-probabilities hold no logits; one layer is what is left.
+  const auto fused = trainer_activation_bytes(m, s, {28672, true});
+  EXPECT_DOUBLE_EQ(fused.logits, 0.0);
+  EXPECT_DOUBLE_EQ(fused.per_gpu, a.checkpoints + a.layer);
+  EXPECT_NE(fused.how.find("for one layer recomputed"), std::string::npos) << fused.how;
 }
 
-// DeepSeek-V3 as slime lays it out (TP 8 x PP 4 x CP 4, EP 32, 16,384 tokens
-// a GPU). Sequence parallelism leaves 2,048 tokens of each layer's input a
-// GPU; the first stage's 16 layers hold 4 micro-batches:
-// 4 x 16 x 2048 x 7168 x 2 B = 1.88 GB. A MoE layer per token: MLA
-// attention 2 x 7168 + (1536 + 512 + 64) + 2 x 128 x 192 + 2 x 128 x 128 =
-// 98,368; MLP 2 x 7168 + 8 x (7168 + 4 x 2048) + 4 x 2048 = 145,408; in all
-// 487,552 B, 1.00 GB at 2,048 tokens. The last stage's fp32 logits and
-// softmax of V / TP: 16,384 x 129,280 / 8 x 8 B = 2.12 GB, with 16 layers'
-// inputs of one micro-batch 2.59 GB: the first stage peaks, at 2.88 GB.
-TEST(TrainerActivations, MegatronFirstStageHoldsPipelineDepthMicroBatches) {
+// A long-context run on the same states: 131,072-token responses, no
+// Ulysses, micro-batches of as many. 28 x 131,072 x 3584 x 2 B = 26.31 GB of
+// checkpoints and 131,072 x 152,064 x 2 B = 39.86 GB of logits: 66.17 GB, and
+// with 60.92 GB of states 127.1 GB, more than an H20. The micro-batch's cap
+// binds below the longest response.
+TEST(TrainerActivations, ALongContextDoesNotFitBesideTheStates) {
+  TrainerSetup s;
+  s.framework = TrainFramework::Fsdp;
+  s.gpus = 128;
+  s.fsdp_shard_gpus = 2;
+  s.micro_batch_tok = 131072;
+  const auto m = resolve_model("qwen2.5-math-7b");
+  const auto why = trainer_memory_shortfall(m, s, resolve_accelerator("h20"), {131072, false});
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("needs at least 127.1 GB per GPU"), std::string::npos) << *why;
+  EXPECT_NE(why->find("66.2 GB of activations"), std::string::npos) << *why;
+  EXPECT_NE(why->find("train.micro_batch_tok"), std::string::npos) << *why;
+  s.micro_batch_tok = 8192;
+  EXPECT_DOUBLE_EQ(trainer_activation_bytes(m, s, {131072, false}).tokens_per_gpu, 8192.0);
+  EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h20"), {131072, false}).has_value());
+}
+
+// DeepSeek-V3 as slime lays it out (TP 8 x PP 4 x CP 4, EP 32, micro-batches
+// of up to 16,384 tokens a GPU, responses up to 32,768): min(16,384,
+// 32,768 / 4) = 8,192 tokens, 1,024 a GPU under sequence parallelism. A MoE
+// layer per token beyond its input: MLA attention 7168 + (1536 + 512 + 64) +
+// 2 x 128 x 192 + 2 x 128 x 128 = 91,200; MLP 2 x 7168 + 8 x (7168 + 3 x
+// 2048) + 3 x 2048 = 126,976; 436,352 B in all. The deepest stage's 16 layers'
+// inputs (0.23 GB) and one layer (0.45 GB) come to 0.68 GB; the last stage's
+// fp32 logits and exponentials of V / TP, 8,192 x 129,280 / 8 x 8 B =
+// 1.06 GB, are the peak.
+TEST(TrainerActivations, MegatronSplitsTokensOverTpAndTheLastStageHoldsTheLogits) {
   TrainerSetup s;
   s.gpus = 128;
   s.tensor_parallel = 8;
@@ -65,20 +89,21 @@ TEST(TrainerActivations, MegatronFirstStageHoldsPipelineDepthMicroBatches) {
   s.expert_parallel = 32;
   s.micro_batch_tok = 16384;
   s.optimizer_offload_fraction = 1;
+  const ActivationInputs in{32768, false};
   const auto m = resolve_model("deepseek-v3");
-  EXPECT_DOUBLE_EQ(layer_activation_bytes_per_token(m), 487552.0);
-  const auto a = trainer_activation_bytes(m, s);
-  EXPECT_DOUBLE_EQ(a.tokens_per_gpu, 2048.0);
-  EXPECT_DOUBLE_EQ(a.logits, 16384.0 * 129280 / 8 * 8);
-  EXPECT_DOUBLE_EQ(a.checkpoints, 4.0 * 16 * 2048 * 7168 * 2);
-  EXPECT_DOUBLE_EQ(a.per_gpu, a.checkpoints + 2048.0 * 487552);
-  EXPECT_NE(a.how.find("x 4 micro-batches in flight"), std::string::npos) << a.how;
-  EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h800")).has_value());
+  EXPECT_DOUBLE_EQ(layer_activation_bytes_per_token(m), 436352.0);
+  const auto a = trainer_activation_bytes(m, s, in);
+  EXPECT_DOUBLE_EQ(a.tokens_per_gpu, 1024.0);
+  EXPECT_DOUBLE_EQ(a.checkpoints, 16.0 * 1024 * 7168 * 2);
+  EXPECT_DOUBLE_EQ(a.logits, 8192.0 * 129280 / 8 * 8);
+  EXPECT_DOUBLE_EQ(a.per_gpu, a.logits);
+  EXPECT_NE(a.how.find("the last stage's 1.1 GB of logits (8 B per token per vocabulary entry of its V / TP)"), std::string::npos) << a.how;
+  EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h800"), in).has_value());
 
   s.pipeline_parallel = 1;  // one stage: all 61 layers' inputs, then the logits
-  const auto one = trainer_activation_bytes(m, s);
-  EXPECT_DOUBLE_EQ(one.per_gpu, 61.0 * 2048 * 7168 * 2 + 16384.0 * 129280 / 8 * 8);
-  EXPECT_NE(one.how.find("of logits"), std::string::npos) << one.how;
+  const auto one = trainer_activation_bytes(m, s, in);
+  EXPECT_DOUBLE_EQ(one.per_gpu, 61.0 * 1024 * 7168 * 2 + 8192.0 * 129280 / 8 * 8);
+  EXPECT_NE(one.how.find("(61 layers) + 1.1 GB of logits"), std::string::npos) << one.how;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The trainer's model states per GPU (sim/trainer_memory), worked by hand.
+// The trainer's model states per GPU (sim/trainer_memory), worked by hand; the
+// checks take no activations here ({}: no tokens), which trainer_activations_test counts.
 #include <gtest/gtest.h>
 
 #include "sim/hardware.hpp"
@@ -17,9 +18,9 @@ TEST(TrainerMemory, FsdpShardsSixteenBytesPerParameter) {
   s.fsdp_shard_gpus = 2;
   const auto m = resolve_model("qwen2.5-math-7b");
   EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu, 16.0 * static_cast<double>(m.total_params()) / 2, 1.0);
-  EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h20")).has_value());  // 61 GB < 96 GB
+  EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h20"), {}).has_value());  // 61 GB < 96 GB
   s.fsdp_shard_gpus = 1;                                                                // 122 GB
-  const auto why = trainer_memory_shortfall(m, s, resolve_accelerator("h20"));
+  const auto why = trainer_memory_shortfall(m, s, resolve_accelerator("h20"), {});
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("need 121.8 GB per GPU"), std::string::npos) << *why;
 }
@@ -37,9 +38,9 @@ TEST(TrainerMemory, MegatronShardsDenseByTpAndExpertsByEp) {
   const double experts = 48.0 * 128 * 3 * 2048 * 768;
   const double local = (static_cast<double>(m.total_params()) - experts) / 4 + experts / 8;
   EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu, 6 * local + 12 * local / 4, 1.0);
-  EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h20")).has_value());
+  EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h20"), {}).has_value());
   // Qwen3-235B-A22B on the same layout does not fit an H20.
-  EXPECT_TRUE(trainer_memory_shortfall(resolve_model("qwen3-235b-a22b"), s, resolve_accelerator("h20")).has_value());
+  EXPECT_TRUE(trainer_memory_shortfall(resolve_model("qwen3-235b-a22b"), s, resolve_accelerator("h20"), {}).has_value());
 }
 
 // DeepSeek-V3 as slime's scripts/run-deepseek-r1.sh lays it out on 128 GPUs:
@@ -61,14 +62,14 @@ TEST(TrainerMemory, OffloadedOptimizerLeavesSixBytesOnTheGpuAndSixteenOnTheHost)
   const double experts = 653908770816.0;
   const double local = (static_cast<double>(m.total_params()) - experts) / 32 + experts / 128;
   EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu, 18 * local, 1.0);
-  const auto full = trainer_memory_shortfall(m, s, h800);
+  const auto full = trainer_memory_shortfall(m, s, h800, {});
   ASSERT_TRUE(full.has_value());
   EXPECT_NE(full->find("need 101.6 GB per GPU"), std::string::npos) << *full;
 
   s.optimizer_offload_fraction = 1;
   EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu, 6 * local, 1.0);
   EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu / 1e9, 33.86, 0.01);  // 5,643,588,784 parameters a GPU
-  EXPECT_FALSE(trainer_memory_shortfall(m, s, h800).has_value());
+  EXPECT_FALSE(trainer_memory_shortfall(m, s, h800, {}).has_value());
   const auto host = trainer_host_bytes(m, s, h800);
   EXPECT_EQ(host.gpus_per_node, 8);
   EXPECT_NEAR(host.per_node, 8 * 16 * local, 1.0);
@@ -77,7 +78,7 @@ TEST(TrainerMemory, OffloadedOptimizerLeavesSixBytesOnTheGpuAndSixteenOnTheHost)
   EXPECT_NEAR(trainer_host_bytes(m, s, h800).per_node, 8 * (16 * local + 2 * local), 1.0);
   EXPECT_NEAR(trainer_host_bytes(m, s, h800).per_node / 1e9, 812.68, 0.01);
   s.host_memory_bytes = 512e9;
-  const auto tight = trainer_memory_shortfall(m, s, h800);
+  const auto tight = trainer_memory_shortfall(m, s, h800, {});
   ASSERT_TRUE(tight.has_value());
   EXPECT_NE(tight->find("host memory per node"), std::string::npos) << *tight;
   EXPECT_NE(tight->find("train.host_memory_GB 512"), std::string::npos) << *tight;

@@ -85,15 +85,17 @@ TEST(Plan, ExcludesWhatDoesNotFitWithTheReason) {
   EXPECT_THROW((void)enumerate_plans(f.config, f.registry, space({"no_such_policy"}, {}, {1}, 2)), std::exception);
 }
 
-// A trainer whose states fit but whose micro-batch's activations do not is
-// excluded too, naming the key that lowers them; the same plan runs at the
-// scenario's own micro-batch.
+// A trainer whose states fit but whose activations do not is excluded too,
+// naming the keys that lower them: here responses of up to 131,072 tokens in
+// micro-batches as large (Megatron's fp32 logits alone are 159 GB a GPU). A
+// larger cap alone changes nothing: a GPU is only sure to hold its longest
+// response.
 TEST(Plan, ExcludesATrainerWhoseActivationsDoNotFit) {
-  april::testing::Fixture fits("default", {});
+  april::testing::Fixture fits("default", {"train.micro_batch_tok=1048576"});
   const auto ok = enumerate_plans(fits.config, fits.registry, space({"sync"}, {}, {1}, 1));
   ASSERT_EQ(ok.size(), 1u);
   EXPECT_FALSE(ok[0].seeds.empty()) << ok[0].excluded;
-  april::testing::Fixture f("default", {"train.micro_batch_tok=1048576"});
+  april::testing::Fixture f("default", {"train.micro_batch_tok=1048576", "max_response_len=131072"});
   const auto plans = enumerate_plans(f.config, f.registry, space({"sync"}, {}, {1}, 1));
   ASSERT_EQ(plans.size(), 1u);
   EXPECT_TRUE(plans[0].seeds.empty());
