@@ -2,6 +2,7 @@
 // hand from the models' config.json files in the catalog.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "sim/hardware.hpp"
@@ -11,6 +12,17 @@
 
 namespace april::sim {
 namespace {
+
+// verl's FSDP on 128 GPUs, its state sharded over pairs (fsdp_size 2).
+TrainerSetup fsdp_over_pairs(std::int64_t ulysses, std::int64_t micro_batch_tok) {
+  TrainerSetup s;
+  s.framework = TrainFramework::Fsdp;
+  s.gpus = 128;
+  s.fsdp_shard_gpus = 2;
+  s.context_parallel = ulysses;
+  s.micro_batch_tok = micro_batch_tok;
+  return s;
+}
 
 // verl's published Qwen2.5-Math-7B colocate run (scenario/examples/
 // qwen2.5-math-7b-128xh20-colocated.json): FSDP over pairs, Ulysses 4,
@@ -25,12 +37,7 @@ namespace {
 //   2 B = 2.18 GB, above one layer's 1.09 GB: 3.62 GB, beside 60.92 GB of
 //   model states.
 TEST(TrainerActivations, VerlSevenBColocatedHoldsItsLongestResponse) {
-  TrainerSetup s;
-  s.framework = TrainFramework::Fsdp;
-  s.gpus = 128;
-  s.fsdp_shard_gpus = 2;
-  s.context_parallel = 4;
-  s.micro_batch_tok = 61440;
+  const auto s = fsdp_over_pairs(/*ulysses=*/4, /*micro_batch_tok=*/61440);
   const ActivationInputs in{28672, false};
   const auto m = resolve_model("qwen2.5-math-7b");
   EXPECT_DOUBLE_EQ(layer_activation_bytes_per_token(m), 151552.0);
@@ -55,11 +62,7 @@ TEST(TrainerActivations, VerlSevenBColocatedHoldsItsLongestResponse) {
 // with 60.92 GB of states 127.1 GB, more than an H20. The micro-batch's cap
 // binds below the longest response.
 TEST(TrainerActivations, ALongContextDoesNotFitBesideTheStates) {
-  TrainerSetup s;
-  s.framework = TrainFramework::Fsdp;
-  s.gpus = 128;
-  s.fsdp_shard_gpus = 2;
-  s.micro_batch_tok = 131072;
+  auto s = fsdp_over_pairs(/*ulysses=*/1, /*micro_batch_tok=*/131072);
   const auto m = resolve_model("qwen2.5-math-7b");
   const auto why = trainer_memory_shortfall(m, s, resolve_accelerator("h20"), {131072, false});
   ASSERT_TRUE(why.has_value());
