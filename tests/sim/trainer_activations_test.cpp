@@ -9,6 +9,7 @@
 #include "sim/model_catalog.hpp"
 #include "sim/trainer_activations.hpp"
 #include "sim/trainer_memory.hpp"
+#include "trainer_layouts.hpp"
 
 namespace april::sim {
 namespace {
@@ -84,13 +85,7 @@ TEST(TrainerActivations, ALongContextDoesNotFitBesideTheStates) {
 // fp32 logits and exponentials of V / TP, 8,192 x 129,280 / 8 x 8 B =
 // 1.06 GB, are the peak.
 TEST(TrainerActivations, MegatronSplitsTokensOverTpAndTheLastStageHoldsTheLogits) {
-  TrainerSetup s;
-  s.gpus = 128;
-  s.tensor_parallel = 8;
-  s.pipeline_parallel = 4;
-  s.context_parallel = 4;
-  s.expert_parallel = 32;
-  s.micro_batch_tok = 16384;
+  auto s = testing::slime_deepseek_v3_layout();
   s.optimizer_offload_fraction = 1;
   const ActivationInputs in{32768, false};
   const auto m = resolve_model("deepseek-v3");

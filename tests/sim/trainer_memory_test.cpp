@@ -5,6 +5,7 @@
 #include "sim/hardware.hpp"
 #include "sim/model_catalog.hpp"
 #include "sim/trainer_memory.hpp"
+#include "trainer_layouts.hpp"
 
 namespace april::sim {
 namespace {
@@ -50,12 +51,7 @@ TEST(TrainerMemory, MegatronShardsDenseByTpAndExpertsByEp) {
 // on the GPU, 12 B more for the optimizer's share; slime offloads that share
 // to the CPU (--optimizer-cpu-offload, fraction 1), 16 B in pinned host memory.
 TEST(TrainerMemory, OffloadedOptimizerLeavesSixBytesOnTheGpuAndSixteenOnTheHost) {
-  TrainerSetup s;
-  s.gpus = 128;
-  s.tensor_parallel = 8;
-  s.pipeline_parallel = 4;
-  s.context_parallel = 4;
-  s.expert_parallel = 32;
+  auto s = testing::slime_deepseek_v3_layout();
   s.offload = false;
   const auto m = resolve_model("deepseek-v3");
   const auto h800 = resolve_accelerator("h800");
