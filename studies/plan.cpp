@@ -63,8 +63,9 @@ PlanCandidate make_candidate(const base::Config& base, Plan plan, std::int64_t r
       scenario::validate_scenario(s);
       out.seeds.push_back(std::move(s));
     }
-    // The scenario's checks hold the engines; the trainer's model states are
-    // checked here, as only a plan's search moves its GPU count.
+    // The scenario's checks hold the engines; the trainer's model states, its
+    // activations' lower bound and its host memory are checked here, as only
+    // a plan's search moves its GPU count.
     const auto model = sim::resolve_model(c.get(sim::keys::kModel));
     const sim::ActivationInputs activations{c.get(base::keys::kMaxResponseLen), c.get(sim::keys::kTrainFusedLogits)};
     if (const auto why = sim::trainer_memory_shortfall(model, sim::trainer_setup(c), sim::trainer_accelerator(c), activations)) {
