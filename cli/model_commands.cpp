@@ -30,8 +30,8 @@ constexpr const char* kHardwareUsage =
     "usage: april hardware show [NAME|PATH] [--json]\n"
     "  Every built-in accelerator, or one (a built-in name or a hardware JSON file): dense BF16 and FP8 FLOP/s,\n"
     "  HBM capacity and bandwidth, scale-up link and NIC bandwidth per GPU, GPUs per node, and the source.\n"
-    "  A hardware file holds: name, description, bf16_dense_TFLOP_s, fp8_dense_TFLOP_s (0: none), hbm_GB,\n"
-    "  hbm_TB_s, scale_up_GB_s (one direction), gpus_per_node, scale_up_domain_gpus, nic_Gb_s, source.\n";
+    "  A hardware file holds: name, description, bf16_dense_TFLOP_s, fp8_dense_TFLOP_s (0: none), hbm_MiB\n"
+    "  (the total the driver reports, as nvidia-smi prints it) or hbm_GB (1e9 bytes), hbm_TB_s, scale_up_GB_s (one direction), gpus_per_node, scale_up_domain_gpus, nic_Gb_s, source.\n";
 
 struct ShowOptions {
   std::string target;
@@ -188,7 +188,8 @@ int model_show(const ShowOptions& o) {
              mla ? ", the latent and rope key" : "");
   fmt::print("  FLOPs per token: {:.3f} GFLOP in linear layers, {:.1f} kFLOP of attention per cached token{}\n",
              m.linear_flops_per_token() / 1e9, m.attention_flops_per_token(1, true) / 1e3, mla ? " (absorbed MLA)" : "");
-  fmt::print("\n  engines on {} ({:.0f} GB per GPU, {} of it for weights + KV cache, {} weights):\n", hw.name, hw.hbm_bytes / 1e9,
+  fmt::print("\n  engines on {} ({:.0f} MiB = {:.1f} GB per GPU, {} of it for weights + KV cache, {} weights):\n", hw.name,
+             hw.hbm_bytes / (1024.0 * 1024.0), hw.hbm_bytes / 1e9,
              o.memory_fraction, sim::to_string(o.weight_dtype));
   fmt::print("  {:>4}  {:>14}  {:>12}  {:>16}\n", "TP", "weights/GPU", "KV/GPU", "KV capacity");
   for (const auto tp : layouts(o, m, hw)) {
@@ -208,7 +209,7 @@ nlohmann::json accelerator_json(const sim::Accelerator& a) {
           {"description", a.description},
           {"bf16_dense_TFLOP_s", a.bf16_flop_s / 1e12},
           {"fp8_dense_TFLOP_s", a.fp8_flop_s / 1e12},
-          {"hbm_GB", a.hbm_bytes / 1e9},
+          {"hbm_MiB", a.hbm_bytes / (1024.0 * 1024.0)},
           {"hbm_TB_s", a.hbm_bytes_s / 1e12},
           {"scale_up_GB_s", a.scale_up_bytes_s / 1e9},
           {"gpus_per_node", a.gpus_per_node},
@@ -269,15 +270,17 @@ int hardware_command(const std::vector<std::string>& args) {
     fmt::print("{}\n", (target.empty() ? j : j[0]).dump(2));
     return 0;
   }
-  fmt::print("{:<8} {:>10} {:>10} {:>7} {:>8} {:>10} {:>5} {:>6} {:>8}\n", "name", "BF16 TF/s", "FP8 TF/s", "HBM GB", "HBM TB/s",
+  fmt::print("{:<8} {:>10} {:>10} {:>8} {:>8} {:>10} {:>5} {:>6} {:>8}\n", "name", "BF16 TF/s", "FP8 TF/s", "HBM MiB", "HBM TB/s",
              "link GB/s", "node", "domain", "NIC Gb/s");
   for (const auto& a : shown) {
-    fmt::print("{:<8} {:>10.1f} {:>10.1f} {:>7.0f} {:>8.2f} {:>10.0f} {:>5} {:>6} {:>8.0f}\n", a.name, a.bf16_flop_s / 1e12,
-               a.fp8_flop_s / 1e12, a.hbm_bytes / 1e9, a.hbm_bytes_s / 1e12, a.scale_up_bytes_s / 1e9, a.gpus_per_node,
+    fmt::print("{:<8} {:>10.1f} {:>10.1f} {:>8.0f} {:>8.2f} {:>10.0f} {:>5} {:>6} {:>8.0f}\n", a.name, a.bf16_flop_s / 1e12,
+               a.fp8_flop_s / 1e12, a.hbm_bytes / (1024.0 * 1024.0), a.hbm_bytes_s / 1e12, a.scale_up_bytes_s / 1e9, a.gpus_per_node,
                a.scale_up_domain_gpus, a.nic_bytes_s * 8 / 1e9);
   }
   fmt::print("\nFLOP/s dense (datasheets often quote 2:4-sparse figures, twice these); link = scale-up (NVLink / Infinity Fabric)\n"
-             "per GPU, one direction (vendors add both); node = GPUs per node; domain = GPUs one scale-up fabric joins.\n\n");
+             "per GPU, one direction (vendors add both); HBM = the total the driver reports (nvidia-smi, rocm-smi), which\n"
+             "frameworks take their memory fraction of (datasheets round it: an \"80 GB\" H100 reports 81,559 MiB);\n"
+             "node = GPUs per node; domain = GPUs one scale-up fabric joins.\n\n");
   for (const auto& a : shown) fmt::print("{}: {}\n  {}\n", a.name, a.description, a.source);
   return 0;
 }

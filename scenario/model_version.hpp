@@ -39,6 +39,10 @@ namespace april::scenario {
 // 9: the run fingerprint tells engines apart (an engine's events carry its
 //    index, sim/event_tags.hpp); times and tokens as in 8, fingerprints of
 //    runs with more than one engine differ.
-inline constexpr std::int64_t kModelVersion = 9;
+// 10: accelerators' memory is the total the driver reports (H100 81,559 MiB,
+//    85.5 GB; H200 143,771 MiB), not the datasheet's round figure read as 1e9
+//    bytes (80 GB): every engine's KV pool, and so every KV-bound run (its
+//    preemptions, its admissions), changes; so do the plan's memory checks.
+inline constexpr std::int64_t kModelVersion = 10;
 
 }  // namespace april::scenario

@@ -36,7 +36,7 @@ struct EngineMemory {
 
 EngineMemory engine_memory(const ModelArch& model, const Accelerator& hw, const EngineLayout& layout);
 // The reason a layout does not fit, with the numbers: "deepseek-v3 in bf16
-// needs 1342.1 GB of weights; TP 8 on h100 gives 544.0 GB (8 x 80 GB x 0.85)".
+// needs 1342.1 GB of weights; TP 8 on h100 gives 581.5 GB (8 x 85.5 GB x 0.85)".
 std::string does_not_fit(const ModelArch& model, const Accelerator& hw, const EngineLayout& layout);
 
 }  // namespace april::sim

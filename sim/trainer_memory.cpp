@@ -46,12 +46,12 @@ std::optional<std::string> trainer_memory_shortfall(const ModelArch& model, cons
                                                     const ActivationInputs& activations) {
   const auto states = trainer_state_bytes(model, s);
   if (states.per_gpu > hw.hbm_bytes) {
-    return fmt::format("the trainer's model states need {:.1f} GB per GPU ({}), more than {}'s {:.0f} GB, before activations",
+    return fmt::format("the trainer's model states need {:.1f} GB per GPU ({}), more than {}'s {:.1f} GB, before activations",
                        states.per_gpu / 1e9, states.how, hw.name, hw.hbm_bytes / 1e9);
   }
   const auto act = trainer_activation_bytes(model, s, activations);
   if (states.per_gpu + act.per_gpu > hw.hbm_bytes) {
-    return fmt::format("the trainer needs at least {:.1f} GB per GPU, more than {}'s {:.0f} GB: {:.1f} GB of model states ({}) and {:.1f} GB "
+    return fmt::format("the trainer needs at least {:.1f} GB per GPU, more than {}'s {:.1f} GB: {:.1f} GB of model states ({}) and {:.1f} GB "
                        "of activations ({}); lower train.micro_batch_tok or max_response_len, set train.fused_logits, or spread the model wider",
                        (states.per_gpu + act.per_gpu) / 1e9, hw.name, hw.hbm_bytes / 1e9, states.per_gpu / 1e9, states.how, act.per_gpu / 1e9,
                        act.how);
