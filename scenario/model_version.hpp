@@ -43,6 +43,9 @@ namespace april::scenario {
 //    85.5 GB; H200 143,771 MiB), not the datasheet's round figure read as 1e9
 //    bytes (80 GB): every engine's KV pool, and so every KV-bound run (its
 //    preemptions, its admissions), changes; so do the plan's memory checks.
+//    And sync.per_transfer_ms_per_node_doubling defaults to its fit on verl's
+//    per-tensor rows (0.2582 ms, was 0): multi-node per_tensor, bucketed
+//    and checkpoint_engine syncs cost more per transfer.
 inline constexpr std::int64_t kModelVersion = 10;
 
 }  // namespace april::scenario

@@ -32,6 +32,8 @@ std::string results_digest() {
       {"default", {"steps=3", "engine.kv_capacity_tok=60000", "max_response_len=8000", "filter.dynamic_sampling=true"}},
       // Since model version 10: a run whose KV pool comes from the accelerator's memory and preempts.
       {"default", {"steps=3", "rollout_batch_size=128"}},
+      // And a two-node sync as frameworks implement it (its per-transfer cost grows with the nodes).
+      {"default", {"steps=2", "cluster.gpus=16", "sync.time_model=per_tensor"}, {"sync"}},
       // Since model version 5: overlapped runs, a sync that begins as an iteration ends.
       {"handcheck",
        {"steps=6", "cluster.mode=disaggregated", "cluster.gpus=2", "train.time_model=linear", "train.linear_base_s=0.003",
@@ -68,7 +70,8 @@ const std::map<std::int64_t, std::string> kPinnedDigests = {
     {7, "40f9044bdad27244"},  // train steps in phases (old-logprob, update, Megatron/FSDP, optimizer, offload)
     {8, "40f9044bdad27244"},  // FSDP as verl runs it (fp32 reduce-scatter, HSDP, Ulysses): the pinned runs use Megatron
     {9, "147d223c081f6084"},  // the fingerprint tells engines apart (times and tokens as in 8)
-    {10, "5c37379687e2a766"},  // memory as the driver reports it; a KV-bound default run pinned too
+    {10, "95f3e946b245edbe"},  // memory as the driver reports it, per-transfer cost growing with the nodes;
+                               // a KV-bound default run and a two-node per_tensor sync pinned too
 };
 
 TEST(ModelVersion, ChangesWheneverSimulatedResultsChange) {
