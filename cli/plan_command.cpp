@@ -68,6 +68,7 @@ nlohmann::json result_json(const studies::PlanResult& r) {
             {"sync_s", r.sync_s},
             {"engine_busy_fraction", r.engine_busy},
             {"trainer_busy_fraction", r.trainer_busy},
+            {"trainer_lent_fraction", r.trainer_lent},
             {"reason", r.reason}});
   return j;
 }

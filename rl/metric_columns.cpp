@@ -88,6 +88,9 @@ std::vector<MetricColumn> make_table() {
       {"train_optimizer_s", false, kStep, of_phase(&TrainPhases::optimizer_s)},
       {"train_offload_s", false, kStep, of_phase(&TrainPhases::offload_s)},
       {"train_other_s", false, kStep, of_phase(&TrainPhases::other_s)},
+      // Elastic splits' lent time (schema 8); appended likewise.
+      {"trainer_lent_s", false, kBoth, of_step(&M::trainer_lent_s)},
+      {"trainer_lent_fraction", false, kBoth, of_derived(&D::trainer_lent_fraction)},
       // The whole run's, in summary.json only.
       {"steps", true, kSum, of_run(&RunSummary::steps)},
       {"step_time_s", false, kSum,

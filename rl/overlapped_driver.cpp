@@ -49,6 +49,7 @@ void OverlappedDriver::lend_trainer() {
   }
   overlap_.start_lend(loop_.state_.version);
   trainer_gpus_ = TrainerGpus::Lending;
+  lent_since_s_ = backend_.now_s();
 }
 
 void OverlappedDriver::reclaim_trainer() {
@@ -196,6 +197,11 @@ StepMetrics OverlappedDriver::run_step() {
       m.preemptions = c1.preemptions - window_counters_.preemptions;
       m.buffer_groups = static_cast<std::int64_t>(st.accepted.size());
       m.buffer_tokens = st.held_tok();
+      if (lent_since_s_) {
+        // Still away at the window's end: its share is this window's, the rest the next one's.
+        m.trainer_lent_s += now - *lent_since_s_;
+        lent_since_s_ = now;
+      }
       finished_step_ = m;
       begin_window();
       loop_.apply(loop_.policy_.on_sync_end(loop_));
@@ -210,6 +216,8 @@ StepMetrics OverlappedDriver::run_step() {
     }
     if (ev.reclaimed) {
       trainer_gpus_ = TrainerGpus::Training;
+      if (lent_since_s_) window_.trainer_lent_s += now - *lent_since_s_;
+      lent_since_s_.reset();
       loop_.apply(loop_.policy_.on_trainer_reclaimed(loop_));
     }
   }

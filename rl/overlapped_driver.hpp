@@ -50,6 +50,9 @@ class OverlappedDriver final : public StepDriver {
   void lend_trainer();
   void reclaim_trainer();
   double train_start_s_ = 0, sync_start_s_ = 0;
+  // When the trainer's GPUs left training for rollout (the lend's start), while
+  // they are away: the window's trainer_lent_s counts from it.
+  std::optional<double> lent_since_s_;
   BackendCounters window_counters_;
   StepMetrics window_;  // the step in progress
   std::optional<StepMetrics> finished_step_;

@@ -38,6 +38,7 @@ constexpr void for_each_step_field(F&& f) {
   f("staleness_max", &M::staleness_max, OverSteps::Max);
   f("busy_engine_s", &M::busy_engine_s, OverSteps::Sum);
   f("running_slot_s", &M::running_slot_s, OverSteps::Sum);
+  f("trainer_lent_s", &M::trainer_lent_s, OverSteps::Sum);
   f("engines", &M::engines, OverSteps::Last);
   f("max_running", &M::max_running, OverSteps::Last);
   f("buffer_groups", &M::buffer_groups, OverSteps::Last);

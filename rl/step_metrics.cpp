@@ -24,6 +24,7 @@ DerivedMetrics derive(const StepMetrics& m) {
   if (m.max_running > 0) d.slot_occupancy = ratio(m.running_slot_s, engine_s * static_cast<double>(m.max_running));
   d.generation_throughput_tok_s = ratio(static_cast<double>(m.tokens_generated), d.total_time_s);
   d.trainer_busy_fraction = ratio(m.train_time_s, d.total_time_s);
+  d.trainer_lent_fraction = ratio(m.trainer_lent_s, d.total_time_s);
   d.gpu_hours = d.total_time_s * static_cast<double>(m.gpus) / 3600.0;
   d.april_offpolicy_ratio =
       ratio(static_cast<double>(m.tokens_carried), static_cast<double>(m.tokens_generated + m.tokens_carried));

@@ -36,6 +36,9 @@ struct StepMetrics {
   double staleness_token_sum = 0;       // sum over batch tokens of their staleness
   std::int64_t staleness_max = 0;
   double busy_engine_s = 0, running_slot_s = 0;
+  // Elastic splits: time the trainer's GPUs spent away from training, from
+  // each lend's start to its reclaim's end (both switches included).
+  double trainer_lent_s = 0;
   std::int64_t engines = 1, max_running = 0;
   std::int64_t buffer_groups = 0, buffer_tokens = 0;  // held at the end of the step
   std::int64_t groups_submitted = 0, groups_aborted = 0, groups_rejected = 0;
@@ -55,6 +58,7 @@ struct DerivedMetrics {
   double slot_occupancy = -1;  // < 0 when engines have no running cap
   double generation_throughput_tok_s = 0;  // tokens_generated / total_time_s
   double trainer_busy_fraction = 0;        // train_time_s / total_time_s
+  double trainer_lent_fraction = 0;        // trainer_lent_s / total_time_s
   double gpu_hours = 0;                    // total_time_s x gpus / 3600
   // The APRIL reference implementation's logged off_policy_ratio:
   // tokens_carried / (tokens_generated + tokens_carried). Over a run, the

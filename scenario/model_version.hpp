@@ -45,7 +45,8 @@ namespace april::scenario {
 //    preemptions, its admissions), changes; so do the plan's memory checks.
 //    And sync.per_transfer_ms_per_node_doubling defaults to its fit on verl's
 //    per-tensor rows (0.2582 ms, was 0): multi-node per_tensor, bucketed
-//    and checkpoint_engine syncs cost more per transfer.
+//    and checkpoint_engine syncs cost more per transfer. Runs report
+//    trainer_lent_s (elastic splits' lent time).
 inline constexpr std::int64_t kModelVersion = 10;
 
 }  // namespace april::scenario

@@ -95,6 +95,7 @@ std::string reason_for(const PlanResult& r, const PlanResult* baseline) {
   } else {
     out = fmt::format("rollout and training overlap on {}:{}: trainer busy {}, engines busy {}, staleness {:.2f}", r.plan.rollout_gpus,
                       r.plan.train_gpus, percent(r.trainer_busy), percent(r.engine_busy), r.staleness_mean);
+    if (r.trainer_lent > 0) out += fmt::format("; the trainer's GPUs lent to rollout {} of the time", percent(r.trainer_lent));
   }
   if (r.plan.alpha) {
     out += fmt::format("; alpha {:g} leaves {} of trained tokens off-policy", *r.plan.alpha, percent(r.offpolicy_fraction));
@@ -199,6 +200,7 @@ std::vector<PlanResult> rank_plans(const std::vector<PlanCandidate>& candidates,
       r.sync_s += metric(m, "sync_time_s") / steps / n;
       r.engine_busy += metric(m, "engine_busy_fraction") / n;
       r.trainer_busy += metric(m, "trainer_busy_fraction") / n;
+      r.trainer_lent += metric(m, "trainer_lent_fraction") / n;
       r.wall_s += metric(m, "wall_time_s");
     }
     if (runs.size() > 1) {

@@ -60,6 +60,7 @@ struct PlanResult {
   double staleness_mean = 0, offpolicy_fraction = 0;
   double step_s = 0, rollout_s = 0, train_s = 0, sync_s = 0;  // per step
   double engine_busy = 0, trainer_busy = 0;
+  double trainer_lent = 0;  // elastic: share of the wall time the trainer's GPUs served rollout
   double wall_s = 0;  // simulation wall time, summed over seeds
   std::string reason;
 };

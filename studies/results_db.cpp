@@ -334,10 +334,10 @@ void ResultsDb::migrate(int from_version) {
     // never reused by a newer model and are re-run instead.
     exec("ALTER TABLE runs ADD COLUMN model_version INTEGER NOT NULL DEFAULT 0");
   }
-  if (from_version < 7) {
+  if (from_version < 8) {
     // Step columns appended since (3: section 3b's times; 4: tokens_carried,
     // april_offpolicy_ratio; 5: abort_time_s; 6: tokens_masked; 7: the train
-    // phases): add the ones the old steps table lacks.
+    // phases; 8: the trainer's lent time): add the ones the old steps table lacks.
     std::set<std::string> have;
     {
       Stmt info(db_, "PRAGMA table_info(steps)", path_);

@@ -36,7 +36,8 @@ namespace april::studies {
 // 6: steps gains tokens_masked (masked batch tokens, no longer in tokens_wasted).
 // 7: steps gains the train step's modelled phases (train_old_logprob_s ...
 //    train_other_s); NULL for live runs and older rows.
-inline constexpr int kSchemaVersion = 7;
+// 8: steps gains trainer_lent_s and trainer_lent_fraction (elastic splits).
+inline constexpr int kSchemaVersion = 8;
 
 class DbError : public std::runtime_error {
  public:

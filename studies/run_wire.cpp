@@ -20,10 +20,10 @@ using nlohmann::json;
 
 // The wire form lists StepMetrics' fields one by one; a field added to the
 // struct and not to the list would vanish between ranks. The size pins the struct
-// (x86-64: 32 eight-byte fields, 2 optional doubles and the optional train
+// (x86-64: 33 eight-byte fields, 2 optional doubles and the optional train
 // phases); when it changes, add the new field to rl/step_fields.hpp and to
 // the round-trip test, then update the size.
-static_assert(sizeof(rl::StepMetrics) == 32 * 8 + 2 * sizeof(std::optional<double>) + sizeof(std::optional<rl::TrainPhases>),
+static_assert(sizeof(rl::StepMetrics) == 33 * 8 + 2 * sizeof(std::optional<double>) + sizeof(std::optional<rl::TrainPhases>),
               "StepMetrics changed: add the new field to rl/step_fields.hpp and update this size");
 
 // JSON has no NaN or infinity; they travel as strings.

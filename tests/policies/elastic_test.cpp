@@ -14,6 +14,7 @@
 #include "base/chrome_trace.hpp"
 #include "policies/elastic_policy.hpp"
 #include "rl/run_timeline.hpp"
+#include "rl/step_metrics.hpp"
 #include "test_support.hpp"
 
 namespace april {
@@ -76,6 +77,29 @@ TEST(Elastic, TheIdleTrainersGpuServesUntilTheThresholdIsQueued) {
 // 17-20, sync 20-22.
 TEST(Elastic, AReclaimMovesTheHybridEnginesRequestsWithTheirTokens) {
   expect_times("elastic", {"elastic.threshold_ratio=0.5", "elastic.adaptive=false"}, {{6, 9, 11, 10}, {17, 20, 22, 10}});
+}
+
+// The time the trainer's GPUs are away, from each lend's start to its
+// reclaim's end, in the windows of the two tests above: 0-7 of 0-12 and 12-19
+// of 12-24 at ratio 1; 0-6 of 0-11 and 11-17 of 11-22 at ratio 0.5; none
+// without a lend.
+TEST(Elastic, StepsReportTheTimeTheTrainersGpusWereLent) {
+  struct Case {
+    std::string policy;
+    std::vector<std::string> sets;
+    double lent_ms, window_ms;
+  };
+  for (const auto& c : {Case{"elastic", {"elastic.threshold_ratio=1", "elastic.adaptive=false"}, 7, 12},
+                        Case{"elastic", {"elastic.threshold_ratio=0.5", "elastic.adaptive=false"}, 6, 11},
+                        Case{"async", {}, 0, 15}}) {
+    auto f = elastic_handcheck(c.sets);
+    scenario::Simulation sim(f.config, f.registry, c.policy, testing::five_token_groups());
+    for (int k = 0; k < 2; ++k) {
+      const auto m = sim.step();
+      EXPECT_NEAR(m.trainer_lent_s, c.lent_ms * 1e-3, 1e-12) << c.policy << " step " << k;
+      EXPECT_NEAR(rl::derive(m).trainer_lent_fraction, c.lent_ms / c.window_ms, 1e-9) << c.policy << " step " << k;
+    }
+  }
 }
 
 double ratio_after(const std::vector<std::string>& sets, int steps) {

@@ -111,7 +111,7 @@ TEST(ResultsDb, RefusesADatabaseFromAFutureSchemaVersion) {
     ResultsDb db(path);
     FAIL() << "opened a future database";
   } catch (const DbError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 99 is newer than this april's (7)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("schema version 99 is newer than this april's (8)"), std::string::npos) << e.what();
   }
 }
 
@@ -176,7 +176,7 @@ TEST(ResultsDb, SchemaIsPinned) {
     sqlite3_finalize(st);
   }
   sqlite3_close(raw);
-  EXPECT_EQ(raw_row(path, "SELECT value FROM meta WHERE key='schema_version'"), std::vector<std::string>{"7"});
+  EXPECT_EQ(raw_row(path, "SELECT value FROM meta WHERE key='schema_version'"), std::vector<std::string>{"8"});
   const std::map<std::string, std::string> want = {
       {"meta", "key TEXT,value TEXT,"},
       {"metrics", "run_id INTEGER,name TEXT,value REAL,"},
@@ -191,7 +191,8 @@ TEST(ResultsDb, SchemaIsPinned) {
        "groups_aborted INTEGER,groups_rejected INTEGER,samples_truncated INTEGER,preemptions INTEGER,reward_mean REAL,"
        "accuracy REAL,batch_ready_s REAL,train_start_s REAL,train_end_s REAL,sync_end_s REAL,tokens_carried INTEGER,"
        "april_offpolicy_ratio REAL,abort_time_s REAL,tokens_masked INTEGER,train_old_logprob_s REAL,train_ref_logprob_s REAL,"
-       "train_update_s REAL,train_grad_reduce_s REAL,train_optimizer_s REAL,train_offload_s REAL,train_other_s REAL,"},
+       "train_update_s REAL,train_grad_reduce_s REAL,train_optimizer_s REAL,train_offload_s REAL,train_other_s REAL,"
+       "trainer_lent_s REAL,trainer_lent_fraction REAL,"},
       {"sweep_runs", "sweep_id INTEGER,run_id INTEGER,params TEXT,"},
       {"sweeps", "id INTEGER,spec_hash TEXT,kind TEXT,scenario TEXT,spec TEXT,program_version TEXT,created_at TEXT,"},
   };
@@ -252,13 +253,14 @@ TEST(ResultsDb, MigratesSchemaTwoAddingTheNewStepColumns) {
            "ALTER TABLE steps DROP COLUMN tokens_carried; ALTER TABLE steps DROP COLUMN april_offpolicy_ratio;"
            "ALTER TABLE steps DROP COLUMN abort_time_s; ALTER TABLE steps DROP COLUMN tokens_masked;"
            "ALTER TABLE steps DROP COLUMN train_update_s; ALTER TABLE steps DROP COLUMN train_other_s;"
+           "ALTER TABLE steps DROP COLUMN trainer_lent_s;"
            "UPDATE meta SET value='2' WHERE key='schema_version';");
   { ResultsDb db(path); }
   // Both steps kept, with their tokens; no times for them.
   EXPECT_EQ(raw_row(path, "SELECT count(*), count(sync_end_s), count(april_offpolicy_ratio), count(abort_time_s), count(tokens_masked), "
-                          "count(train_update_s), sum(tokens_generated > 0) FROM steps"),
-            (std::vector<std::string>{"2", "0", "0", "0", "0", "0", "2"}));
-  EXPECT_EQ(raw_row(path, "SELECT value FROM meta WHERE key='schema_version'"), std::vector<std::string>{"7"});
+                          "count(train_update_s), count(trainer_lent_s), sum(tokens_generated > 0) FROM steps"),
+            (std::vector<std::string>{"2", "0", "0", "0", "0", "0", "0", "2"}));
+  EXPECT_EQ(raw_row(path, "SELECT value FROM meta WHERE key='schema_version'"), std::vector<std::string>{"8"});
 }
 
 // A run stored by an older model version is re-run, not reused, and replaces

@@ -48,6 +48,7 @@ rl::StepMetrics every_field(std::int64_t k) {
   m.staleness_max = next_i();
   m.busy_engine_s = next_d();
   m.running_slot_s = next_d();
+  m.trainer_lent_s = next_d();
   m.engines = next_i();
   m.max_running = next_i();
   m.buffer_groups = next_i();
@@ -89,6 +90,7 @@ void expect_same(const rl::StepMetrics& a, const rl::StepMetrics& b) {
   APRIL_SAME_INT(staleness_max);
   APRIL_SAME_DBL(busy_engine_s);
   APRIL_SAME_DBL(running_slot_s);
+  APRIL_SAME_DBL(trainer_lent_s);
   APRIL_SAME_INT(engines);
   APRIL_SAME_INT(max_running);
   APRIL_SAME_INT(buffer_groups);
