@@ -1,20 +1,24 @@
 #include "base/huge_page_heap.hpp"
 
 #include <gnu/libc-version.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
-#include <string>
 
 namespace april::base {
 
 namespace {
 
 constexpr const char* kTunable = "glibc.malloc.hugetlb";
+// Set on the second start to GLIBC_TUNABLES as the user had it ("" when
+// unset): it ends the restarts whatever glibc does with GLIBC_TUNABLES, and
+// restore_tunables_for_children puts the user's value back.
+constexpr const char* kBefore = "APRIL_GLIBC_TUNABLES_BEFORE";
 
-// The kernel's transparent huge page modes, or "" where it has none.
 std::string kernel_thp_modes() {
   std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string modes;
@@ -22,27 +26,61 @@ std::string kernel_thp_modes() {
   return modes;
 }
 
+constexpr bool kSanitized =
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
+
 }  // namespace
 
-std::optional<std::string> huge_page_tunables(const char* current, const char* libc_version, const std::string& thp_modes) {
-  if (current != nullptr && std::string(current).find(kTunable) != std::string::npos) return std::nullopt;
+std::optional<std::string> huge_page_tunables(const HugePageStart& s) {
+  if (s.restarted || s.secure || !s.ran_by_interpreter || s.under_valgrind || s.sanitized) return std::nullopt;
+  if (s.tunables != nullptr && std::strstr(s.tunables, kTunable) != nullptr) return std::nullopt;
   // glibc.malloc.hugetlb exists from glibc 2.35 (its NEWS for 2.35).
   int major = 0, minor = 0;
-  if (libc_version == nullptr || std::sscanf(libc_version, "%d.%d", &major, &minor) != 2) return std::nullopt;
+  if (s.libc_version == nullptr || std::sscanf(s.libc_version, "%d.%d", &major, &minor) != 2) return std::nullopt;
   if (major < 2 || (major == 2 && minor < 35)) return std::nullopt;
-  // The bracketed mode is the kernel's: glibc's madvise helps under
-  // "madvise" (and is moot under "always"); under "never", or with no
-  // transparent huge pages at all, nothing does.
-  if (thp_modes.empty() || thp_modes.find("[never]") != std::string::npos) return std::nullopt;
-  return (current != nullptr && *current != '\0' ? std::string(current) + ":" : std::string()) + kTunable + "=1";
+  if (s.thp_modes.find("[madvise]") == std::string::npos) return std::nullopt;
+  return (s.tunables != nullptr && *s.tunables != '\0' ? std::string(s.tunables) + ":" : std::string()) + kTunable + "=1";
 }
 
 void reexec_with_huge_page_heap(char** argv) {
-  const auto value = huge_page_tunables(std::getenv("GLIBC_TUNABLES"), gnu_get_libc_version(), kernel_thp_modes());
-  if (!value || setenv("GLIBC_TUNABLES", value->c_str(), 1) != 0) return;
+  HugePageStart s;
+  s.tunables = std::getenv("GLIBC_TUNABLES");
+  s.restarted = std::getenv(kBefore) != nullptr;
+  s.libc_version = gnu_get_libc_version();
+  s.thp_modes = kernel_thp_modes();
+  s.secure = getauxval(AT_SECURE) != 0;
+  s.ran_by_interpreter = getauxval(AT_BASE) != 0;
+  const char* preload = std::getenv("LD_PRELOAD");
+  s.under_valgrind = preload != nullptr && std::strstr(preload, "vgpreload") != nullptr;
+  s.sanitized = kSanitized;
+  const auto value = huge_page_tunables(s);
+  if (!value) return;
+  if (setenv(kBefore, s.tunables != nullptr ? s.tunables : "", 1) != 0) return;
+  if (setenv("GLIBC_TUNABLES", value->c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);
   // The exec failed (no /proc, say): go on as started, without huge pages.
-  // The variable stays set, so a program this one starts does not try again.
+  restore_tunables_for_children();
+}
+
+void restore_tunables_for_children() {
+  const char* before = std::getenv(kBefore);
+  if (before == nullptr) return;
+  if (*before == '\0') {
+    unsetenv("GLIBC_TUNABLES");
+  } else {
+    setenv("GLIBC_TUNABLES", before, 1);
+  }
+  unsetenv(kBefore);
 }
 
 }  // namespace april::base

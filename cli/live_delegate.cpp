@@ -1,5 +1,6 @@
 #include "cli/live_delegate.hpp"
 
+#include "base/huge_page_heap.hpp"
 #include "cli/program_exit.hpp"
 
 #include <fmt/format.h>
@@ -26,6 +27,8 @@ int run_live_program(const std::string& command, const std::vector<std::string>&
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
+  // april-live's heap is tuned and measured as the user starts it.
+  base::restore_tunables_for_children();
   ::execv(live.c_str(), argv.data());
   print_error(fmt::format("april {}: cannot run {}: {}", command, live.string(), std::strerror(errno)));
   return 2;

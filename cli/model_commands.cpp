@@ -31,7 +31,8 @@ constexpr const char* kHardwareUsage =
     "  Every built-in accelerator, or one (a built-in name or a hardware JSON file): dense BF16 and FP8 FLOP/s,\n"
     "  HBM capacity and bandwidth, scale-up link and NIC bandwidth per GPU, GPUs per node, and the source.\n"
     "  A hardware file holds: name, description, bf16_dense_TFLOP_s, fp8_dense_TFLOP_s (0: none), hbm_MiB\n"
-    "  (the total the driver reports, as nvidia-smi prints it) or hbm_GB (1e9 bytes), hbm_TB_s, scale_up_GB_s (one direction), gpus_per_node, scale_up_domain_gpus, nic_Gb_s, source.\n";
+    "  (the total the driver reports, as nvidia-smi prints it) or hbm_GB (1e9 bytes), hbm_TB_s, scale_up_GB_s\n"
+    "  (one direction), gpus_per_node, scale_up_domain_gpus, nic_Gb_s, host_link_GB_s (default 64), source.\n";
 
 struct ShowOptions {
   std::string target;
@@ -215,6 +216,7 @@ nlohmann::json accelerator_json(const sim::Accelerator& a) {
           {"gpus_per_node", a.gpus_per_node},
           {"scale_up_domain_gpus", a.scale_up_domain_gpus},
           {"nic_Gb_s", a.nic_bytes_s * 8 / 1e9},
+          {"host_link_GB_s", a.host_link_bytes_s / 1e9},
           {"source", a.source}};
 }
 

@@ -25,6 +25,7 @@ double hbm_bytes_from_json(const base::JsonFile& f) {
     throw base::ConfigError(fmt::format("{}: give hbm_MiB or hbm_GB, not both", f.where("hbm_MiB")));
   }
   if (mib) return base::json_double(f, "hbm_MiB", 1, 1e9) * MiB;
+  if (!gb) throw base::ConfigError(fmt::format("{}: give hbm_MiB (the total nvidia-smi reports) or hbm_GB", f.path));
   return base::json_double(f, "hbm_GB", 1e-3, 1e6) * GB;
 }
 
@@ -40,7 +41,9 @@ double hbm_bytes_from_json(const base::JsonFile& f) {
 // Memory is the total the driver reports (nvidia-smi's MiB, rocm-smi's bytes),
 // not the datasheet's round figure: SGLang's mem_fraction_static and vLLM's
 // gpu_memory_utilization take their share of the device's total, and an
-// "80 GB" H100 reports 81,559 MiB (85.5 GB), 7% above 80e9 bytes.
+// "80 GB" H100 reports 81,559 MiB (85.5 GB), 7% above 80e9 bytes. (CUDA's
+// own total is about 0.6% below nvidia-smi's, and SGLang takes its fraction
+// of the memory free at its start: the pools here are about 1% large.)
 const std::vector<Accelerator>& builtin_accelerators() {
   static const std::vector<Accelerator> all = {
       {"a100", "NVIDIA A100 SXM4 80GB", 312 * T, 0, 81920 * MiB, 2.039 * T, 300 * GB, 8, 8, 200 * Gbit, 32 * GB,

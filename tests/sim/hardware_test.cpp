@@ -3,6 +3,7 @@
 // nvidia-smi prints it (hbm_MiB) or in 1e9 bytes (hbm_GB), never both.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "base/config.hpp"
@@ -27,12 +28,30 @@ TEST(Hardware, BuiltinMemoryIsTheDriversTotalInMiB) {
   EXPECT_DOUBLE_EQ(resolve_accelerator("h200").hbm_bytes, 143771.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(resolve_accelerator("h20").hbm_bytes, 97871.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(resolve_accelerator("a100").hbm_bytes, 81920.0 * 1024 * 1024);
-  // Every built-in reports more than its datasheet's round figure read as 1e9 bytes, and by less than 10%.
+  // Every built-in reports more than its datasheet's round figure read as 1e9
+  // bytes, by less than 10%: close to that figure in GiB.
+  const std::map<std::string, double> datasheet_GB = {{"a100", 80},  {"h100", 80},   {"h200", 141},   {"h20", 96},     {"h800", 80},
+                                                      {"b200", 180}, {"gb200", 186}, {"mi300x", 192}, {"mi325x", 256}, {"mi355x", 288}};
+  ASSERT_EQ(datasheet_GB.size(), builtin_accelerators().size());
   for (const auto& a : builtin_accelerators()) {
-    EXPECT_GT(a.hbm_bytes, 80e9) << a.name;
+    const double ratio = a.hbm_bytes / (datasheet_GB.at(a.name) * 1e9);
+    EXPECT_GT(ratio, 1.0) << a.name;
+    EXPECT_LT(ratio, 1.1) << a.name;
   }
   EXPECT_NEAR(resolve_accelerator("h100").hbm_bytes / 80e9, 1.069, 0.001);
   EXPECT_NEAR(resolve_accelerator("mi300x").hbm_bytes / 192e9, 1.074, 0.001);
+}
+
+TEST(Hardware, AShownAcceleratorReadsBackTheSame) {
+  // `april hardware show NAME --json` writes these fields; a file of them is the same accelerator.
+  const auto h200 = resolve_accelerator("h200");
+  const std::string text = "{\"name\": \"h200\", \"bf16_dense_TFLOP_s\": 989, \"fp8_dense_TFLOP_s\": 1979, \"hbm_MiB\": 143771, "
+                           "\"hbm_TB_s\": 4.8, \"scale_up_GB_s\": 450, \"gpus_per_node\": 8, \"scale_up_domain_gpus\": 8, "
+                           "\"nic_Gb_s\": 400, \"host_link_GB_s\": 64}";
+  const auto back = parse(text);
+  EXPECT_DOUBLE_EQ(back.hbm_bytes, h200.hbm_bytes);
+  EXPECT_DOUBLE_EQ(back.host_link_bytes_s, h200.host_link_bytes_s);
+  EXPECT_DOUBLE_EQ(back.nic_bytes_s, h200.nic_bytes_s);
 }
 
 TEST(Hardware, AFileGivesMemoryInMiBOrInGB) {
@@ -52,7 +71,7 @@ TEST(Hardware, BothMemoryFieldsOrNeitherIsRefusedByFileLineAndField) {
     parse(hardware_json(""));
     FAIL() << "a file without memory was accepted";
   } catch (const base::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("hbm_GB"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mine.json: give hbm_MiB"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse(hardware_json("  \"hbm_MiB\": 0.5,\n")), base::ConfigError);
   EXPECT_THROW(parse(hardware_json("  \"hbm_MiB\": \"81559\",\n")), base::ConfigError);

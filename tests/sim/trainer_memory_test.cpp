@@ -19,7 +19,7 @@ TEST(TrainerMemory, FsdpShardsSixteenBytesPerParameter) {
   s.fsdp_shard_gpus = 2;
   const auto m = resolve_model("qwen2.5-math-7b");
   EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu, 16.0 * static_cast<double>(m.total_params()) / 2, 1.0);
-  EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h20"), {}).has_value());  // 61 GB < 96 GB
+  EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h20"), {}).has_value());  // 61 GB < 102.6 GB (97,871 MiB)
   s.fsdp_shard_gpus = 1;                                                                // 122 GB
   const auto why = trainer_memory_shortfall(m, s, resolve_accelerator("h20"), {});
   ASSERT_TRUE(why.has_value());
