@@ -67,7 +67,15 @@ void reexec_with_huge_page_heap(char** argv) {
   if (!value) return;
   if (setenv(kBefore, s.tunables != nullptr ? s.tunables : "", 1) != 0) return;
   if (setenv("GLIBC_TUNABLES", value->c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);
+  // The program's own path, not /proc/self/exe: the kernel names a process
+  // after the file it executes, and `ps`, `pgrep april` and top would show
+  // "exe". A binary deleted or replaced since reads " (deleted)" and fails.
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = '\0';
+    execv(self, argv);
+  }
   // The exec failed (no /proc, say): go on as started, without huge pages.
   restore_tunables_for_children();
 }

@@ -33,7 +33,7 @@ struct HugePageStart {
 // ("always" gives huge pages without asking; "never" gives none).
 std::optional<std::string> huge_page_tunables(const HugePageStart& start);
 
-// Re-executes this program (/proc/self/exe, the same arguments) with
+// Re-executes this program (the file /proc/self/exe names, the same arguments) with
 // glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES, before anything else runs;
 // returns where huge_page_tunables says not to, or where the exec fails.
 void reexec_with_huge_page_heap(char** argv);
