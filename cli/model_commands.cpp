@@ -190,7 +190,7 @@ int model_show(const ShowOptions& o) {
   fmt::print("  FLOPs per token: {:.3f} GFLOP in linear layers, {:.1f} kFLOP of attention per cached token{}\n",
              m.linear_flops_per_token() / 1e9, m.attention_flops_per_token(1, true) / 1e3, mla ? " (absorbed MLA)" : "");
   fmt::print("\n  engines on {} ({:.0f} MiB = {:.1f} GB per GPU, {} of it for weights + KV cache, {} weights):\n", hw.name,
-             hw.hbm_bytes / (1024.0 * 1024.0), hw.hbm_bytes / 1e9,
+             hw.hbm_bytes / sim::kBytesPerMiB, hw.hbm_bytes / 1e9,
              o.memory_fraction, sim::to_string(o.weight_dtype));
   fmt::print("  {:>4}  {:>14}  {:>12}  {:>16}\n", "TP", "weights/GPU", "KV/GPU", "KV capacity");
   for (const auto tp : layouts(o, m, hw)) {
@@ -210,7 +210,7 @@ nlohmann::json accelerator_json(const sim::Accelerator& a) {
           {"description", a.description},
           {"bf16_dense_TFLOP_s", a.bf16_flop_s / 1e12},
           {"fp8_dense_TFLOP_s", a.fp8_flop_s / 1e12},
-          {"hbm_MiB", a.hbm_bytes / (1024.0 * 1024.0)},
+          {"hbm_MiB", a.hbm_bytes / sim::kBytesPerMiB},
           {"hbm_TB_s", a.hbm_bytes_s / 1e12},
           {"scale_up_GB_s", a.scale_up_bytes_s / 1e9},
           {"gpus_per_node", a.gpus_per_node},
@@ -276,7 +276,7 @@ int hardware_command(const std::vector<std::string>& args) {
              "link GB/s", "node", "domain", "NIC Gb/s");
   for (const auto& a : shown) {
     fmt::print("{:<8} {:>10.1f} {:>10.1f} {:>8.0f} {:>8.2f} {:>10.0f} {:>5} {:>6} {:>8.0f}\n", a.name, a.bf16_flop_s / 1e12,
-               a.fp8_flop_s / 1e12, a.hbm_bytes / (1024.0 * 1024.0), a.hbm_bytes_s / 1e12, a.scale_up_bytes_s / 1e9, a.gpus_per_node,
+               a.fp8_flop_s / 1e12, a.hbm_bytes / sim::kBytesPerMiB, a.hbm_bytes_s / 1e12, a.scale_up_bytes_s / 1e9, a.gpus_per_node,
                a.scale_up_domain_gpus, a.nic_bytes_s * 8 / 1e9);
   }
   fmt::print("\nFLOP/s dense (datasheets often quote 2:4-sparse figures, twice these); link = scale-up (NVLink / Infinity Fabric)\n"

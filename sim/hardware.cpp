@@ -13,7 +13,7 @@ namespace {
 
 constexpr double T = 1e12;
 constexpr double GB = 1e9;
-constexpr double MiB = 1024.0 * 1024.0;
+constexpr double MiB = kBytesPerMiB;
 constexpr double Gbit = 1e9 / 8;  // bytes per second in 1 Gb/s
 
 // `hbm_MiB` (the driver's total, as nvidia-smi prints it) or `hbm_GB` (1e9

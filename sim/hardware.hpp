@@ -11,6 +11,9 @@ struct JsonFile;
 
 namespace april::sim {
 
+// Bytes in the MiB nvidia-smi and rocm-smi print memory in.
+inline constexpr double kBytesPerMiB = 1024.0 * 1024.0;
+
 struct Accelerator {
   std::string name;         // "h100"
   std::string description;  // "NVIDIA H100 SXM5 80GB"
