@@ -222,6 +222,13 @@ void RlLoop::flush_submissions() {
     }
     backend_.submit(queued[i]);
   }
+  // The queue keeps this batch's room: a step's first batch holds every sample
+  // of the step (tens of MiB at thousands of GPUs), which would otherwise be
+  // allocated afresh, its pages faulted in and zeroed, at every step.
+  if (to_submit_.empty() && queued.capacity() > to_submit_.capacity()) {
+    queued.clear();
+    to_submit_.swap(queued);
+  }
 }
 
 void RlLoop::apply(const policies::Decisions& d) {

@@ -248,7 +248,8 @@ void Engine::boundary() {
     listener_.on_running_changed(index_, sim_.now(), occupancy());
     // Non-const: each finished request's tokens-by-version move to the listener.
     for (auto& r : finished_scratch_) {
-      listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version));
+      listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version),
+                                    r.req.stop_is_max_new);
     }
     return;
   }
@@ -296,7 +297,8 @@ void Engine::boundary() {
   start_segment();
 
   for (auto& r : finished_scratch_) {
-    listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version));
+    listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version),
+                                    r.req.stop_is_max_new);
   }
 }
 

@@ -71,8 +71,10 @@ struct EngineWindow {
 class EngineListener {
  public:
   // `by_version`: the tokens generated since submission (new_tok in all), by the version that produced them.
-  // Handed over (moved): the engine has no further use for it.
-  virtual void on_request_finished(std::size_t engine, RequestKey key, std::int32_t new_tok, TokensByVersion by_version) = 0;
+  // Handed over (moved): the engine has no further use for it. `stopped_at_max_new`: the request's
+  // EngineRequest::stop_is_max_new (it stopped at its cap, not its end).
+  virtual void on_request_finished(std::size_t engine, RequestKey key, std::int32_t new_tok, TokensByVersion by_version,
+                                   bool stopped_at_max_new) = 0;
   // The number of running requests may have changed (called at every segment
   // start and on abort); for occupancy timelines, with the queue and the KV
   // cache at that instant.

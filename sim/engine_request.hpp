@@ -19,7 +19,13 @@ struct EngineRequest {
   std::int32_t cached_tok = 0;
   // Where a policy predicts it ends (generated_tok + predicted remaining),
   // for routing on predicted work; 0: no prediction. Never stop_at_tok.
-  std::int64_t predicted_end_tok = 0;
+  // 32 bits like the other token counts: the request is 48 bytes, and the
+  // engine's copy of it (EngineRequestState) two cache lines.
+  std::int32_t predicted_end_tok = 0;
+  // stop_at_tok is the submitter's cap on new tokens, reached before the
+  // sample's own end (a chunk, the length cap): the finish says so
+  // (EngineListener::on_request_finished), so no one looks the key up.
+  bool stop_is_max_new = false;
   // What the submitter reads when told the request finished, as
   // base::cache_lines, fetched into the cache ahead of that (a hint, never
   // read through; 0: none).

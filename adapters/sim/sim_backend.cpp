@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -74,8 +75,14 @@ void SimBackend::submit(const SampleRequest& r) {
   if (er.stop_at_tok <= er.generated_tok) throw std::logic_error("submitted a sample that has already finished");
   er.touched_on_finish = r.records_at;
   er.cached_tok = std::min(r.cached_tok, r.prompt_tok + r.generated_tok);
-  if (r.max_new_tok < r.target_response_tok - r.generated_tok) stop_at_max_new_.insert(r.key);
-  if (r.predicted_remaining_tok > 0) er.predicted_end_tok = er.generated_tok + r.predicted_remaining_tok;
+  er.stop_is_max_new = r.max_new_tok < r.target_response_tok - r.generated_tok;
+  if (r.predicted_remaining_tok > 0) {
+    if (r.predicted_remaining_tok > std::numeric_limits<std::int32_t>::max() - er.generated_tok) {
+      throw std::invalid_argument(fmt::format("sample {} of prompt '{}': a predicted remaining length of {} tokens does not fit in 32 bits",
+                                              rl::key_index(r.key), r.prompt_id, r.predicted_remaining_tok));
+    }
+    er.predicted_end_tok = static_cast<std::int32_t>(er.generated_tok + r.predicted_remaining_tok);
+  }
   if (static_cast<std::int64_t>(er.prompt_tok) + er.stop_at_tok > config_.engine.kv_capacity_tok) {
     throw std::invalid_argument(fmt::format(
         "prompt '{}' (sample {}) needs {} KV tokens ({} prompt + {} response), more than the engine KV capacity of {} tokens; "
@@ -139,9 +146,10 @@ void SimBackend::on_window(std::size_t engine, const sim::EngineWindow& w) {
                       w.prefill_requests, w.aborted});
 }
 
-void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version) {
+void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version,
+                                     bool stopped_at_max_new) {
   finished_.push_back({engine, SampleProgress{key, new_tok, std::move(by_version)}});
-  if (!stop_at_max_new_.empty()) finished_.back().second.stopped_at_max_new = stop_at_max_new_.erase(key) > 0;
+  finished_.back().second.stopped_at_max_new = stopped_at_max_new;
 }
 
 std::vector<SampleProgress> SimBackend::wait_for_completions() {
@@ -198,7 +206,6 @@ std::vector<SampleProgress> SimBackend::abort_all() {
     for (auto& a : e->abort_all()) out.push_back({a.key, a.new_tok, std::move(a.by_version), false});
     e->resume(e->version(), false);
   }
-  stop_at_max_new_.clear();  // nothing is in flight any more
   resumed_since_wait_ = true;
   return out;
 }

@@ -6,7 +6,6 @@
 #include <functional>
 #include <memory>
 #include <span>
-#include <unordered_set>
 #include <vector>
 
 #include "adapters/sim/least_loaded.hpp"
@@ -111,7 +110,8 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   [[nodiscard]] const std::vector<rl::EngineWindowSpan>& windows() const { return windows_; }
 
  private:
-  void on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version) override;
+  void on_request_finished(std::size_t engine, sim::RequestKey key, std::int32_t new_tok, sim::TokensByVersion by_version,
+                           bool stopped_at_max_new) override;
   void on_running_changed(std::size_t engine, sim::TimeNs now, const sim::EngineOccupancy& occupancy) override;
   void on_window(std::size_t engine, const sim::EngineWindow& window) override;
 
@@ -136,9 +136,6 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   // The least-loaded of the `engines` for a request another engine gave up.
   [[nodiscard]] std::size_t route_moved(const sim::EngineRequest& r) const;
   std::vector<std::pair<std::size_t, SampleProgress>> finished_;
-  // Requests whose max_new_tok comes before their end (chunks, the length
-  // cap): their finish reports stopped_at_max_new. Empty in most runs.
-  std::unordered_set<rl::SampleKey> stop_at_max_new_;
   std::vector<TimelinePoint> timeline_;
   std::vector<rl::EngineWindowSpan> windows_;
   std::vector<std::pair<std::int64_t, std::int64_t>> last_recorded_;  // per engine: (running, waiting), to record changes only

@@ -11,7 +11,7 @@ struct Recorder final : EngineListener {
   Simulator* sim = nullptr;
   std::map<RequestKey, std::pair<std::int64_t, std::int32_t>> done;  // key -> (time ns, new tokens)
   std::map<RequestKey, TokensByVersion> versions;
-  void on_request_finished(std::size_t, RequestKey key, std::int32_t new_tok, TokensByVersion by_version) override {
+  void on_request_finished(std::size_t, RequestKey key, std::int32_t new_tok, TokensByVersion by_version, bool) override {
     done[key] = {sim->now().ns(), new_tok};
     versions[key] = std::move(by_version);
   }
