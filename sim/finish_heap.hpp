@@ -10,8 +10,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <new>
 #include <vector>
+
+#include "base/aligned_allocator.hpp"
 
 namespace april::sim {
 
@@ -25,26 +26,6 @@ struct FinishEntry {
   }
 };
 static_assert(sizeof(FinishEntry) == 32, "four siblings must fill two cache lines");
-
-// Allocates on 128-byte boundaries (the heap's sibling groups).
-template <typename T>
-struct LineAlignedAllocator {
-  using value_type = T;
-  static constexpr std::align_val_t kAlign{128};
-  LineAlignedAllocator() = default;
-  template <typename U>
-  explicit LineAlignedAllocator(const LineAlignedAllocator<U>& /*other*/) {}
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
-  void deallocate(T* p, std::size_t /*n*/) { ::operator delete(p, kAlign); }
-  template <typename U>
-  bool operator==(const LineAlignedAllocator<U>& /*other*/) const {
-    return true;
-  }
-  template <typename U>
-  bool operator!=(const LineAlignedAllocator<U>& /*other*/) const {
-    return false;
-  }
-};
 
 class FinishHeap {
  public:
@@ -128,7 +109,7 @@ class FinishHeap {
     at(i) = e;
   }
 
-  std::vector<FinishEntry, LineAlignedAllocator<FinishEntry>> v_;
+  std::vector<FinishEntry, base::AlignedAllocator<FinishEntry, 128>> v_;
 };
 
 }  // namespace april::sim
