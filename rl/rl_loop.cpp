@@ -126,7 +126,9 @@ void RlLoop::submit_samples(RolloutGroup& g) {
     if (s.generated_tok > 0 && !s.segments.empty()) state_.metrics->tokens_carried += s.segments.back().tokens;
     s.in_flight = true;
     ++state_.in_flight_samples;
-    to_submit_.push_back(make_request(g, i));
+    // The request itself is made as it is submitted (flush_submissions): a
+    // step's first batch is every sample of the step, 16 bytes each here.
+    to_submit_.push_back({g.id, static_cast<std::int32_t>(i), s.generated_tok});
   }
 }
 
@@ -166,10 +168,7 @@ void RlLoop::record_finished(const std::vector<SampleProgress>& finished) {
 
 void RlLoop::flush_submissions() {
   if (to_submit_.empty()) return;
-  std::vector<policies::Submission> subs;
-  subs.reserve(to_submit_.size());
-  for (const auto& r : to_submit_) subs.push_back({key_group(r.key), key_index(r.key), r.generated_tok});
-  const policies::SubmissionPlan plan = policy_.plan_submissions(*this, subs);
+  const policies::SubmissionPlan plan = policy_.plan_submissions(*this, to_submit_);
   const std::size_t n = to_submit_.size();
   if (!plan.predicted_remaining_tok.empty()) {
     if (plan.predicted_remaining_tok.size() != n) {
@@ -177,7 +176,6 @@ void RlLoop::flush_submissions() {
     }
     for (std::size_t i = 0; i < n; ++i) {
       if (plan.predicted_remaining_tok[i] <= 0) throw std::logic_error("policy predicted a remaining length of 0 or less");
-      to_submit_[i].predicted_remaining_tok = plan.predicted_remaining_tok[i];
     }
   }
   std::vector<std::size_t> order = plan.order;
@@ -202,8 +200,6 @@ void RlLoop::flush_submissions() {
       if (e.count < engines_ && !backend_.routes_within_engine_ranges()) {
         throw std::logic_error(fmt::format("policy pinned a submission to {} of the {} engines; this backend routes over every engine only", e.count, engines_));
       }
-      to_submit_[i].engine_first = e.first;
-      to_submit_[i].engine_count = e.count;
     }
   }
   if (!plan.hold.empty()) {
@@ -211,16 +207,24 @@ void RlLoop::flush_submissions() {
     if (policy_.overlaps()) throw std::logic_error("a policy that overlaps rollout and training cannot hold samples");
   }
   // Clear the queue before submitting: a backend may call back into the loop.
-  std::vector<SampleRequest> queued;
+  std::vector<policies::Submission> queued;
   queued.swap(to_submit_);
   release(plan.release);
   for (std::size_t i : order) {
+    RolloutGroup& g = state_.group(queued[i].group);
+    const auto index = static_cast<std::size_t>(queued[i].sample);
     if (!plan.hold.empty() && plan.hold[i] != 0) {
-      state_.sample(queued[i].key).held = true;
+      g.samples[index].held = true;
       ++state_.held_samples;
       continue;
     }
-    backend_.submit(queued[i]);
+    SampleRequest r = make_request(g, index);
+    if (!plan.predicted_remaining_tok.empty()) r.predicted_remaining_tok = plan.predicted_remaining_tok[i];
+    if (!plan.engines.empty()) {
+      r.engine_first = plan.engines[i].first;
+      r.engine_count = plan.engines[i].count;
+    }
+    backend_.submit(r);
   }
   // The queue keeps this batch's room: a step's first batch holds every sample
   // of the step (tens of MiB at thousands of GPUs), which would otherwise be

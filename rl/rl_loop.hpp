@@ -146,7 +146,7 @@ class RlLoop final : public policies::RolloutView {
   std::int64_t engine_slots_ = 0;  // engines x cap on running requests; 0: no cap
   std::int64_t engines_ = 0;
   RolloutState state_;
-  std::vector<SampleRequest> to_submit_;  // queued by submit_samples, in the loop's order
+  std::vector<policies::Submission> to_submit_;  // queued by submit_samples, in the loop's order
   std::unique_ptr<StepDriver> driver_;    // colocated or overlapped, chosen once
 };
 
