@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
-#include <unordered_set>
+#include <vector>
 
 #include "rl/rl_loop.hpp"
+#include "rl/sorted_group_ids.hpp"
 
 namespace april::rl {
 
@@ -19,11 +20,13 @@ void ColocatedDriver::act_on(const policies::Decisions& d) {
   }
   if (!d.end_with_batch) return;
   RolloutState& st = loop_.state_;
-  std::unordered_set<GroupId> accepted(st.accepted.begin(), st.accepted.end());
-  std::unordered_set<GroupId> seen;
+  const SortedGroupIds accepted(st.accepted);
+  std::vector<char> seen(accepted.size(), 0);
   for (GroupId id : *d.end_with_batch) {
-    if (!accepted.count(id)) throw std::logic_error(fmt::format("policy batched group {} which is not accepted and complete", id));
-    if (!seen.insert(id).second) throw std::logic_error(fmt::format("policy batched group {} twice", id));
+    const std::size_t at = accepted.find(id);
+    if (at == SortedGroupIds::npos) throw std::logic_error(fmt::format("policy batched group {} which is not accepted and complete", id));
+    if (seen[at] != 0) throw std::logic_error(fmt::format("policy batched group {} twice", id));
+    seen[at] = 1;
   }
   if (d.end_with_batch->empty()) throw std::logic_error("policy ended the rollout phase with an empty batch");
   batch_ = *d.end_with_batch;
@@ -96,13 +99,13 @@ void ColocatedDriver::end_phase(const std::vector<GroupId>& batch, StepMetrics& 
   m.abort_time_s = t_rollout_end - t_abort_start;
   const BackendCounters c1 = backend_.counters();
 
-  std::unordered_set<GroupId> in_batch(batch.begin(), batch.end());
+  const SortedGroupIds in_batch(batch);
   const std::vector<TrainSample> train = loop_.take_batch(batch, m, st.version);
 
   // Everything else submitted this phase goes back to the buffer, in
   // submission order, or is dropped when the policy said so.
   for (GroupId id : st.submitted) {
-    if (in_batch.count(id)) continue;
+    if (in_batch.contains(id)) continue;
     RolloutGroup& g = st.group(id);
     g.in_flight = false;
     if (g.rejected) {
