@@ -210,13 +210,15 @@ void RlLoop::flush_submissions() {
   std::vector<policies::Submission> queued;
   queued.swap(to_submit_);
   release(plan.release);
-  for (std::size_t i : order) {
+  const auto key_at = [&](std::size_t k) { return make_sample_key(queued[order[k]].group, queued[order[k]].sample); };
+  state_.for_each_sample_fetched_ahead(n, key_at, [&](std::size_t k) {
+    const std::size_t i = order[k];
     RolloutGroup& g = state_.group(queued[i].group);
     const auto index = static_cast<std::size_t>(queued[i].sample);
     if (!plan.hold.empty() && plan.hold[i] != 0) {
       g.samples[index].held = true;
       ++state_.held_samples;
-      continue;
+      return;
     }
     SampleRequest r = make_request(g, index);
     if (!plan.predicted_remaining_tok.empty()) r.predicted_remaining_tok = plan.predicted_remaining_tok[i];
@@ -225,7 +227,7 @@ void RlLoop::flush_submissions() {
       r.engine_count = plan.engines[i].count;
     }
     backend_.submit(r);
-  }
+  });
   // The queue keeps this batch's room: a step's first batch holds every sample
   // of the step (tens of MiB at thousands of GPUs), which would otherwise be
   // allocated afresh, its pages faulted in and zeroed, at every step.
@@ -303,7 +305,13 @@ void RlLoop::drain_completed() {
 std::vector<TrainSample> RlLoop::take_batch(const std::vector<GroupId>& batch, StepMetrics& m, std::int64_t trained_version) {
   TakenBatch taken = state_.take_batch(batch, m, trained_version, policy_.mask_tokens_staler_than());
   if (on_batch) on_batch(trained_version, taken.ids);
-  for (GroupId id : batch) state_.groups.erase(id);
+  // The sweep took the records into the cache; at a large cluster's size they
+  // have left it again by now: fetched ahead like that sweep's.
+  constexpr std::size_t kGroupsAhead = 8;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (i + kGroupsAhead < batch.size()) state_.prefetch_group(batch[i + kGroupsAhead]);
+    state_.groups.erase(batch[i]);
+  }
   return std::move(taken.samples);
 }
 

@@ -54,6 +54,13 @@ void RolloutState::prefetch_samples(GroupId id) const {
   base::prefetch_lines(base::cache_lines_of_span(g->samples.data(), g->samples.size()));
 }
 
+void RolloutState::prefetch_sample(SampleKey key) const {
+  const RolloutGroup* g = groups.find(key_group(key));
+  const auto index = static_cast<std::size_t>(key_index(key));
+  if (g == nullptr || index >= g->samples.size()) return;
+  base::prefetch_lines(base::cache_lines_of(&g->samples[index]));
+}
+
 std::int64_t RolloutState::group_tokens(const RolloutGroup& g) {
   std::int64_t n = 0;
   for (const auto& s : g.samples) n += s.generated_tok;

@@ -112,6 +112,19 @@ struct RolloutState {
     }
   }
 
+  // Visits i = 0 .. n - 1 in order, the sample `key_at(i)` of each (a sweep
+  // over a step's submissions or aborts): its group's record fetched
+  // kSamplesAhead ahead, and the sample's own record half as far.
+  template <typename KeyAt, typename F>
+  void for_each_sample_fetched_ahead(std::size_t n, KeyAt&& key_at, F&& f) {
+    constexpr std::size_t kSamplesAhead = 8;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + kSamplesAhead < n) prefetch_group(key_group(key_at(i + kSamplesAhead)));
+      if (i + kSamplesAhead / 2 < n) prefetch_sample(key_at(i + kSamplesAhead / 2));
+      f(i);
+    }
+  }
+
   void add_tokens(RolloutSample& s, std::int32_t new_tok, std::int64_t version);
   void add_progress(RolloutSample& s, const SampleProgress& p);
   // An aborted sample's progress; it is no longer in flight.
@@ -134,9 +147,12 @@ struct RolloutState {
   TakenBatch take_batch(const std::vector<policies::GroupId>& batch, StepMetrics& m, std::int64_t trained_version,
                         std::int64_t mask_above);
 
- private:
+  // Asks the cache for the group's first kHotBytes (a hint: nothing is read).
   void prefetch_group(policies::GroupId id) const;
+
+ private:
   void prefetch_samples(policies::GroupId id) const;
+  void prefetch_sample(SampleKey key) const;  // reads the group's record
 };
 
 }  // namespace april::rl
