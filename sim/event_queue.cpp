@@ -6,12 +6,6 @@
 
 namespace april::sim {
 
-bool EventQueue::later(const Key& a, const Key& b) {
-  // Without branches: the heap's sift compares keys whose order a branch
-  // predictor cannot guess.
-  return static_cast<bool>(static_cast<int>(a.time > b.time) | (static_cast<int>(a.time == b.time) & static_cast<int>(a.order > b.order)));
-}
-
 EventId EventQueue::push(TimeNs time, std::uint32_t tag, std::function<void()> action, PrefetchHint hint) {
   if (next_seq_ >> (64 - kSlotBits) != 0) throw std::length_error("more than 2^40 events scheduled in one simulation");
   const std::uint64_t seq = next_seq_++;
@@ -25,31 +19,8 @@ EventId EventQueue::push(TimeNs time, std::uint32_t tag, std::function<void()> a
     free_slots_.pop_back();
   }
   slots_[slot] = Slot{std::move(action), seq, tag, false, hint};
-  heap_.push_back(Key{});
-  sift_up_from(heap_size() - 1, Key{time, seq << kSlotBits | slot});
+  heap_.push(Key{time, seq << kSlotBits | slot});
   return EventId{seq, slot};
-}
-
-void EventQueue::sift_up_from(std::size_t i, const Key k) {
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / kArity;
-    if (!later(at(parent), k)) break;
-    at(i) = at(parent);
-    i = parent;
-  }
-  at(i) = k;
-}
-
-std::size_t EventQueue::earliest_of_four(std::size_t first) {
-  const std::size_t a = later(at(first), at(first + 1)) ? first + 1 : first;
-  const std::size_t b = later(at(first + 2), at(first + 3)) ? first + 3 : first + 2;
-  return later(at(a), at(b)) ? b : a;
-}
-
-std::size_t EventQueue::earliest_of_few(std::size_t first, std::size_t n) {
-  std::size_t best = first;
-  for (std::size_t c = first + 1; c < n; ++c) best = later(at(best), at(c)) ? c : best;
-  return best;
 }
 
 void EventQueue::cancel(EventId id) {
@@ -59,28 +30,12 @@ void EventQueue::cancel(EventId id) {
 }
 
 void EventQueue::drop_cancelled_top() {
-  while (heap_size() > 0 && slots_[slot_of(top())].cancelled) pop_top();
+  while (!heap_.empty() && slots_[slot_of(heap_.top())].cancelled) pop_top();
 }
 
 void EventQueue::pop_top() {
-  const std::uint32_t slot = slot_of(top());
-  // Floyd's order: the hole at the top walks down to a leaf along the
-  // earliest children (one choice a level, no comparison with the moved
-  // key), then the last key fills it and climbs, rarely more than a level.
-  const Key last = heap_.back();
-  heap_.pop_back();
-  const std::size_t n = heap_size();
-  if (n > 0) {
-    std::size_t i = 0;
-    for (;;) {
-      const std::size_t first = kArity * i + 1;
-      if (first >= n) break;
-      const std::size_t best = first + kArity <= n ? earliest_of_four(first) : earliest_of_few(first, n);
-      at(i) = at(best);
-      i = best;
-    }
-    sift_up_from(i, last);
-  }
+  const std::uint32_t slot = slot_of(heap_.top());
+  heap_.pop();
   // Free: a later handle to it no longer matches. Its action has been moved
   // out (pop) or dropped (cancel); the hint stays until the slot is reused.
   Slot& freed = slots_[slot];
@@ -91,27 +46,28 @@ void EventQueue::pop_top() {
 }
 
 void EventQueue::prefetch_next() const {
-  if (heap_size() == 0) return;
-  // (Issuing them two events ahead as well changed nothing measurable: the
-  // lines arrive in one event's time.)
-  for (const std::uintptr_t packed : slots_[slot_of(top())].hint.lines) base::prefetch_lines(packed);
+  if (heap_.empty()) return;
+  // (Issuing the event after next's as well changed nothing on 2026-11-26
+  // and was 4% slower on 2026-11-28: the lines arrive in one event's time,
+  // and the core's fill buffers are the limit.)
+  for (const std::uintptr_t packed : slots_[slot_of(heap_.top())].hint.lines) base::prefetch_lines(packed);
 }
 
 bool EventQueue::empty() {
   drop_cancelled_top();
-  return heap_size() == 0;
+  return heap_.empty();
 }
 
 TimeNs EventQueue::next_time() {
   drop_cancelled_top();
-  if (heap_size() == 0) throw std::logic_error("EventQueue::next_time on an empty queue");
-  return top().time;
+  if (heap_.empty()) throw std::logic_error("EventQueue::next_time on an empty queue");
+  return heap_.top().time;
 }
 
 Event EventQueue::pop() {
   drop_cancelled_top();
-  if (heap_size() == 0) throw std::logic_error("EventQueue::pop on an empty queue");
-  const Key k = top();
+  if (heap_.empty()) throw std::logic_error("EventQueue::pop on an empty queue");
+  const Key k = heap_.top();
   Slot& s = slots_[slot_of(k)];
   Event e{k.time, s.seq, s.tag, std::move(s.action)};
   pop_top();

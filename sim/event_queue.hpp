@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "base/aligned_allocator.hpp"
+#include "sim/quad_heap.hpp"
 #include "sim/time.hpp"
 
 namespace april::sim {
@@ -49,7 +49,7 @@ class EventQueue {
   [[nodiscard]] bool empty();
   [[nodiscard]] TimeNs next_time();  // requires !empty()
   Event pop();                       // requires !empty()
-  [[nodiscard]] std::size_t size_including_cancelled() const { return heap_size(); }
+  [[nodiscard]] std::size_t size_including_cancelled() const { return heap_.size(); }
 
  private:
   // The heap orders 16-byte plain keys, four siblings to a cache line (a
@@ -61,24 +61,20 @@ class EventQueue {
     TimeNs time;
     std::uint64_t order;  // seq << kSlotBits | slot: unique, so (time, order) sorts as (time, seq)
   };
+  // Without branches: the heap's sift compares keys whose order a branch
+  // predictor cannot guess.
+  struct Earlier {
+    bool operator()(const Key& a, const Key& b) const {
+      return static_cast<bool>(static_cast<int>(a.time < b.time) | (static_cast<int>(a.time == b.time) & static_cast<int>(a.order < b.order)));
+    }
+  };
   static constexpr unsigned kSlotBits = 24;  // at most 2^24 events pending at once (16.7 million)
   static constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
-  static constexpr std::size_t kArity = 4;
-  // Logical entry i sits at heap_[i + kPad]: the children of i, 4i + 1 ..
-  // 4i + 4, start at a multiple of 4 entries, 64 bytes, from the aligned base.
-  static constexpr std::size_t kPad = kArity - 1;
   static std::uint32_t slot_of(const Key& k) { return static_cast<std::uint32_t>(k.order & kSlotMask); }
-  [[nodiscard]] std::size_t heap_size() const { return heap_.size() - kPad; }
-  [[nodiscard]] const Key& top() const { return heap_[kPad]; }
-  Key& at(std::size_t i) { return heap_[i + kPad]; }
-  void sift_up_from(std::size_t i, Key k);
-  [[nodiscard]] std::size_t earliest_of_four(std::size_t first);
-  [[nodiscard]] std::size_t earliest_of_few(std::size_t first, std::size_t n);
   void drop_cancelled_top();
   void pop_top();  // removes the heap's top and frees its slot's action
-  static bool later(const Key& a, const Key& b);
 
-  std::vector<Key, base::AlignedAllocator<Key, 64>> heap_ = decltype(heap_)(kPad);
+  QuadHeap<Key, Earlier, 64> heap_;  // four keys to a cache line
   // Per slot: the action, the sequence number of the event in it, and whether it was cancelled.
   struct Slot {
     std::function<void()> action;

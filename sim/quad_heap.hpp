@@ -1,0 +1,105 @@
+#pragma once
+// A 4-ary min-heap of small plain entries whose sibling groups start on an
+// `Align`-byte boundary: four siblings share one or two adjacent cache lines,
+// so a level of a sift costs one line pair, and a heap is half as deep as a
+// binary one. Popped in Floyd's order. The engines' finish heaps and the
+// event queue keep one each (issue: per-completion cost flat as the cluster
+// grows). `Before(a, b)`: a comes out first. Entries are unique under it, so
+// the pop order is the one any heap gives.
+#include <cstddef>
+#include <vector>
+
+#include "base/aligned_allocator.hpp"
+
+namespace april::sim {
+
+template <typename T, typename Before, std::size_t Align>
+class QuadHeap {
+ public:
+  static constexpr std::size_t kArity = 4;
+  static_assert(kArity * sizeof(T) % Align == 0 || Align % (kArity * sizeof(T)) == 0,
+                "a sibling group must fill whole aligned blocks");
+
+  QuadHeap() : v_(kPad) {}
+
+  [[nodiscard]] bool empty() const { return v_.size() == kPad; }
+  [[nodiscard]] std::size_t size() const { return v_.size() - kPad; }
+  [[nodiscard]] const T& top() const { return v_[kPad]; }
+
+  void push(const T& e) {
+    v_.push_back(e);
+    sift_up_from(size() - 1, e);
+  }
+  // Floyd's order: the hole left at the top walks down to a leaf along the
+  // earliest children (one choice per level, no comparison with the moved
+  // entry), then the last entry fills it and climbs, rarely more than a level.
+  void pop() {
+    const T e = v_.back();
+    v_.pop_back();
+    const std::size_t n = size();
+    if (n == 0) return;
+    std::size_t i = 0;
+    for (;;) {
+      const std::size_t first = kArity * i + 1;
+      if (first >= n) break;
+      const std::size_t best = first + kArity <= n ? earliest_of_four(first) : earliest_of_few(first, n);
+      at(i) = at(best);
+      i = best;
+    }
+    sift_up_from(i, e);
+  }
+  void clear() { v_.resize(kPad); }
+  // Adds an entry without ordering; call heapify() before the next top or pop.
+  void add_unordered(const T& e) { v_.push_back(e); }
+  void heapify() {
+    const std::size_t n = size();
+    if (n < 2) return;
+    for (std::size_t i = (n - 2) / kArity + 1; i-- > 0;) sift_down(i);
+  }
+
+ private:
+  // Logical entry i sits at v_[i + kPad]: the children of i, 4i + 1 .. 4i + 4,
+  // then start at a multiple of 4 entries from the aligned base.
+  static constexpr std::size_t kPad = kArity - 1;
+
+  T& at(std::size_t i) { return v_[i + kPad]; }
+  static bool before(const T& a, const T& b) { return Before{}(a, b); }
+
+  void sift_up_from(std::size_t i, const T e) {
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / kArity;
+      if (!before(e, at(parent))) break;
+      at(i) = at(parent);
+      i = parent;
+    }
+    at(i) = e;
+  }
+  // The earliest of the four siblings from `first` (a tournament of selects).
+  std::size_t earliest_of_four(std::size_t first) {
+    const std::size_t a = before(at(first + 1), at(first)) ? first + 1 : first;
+    const std::size_t b = before(at(first + 3), at(first + 2)) ? first + 3 : first + 2;
+    return before(at(b), at(a)) ? b : a;
+  }
+  std::size_t earliest_of_few(std::size_t first, std::size_t n) {
+    std::size_t best = first;
+    for (std::size_t c = first + 1; c < n; ++c) best = before(at(c), at(best)) ? c : best;
+    return best;
+  }
+  void sift_down(std::size_t i) {
+    const std::size_t n = size();
+    const T e = at(i);
+    for (;;) {
+      const std::size_t first = kArity * i + 1;
+      if (first >= n) break;
+      const std::size_t best = first + kArity <= n ? earliest_of_four(first) : earliest_of_few(first, n);
+      if (!before(at(best), e)) break;
+      at(i) = at(best);
+      i = best;
+    }
+    at(i) = e;
+  }
+
+  std::vector<T, base::AlignedAllocator<T, Align>> v_;
+};
+
+}  // namespace april::sim
