@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "base/cache_lines.hpp"
@@ -175,7 +176,13 @@ void RlLoop::flush_submissions() {
       throw std::logic_error(fmt::format("policy predicted {} lengths for {} submissions", plan.predicted_remaining_tok.size(), n));
     }
     for (std::size_t i = 0; i < n; ++i) {
-      if (plan.predicted_remaining_tok[i] <= 0) throw std::logic_error("policy predicted a remaining length of 0 or less");
+      const std::int64_t predicted = plan.predicted_remaining_tok[i];
+      if (predicted <= 0) throw std::logic_error("policy predicted a remaining length of 0 or less");
+      // A context's tokens are 32-bit counts everywhere (the simulator's requests hold the predicted end so).
+      if (predicted > std::numeric_limits<std::int32_t>::max() - std::int64_t{to_submit_[i].generated_tok}) {
+        throw std::logic_error(fmt::format("policy predicted {} more tokens for sample {} of group {}: past 2^31 - 1 in all", predicted,
+                                           to_submit_[i].sample, to_submit_[i].group));
+      }
     }
   }
   std::vector<std::size_t> order = plan.order;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -76,13 +75,8 @@ void SimBackend::submit(const SampleRequest& r) {
   er.touched_on_finish = r.records_at;
   er.cached_tok = std::min(r.cached_tok, r.prompt_tok + r.generated_tok);
   er.stop_is_max_new = r.max_new_tok < r.target_response_tok - r.generated_tok;
-  if (r.predicted_remaining_tok > 0) {
-    if (r.predicted_remaining_tok > std::numeric_limits<std::int32_t>::max() - er.generated_tok) {
-      throw std::invalid_argument(fmt::format("sample {} of prompt '{}': a predicted remaining length of {} tokens does not fit in 32 bits",
-                                              rl::key_index(r.key), r.prompt_id, r.predicted_remaining_tok));
-    }
-    er.predicted_end_tok = static_cast<std::int32_t>(er.generated_tok + r.predicted_remaining_tok);
-  }
+  // The loop refuses a prediction past 2^31 - 1 tokens in all (RlLoop::flush_submissions).
+  if (r.predicted_remaining_tok > 0) er.predicted_end_tok = static_cast<std::int32_t>(er.generated_tok + r.predicted_remaining_tok);
   if (static_cast<std::int64_t>(er.prompt_tok) + er.stop_at_tok > config_.engine.kv_capacity_tok) {
     throw std::invalid_argument(fmt::format(
         "prompt '{}' (sample {}) needs {} KV tokens ({} prompt + {} response), more than the engine KV capacity of {} tokens; "

@@ -126,6 +126,25 @@ TEST(LengthAware, APlanThatIsNotAPermutationIsRefused) {
   EXPECT_NE(error.find("not a permutation"), std::string::npos) << error;
 }
 
+// A predicted length past a 32-bit token count is the policy's bug too: the
+// simulator's requests hold the predicted end in 32 bits, like every count.
+TEST(LengthAware, APredictionPast32BitsIsRefused) {
+  testing::Fixture f("handcheck", {"rollout_batch_size=1"});
+  const auto predict = [](std::int64_t tokens) {
+    return [tokens](const std::vector<policies::Submission>& subs) {
+      policies::SubmissionPlan p;
+      p.predicted_remaining_tok.assign(subs.size(), tokens);
+      return p;
+    };
+  };
+  const std::string error = testing::first_step_error(f, 1, predict(std::int64_t{1} << 31), testing::hand_trace());
+  EXPECT_NE(error.find("past 2^31 - 1 in all"), std::string::npos) << error;
+  // One token fewer is taken (the step then stops on this policy's missing batch, past the check).
+  const std::string taken = testing::first_step_error(f, 1, predict((std::int64_t{1} << 31) - 1), testing::hand_trace());
+  EXPECT_EQ(taken.find("past 2^31"), std::string::npos) << taken;
+  EXPECT_NE(taken.find("without forming a batch"), std::string::npos) << taken;
+}
+
 }  // namespace
 }  // namespace april
 
