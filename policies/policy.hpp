@@ -145,7 +145,8 @@ struct Submission {
 struct SubmissionPlan {
   std::vector<std::size_t> order;  // a permutation of the submissions' indices; empty: as given
   // Per submission (input indexing): the policy's prediction of the tokens
-  // it has still to generate, > 0; the simulator's router then balances
+  // it has still to generate, > 0 and with the tokens it holds at most
+  // 2^31 - 1 (a token count; the loop refuses more); the simulator's router then balances
   // predicted work across engines instead of request counts. Empty: none.
   std::vector<std::int64_t> predicted_remaining_tok;
   // Per submission (input indexing), nonzero: hold the sample in the loop's
