@@ -322,12 +322,6 @@ int serve_command(const std::vector<std::string>& args) {
       for (int waited_ms = 0; open.open() > 0 && waited_ms < 6000; waited_ms += 10) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
-      // Then, last before the listener closes, connections accepted but not
-      // yet given a thread are read and answered (503): once stopped,
-      // httplib closes them unread, and their clients would see a reset.
-      // Bounded: clients that stall hold their threads for the 5 s timeout
-      // at most.
-      (void)svr.wait_until_taken(std::chrono::seconds(6));
     }
     svr.stop_serving();
   });

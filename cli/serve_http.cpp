@@ -1,8 +1,13 @@
 #include "cli/serve_http.hpp"
 
 #include <fmt/format.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +20,7 @@
 
 #include "adapters/http/sglang_protocol.hpp"
 #include "adapters/live/hf/utf8.hpp"
+#include "cli/serve_connection_stream.hpp"
 
 namespace april::cli {
 namespace {
@@ -79,7 +85,6 @@ void HandlerPool::work() {
       if (jobs_.empty()) return;  // shutting down, and nothing left to serve
       job = std::move(jobs_.front());
       jobs_.pop_front();
-      if (jobs_.empty()) taken_.notify_all();
     }
     job();
   }
@@ -96,13 +101,11 @@ void HandlerPool::shutdown() {
   for (auto& t : threads) t.join();
 }
 
-bool HandlerPool::wait_until_taken(std::chrono::milliseconds within) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return taken_.wait_for(lock, within, [this] { return jobs_.empty(); });
-}
-
 HttpServer::HttpServer(const HttpLimits& limits)
     : limits_(limits), pool_(std::make_shared<HandlerPool>(limits.first_threads, limits.max_threads)) {
+  if (::pipe2(stop_wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    throw std::runtime_error(fmt::format("cannot make a pipe to wake the connections at a stop: {}", std::strerror(errno)));
+  }
   new_task_queue = [pool = pool_] { return new PoolQueue(pool); };
   const auto secs = static_cast<time_t>(limits.io_timeout.count());
   set_read_timeout(secs, 0);
@@ -128,7 +131,10 @@ HttpServer::HttpServer(const HttpLimits& limits)
   }));
 }
 
-HttpServer::~HttpServer() = default;
+HttpServer::~HttpServer() {
+  ::close(stop_wake_[0]);
+  ::close(stop_wake_[1]);
+}
 
 int HttpServer::bind(const std::string& host, int port) {
   const int bound = port == 0 ? bind_to_any_port(host) : (bind_to_port(host, port) ? port : -1);
@@ -174,6 +180,10 @@ void HttpServer::serve(const std::string& host, int port) {
 }
 
 void HttpServer::stop_serving() {
+  if (!closing_.exchange(true)) {
+    const char byte = 1;
+    [[maybe_unused]] const auto n = ::write(stop_wake_[1], &byte, 1);
+  }
   {
     std::lock_guard<std::mutex> lock(serving_mu_);
     stopping_ = true;
@@ -181,7 +191,45 @@ void HttpServer::stop_serving() {
   }
   // Just called, listen may not run its loop yet, when stop() would not hold.
   for (int i = 0; i < 2000 && !is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The kernel resets the connections still in the accept queue when the
+  // listener closes: the accept loop is given up to 1 s to take them (for
+  // a listening socket, Linux's tcpi_unacked is that queue's length).
+  for (int i = 0; i < 1000; ++i) {
+    tcp_info info{};
+    socklen_t len = sizeof info;
+    if (::getsockopt(svr_sock_.load(), IPPROTO_TCP, TCP_INFO, &info, &len) != 0 || info.tcpi_unacked == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   stop();
+}
+
+bool HttpServer::wait_for_request(socket_t sock, bool first) const {
+  pollfd fds[2] = {{sock, POLLIN, 0}, {stop_wake_[0], POLLIN, 0}};
+  const auto deadline = std::chrono::steady_clock::now() + limits_.io_timeout;
+  for (;;) {
+    const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left_ms <= 0) return false;
+    const int n = ::poll(fds, first ? 1 : 2, static_cast<int>(left_ms));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    // The request, or the client's close or error, which the read finds.
+    return fds[0].revents != 0;
+  }
+}
+
+bool HttpServer::process_and_close_socket(socket_t sock) {
+  ConnectionStream strm(sock, limits_.io_timeout);
+  bool ret = false;
+  for (std::size_t served = 0; served < keep_alive_max_count_; ++served) {
+    if (!strm.has_buffered() && !wait_for_request(sock, served == 0)) break;
+    const bool closing = closing_.load();
+    bool connection_closed = false;
+    ret = process_request(strm, closing || served + 1 == keep_alive_max_count_, connection_closed, nullptr);
+    if (!ret || connection_closed || closing) break;
+  }
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
+  return ret;
 }
 
 void HttpServer::post_with_body(const std::string& pattern, BodyHandler handler) {

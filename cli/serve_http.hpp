@@ -9,9 +9,12 @@
 // nothing there. Each is set here at run time instead: the backlog by
 // listening again on the bound socket, the body by its own reader, and the
 // threads by a pool of our own (HandlerPool) behind httplib's TaskQueue.
+// Its loop over a connection's requests is its own too, for the shutdown
+// (HttpServer::process_and_close_socket says why).
 // docs/serve.md, "Under load", says what a client sees.
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -27,11 +30,9 @@ namespace april::cli {
 
 // Threads for httplib's connections, started as connections need them, up
 // to `max_threads`, and kept for the next burst; a connection past that
-// waits in the queue for one. It counts the connections that wait, so that
-// a shutdown can answer them before the listener closes (httplib closes a
-// queued connection unread once stopped, and a client would see its
-// connection reset). It outlives one listen, so that listening again after
-// an error leaves the requests being served alone.
+// waits in the queue for one. It outlives one listen, so that listening
+// again after an error leaves the requests being served alone, and at a
+// shutdown it serves what is queued before its threads join.
 class HandlerPool {
  public:
   HandlerPool(std::size_t first_threads, std::size_t max_threads);
@@ -42,15 +43,12 @@ class HandlerPool {
   void enqueue(std::function<void()> job);
   // Runs what is queued, then joins the threads.
   void shutdown();
-  // Waits until no connection waits for a thread, at most `within`; false
-  // if some still wait.
-  bool wait_until_taken(std::chrono::milliseconds within);
 
  private:
   void work();
 
   std::mutex mu_;
-  std::condition_variable has_job_, taken_;
+  std::condition_variable has_job_;
   std::deque<std::function<void()>> jobs_;
   std::vector<std::thread> threads_;
   std::size_t max_threads_ = 0;
@@ -95,16 +93,32 @@ class HttpServer : public httplib::Server {
   // stop, exit 0, as if asked to. Here it listens again on the same port.
   // Throws std::runtime_error when it cannot (for 10 s).
   void serve(const std::string& host, int port);
-  // From any thread, once or more: the listener closes (serve returns once
-  // the connections being served are answered).
+  // From any thread, once or more: the listener closes, and serve returns
+  // once every connection accepted has been answered. A connection's
+  // request already sent, or being sent, is read and answered (the routes
+  // refuse it 503 once the engine is closed) with `Connection: close`; a
+  // kept-alive connection waiting for its next request is closed.
   void stop_serving();
-  // For a shutdown, before stop_serving(): waits until every accepted
-  // connection is being served, at most `within`.
-  bool wait_until_taken(std::chrono::milliseconds within) { return pool_->wait_until_taken(within); }
 
  private:
+  // httplib's own loop over a connection's requests ends, before the
+  // first request is read, once the listener is stopped: a connection
+  // accepted but not yet given a thread would be closed unread, and its
+  // client see it cut with no reply (the load test's SIGTERM caught one
+  // of 20 late requests so). This one reads each accepted connection's
+  // first request whatever happens, and ends a kept-alive one between
+  // requests on stop_serving.
+  bool process_and_close_socket(socket_t sock) override;
+  // Whether a request comes on `sock` within the keep-alive timeout; on a
+  // kept-alive connection (`first` false), false at once on stop_serving.
+  bool wait_for_request(socket_t sock, bool first) const;
+
   HttpLimits limits_;
   std::shared_ptr<HandlerPool> pool_;
+  // stop_serving writes a byte that is never read: the read end stays
+  // readable, which wakes every connection waiting between requests.
+  int stop_wake_[2] = {-1, -1};
+  std::atomic<bool> closing_{false};
   std::mutex serving_mu_;
   bool stopping_ = false;   // guarded by serving_mu_
   bool listening_ = false;  // in listen_after_bind (guarded by serving_mu_)
