@@ -1,6 +1,7 @@
 #include "sim/running_set.hpp"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "base/cache_lines.hpp"
@@ -28,7 +29,7 @@ void RunningSet::admit(Request r) {
   r.base_clock = clock_;
   r.seq = next_seq_++;
   r.dead = false;
-  finishes_.push({finish_clock(r), finish_key(r.seq, slots_.size()), r.req.touched_on_finish});
+  finishes_.push({finish_clock(r), finish_key(r.seq, slots_.size())});
   slot_seq_.push_back(r.seq);
   slots_.push_back(std::move(r));
   ++live_;
@@ -60,10 +61,14 @@ std::array<std::uintptr_t, 5> RunningSet::next_finish_addresses() const {
   const Finish& f = finishes_.top();
   // Integer arithmetic: a stale top's slot may lie past the vectors' ends, and a hint is never read through.
   const std::size_t slot = slot_of(f);
+  // What the submitter reads is in the request's first line, asked for at
+  // the pops (take_finished). A stale top's slot holds another request, or
+  // a dead one: its lines are a wasted fetch, never a wrong result.
+  const auto touched = slot < slots_.size() ? slots_[slot].req.touched_on_finish : std::array<std::uintptr_t, 2>{};
   return {base::cache_lines_of(&f),
           base::cache_lines(reinterpret_cast<std::uintptr_t>(slot_seq_.data()) + slot * sizeof(std::uint64_t), sizeof(std::uint64_t)),
-          base::cache_lines(reinterpret_cast<std::uintptr_t>(slots_.data()) + slot * sizeof(Request), sizeof(Request)),
-          f.touched[0], f.touched[1]};
+          base::cache_lines(reinterpret_cast<std::uintptr_t>(slots_.data()) + slot * sizeof(Request), sizeof(Request)), touched[0],
+          touched[1]};
 }
 
 void RunningSet::take_finished(std::vector<Request>& out) {
@@ -77,6 +82,9 @@ void RunningSet::take_finished(std::vector<Request>& out) {
     }
     finishes_.pop();
   }
+  // The next finish's request, whose hint the engine reads when it
+  // schedules its next boundary (next_finish_addresses).
+  if (!finishes_.empty() && slot_of(finishes_.top()) < slots_.size()) __builtin_prefetch(&slots_[slot_of(finishes_.top())].req.touched_on_finish);
   // Admission order: slots are in it.
   std::sort(finished_.begin(), finished_.end(), [](const Finish& a, const Finish& b) { return slot_of(a) < slot_of(b); });
   for (const Finish& f : finished_) {
@@ -119,7 +127,7 @@ RunningSet::Request RunningSet::take_newest() {
 void RunningSet::rebuild_finishes() {
   finishes_.clear();
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (slot_seq_[i] != kDeadSeq) finishes_.add_unordered({finish_clock(slots_[i]), finish_key(slots_[i].seq, i), slots_[i].req.touched_on_finish});
+    if (slot_seq_[i] != kDeadSeq) finishes_.add_unordered({finish_clock(slots_[i]), finish_key(slots_[i].seq, i)});
   }
   finishes_.heapify();
   stale_finishes_ = 0;

@@ -81,9 +81,8 @@ class RunningSet {
   }
 
  private:
-  // A finish: the request's finish clock, its admission number and slot
-  // (where it sits in slots_, rebuilt on compaction) packed in the key, and
-  // its touched_on_finish, here to hint without reading the request. The
+  // A finish: the request's finish clock, and its admission number and slot
+  // (where it sits in slots_, rebuilt on compaction) packed in the key. The
   // admission numbers are unique, so (clock, key) orders as (clock, seq).
   using Finish = FinishEntry;
   static constexpr int kSlotBits = 24;

@@ -22,10 +22,10 @@ using Reference = std::priority_queue<FinishEntry, std::vector<FinishEntry>, Lat
 TEST(FinishHeap, OrdersByClockThenKey) {
   FinishHeap h;
   EXPECT_TRUE(h.empty());
-  h.push({5, 2, {}});
-  h.push({3, 9, {}});
-  h.push({5, 1, {0x40, 0x80}});
-  h.push({3, 4, {}});
+  h.push({5, 2});
+  h.push({3, 9});
+  h.push({5, 1});
+  h.push({3, 4});
   std::vector<std::pair<std::int64_t, std::uint64_t>> out;
   while (!h.empty()) {
     out.emplace_back(h.top().clock, h.top().key);
@@ -34,21 +34,12 @@ TEST(FinishHeap, OrdersByClockThenKey) {
   EXPECT_EQ(out, (std::vector<std::pair<std::int64_t, std::uint64_t>>{{3, 4}, {3, 9}, {5, 1}, {5, 2}}));
 }
 
-TEST(FinishHeap, CarriesItsHint) {
+TEST(FinishHeap, SiblingGroupsStartOnALine) {
   FinishHeap h;
-  h.push({7, 1, {0x1000, 0x2000}});
-  h.push({9, 2, {0x3000, 0x4000}});
-  EXPECT_EQ(h.top().touched[0], 0x1000U);
-  h.pop();
-  EXPECT_EQ(h.top().touched[1], 0x4000U);
-}
-
-TEST(FinishHeap, SiblingGroupsStartOnA128ByteLine) {
-  FinishHeap h;
-  for (std::uint64_t k = 0; k < 40; ++k) h.push({static_cast<std::int64_t>(k), k, {}});
-  // The root is logical 0; its children, 1..4, must share two lines.
+  for (std::uint64_t k = 0; k < 40; ++k) h.push({static_cast<std::int64_t>(k), k});
+  // The root is logical 0; its children, 1..4, must share one line.
   const auto root = reinterpret_cast<std::uintptr_t>(&h.top());
-  EXPECT_EQ((root + sizeof(FinishEntry)) % 128, 0U);
+  EXPECT_EQ((root + sizeof(FinishEntry)) % 64, 0U);
 }
 
 TEST(FinishHeap, MatchesAPriorityQueueUnderRandomOperations) {
@@ -61,7 +52,7 @@ TEST(FinishHeap, MatchesAPriorityQueueUnderRandomOperations) {
     const auto r = rng() % 100;
     if (r < 48) {
       // Finishes cluster on a few clocks, so ties on the clock are common.
-      const FinishEntry e{clock + static_cast<std::int64_t>(rng() % 64), next_key++, {rng(), rng()}};
+      const FinishEntry e{clock + static_cast<std::int64_t>(rng() % 64), next_key++};
       h.push(e);
       ref.push(e);
     } else if (r < 96) {
@@ -72,7 +63,6 @@ TEST(FinishHeap, MatchesAPriorityQueueUnderRandomOperations) {
       ASSERT_FALSE(h.empty());
       ASSERT_EQ(h.top().clock, ref.top().clock) << "op " << op;
       ASSERT_EQ(h.top().key, ref.top().key) << "op " << op;
-      ASSERT_EQ(h.top().touched, ref.top().touched);
       clock = h.top().clock;
       h.pop();
       ref.pop();
