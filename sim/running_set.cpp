@@ -84,7 +84,9 @@ void RunningSet::take_finished(std::vector<Request>& out) {
   }
   // The next finish's request, whose hint the engine reads when it
   // schedules its next boundary (next_finish_addresses).
-  if (!finishes_.empty() && slot_of(finishes_.top()) < slots_.size()) __builtin_prefetch(&slots_[slot_of(finishes_.top())].req.touched_on_finish);
+  if (!finishes_.empty() && slot_of(finishes_.top()) < slots_.size()) {
+    base::prefetch_lines(base::cache_lines_of(&slots_[slot_of(finishes_.top())].req.touched_on_finish));
+  }
   // Admission order: slots are in it.
   std::sort(finished_.begin(), finished_.end(), [](const Finish& a, const Finish& b) { return slot_of(a) < slot_of(b); });
   for (const Finish& f : finished_) {
