@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "sim/quad_heap.hpp"
+#include "sim/line_heap.hpp"
 #include "sim/time.hpp"
 
 namespace april::sim {
@@ -74,7 +74,7 @@ class EventQueue {
   void drop_cancelled_top();
   void pop_top();  // removes the heap's top and frees its slot's action
 
-  QuadHeap<Key, Earlier, 64> heap_;  // four keys to a cache line
+  LineHeap<Key, Earlier, 64> heap_;  // four keys to a cache line: a 4-ary heap
   // Per slot: the action, the sequence number of the event in it, and whether it was cancelled.
   struct Slot {
     std::function<void()> action;

@@ -23,14 +23,15 @@ std::int64_t RunningSet::finish_clock(const Request& r) const {
 }
 
 void RunningSet::admit(Request r) {
-  // The finish key packs both; a set this large or this long-lived is past any engine's.
-  if (slots_.size() > kSlotMask) throw std::length_error("an engine's running set holds more than 2^24 requests");
-  if (next_seq_ >> (64 - kSlotBits) != 0) throw std::length_error("an engine admitted more than 2^40 requests");
+  // The heap entry packs both; a set this large or this long-lived is past any engine's.
+  if (slots_.size() > FinishEntry::kSlotMask) throw std::length_error("an engine's running set holds more than 2^24 requests");
   r.base_clock = clock_;
-  r.seq = next_seq_++;
   r.dead = false;
-  finishes_.push({finish_clock(r), finish_key(r.seq, slots_.size())});
-  slot_seq_.push_back(r.seq);
+  const std::int64_t finish = finish_clock(r);
+  if (finish >= FinishEntry::kMaxClock) throw std::length_error("an engine ran past 2^40 - 1 iterations");
+  const Finish f = Finish::of(finish, slots_.size());
+  finishes_.push(f);
+  slot_finish_.push_back(f.packed);
   slots_.push_back(std::move(r));
   ++live_;
 }
@@ -38,35 +39,35 @@ void RunningSet::admit(Request r) {
 std::int64_t RunningSet::iterations_to_next_finish() {
   drop_stale_finishes();
   if (finishes_.empty()) throw std::logic_error("no running request to finish");
-  return finishes_.top().clock - clock_;
+  return finishes_.top().clock() - clock_;
 }
 
 void RunningSet::drop_stale_finishes() {
   // Only a preempted request leaves its finish behind: without one, the top is live.
-  while (stale_finishes_ > 0 && !finishes_.empty() && find_live(finishes_.top()) == nullptr) {
+  while (stale_finishes_ > 0 && !finishes_.empty() && !is_live(finishes_.top())) {
     finishes_.pop();
     --stale_finishes_;
   }
 }
 
-RunningSet::Request* RunningSet::find_live(const Finish& f) {
-  // A slot past the end, or reused by a later admission, means it has left.
-  const std::size_t slot = slot_of(f);
-  if (slot >= slot_seq_.size() || slot_seq_[slot] != seq_of(f)) return nullptr;
-  return &slots_[slot];
+bool RunningSet::is_live(const Finish& f) const {
+  // A slot past the end, dead, or holding a later admission's entry means it has left.
+  const std::size_t slot = f.slot();
+  return slot < slot_finish_.size() && slot_finish_[slot] == f.packed;
 }
 
 std::array<std::uintptr_t, 5> RunningSet::next_finish_addresses() const {
   if (finishes_.empty()) return {};
   const Finish& f = finishes_.top();
   // Integer arithmetic: a stale top's slot may lie past the vectors' ends, and a hint is never read through.
-  const std::size_t slot = slot_of(f);
+  const std::size_t slot = f.slot();
   // What the submitter reads is in the request's first line, asked for at
   // the pops (take_finished). A stale top's slot holds another request, or
   // a dead one: its lines are a wasted fetch, never a wrong result.
   const auto touched = slot < slots_.size() ? slots_[slot].req.touched_on_finish : std::array<std::uintptr_t, 2>{};
-  return {base::cache_lines_of(&f),
-          base::cache_lines(reinterpret_cast<std::uintptr_t>(slot_seq_.data()) + slot * sizeof(std::uint64_t), sizeof(std::uint64_t)),
+  // The top and its children's line, which the pop reads first.
+  return {base::cache_lines(reinterpret_cast<std::uintptr_t>(&f), sizeof(Finish) * (1 + FinishHeap::kArity)),
+          base::cache_lines(reinterpret_cast<std::uintptr_t>(slot_finish_.data()) + slot * sizeof(std::uint64_t), sizeof(std::uint64_t)),
           base::cache_lines(reinterpret_cast<std::uintptr_t>(slots_.data()) + slot * sizeof(Request), sizeof(Request)), touched[0],
           touched[1]};
 }
@@ -74,9 +75,11 @@ std::array<std::uintptr_t, 5> RunningSet::next_finish_addresses() const {
 void RunningSet::take_finished(std::vector<Request>& out) {
   drop_stale_finishes();
   finished_.clear();
-  while (!finishes_.empty() && finishes_.top().clock <= clock_) {
-    if (stale_finishes_ == 0 || find_live(finishes_.top()) != nullptr) {
-      finished_.push_back(finishes_.top());
+  while (!finishes_.empty() && finishes_.top().clock() <= clock_) {
+    const Finish f = finishes_.top();
+    if (stale_finishes_ == 0 || is_live(f)) {
+      finished_.push_back(f);
+      slot_finish_[f.slot()] = kDead;  // a stale twin of it, popped next, is then told apart
     } else {
       --stale_finishes_;
     }
@@ -84,19 +87,17 @@ void RunningSet::take_finished(std::vector<Request>& out) {
   }
   // The next finish's request, whose hint the engine reads when it
   // schedules its next boundary (next_finish_addresses).
-  if (!finishes_.empty() && slot_of(finishes_.top()) < slots_.size()) {
-    base::prefetch_lines(base::cache_lines_of(&slots_[slot_of(finishes_.top())].req.touched_on_finish));
+  if (!finishes_.empty() && finishes_.top().slot() < slots_.size()) {
+    base::prefetch_lines(base::cache_lines_of(&slots_[finishes_.top().slot()].req.touched_on_finish));
   }
   // Admission order: slots are in it.
-  std::sort(finished_.begin(), finished_.end(), [](const Finish& a, const Finish& b) { return slot_of(a) < slot_of(b); });
+  std::sort(finished_.begin(), finished_.end(), [](const Finish& a, const Finish& b) { return a.slot() < b.slot(); });
   for (const Finish& f : finished_) {
-    const std::size_t slot = slot_of(f);
-    Request* r = &slots_[slot];
+    Request* r = &slots_[f.slot()];
     materialize(*r);
     out.push_back(std::move(*r));
     r->dead = true;
     r->by_version = {};
-    slot_seq_[slot] = kDeadSeq;
     --live_;
     ++dead_;
   }
@@ -104,15 +105,15 @@ void RunningSet::take_finished(std::vector<Request>& out) {
 }
 
 RunningSet::Request RunningSet::take_newest() {
-  while (!slots_.empty() && slot_seq_.back() == kDeadSeq) {
+  while (!slots_.empty() && slot_finish_.back() == kDead) {
     slots_.pop_back();
-    slot_seq_.pop_back();
+    slot_finish_.pop_back();
     --dead_;
   }
   if (slots_.empty()) throw std::logic_error("no running request to take");
   Request r = std::move(slots_.back());
   slots_.pop_back();
-  slot_seq_.pop_back();
+  slot_finish_.pop_back();
   --live_;
   ++stale_finishes_;  // its finish stays in the heap until it surfaces
   // A KV-starved engine preempts and readmits its newest request every few
@@ -128,8 +129,8 @@ RunningSet::Request RunningSet::take_newest() {
 
 void RunningSet::rebuild_finishes() {
   finishes_.clear();
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (slot_seq_[i] != kDeadSeq) finishes_.add_unordered({finish_clock(slots_[i]), finish_key(slots_[i].seq, i)});
+  for (const std::uint64_t packed : slot_finish_) {
+    if (packed != kDead) finishes_.add_unordered(Finish{packed});
   }
   finishes_.heapify();
   stale_finishes_ = 0;
@@ -144,7 +145,7 @@ std::vector<RunningSet::Request> RunningSet::take_all() {
     out.push_back(std::move(r));
   }
   slots_.clear();
-  slot_seq_.clear();
+  slot_finish_.clear();
   live_ = dead_ = 0;
   finishes_.clear();
   stale_finishes_ = 0;
@@ -153,8 +154,8 @@ std::vector<RunningSet::Request> RunningSet::take_all() {
 
 void RunningSet::compact() {
   slots_.erase(std::remove_if(slots_.begin(), slots_.end(), [](const Request& r) { return r.dead; }), slots_.end());
-  slot_seq_.clear();
-  for (const Request& r : slots_) slot_seq_.push_back(r.seq);
+  slot_finish_.clear();
+  for (const Request& r : slots_) slot_finish_.push_back(Finish::of(finish_clock(r), slot_finish_.size()).packed);
   dead_ = 0;
   rebuild_finishes();  // the slots moved (stale entries go with the old heap)
 }

@@ -33,10 +33,11 @@ struct EngineRequestState {
   std::int32_t held_kv_tok = 0;
   bool dead = false;  // running only: it has left (a tombstone)
   base::TokensByVersion by_version;  // tokens since submission, by version, up to base_clock
-  // Running only: the set's clock its counts are as of, and its admission
-  // number (admission order).
+  // Running only: the set's clock its counts are as of.
   std::int64_t base_clock = 0;
-  std::uint64_t seq = 0;
+  // Unused: keeps the state two whole lines (at 120 bytes most slots of an
+  // array would straddle three).
+  std::uint64_t padding_ = 0;
 };
 static_assert(sizeof(EngineRequestState) == 128, "a new field costs a third cache line per request: weigh it");
 
@@ -81,36 +82,31 @@ class RunningSet {
   }
 
  private:
-  // A finish: the request's finish clock, and its admission number and slot
-  // (where it sits in slots_, rebuilt on compaction) packed in the key. The
-  // admission numbers are unique, so (clock, key) orders as (clock, seq).
+  // A finish: the request's finish clock and its slot (where it sits in
+  // slots_, in admission order, renumbered on compaction) in one word.
   using Finish = FinishEntry;
-  static constexpr int kSlotBits = 24;
-  static constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
-  static std::uint64_t finish_key(std::uint64_t seq, std::size_t slot) { return seq << kSlotBits | slot; }
-  static std::size_t slot_of(const Finish& f) { return static_cast<std::size_t>(f.key & kSlotMask); }
-  static std::uint64_t seq_of(const Finish& f) { return f.key >> kSlotBits; }
   struct VersionMark {
     std::int64_t clock;
     std::int64_t version;
   };
 
   [[nodiscard]] std::int64_t finish_clock(const Request& r) const;
-  // The live request of a heap entry, or nullptr (it has left).
-  Request* find_live(const Finish& f);
+  // Whether a heap entry is its slot's live request's (not one that has left).
+  [[nodiscard]] bool is_live(const Finish& f) const;
   void drop_stale_finishes();
   // The finish heap made again from the live requests alone.
   void rebuild_finishes();
   void compact();
 
   std::int64_t clock_ = 0;
-  std::uint64_t next_seq_ = 0;
   std::vector<Request> slots_;  // in admission order; dead ones until compaction
-  // Each slot's admission number, or kDeadSeq once it has left: the dense copy
-  // that tells a heap entry from a stale one without touching the request's
-  // own cache lines (after a preemption every boundary asks).
-  static constexpr std::uint64_t kDeadSeq = UINT64_MAX;
-  std::vector<std::uint64_t> slot_seq_;
+  // Each slot's live request's heap entry, or kDead once it has left: the
+  // dense copy that tells a heap entry from a stale one without touching the
+  // request's own cache lines (after a preemption every boundary asks). A
+  // stale entry can equal a live one (its slot reused, with the same finish
+  // clock): the first of the two taken marks the slot dead.
+  static constexpr std::uint64_t kDead = UINT64_MAX;
+  std::vector<std::uint64_t> slot_finish_;
   std::size_t live_ = 0, dead_ = 0;
   // Rebuilt in place, with no allocation, when a preemption storm has filled
   // it with stale entries.

@@ -1,5 +1,5 @@
 // The engine's finish heap against std::priority_queue: the same entries come
-// out in the same (clock, key) order under any mix of pushes, pops, clears
+// out in the same (clock, slot) order under any mix of pushes, pops, clears
 // and rebuilds, so that completions and their fingerprints are unchanged.
 #include <gtest/gtest.h>
 
@@ -19,25 +19,29 @@ struct Later {
 };
 using Reference = std::priority_queue<FinishEntry, std::vector<FinishEntry>, Later>;
 
-TEST(FinishHeap, OrdersByClockThenKey) {
+TEST(FinishHeap, OrdersByClockThenSlot) {
   FinishHeap h;
   EXPECT_TRUE(h.empty());
-  h.push({5, 2});
-  h.push({3, 9});
-  h.push({5, 1});
-  h.push({3, 4});
-  std::vector<std::pair<std::int64_t, std::uint64_t>> out;
+  h.push(FinishEntry::of(5, 2));
+  h.push(FinishEntry::of(3, 9));
+  h.push(FinishEntry::of(5, 1));
+  h.push(FinishEntry::of(3, 4));
+  h.push(FinishEntry::of(FinishEntry::kMaxClock - 1, FinishEntry::kSlotMask));
+  h.push(FinishEntry::of(0, FinishEntry::kSlotMask));
+  std::vector<std::pair<std::int64_t, std::size_t>> out;
   while (!h.empty()) {
-    out.emplace_back(h.top().clock, h.top().key);
+    out.emplace_back(h.top().clock(), h.top().slot());
     h.pop();
   }
-  EXPECT_EQ(out, (std::vector<std::pair<std::int64_t, std::uint64_t>>{{3, 4}, {3, 9}, {5, 1}, {5, 2}}));
+  EXPECT_EQ(out, (std::vector<std::pair<std::int64_t, std::size_t>>{
+                     {0, FinishEntry::kSlotMask}, {3, 4}, {3, 9}, {5, 1}, {5, 2}, {FinishEntry::kMaxClock - 1, FinishEntry::kSlotMask}}));
 }
 
 TEST(FinishHeap, SiblingGroupsStartOnALine) {
   FinishHeap h;
-  for (std::uint64_t k = 0; k < 40; ++k) h.push({static_cast<std::int64_t>(k), k});
-  // The root is logical 0; its children, 1..4, must share one line.
+  static_assert(FinishHeap::kArity == 8, "eight 8-byte entries to a line");
+  for (std::size_t k = 0; k < 100; ++k) h.push(FinishEntry::of(static_cast<std::int64_t>(k), k));
+  // The root is logical 0; its children, 1..8, must share one line.
   const auto root = reinterpret_cast<std::uintptr_t>(&h.top());
   EXPECT_EQ((root + sizeof(FinishEntry)) % 64, 0U);
 }
@@ -46,13 +50,13 @@ TEST(FinishHeap, MatchesAPriorityQueueUnderRandomOperations) {
   std::mt19937_64 rng(11);
   FinishHeap h;
   Reference ref;
-  std::uint64_t next_key = 0;
+  std::size_t next_slot = 0;
   std::int64_t clock = 0;
   for (int op = 0; op < 200000; ++op) {
     const auto r = rng() % 100;
     if (r < 48) {
       // Finishes cluster on a few clocks, so ties on the clock are common.
-      const FinishEntry e{clock + static_cast<std::int64_t>(rng() % 64), next_key++};
+      const FinishEntry e = FinishEntry::of(clock + static_cast<std::int64_t>(rng() % 64), next_slot++ & FinishEntry::kSlotMask);
       h.push(e);
       ref.push(e);
     } else if (r < 96) {
@@ -61,9 +65,8 @@ TEST(FinishHeap, MatchesAPriorityQueueUnderRandomOperations) {
         continue;
       }
       ASSERT_FALSE(h.empty());
-      ASSERT_EQ(h.top().clock, ref.top().clock) << "op " << op;
-      ASSERT_EQ(h.top().key, ref.top().key) << "op " << op;
-      clock = h.top().clock;
+      ASSERT_EQ(h.top().packed, ref.top().packed) << "op " << op;
+      clock = h.top().clock();
       h.pop();
       ref.pop();
     } else if (r < 99) {

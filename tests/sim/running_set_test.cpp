@@ -96,6 +96,35 @@ TEST(RunningSet, FinishesLeaveInAdmissionOrderAndPreemptionTakesTheNewest) {
   EXPECT_TRUE(s.empty());
 }
 
+TEST(RunningSet, AStaleFinishEqualToALiveOneTakesTheRequestOnce) {
+  // A heap entry is (finish clock, slot): a preempted request's entry stays
+  // in the heap, and a later admission to its slot with the same finish clock
+  // makes an equal one. The request must leave once, and the stale entry go.
+  RunningSet s;
+  s.set_version(0);
+  s.admit(request(1, 0, 10));  // slot 0, finishes at clock 10
+  s.admit(request(2, 0, 10));  // slot 1, finishes at clock 10
+  EXPECT_EQ(s.take_newest().req.key, 2U);  // its entry (10, slot 1) is stale
+  s.admit(request(3, 0, 10));  // slot 1 again, finishing at 10: an equal entry
+  s.admit(request(4, 0, 12));  // slot 2
+  EXPECT_EQ(s.iterations_to_next_finish(), 10);
+  s.advance(10);
+  std::vector<RunningSet::Request> done;
+  s.take_finished(done);
+  ASSERT_EQ(done.size(), 2U);
+  EXPECT_EQ(done[0].req.key, 1U);
+  EXPECT_EQ(done[1].req.key, 3U);
+  EXPECT_EQ(done[1].req.generated_tok, 10);
+  EXPECT_EQ(s.live(), 1U);
+  EXPECT_EQ(s.iterations_to_next_finish(), 2);
+  s.advance(2);
+  done.clear();
+  s.take_finished(done);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(done[0].req.key, 4U);
+  EXPECT_TRUE(s.empty());
+}
+
 TEST(RunningSet, HintsTheNextRequestToFinishAndItsSubmittersRecords) {
   // The engine hands these to the event that ends its segment, so that the
   // request and the loop's records are in the cache when it runs: they must

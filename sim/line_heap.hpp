@@ -1,11 +1,13 @@
 #pragma once
-// A 4-ary min-heap of small plain entries whose sibling groups start on an
-// `Align`-byte boundary: four siblings share one or two adjacent cache lines,
-// so a level of a sift costs one line pair, and a heap is half as deep as a
-// binary one. Popped in Floyd's order. The engines' finish heaps and the
-// event queue keep one each (issue: per-completion cost flat as the cluster
-// grows). `Before(a, b)`: a comes out first. Entries are unique under it, so
-// the pop order is the one any heap gives.
+// A d-ary min-heap of small plain entries whose sibling groups each fill one
+// `LineBytes` block, aligned: a level of a sift costs one cache line, and the
+// arity is what a line holds (four 16-byte entries, eight 8-byte ones), so
+// the heap is as shallow as a line allows. Popped in Floyd's order. The
+// engines' finish heaps and the event queue keep one each (issue: per-
+// completion cost flat as the cluster grows): a pop's levels are dependent
+// loads, each a miss at 4,096 GPUs, so every level saved is a miss saved.
+// `Before(a, b)`: a comes out first. Entries are unique under it, so the pop
+// order is the one any heap gives.
 #include <cstddef>
 #include <vector>
 
@@ -13,14 +15,14 @@
 
 namespace april::sim {
 
-template <typename T, typename Before, std::size_t Align>
-class QuadHeap {
+template <typename T, typename Before, std::size_t LineBytes>
+class LineHeap {
  public:
-  static constexpr std::size_t kArity = 4;
-  static_assert(kArity * sizeof(T) % Align == 0 || Align % (kArity * sizeof(T)) == 0,
-                "a sibling group must fill whole aligned blocks");
+  static_assert(sizeof(T) <= LineBytes && LineBytes % sizeof(T) == 0, "entries must tile a line");
+  static constexpr std::size_t kArity = LineBytes / sizeof(T);
+  static_assert(kArity >= 2, "a line must hold two entries at least");
 
-  QuadHeap() : v_(kPad) {}
+  LineHeap() : v_(kPad) {}
 
   [[nodiscard]] bool empty() const { return v_.size() == kPad; }
   [[nodiscard]] std::size_t size() const { return v_.size() - kPad; }
@@ -42,7 +44,7 @@ class QuadHeap {
     for (;;) {
       const std::size_t first = kArity * i + 1;
       if (first >= n) break;
-      const std::size_t best = first + kArity <= n ? earliest_of_four(first) : earliest_of_few(first, n);
+      const std::size_t best = first + kArity <= n ? earliest_of_line(first) : earliest_of_few(first, n);
       at(i) = at(best);
       i = best;
     }
@@ -58,8 +60,8 @@ class QuadHeap {
   }
 
  private:
-  // Logical entry i sits at v_[i + kPad]: the children of i, 4i + 1 .. 4i + 4,
-  // then start at a multiple of 4 entries from the aligned base.
+  // Logical entry i sits at v_[i + kPad]: the children of i, d*i + 1 .. d*i + d,
+  // then start at a multiple of d entries (one line) from the aligned base.
   static constexpr std::size_t kPad = kArity - 1;
 
   T& at(std::size_t i) { return v_[i + kPad]; }
@@ -74,11 +76,19 @@ class QuadHeap {
     }
     at(i) = e;
   }
-  // The earliest of the four siblings from `first` (a tournament of selects).
-  std::size_t earliest_of_four(std::size_t first) {
-    const std::size_t a = before(at(first + 1), at(first)) ? first + 1 : first;
-    const std::size_t b = before(at(first + 3), at(first + 2)) ? first + 3 : first + 2;
-    return before(at(b), at(a)) ? b : a;
+  // The earliest of the d siblings from `first`: a tournament of selects,
+  // which a branch predictor cannot get wrong.
+  std::size_t earliest_of_line(std::size_t first) {
+    std::size_t win[kArity];
+    for (std::size_t k = 0; k < kArity; ++k) win[k] = first + k;
+    for (std::size_t width = kArity; width > 1; width /= 2) {
+      for (std::size_t k = 0; k < width / 2; ++k) {
+        const std::size_t a = win[2 * k], b = win[2 * k + 1];
+        // A mask, not a branch or a ternary the compiler may make one.
+        win[k] = a ^ ((a ^ b) & (std::size_t{0} - static_cast<std::size_t>(before(at(b), at(a)))));
+      }
+    }
+    return win[0];
   }
   std::size_t earliest_of_few(std::size_t first, std::size_t n) {
     std::size_t best = first;
@@ -91,7 +101,7 @@ class QuadHeap {
     for (;;) {
       const std::size_t first = kArity * i + 1;
       if (first >= n) break;
-      const std::size_t best = first + kArity <= n ? earliest_of_four(first) : earliest_of_few(first, n);
+      const std::size_t best = first + kArity <= n ? earliest_of_line(first) : earliest_of_few(first, n);
       if (!before(at(best), e)) break;
       at(i) = at(best);
       i = best;
@@ -99,7 +109,7 @@ class QuadHeap {
     at(i) = e;
   }
 
-  std::vector<T, base::AlignedAllocator<T, Align>> v_;
+  std::vector<T, base::AlignedAllocator<T, LineBytes>> v_;
 };
 
 }  // namespace april::sim
