@@ -55,11 +55,11 @@ void Engine::enqueue(Request r) {
 std::int64_t Engine::predicted_outstanding_tok() const {
   std::int64_t sum = 0;
   // A running request's count is the running set's (its clock); a waiting one's is its own.
-  const auto add = [&sum](const Request& r, std::int64_t generated_tok) {
-    if (r.req.predicted_end_tok > 0) sum += std::max<std::int64_t>(1, r.req.predicted_end_tok - generated_tok);
+  const auto add = [&sum](std::int32_t predicted_end_tok, std::int64_t generated_tok) {
+    if (predicted_end_tok > 0) sum += std::max<std::int64_t>(1, predicted_end_tok - generated_tok);
   };
-  running_.for_each_live([&](const Request& r) { add(r, running_.generated_now(r)); });
-  waiting_.for_each([&](const Request& r) { add(r, r.req.generated_tok); });
+  running_.for_each_live([&](const RunningRequest& r) { add(r.predicted_end_tok, running_.generated_now(r)); });
+  waiting_.for_each([&](const Request& r) { add(r.req.predicted_end_tok, r.req.generated_tok); });
   return sum;
 }
 
@@ -212,7 +212,7 @@ void Engine::apply_iterations(std::int64_t iterations, TimeNs end) {
   const auto batch = static_cast<std::int64_t>(running_.live());
   std::int64_t fed = 0;  // context tokens fed (per-token prefill), not new tokens
   if (config_.per_token_prefill) {
-    running_.for_each_live([&](const Request& r) { fed += std::min(iterations, running_.feed_now(r)); });
+    running_.for_each_live([&](const RunningRequest& r) { fed += std::min(iterations, running_.feed_now(r)); });
   }
   // Each running request gains a token (or feeds one) per iteration, under
   // the segment's version: the running set's clock carries all of it.

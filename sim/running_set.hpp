@@ -14,32 +14,51 @@
 #include <utility>
 #include <vector>
 
+#include "base/aligned_allocator.hpp"
 #include "base/version_tokens.hpp"
 #include "sim/engine_request.hpp"
 #include "sim/finish_heap.hpp"
 
 namespace april::sim {
 
-// 128 bytes, two cache lines' worth: a finishing request is fetched ahead of
-// its boundary, and the fewer lines the sooner it arrives (issue: per-
-// completion cost flat as the cluster grows). Not aligned to a line: aligned
-// allocation made the engine's queues slower than the lines it saved.
+// A request as an engine queues it, and as the running set hands it back
+// (finished, preempted or taken), its counts brought to the current clock.
+// 128 bytes: two whole lines in a queue's array.
 struct EngineRequestState {
-  EngineRequest req;               // generated_tok: as of base_clock while running
+  EngineRequest req;
   std::int32_t submitted_tok = 0;  // generated_tok at submission
-  // Context tokens still to feed (per-token prefill) and KV tokens held, as of
-  // base_clock; at most prompt + stop_at, which Engine::submit keeps in 32 bits.
+  // Context tokens still to feed (per-token prefill) and KV tokens held; at
+  // most prompt + stop_at, which Engine::submit keeps in 32 bits.
   std::int32_t feed_tok = 0;
   std::int32_t held_kv_tok = 0;
-  bool dead = false;  // running only: it has left (a tombstone)
-  base::TokensByVersion by_version;  // tokens since submission, by version, up to base_clock
-  // Running only: the set's clock its counts are as of.
-  std::int64_t base_clock = 0;
-  // Unused: keeps the state two whole lines (at 120 bytes most slots of an
+  base::TokensByVersion by_version;  // tokens since submission, by version
+  // Unused: keeps the state two whole lines (at 112 bytes most slots of an
   // array would straddle three).
-  std::uint64_t padding_ = 0;
+  std::array<std::uint64_t, 2> padding_{};
 };
 static_assert(sizeof(EngineRequestState) == 128, "a new field costs a third cache line per request: weigh it");
+
+// A running request as the set keeps it: one 64-byte line, aligned, where the
+// queued form is two (a finish reads and writes it, an admission writes it,
+// and at 4,096 GPUs each line is a miss: issue "per-completion cost flat as
+// the cluster grows"). Its counts are as of base_clock. Its tokens by
+// version before admission (a preempted or adopted request's; none for a
+// fresh one) wait in the set's pool; those since follow from the clock.
+struct RunningRequest {
+  RequestKey key = 0;
+  std::array<std::uintptr_t, 2> touched_on_finish{};  // EngineRequest's
+  std::int64_t base_clock = 0;
+  std::int32_t prompt_tok = 0;
+  std::int32_t generated_tok = 0;
+  std::int32_t stop_at_tok = 0;
+  std::int32_t predicted_end_tok = 0;
+  std::int32_t submitted_tok = 0;
+  std::int32_t feed_tok = 0;
+  std::int32_t held_kv_tok = 0;
+  std::uint32_t earlier : 31 = 0;        // 1 + its entry in the pool; 0: none
+  std::uint32_t stop_is_max_new : 1 = 0;  // EngineRequest's
+};
+static_assert(sizeof(RunningRequest) == 64, "a running request is one cache line");
 
 class RunningSet {
  public:
@@ -58,8 +77,9 @@ class RunningSet {
   void admit(Request r);
   // Iterations until the next live request finishes (feeds its context and reaches stop_at_tok).
   [[nodiscard]] std::int64_t iterations_to_next_finish();
-  // The next request to finish, as base::cache_lines: the heap's top, its
-  // slot's admission number, the request, and what its submitter will read (after iterations_to_next_finish; none when empty).
+  // The next request to finish, as base::cache_lines: the heap's top and its
+  // children, its slot's entry, the request, and what its submitter will read
+  // (after iterations_to_next_finish; none when empty).
   [[nodiscard]] std::array<std::uintptr_t, 5> next_finish_addresses() const;
   // Removes the live requests finished at the current clock, materialized, in admission order.
   void take_finished(std::vector<Request>& out);
@@ -68,16 +88,14 @@ class RunningSet {
   // Removes every live request, materialized, in admission order.
   std::vector<Request> take_all();
 
-  // Brings a request's counts (generated, fed, held KV, tokens by version) to the current clock.
-  void materialize(Request& r) const;
-  // Its counts now, without changing it.
-  [[nodiscard]] std::int64_t generated_now(const Request& r) const;
-  [[nodiscard]] std::int64_t feed_now(const Request& r) const;
+  // A live request's counts now.
+  [[nodiscard]] std::int64_t generated_now(const RunningRequest& r) const;
+  [[nodiscard]] std::int64_t feed_now(const RunningRequest& r) const;
 
   template <typename F>
   void for_each_live(F&& f) const {
-    for (const auto& r : slots_) {
-      if (!r.dead) f(r);
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (slot_finish_[i] != kDead) f(slots_[i]);
     }
   }
 
@@ -90,7 +108,10 @@ class RunningSet {
     std::int64_t version;
   };
 
-  [[nodiscard]] std::int64_t finish_clock(const Request& r) const;
+  [[nodiscard]] static std::int64_t finish_clock(const RunningRequest& r);
+  // Slot `slot`'s request, out of the set (its slot left to the caller),
+  // counts and tokens by version brought to the current clock.
+  Request take_out(std::size_t slot);
   // Whether a heap entry is its slot's live request's (not one that has left).
   [[nodiscard]] bool is_live(const Finish& f) const;
   void drop_stale_finishes();
@@ -99,7 +120,7 @@ class RunningSet {
   void compact();
 
   std::int64_t clock_ = 0;
-  std::vector<Request> slots_;  // in admission order; dead ones until compaction
+  std::vector<RunningRequest, base::AlignedAllocator<RunningRequest, 64>> slots_;  // in admission order; dead ones until compaction
   // Each slot's live request's heap entry, or kDead once it has left: the
   // dense copy that tells a heap entry from a stale one without touching the
   // request's own cache lines (after a preemption every boundary asks). A
@@ -113,6 +134,10 @@ class RunningSet {
   FinishHeap finishes_;  // stale entries skipped
   std::size_t stale_finishes_ = 0;  // entries of preempted requests still in finishes_
   std::vector<VersionMark> marks_;  // the version from each clock on, in clock order
+  // Tokens by version from before admission, for the requests that had some
+  // (RunningRequest::earlier); freed entries are reused.
+  std::vector<base::TokensByVersion> earlier_;
+  std::vector<std::uint32_t> earlier_free_;
   std::vector<Finish> finished_;  // scratch
 };
 

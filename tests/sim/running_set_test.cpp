@@ -54,7 +54,7 @@ TEST(RunningSet, PerTokenPrefillFeedsBeforeItGenerates) {
   EXPECT_EQ(s.iterations_to_next_finish(), 3 + 4);
   s.advance(2);
   std::int64_t feed = -1, generated = -1;
-  s.for_each_live([&](const RunningSet::Request& r) {
+  s.for_each_live([&](const RunningRequest& r) {
     feed = s.feed_now(r);
     generated = s.generated_now(r);
   });
@@ -94,6 +94,39 @@ TEST(RunningSet, FinishesLeaveInAdmissionOrderAndPreemptionTakesTheNewest) {
   ASSERT_EQ(done.size(), 1U);
   EXPECT_EQ(done[0].req.key, 1U);
   EXPECT_TRUE(s.empty());
+}
+
+TEST(RunningSet, APreemptedRequestKeepsItsTokensByVersionWhenReadmitted) {
+  // The set keeps a readmitted request's earlier tokens apart from its own
+  // line (a pool): they must come back whole, with the ones since, and a
+  // freed entry must not leak into the next request that had none.
+  RunningSet s;
+  s.set_version(0);
+  s.admit(request(1, 0, 20));
+  s.advance(3);
+  RunningSet::Request preempted = s.take_newest();
+  EXPECT_EQ(preempted.req.generated_tok, 3);
+  EXPECT_EQ(preempted.by_version, (base::TokensByVersion{{0, 3}}));
+  s.set_version(1);
+  s.admit(std::move(preempted));
+  s.admit(request(2, 0, 30));
+  s.advance(17);
+  std::vector<RunningSet::Request> done;
+  s.take_finished(done);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(done[0].req.key, 1U);
+  EXPECT_EQ(done[0].req.generated_tok, 20);
+  EXPECT_EQ(done[0].by_version, (base::TokensByVersion{{0, 3}, {1, 17}}));
+  s.admit(request(3, 0, 5));  // reuses nothing: it had no earlier tokens
+  s.advance(5);
+  done.clear();
+  s.take_finished(done);
+  ASSERT_EQ(done.size(), 1U);
+  EXPECT_EQ(done[0].req.key, 3U);
+  EXPECT_EQ(done[0].by_version, (base::TokensByVersion{{1, 5}}));
+  auto rest = s.take_all();
+  ASSERT_EQ(rest.size(), 1U);
+  EXPECT_EQ(rest[0].by_version, (base::TokensByVersion{{1, 22}}));
 }
 
 TEST(RunningSet, AStaleFinishEqualToALiveOneTakesTheRequestOnce) {
