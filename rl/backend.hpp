@@ -190,6 +190,10 @@ class Backend {
   // Blocks until at least one sample finishes; returns every sample that
   // finished at that moment, in a deterministic order. Requires work in flight.
   virtual std::vector<SampleProgress> wait_for_completions() = 0;
+  // The same into `out` (its contents replaced): a caller that keeps `out`
+  // from call to call lets a backend that overrides this allocate nothing
+  // per completion (the simulator's, at a large cluster's pace).
+  virtual void wait_for_completions_into(std::vector<SampleProgress>& out) { out = wait_for_completions(); }
   // Stops everything in flight and returns the progress of each request.
   // The abort takes time (DESIGN.md 3: the engines stop at their iteration
   // boundary, plus the abort's own latency): the clock advances by it, and a

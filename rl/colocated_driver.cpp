@@ -63,7 +63,8 @@ StepMetrics ColocatedDriver::run_step() {
                                          "({} accepted of {} needed, {} samples held)",
                                          st.version, st.accepted.size(), loop_.opt_.batch_size, st.held_samples));
     }
-    loop_.record_finished(backend_.wait_for_completions());
+    backend_.wait_for_completions_into(finished_);
+    loop_.record_finished(finished_);
   }
   end_phase(*batch_, m);
   st.metrics = nullptr;

@@ -45,6 +45,7 @@ class ColocatedDriver final : public StepDriver {
   bool drop_unbatched_ = false;
   BackendCounters phase_counters_;
   double phase_start_s_ = 0;
+  std::vector<SampleProgress> finished_;  // each wait's completions, its capacity kept
 };
 
 }  // namespace april::rl

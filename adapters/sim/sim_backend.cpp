@@ -147,24 +147,35 @@ void SimBackend::on_request_finished(std::size_t engine, sim::RequestKey key, st
 }
 
 std::vector<SampleProgress> SimBackend::wait_for_completions() {
+  std::vector<SampleProgress> out;
+  wait_for_completions_into(out);
+  return out;
+}
+
+void SimBackend::wait_for_completions_into(std::vector<SampleProgress>& out) {
   while (finished_.empty()) {
     if (!sim_.has_pending()) throw std::logic_error("wait_for_completions with nothing in flight");
     // Run every event at the next instant, so that all engines agree on it
     // whatever the event granularity (fast-forward or per iteration).
     sim_.run_until(sim_.next_event_time());
   }
-  return wait_for_completions_at_this_instant();
+  take_completions_at_this_instant(out);
 }
 
 std::vector<SampleProgress> SimBackend::wait_for_completions_at_this_instant() {
+  std::vector<SampleProgress> out;
+  take_completions_at_this_instant(out);
+  return out;
+}
+
+void SimBackend::take_completions_at_this_instant(std::vector<SampleProgress>& out) {
   // By engine, stably; usually one engine's, already in order (stable_sort would allocate).
   const auto by_engine = [](const auto& a, const auto& b) { return a.first < b.first; };
   if (!std::is_sorted(finished_.begin(), finished_.end(), by_engine)) std::stable_sort(finished_.begin(), finished_.end(), by_engine);
-  std::vector<SampleProgress> out;
+  out.clear();
   out.reserve(finished_.size());
   for (auto& f : finished_) out.push_back(std::move(f.second));  // cleared next: no copy of tokens-by-version
   finished_.clear();
-  return out;
 }
 
 std::vector<SampleProgress> SimBackend::abort_all() {

@@ -86,6 +86,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   [[nodiscard]] bool lengths_follow_workload() const override { return true; }
   void submit(const SampleRequest& request) override;
   std::vector<SampleProgress> wait_for_completions() override;
+  void wait_for_completions_into(std::vector<SampleProgress>& out) override;
   std::vector<SampleProgress> abort_all() override;
   TrainReport train(const std::vector<TrainSample>& batch, std::int64_t version) override;
   void sync_weights(std::int64_t new_version) override;
@@ -143,6 +144,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   static double train_time_of(const rl::TrainPhases& phases);
   // The samples finished so far, by engine, deterministically ordered; clears them.
   std::vector<SampleProgress> wait_for_completions_at_this_instant();
+  void take_completions_at_this_instant(std::vector<SampleProgress>& out);
   bool train_running_ = false, sync_running_ = false;
   bool train_ended_ = false, sync_ended_ = false;  // at the instant being reported
   std::vector<std::int32_t> pulled_;                 // engines whose pull ended at the instant being reported
