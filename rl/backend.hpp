@@ -145,6 +145,9 @@ class OverlappingBackend {
   // start their next iteration only when this is called again, after the
   // caller has made its decisions for the instant.
   virtual BackendEvents wait_for_events() = 0;
+  // The same into `ev` (all of it replaced), whose vectors' capacity a
+  // backend that overrides this keeps (Backend::wait_for_completions_into).
+  virtual void wait_for_events_into(BackendEvents& ev) { ev = wait_for_events(); }
 
   // Weights through relays (Laminar, arXiv 2510.12633, sections 3-4): the
   // trainer publishes a version to a tier of relays, one per rollout

@@ -172,7 +172,8 @@ StepMetrics OverlappedDriver::run_step() {
       throw std::logic_error(fmt::format("step {}: the policy left nothing in flight, training or syncing ({} groups queued)",
                                          st.version, st.accepted.size()));
     }
-    const BackendEvents ev = overlap_.wait_for_events();
+    overlap_.wait_for_events_into(events_);
+    const BackendEvents& ev = events_;
     // One instant, in this order: samples and groups that completed, the
     // train step that ended, the sync that ended (DESIGN.md 3b); then the
     // pulls, and the trainer's GPUs lent or reclaimed.

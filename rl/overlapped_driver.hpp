@@ -56,6 +56,7 @@ class OverlappedDriver final : public StepDriver {
   BackendCounters window_counters_;
   StepMetrics window_;  // the step in progress
   std::optional<StepMetrics> finished_step_;
+  BackendEvents events_;  // each wait's, its vectors' capacity kept
 };
 
 }  // namespace april::rl

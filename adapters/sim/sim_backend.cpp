@@ -306,6 +306,12 @@ void SimBackend::move_requests(std::int32_t from, std::int32_t to) {
 }
 
 rl::BackendEvents SimBackend::wait_for_events() {
+  rl::BackendEvents ev;
+  wait_for_events_into(ev);
+  return ev;
+}
+
+void SimBackend::wait_for_events_into(rl::BackendEvents& ev) {
   // The caller has made its decisions for the last instant: idle engines start now.
   // Only a resume leaves an engine idle with work (a submission to a running
   // engine kicks it itself), so the scan runs after a sync only.
@@ -317,8 +323,8 @@ rl::BackendEvents SimBackend::wait_for_events() {
     if (!sim_.has_pending()) throw std::logic_error("wait_for_events with nothing in flight, training or syncing");
     sim_.run_until(sim_.next_event_time());
   }
-  rl::BackendEvents ev;
-  ev.finished = wait_for_completions_at_this_instant();
+  take_completions_at_this_instant(ev.finished);
+  ev.train_ended.reset();
   if (train_ended_) {
     ev.train_ended = TrainReport{};
     if (config_.train_time_s) ev.train_ended->phases = train_phases_;
@@ -328,9 +334,8 @@ rl::BackendEvents SimBackend::wait_for_events() {
   ev.reclaimed = reclaimed_;
   train_ended_ = sync_ended_ = lent_ = reclaimed_ = false;
   std::sort(pulled_.begin(), pulled_.end());
-  ev.pulled = std::move(pulled_);
+  ev.pulled.swap(pulled_);
   pulled_.clear();
-  return ev;
 }
 
 void SimBackend::sync_weights(std::int64_t new_version) {

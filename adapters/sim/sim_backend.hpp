@@ -97,6 +97,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   void start_train(const std::vector<TrainSample>& batch, std::int64_t version) override;
   void start_sync(std::int64_t new_version, bool recompute) override;
   rl::BackendEvents wait_for_events() override;
+  void wait_for_events_into(rl::BackendEvents& ev) override;
   [[nodiscard]] bool pulls_per_engine() const override { return true; }
   void start_publish(std::int64_t new_version) override;
   void start_pull(std::int32_t engine) override;
