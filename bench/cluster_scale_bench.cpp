@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/heap_retention.hpp"
 #include "base/huge_page_heap.hpp"
 #include "policies/registry.hpp"
 #include "scenario/scenario.hpp"
@@ -96,6 +97,7 @@ Row run_row_apart(const april::policies::PolicyRegistry& registry, const april::
 int main(int argc, char** argv) {
   // As `april` runs: the heap on transparent huge pages (base/huge_page_heap.hpp).
   april::base::reexec_with_huge_page_heap(argv);
+  april::base::retain_freed_heap();  // kept between steps (base/heap_retention.hpp)
   std::int64_t max_gpus = 4096, steps = 20;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];

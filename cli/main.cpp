@@ -7,6 +7,7 @@
 #include <system_error>
 #include <vector>
 
+#include "base/heap_retention.hpp"
 #include "base/huge_page_heap.hpp"
 #include "cli/commands.hpp"
 #include "cli/live_delegate.hpp"
@@ -72,6 +73,8 @@ int run_command(const std::string& cmd, const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   // Large clusters' runs wait on memory: the heap on huge pages (base/huge_page_heap.hpp).
   april::base::reexec_with_huge_page_heap(argv);
+  // And kept between steps, not faulted in again (base/heap_retention.hpp).
+  april::base::retain_freed_heap();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     // No command: the main job, on the built-in default scenario.
