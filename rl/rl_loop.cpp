@@ -263,6 +263,7 @@ void RlLoop::apply(const policies::Decisions& d) {
     g.prompt_id = std::move(spec.prompt_id);
     g.prompt_tok = spec.prompt_tok;
     g.correct = std::move(spec.correct);
+    g.samples.reserve(spec.response_tok.size());  // one allocation, not one per doubling
     for (std::int32_t t : spec.response_tok) g.samples.push_back(RolloutSample{t, 0, {}, false, false});
     if (g.samples.empty() || g.samples.size() > 0xfffffU) throw std::invalid_argument("a group needs 1 to 1M samples");
     submit_group(state_.groups.emplace(std::move(g)));

@@ -179,6 +179,7 @@ TakenBatch RolloutState::take_batch(const std::vector<GroupId>& batch, StepMetri
   TakenBatch out;
   std::int64_t trained = 0, masked = 0;
   out.samples.reserve(batch.size() * (batch.empty() ? 0 : group(batch.front()).samples.size()));
+  out.ids.reserve(batch.size());
   for_each_group_fetched_ahead(batch, [&](GroupId id) {
     RolloutGroup& g = group(id);
     out.ids.emplace_back(id, g.prompt_id);
