@@ -11,8 +11,13 @@ Decisions take_from_buffer_fifo(const RolloutView& view, std::int64_t max_groups
   const auto n = std::min<std::int64_t>(max_groups, static_cast<std::int64_t>(buf.size()));
   for (std::int64_t i = 0; i < n; ++i) {
     const GroupId id = buf[static_cast<std::size_t>(i)];
-    const GroupInfo info = view.group(id);
-    const bool stale = max_staleness >= 0 && info.oldest_version >= 0 && view.step() - info.oldest_version > max_staleness;
+    // A group's oldest version takes a pass over its samples: asked only where
+    // a cap applies (a step resumes tens of thousands of groups at 4,096 GPUs).
+    bool stale = false;
+    if (max_staleness >= 0 && !restart_all) {
+      const GroupInfo info = view.group(id);
+      stale = info.oldest_version >= 0 && view.step() - info.oldest_version > max_staleness;
+    }
     d.take_from_buffer.push_back({id, restart_all || stale});
   }
   return d;
