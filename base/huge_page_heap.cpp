@@ -9,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/sanitized.hpp"
+
 namespace april::base {
 
 namespace {
@@ -25,19 +27,6 @@ std::string kernel_thp_modes() {
   std::getline(in, modes);
   return modes;
 }
-
-constexpr bool kSanitized =
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-    true;
-#else
-    false;
-#endif
-#else
-    false;
-#endif
 
 }  // namespace
 
@@ -62,7 +51,7 @@ void reexec_with_huge_page_heap(char** argv) {
   s.ran_by_interpreter = getauxval(AT_BASE) != 0;
   const char* preload = std::getenv("LD_PRELOAD");
   s.under_valgrind = preload != nullptr && std::strstr(preload, "vgpreload") != nullptr;
-  s.sanitized = kSanitized;
+  s.sanitized = kSanitizedBuild;
   const auto value = huge_page_tunables(s);
   if (!value) return;
   if (setenv(kBefore, s.tunables != nullptr ? s.tunables : "", 1) != 0) return;

@@ -8,25 +8,13 @@
 #include <cstring>
 
 #include "base/heap_retention.hpp"
+#include "base/sanitized.hpp"
 
 namespace april::base {
 namespace {
 
-constexpr bool kSanitized =
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-    true;
-#else
-    false;
-#endif
-#else
-    false;
-#endif
-
 TEST(HeapRetention, AFreedBlockOfTensOfMiBStaysInTheHeap) {
-  if (kSanitized) GTEST_SKIP() << "a sanitizer's allocator replaces glibc's";
+  if (kSanitizedBuild) GTEST_SKIP() << "a sanitizer's allocator replaces glibc's";
   retain_freed_heap();
   constexpr std::size_t kBlockBytes = std::size_t{24} << 20;
   const struct mallinfo2 before = mallinfo2();
