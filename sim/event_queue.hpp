@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "sim/line_heap.hpp"
+#include "base/aligned_allocator.hpp"
 #include "sim/time.hpp"
 
 namespace april::sim {
@@ -42,45 +42,49 @@ class EventQueue {
   EventId push(TimeNs time, std::uint32_t tag, std::function<void()> action, PrefetchHint hint = {});
   // Asks the cache for the next event's hint.
   void prefetch_next() const;
-  // Cancelled events are dropped lazily when they reach the top; a cancel is
-  // O(1) (engines cut their segments at every submission to a busy engine,
-  // so a large run cancels about as often as it schedules).
+  // The event leaves at once (O(log slots)); a handle of an event that has
+  // run or been cancelled cancels nothing.
   void cancel(EventId id);
-  [[nodiscard]] bool empty();
-  [[nodiscard]] TimeNs next_time();  // requires !empty()
-  Event pop();                       // requires !empty()
-  [[nodiscard]] std::size_t size_including_cancelled() const { return heap_.size(); }
+  [[nodiscard]] bool empty() const { return pending_ == 0; }
+  [[nodiscard]] TimeNs next_time() const;  // requires !empty()
+  Event pop();                             // requires !empty()
+  [[nodiscard]] std::size_t size() const { return pending_; }
 
  private:
-  // The heap orders 16-byte plain keys, four siblings to a cache line (a
-  // 4-ary heap: 6 levels at 4,096 events where a binary heap of the 24-byte
-  // keys it replaced was 12, each of them part of a line); each event's
-  // action waits in a slot of its own (the heap was 5-8% of a 4,096-GPU run;
-  // issue: per-completion cost flat as the cluster grows).
   struct Key {
     TimeNs time;
     std::uint64_t order;  // seq << kSlotBits | slot: unique, so (time, order) sorts as (time, seq)
   };
-  // Without branches: the heap's sift compares keys whose order a branch
-  // predictor cannot guess.
-  struct Earlier {
-    bool operator()(const Key& a, const Key& b) const {
-      return static_cast<bool>(static_cast<int>(a.time < b.time) | (static_cast<int>(a.time == b.time) & static_cast<int>(a.order < b.order)));
-    }
-  };
   static constexpr unsigned kSlotBits = 24;  // at most 2^24 events pending at once (16.7 million)
   static constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
+  // A free slot's leaf: after every event (no real order is all ones: seq < 2^40).
+  static constexpr std::uint64_t kNoOrder = UINT64_MAX;
   static std::uint32_t slot_of(const Key& k) { return static_cast<std::uint32_t>(k.order & kSlotMask); }
-  void drop_cancelled_top();
-  void pop_top();  // removes the heap's top and frees its slot's action
 
-  LineHeap<Key, Earlier, 64> heap_;  // four keys to a cache line: a 4-ary heap
-  // Per slot: the action, the sequence number of the event in it, and whether it was cancelled.
+  // The pending events are a winner tree over the slots (a tournament):
+  // leaf `leaves_ + s` holds slot s's key (a free slot's is after all), and
+  // every node above holds the earlier of its two children, so the root,
+  // node 1, is the next event. A pop or cancel replays its leaf's path to the
+  // root, a push climbs it while its key wins. Unlike a heap's sift, whose
+  // next load depends on the comparison before it, a path is fixed by the
+  // slot: its siblings' loads all issue at once, and the comparisons run
+  // from registers (a 4-ary heap's pop was the largest cost that grew with
+  // the cluster: 6 dependent levels at 4,096 GPUs' 2,048 pending events;
+  // issue: per-completion cost flat as the cluster grows). Keys are unique,
+  // so the order of events is the one any priority queue gives.
+  void replay(std::size_t leaf);               // the path of `leaf`, after its key grew
+  void climb(std::size_t leaf, const Key& k);  // `leaf` was a free slot's; now holds k
+  void release(std::uint32_t slot);            // the slot's event leaves; the slot is free
+  void grow();                                 // doubles the leaves
+
+  std::vector<Key, base::AlignedAllocator<Key, 64>> nodes_;  // 2 x leaves_; nodes_[0] unused
+  std::size_t leaves_ = 0;                                    // a power of two, at least the slots
+  std::size_t pending_ = 0;
+  // Per slot: the action, the sequence number of the event in it (UINT64_MAX: free), and its hint.
   struct Slot {
     std::function<void()> action;
     std::uint64_t seq = UINT64_MAX;
     std::uint32_t tag = 0;
-    bool cancelled = false;
     PrefetchHint hint;
   };
   std::vector<Slot> slots_;

@@ -3,9 +3,11 @@
 // `LineBytes` block, aligned: a level of a sift costs one cache line, and the
 // arity is what a line holds (four 16-byte entries, eight 8-byte ones), so
 // the heap is as shallow as a line allows. Popped in Floyd's order. The
-// engines' finish heaps and the event queue keep one each (issue: per-
-// completion cost flat as the cluster grows): a pop's levels are dependent
-// loads, each a miss at 4,096 GPUs, so every level saved is a miss saved.
+// engines' finish heaps keep one each (issue: per-completion cost flat as
+// the cluster grows): a pop's levels are dependent loads, each a miss at
+// 4,096 GPUs, so every level saved is a miss saved. (The event queue kept
+// one too, until a tournament over its slots, whose loads do not depend on
+// each other, beat it: sim/event_queue.hpp.)
 // `Before(a, b)`: a comes out first. Entries are unique under it, so the pop
 // order is the one any heap gives.
 #include <cstddef>

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "sim/simulator.hpp"
@@ -99,6 +102,51 @@ TEST(EventQueue, FingerprintDependsOnTheEventSequence) {
   EXPECT_EQ(run(1, 2), run(1, 2));
   EXPECT_NE(run(1, 2), run(2, 1));  // same times, other tags order
   EXPECT_NE(run(1, 2), run(1, 3));
+}
+
+// The queue against a plain ordered set, over thousands of pushes, pops and
+// cancels that grow it past several sizes of its tree: the same events run,
+// in the same (time, scheduling) order.
+TEST(EventQueue, RunsWhatAnOrderedSetWouldInItsOrder) {
+  Simulator sim;
+  std::set<std::pair<std::int64_t, std::uint64_t>> expected;  // (time, scheduling index)
+  std::vector<std::pair<std::int64_t, std::uint64_t>> ran;
+  std::vector<std::pair<EventId, std::pair<std::int64_t, std::uint64_t>>> handles;
+  std::uint64_t x = 0x9E3779B97F4A7C15ULL, scheduled = 0;
+  auto next = [&x] {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return x;
+  };
+  for (int round = 0; round < 20000; ++round) {
+    const std::uint64_t r = next() % 100;
+    if (r < 55 || expected.empty()) {
+      // Few distinct times, so that ties are common.
+      const std::int64_t t = sim.now().ns() + static_cast<std::int64_t>(next() % 50);
+      const std::uint64_t idx = scheduled++;
+      const EventId id = sim.schedule_at(TimeNs(t), 0, [&ran, t, idx] { ran.emplace_back(t, idx); });
+      expected.emplace(t, idx);
+      handles.push_back({id, {t, idx}});
+    } else if (r < 90) {
+      const auto first = *expected.begin();
+      expected.erase(expected.begin());
+      ASSERT_EQ(sim.next_event_time(), TimeNs(first.first));
+      ASSERT_TRUE(sim.step());
+      ASSERT_EQ(ran.back(), first);
+    } else {
+      // Cancel a random handle: pending, run or cancelled already.
+      const auto& [id, what] = handles[next() % handles.size()];
+      sim.cancel(id);
+      expected.erase(what);
+    }
+  }
+  while (!expected.empty()) {
+    const auto first = *expected.begin();
+    expected.erase(expected.begin());
+    ASSERT_TRUE(sim.step());
+    ASSERT_EQ(ran.back(), first);
+  }
+  EXPECT_FALSE(sim.step());
+  EXPECT_FALSE(sim.has_pending());
 }
 
 }  // namespace
