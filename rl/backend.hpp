@@ -80,16 +80,19 @@ struct TrainSample {
 struct TrainBatchTokens {
   std::int64_t samples = 0, tokens = 0, longest_tok = 0;
   double attention_pairs = 0;  // sum of L (L + 1) / 2: the query-key pairs of causal attention
+
+  // Counts one sample of `tok` prompt + response tokens.
+  void add(std::int64_t tok) {
+    ++samples;
+    tokens += tok;
+    attention_pairs += static_cast<double>(tok) * static_cast<double>(tok + 1) / 2.0;
+    if (tok > longest_tok) longest_tok = tok;
+  }
 };
+inline std::int64_t train_tokens_of(const TrainSample& s) { return std::int64_t{s.prompt_tok} + s.response_tok; }
 inline TrainBatchTokens train_batch_tokens(const std::vector<TrainSample>& batch) {
   TrainBatchTokens b;
-  b.samples = static_cast<std::int64_t>(batch.size());
-  for (const auto& s : batch) {
-    const std::int64_t tok = std::int64_t{s.prompt_tok} + s.response_tok;
-    b.tokens += tok;
-    b.attention_pairs += static_cast<double>(tok) * static_cast<double>(tok + 1) / 2.0;
-    if (tok > b.longest_tok) b.longest_tok = tok;
-  }
+  for (const auto& s : batch) b.add(train_tokens_of(s));
   return b;
 }
 

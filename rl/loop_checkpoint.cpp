@@ -129,6 +129,21 @@ void RlLoop::load_state(const base::JsonValue& j) {
     state_.buffer.push_back(hold_group_from_json(state_, gj).id);
   }
   if (j.has("overlapped")) driver_->load(j.at("overlapped"));
+  // The step metrics read the held tokens from the accounts
+  // (RolloutState::held_tok): they must add up to what the groups hold.
+  // All are at least 0: each step below stays in range.
+  std::int64_t rest = state_.total_generated;
+  bool adds_up = true;
+  for (const std::int64_t part : {state_.total_trained, state_.total_masked, state_.total_wasted}) {
+    adds_up = adds_up && part <= rest;
+    if (adds_up) rest -= part;
+  }
+  if (!adds_up || rest != state_.counted_held_tok()) {
+    j.at("total_generated_tok")
+        .fail(fmt::format("{} generated tokens are not trained ({}) + masked ({}) + wasted ({}) + held in its groups ({})",
+                          state_.total_generated, state_.total_trained, state_.total_masked, state_.total_wasted,
+                          state_.counted_held_tok()));
+  }
 }
 
 }  // namespace april::rl

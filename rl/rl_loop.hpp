@@ -90,7 +90,7 @@ class RlLoop final : public policies::RolloutView {
   [[nodiscard]] std::int64_t total_wasted_tok() const { return state_.total_wasted; }
   // Between colocated steps only buffered groups are held; overlapped, also
   // the groups in flight and those queued for training.
-  [[nodiscard]] std::int64_t buffered_tok() const { return state_.held_tok(); }
+  [[nodiscard]] std::int64_t buffered_tok() const { return state_.counted_held_tok(); }  // counted over the groups
   // Segments of a buffered group's samples, for tests and traces.
   [[nodiscard]] std::vector<std::vector<Segment>> group_segments(policies::GroupId id) const;
   [[nodiscard]] std::vector<SampleState> group_samples(policies::GroupId id) const override;

@@ -67,7 +67,7 @@ std::int64_t RolloutState::group_tokens(const RolloutGroup& g) {
   return n;
 }
 
-std::int64_t RolloutState::held_tok() const {
+std::int64_t RolloutState::counted_held_tok() const {
   std::int64_t n = 0;
   groups.for_each([&](const RolloutGroup& g) { n += group_tokens(g); });
   return n;

@@ -102,5 +102,25 @@ TEST(GroupStore, ACheckpointHoldingAGroupTwiceOrFarApartIsRefusedByPath) {
   }
 }
 
+// The step metrics take the held tokens from the accounts, so a checkpoint
+// whose accounts do not add up to what its groups hold is refused.
+TEST(GroupStore, ACheckpointWhoseTokenAccountsDoNotAddUpIsRefusedByField) {
+  testing::Fixture f("handcheck", {"cluster.gpus=2", "cluster.engines=2", "rollout_batch_size=1", "april.alpha=2"});
+  scenario::Simulation sim(f.config, f.registry, "april",
+                           testing::with_trace({testing::group("g0", {2, 5}), testing::group("g1", {5})}));
+  const nlohmann::json state = state_with_a_buffered_group(sim);
+  EXPECT_GT(sim.loop().buffered_tok(), 0);
+  nlohmann::json off = state;
+  off["total_generated_tok"] = state["total_generated_tok"].get<std::int64_t>() + 1;
+  try {
+    sim.loop().load_state(off);
+    FAIL() << "accounts one token off were loaded";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("total_generated_tok"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("held in its groups"), std::string::npos) << e.what();
+  }
+  sim.loop().load_state(state);  // as written: loads
+}
+
 }  // namespace
 }  // namespace april
