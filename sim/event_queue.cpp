@@ -53,7 +53,7 @@ void EventQueue::cancel(EventId id) {
 
 void EventQueue::release(std::uint32_t slot) {
   const std::size_t leaf = leaves_ + slot;
-  nodes_[leaf] = Key{TimeNs(INT64_MAX), kNoOrder};
+  nodes_[leaf] = kFreeLeaf;
   replay(leaf);
   // Free: a later handle to it no longer matches. Its action has been moved
   // out (pop) or goes now (cancel); the hint stays until the slot is reused.
@@ -86,7 +86,7 @@ void EventQueue::climb(std::size_t leaf, const Key& k) {
 
 void EventQueue::grow() {
   const std::size_t leaves = leaves_ == 0 ? 8 : 2 * leaves_;
-  std::vector<Key, base::AlignedAllocator<Key, 64>> nodes(2 * leaves, Key{TimeNs(INT64_MAX), kNoOrder});
+  std::vector<Key, base::AlignedAllocator<Key, 64>> nodes(2 * leaves, kFreeLeaf);
   for (std::size_t s = 0; s < leaves_; ++s) nodes[leaves + s] = nodes_[leaves_ + s];
   for (std::size_t i = leaves - 1; i >= 1; --i) nodes[i] = earlier_of(nodes[2 * i], nodes[2 * i + 1]);
   nodes_.swap(nodes);

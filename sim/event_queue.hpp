@@ -59,6 +59,7 @@ class EventQueue {
   static constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
   // A free slot's leaf: after every event (no real order is all ones: seq < 2^40).
   static constexpr std::uint64_t kNoOrder = UINT64_MAX;
+  static constexpr Key kFreeLeaf{TimeNs(INT64_MAX), kNoOrder};
   static std::uint32_t slot_of(const Key& k) { return static_cast<std::uint32_t>(k.order & kSlotMask); }
 
   // The pending events are a winner tree over the slots (a tournament):
