@@ -180,6 +180,14 @@ std::vector<GenResult> KvEngine::step() {
   std::int64_t active = 0;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = slots_[i];
+    if (s.active && s.fresh && !s.out.finished) {
+      // The decode writes K/V for every slot. A slot prefilled at this step
+      // sits it out, but its cache is live: it gets its own next token at its
+      // next position, which its first decode writes again (with the same
+      // values), instead of token 0 over its prompt's first position.
+      tok[i] = s.seq[static_cast<std::size_t>(s.cached)];
+      pos[i] = s.cached;
+    }
     if (!s.active || s.out.finished || s.fresh) continue;
     tok[i] = s.seq[static_cast<std::size_t>(s.cached)];
     pos[i] = s.cached;

@@ -278,5 +278,45 @@ TEST(KvEngine, ARequestsOutputIsTheSameAloneAndInAFullBatch) {
   }
 }
 
+// Requests admitted while others decode (april serve's case: a request arrives
+// at any step) each get the tokens they get alone, whatever the slot count,
+// prefill mode and temperature. A batched prefill's slots sit out that step's
+// decode, which must not write over their prompts' cache.
+TEST(KvEngine, RequestsAdmittedWhileOthersDecodeGetTheirOwnTokens) {
+  for (std::int64_t slots : {2, 3, 8}) {
+    for (bool exact : {false, true}) {
+      for (double temperature : {0.0, 1.0}) {
+        EngineOptions o;
+        o.slots = slots, o.temperature = temperature, o.exact_prefill = exact, o.eos = {}, o.device = test_device();
+        std::vector<GenRequest> requests;
+        requests.push_back({1, {7, 8, 9}, 0, 40, 5});
+        for (std::uint64_t k = 0; k < 10; ++k) {
+          std::vector<std::int32_t> ctx = {11, 22, static_cast<std::int32_t>(3 + k), 12};
+          for (std::uint64_t j = 0; j < k % 4; ++j) ctx.push_back(static_cast<std::int32_t>(4 + (j * 5 + k) % 19));
+          requests.push_back({10 + k, ctx, 0, static_cast<std::int32_t>(6 + k % 5), 70 + k});
+        }
+        std::map<std::uint64_t, std::vector<std::int32_t>> expected;
+        for (const auto& r : requests) {
+          KvEngine alone(make_model(4), o);
+          expected[r.key] = run_alone(alone, r);
+        }
+        KvEngine e(make_model(4), o);
+        std::map<std::uint64_t, std::vector<std::int32_t>> got;
+        std::size_t next = 0;
+        for (int step = 0; got.size() < requests.size(); ++step) {
+          ASSERT_LT(step, 2000);
+          // One request now and then, so each lands beside running decodes.
+          if (next < requests.size() && step % 3 == 0) e.add(requests[next++]);
+          for (auto& d : e.step()) got[d.key] = d.tokens;
+        }
+        for (const auto& r : requests) {
+          EXPECT_EQ(got[r.key], expected[r.key])
+              << "slots " << slots << ", exact prefill " << exact << ", temperature " << temperature << ", request " << r.key;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace april::live
