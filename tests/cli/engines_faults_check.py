@@ -147,7 +147,7 @@ for mode, want, timeout_s, within_s in [
 
 
 def start_serve():
-    return serve_process.start(april, checkpoint, "--exact-prefill")
+    return serve_process.start(april, checkpoint, *serve_process.prefill_flags())
 
 
 def kill_when_busy(proc, url):

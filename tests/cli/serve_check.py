@@ -36,7 +36,7 @@ def check(ok, what):
 
 
 def start_server():
-    return serve_process.start(april, checkpoint, "--exact-prefill", "--slots", "8")
+    return serve_process.start(april, checkpoint, *serve_process.prefill_flags(), "--slots", "8")
 
 
 def post(url, path, body, timeout=60):

@@ -54,7 +54,7 @@ def check(ok, what):
 
 
 def start_server(*extra):
-    p, url = serve_process.start(april, checkpoint, "--exact-prefill", *extra)
+    p, url = serve_process.start(april, checkpoint, *serve_process.prefill_flags(), *extra)
     return p, int(url.rsplit(":", 1)[1])
 
 

@@ -2,8 +2,19 @@
 check waits for the same readiness line and gives up the same way.
 
 Standard library only (/usr/bin/python3)."""
+import os
 import subprocess
 import time
+
+
+def prefill_flags():
+    """The prefill mode a check's servers run in: the default flags (batched
+    prefill), or --exact-prefill when APRIL_SERVE_PREFILL=exact. ctest runs
+    each serve check both ways."""
+    mode = os.environ.get("APRIL_SERVE_PREFILL", "batched")
+    if mode not in ("batched", "exact"):
+        raise SystemExit(f"FAIL: APRIL_SERVE_PREFILL={mode!r}: batched or exact")
+    return ["--exact-prefill"] if mode == "exact" else []
 
 
 def start(april, checkpoint, *extra, within_s=60):

@@ -86,8 +86,8 @@ def idle(url, within_s=10):
     return False
 
 
-a, url_a = serve_process.start(april, checkpoint, "--exact-prefill", "--slots", "8")
-b, url_b = serve_process.start(april, checkpoint, "--exact-prefill", "--slots", "8")
+a, url_a = serve_process.start(april, checkpoint, *serve_process.prefill_flags(), "--slots", "8")
+b, url_b = serve_process.start(april, checkpoint, *serve_process.prefill_flags(), "--slots", "8")
 try:
     # 1. The model list names what is served; its id is the body's "model".
     models = get(url_a, "/v1/models")
@@ -175,7 +175,7 @@ try:
     p = subprocess.run(no_engines + ["--policy", "sync", "--engine-api", "vllm"], capture_output=True, text=True)
     check(p.returncode != 0 and "give --engines" in p.stderr, f"--engine-api without --engines: {p.stderr!r}")
     # 6. SIGTERM with a stream open: it ends with its finish reason and [DONE], not cut.
-    c, url_c = serve_process.start(april, checkpoint, "--exact-prefill", "--slots", "8")
+    c, url_c = serve_process.start(april, checkpoint, *serve_process.prefill_flags(), "--slots", "8")
     conn = http.client.HTTPConnection(url_c.split("//")[1], timeout=30)
     conn.request("POST", "/v1/completions", json.dumps({"prompt": prompt, "max_tokens": 240, "temperature": 0, "ignore_eos": True,
                                                         "stream": True}), {"Content-Type": "application/json"})
