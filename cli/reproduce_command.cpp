@@ -15,14 +15,16 @@ namespace april::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: april reproduce FILE... [--json] [--fit]\n"
+    "usage: april reproduce FILE... [--json] [--fit | --no-fit]\n"
     "  Each FILE holds a published setup in scenario keys, its source, the inputs the source does not state\n"
     "  (fitted on one row) and the measured rows (docs/published-runs.md). Prints every published figure\n"
     "  beside april's prediction and the relative error; the fitted row is marked, every other row is a\n"
     "  prediction. A speedup is the step time of the row's speedup_over row over its own. Ends with the\n"
     "  median absolute error of every prediction and of the step times and speedups alone.\n"
     "  --json prints a list of {source, row, metric, published, predicted, error, fitted_row}.\n"
-    "  --fit runs the file's searches on its fit row and prints the values its \"fitted\" object should hold.\n";
+    "  --fit runs the file's searches on its fit row and prints the values its \"fitted\" object should hold.\n"
+    "  --no-fit ignores every fitted value: each row runs on the defaults and what the source states, as a\n"
+    "  prediction for a cluster that has not run yet; no row counts as fitted.\n";
 
 // "what: N figures, median absolute error X%, largest Y%" over |relative errors|.
 void print_error_summary(const char* what, const std::vector<double>& errors) {
@@ -36,7 +38,7 @@ void print_error_summary(const char* what, const std::vector<double>& errors) {
 
 int reproduce_command(const std::vector<std::string>& args) {
   std::vector<std::string> files;
-  bool json = false, fit = false;
+  bool json = false, fit = false, no_fit = false;
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
       fmt::print("{}", kUsage);
@@ -44,11 +46,16 @@ int reproduce_command(const std::vector<std::string>& args) {
     }
     if (a == "--json") json = true;
     else if (a == "--fit") fit = true;
+    else if (a == "--no-fit") no_fit = true;
     else if (!a.empty() && a[0] == '-') throw std::invalid_argument(fmt::format("unknown option '{}'\n{}", a, kUsage));
     else files.push_back(a);
   }
   if (files.empty()) {
     print_error(fmt::format("april reproduce: no FILE\n{}", kUsage));
+    return 2;
+  }
+  if (fit && no_fit) {
+    print_error(fmt::format("april reproduce: --fit and --no-fit exclude each other\n{}", kUsage));
     return 2;
   }
   const auto registry = policies::builtin_policies();
@@ -61,8 +68,10 @@ int reproduce_command(const std::vector<std::string>& args) {
     return 0;
   }
   nlohmann::json all = nlohmann::json::array();
+  std::vector<double> all_errors, all_goal_errors;  // over every file, for the closing summary
+  std::size_t all_speedups = 0, all_winners_right = 0;
   for (const auto& s : setups) {
-    const auto results = studies::reproduce(s, registry);
+    const auto results = studies::reproduce(s, registry, no_fit);
     if (json) {
       for (const auto& r : results) {
         all.push_back({{"source", s.source.value("title", s.path)}, {"row", r.row}, {"metric", r.metric}, {"published", r.published},
@@ -70,8 +79,9 @@ int reproduce_command(const std::vector<std::string>& args) {
       }
       continue;
     }
-    fmt::print("{}\n  {}\n  fitted on '{}': {}\n\n", s.path, s.source.value("title", ""), fmt::join(studies::fitted_rows(s), "', '"),
-               s.fitted.dump());
+    if (no_fit) fmt::print("{}\n  {}\n  nothing fitted: the defaults and what the source states\n\n", s.path, s.source.value("title", ""));
+    else fmt::print("{}\n  {}\n  fitted on '{}': {}\n\n", s.path, s.source.value("title", ""), fmt::join(studies::fitted_rows(s), "', '"),
+                    s.fitted.dump());
     std::size_t w = 4;
     for (const auto& r : results) w = std::max(w, r.row.size());
     fmt::print("  {:<{}} {:<14} {:>10} {:>10} {:>8}\n", "row", w, "metric", "published", "april", "error");
@@ -93,6 +103,16 @@ int reproduce_command(const std::vector<std::string>& args) {
     print_error_summary("step times and speedups", goal_errors);
     if (speedups > 0) fmt::print("  faster run right in {} of {} speedups\n", winners_right, speedups);
     fmt::print("\n");
+    all_errors.insert(all_errors.end(), errors.begin(), errors.end());
+    all_goal_errors.insert(all_goal_errors.end(), goal_errors.begin(), goal_errors.end());
+    all_speedups += speedups;
+    all_winners_right += winners_right;
+  }
+  if (!json && setups.size() > 1) {
+    fmt::print("all {} files\n", setups.size());
+    print_error_summary("predictions", all_errors);
+    print_error_summary("step times and speedups", all_goal_errors);
+    if (all_speedups > 0) fmt::print("  faster run right in {} of {} speedups\n", all_winners_right, all_speedups);
   }
   if (json) fmt::print("{}\n", all.dump(2));
   return 0;

@@ -192,11 +192,12 @@ std::vector<std::string> fitted_rows(const PublishedSetup& s) {
   return out;
 }
 
-std::vector<Reproduced> reproduce(const PublishedSetup& s, const policies::PolicyRegistry& registry) {
-  const auto fitted = fitted_rows(s);
+std::vector<Reproduced> reproduce(const PublishedSetup& s, const policies::PolicyRegistry& registry, bool no_fit) {
+  const auto fitted = no_fit ? std::vector<std::string>{} : fitted_rows(s);
+  const auto inputs = no_fit ? nlohmann::json::object() : s.fitted;
   // Every row runs once; a speedup then divides two rows' step times.
   std::map<std::string, std::map<std::string, double>> predicted;
-  for (const auto& row : s.rows) predicted[row.name] = run_row(s, row, s.fitted, registry);
+  for (const auto& row : s.rows) predicted[row.name] = run_row(s, row, inputs, registry);
   std::vector<Reproduced> out;
   for (const auto& row : s.rows) {
     const auto& mine = predicted.at(row.name);

@@ -75,8 +75,9 @@ struct Reproduced {
 // search's own row, once each, in that order.
 std::vector<std::string> fitted_rows(const PublishedSetup& setup);
 
-// Simulates every row with the fitted inputs.
-std::vector<Reproduced> reproduce(const PublishedSetup& setup, const policies::PolicyRegistry& registry);
+// Simulates every row with the fitted inputs, or with none of them (`no_fit`:
+// the defaults and what the source states; then no row counts as fitted).
+std::vector<Reproduced> reproduce(const PublishedSetup& setup, const policies::PolicyRegistry& registry, bool no_fit = false);
 // Runs the setup's searches on its fit row, in order, each with the values
 // found before it; returns key -> value (what "fitted" should then hold).
 nlohmann::json fit_unknowns(const PublishedSetup& setup, const policies::PolicyRegistry& registry);
