@@ -16,6 +16,7 @@ int db_command(const std::vector<std::string>& args);
 int model_command(const std::vector<std::string>& args);
 int hardware_command(const std::vector<std::string>& args);
 int reproduce_command(const std::vector<std::string>& args);
+int components_command(const std::vector<std::string>& args);
 int plan_command(const std::vector<std::string>& args);
 // In `april-live` only (they need the live backend).
 int live_command(const std::vector<std::string>& args);

@@ -35,6 +35,7 @@ constexpr const char* kUsage =
     "  model      show a model's parameters, weight and KV bytes, FLOPs and engine memory (built-in or config.json)\n"
     "  hardware   show the built-in accelerators (or a hardware file): FLOP/s, HBM, links, node shape\n"
     "  reproduce  published runs (verl's, ...) beside april's predictions, with the errors\n"
+    "  components the engine and trainer models against published serving and training benchmarks, fitted\n"
     "  policies   list scheduling policies with their parameters and defaults\n"
     "  keys       list every scenario key with unit, default and meaning (--markdown)\n"
     "\n"
@@ -57,6 +58,7 @@ int run_command(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "model") return model_command(args);
   if (cmd == "hardware") return hardware_command(args);
   if (cmd == "reproduce") return reproduce_command(args);
+  if (cmd == "components") return components_command(args);
   if (cmd == "plan") return plan_command(args);
   if (cmd == "calibrate") return calibrate_command(args);
   if (cmd == "live" || cmd == "profile" || cmd == "validate" || cmd == "generate" || cmd == "serve") return run_live_program(cmd, args);

@@ -21,6 +21,7 @@
 #include "sim/train_sync_knobs.hpp"
 #include "studies/plan.hpp"
 #include "studies/run_batch.hpp"
+#include "studies/prediction_trust.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -217,6 +218,7 @@ int plan_command(const std::vector<std::string>& args) {
       if (!r.excluded.empty()) fmt::print("  {}: {}\n", r.plan.label(), r.excluded);
     }
   }
+  fmt::print("\n{}\n", studies::prediction_trust_line(base, ""));
   return 0;
 }
 

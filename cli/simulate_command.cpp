@@ -19,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/report_table.hpp"
+#include "studies/prediction_trust.hpp"
 #include "policies/elastic_policy.hpp"
 #include "sim/elastic_switch.hpp"
 #include "cli/terminal_progress.hpp"
@@ -112,6 +113,7 @@ int simulate_command(const std::vector<std::string>& args) {
   }
   progress.finish();
   print_report_table(rows);
+  fmt::print("{}\n", studies::prediction_trust_line(config, trace));
 
   if (!timeline_path.empty()) {
     base::ChromeTrace chrome;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "studies/grid.hpp"
+#include "studies/prediction_trust.hpp"
 #include "scenario/design_space.hpp"
 #include "scenario/simulation.hpp"
 #include "base/atomic_file.hpp"
@@ -256,6 +257,8 @@ int whatif_command(const std::vector<std::string>& args) {
     fmt::print(table, "\nnot run, no design ({}):\n", not_run.size());
     for (const auto& n : not_run) fmt::print(table, "  {}\n", n);
   }
+  // The first combination's kind (the varied keys rarely change model or framework).
+  fmt::print(table, "{}\n", studies::prediction_trust_line(plan.front().config, trace));
 
   if (!csv_out.empty()) {
     std::string csv;

@@ -47,6 +47,13 @@ namespace april::scenario {
 //    per-tensor rows (0.2582 ms, was 0): multi-node per_tensor, bucketed
 //    and checkpoint_engine syncs cost more per transfer. Runs report
 //    trainer_lent_s (elastic splits' lent time).
-inline constexpr std::int64_t kModelVersion = 10;
+// 11: defaults fitted on component benchmarks (sim/fitted_defaults.hpp):
+//    engine compute / HBM efficiency, iteration overhead, the routed experts'
+//    own compute efficiency, collective latency per ring step (tp - 1 per
+//    collective); the trainer's MFU, a fixed cost per micro-batch, full
+//    activation recomputation on by default, the TP activation all-reduces of
+//    each layer, and FSDP gathers of each model-parallel rank's parameters
+//    (not the whole model's) under TP, PP or EP.
+inline constexpr std::int64_t kModelVersion = 11;
 
 }  // namespace april::scenario

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "sim/engine_memory.hpp"
+#include "sim/fitted_defaults.hpp"
 #include "sim/hardware.hpp"
 #include "sim/model_catalog.hpp"
 
@@ -65,11 +66,12 @@ void declare_engine_knobs(base::ConfigSchema& s) {
   // "Where tensor-parallel inference hits the NVLink wall", 2026).
   s.add({keys::kEngineLinkEfficiency.name, KnobType::Double, 0.77, "", "roofline: achieved fraction of the scale-up link in collectives",
          base::in_range(0.01, 1)});
-  // Small decode all-reduces are latency-bound: a few microseconds for
-  // CUDA-graph custom all-reduce kernels inside a node (vLLM / SGLang
-  // custom_all_reduce), more through NCCL. An estimate; calibrate it where measured.
-  s.add({keys::kEngineCollectiveLatencyUs.name, KnobType::Double, 5.0, "us",
-         "roofline: fixed cost of each collective of a tensor- or expert-parallel engine (2 all-reduces per layer)",
+  // Fitted on serving benchmarks (sim/fitted_defaults.hpp): what a TP engine's
+  // decode pays per collective beyond its bytes (the all-reduce kernel's
+  // latency, and the work around it that a TP=1 engine does not do).
+  s.add({keys::kEngineCollectiveLatencyUs.name, KnobType::Double, fitted::kEngineCollectiveLatencyUs, "us",
+         "roofline: fixed cost of each collective of a tensor- or expert-parallel engine (2 all-reduces per layer) per "
+         "ring step: a collective of TP t takes t - 1 of them",
          base::in_range(0, kMaxIterationCostUnits)});
   s.add({keys::kEngineMaxRunning.name, KnobType::Int, std::int64_t{256}, "requests", "cap on running requests per engine; 0 = no cap",
          base::in_range(0, 1 << 20)});
@@ -93,11 +95,14 @@ void declare_engine_knobs(base::ConfigSchema& s) {
          "linear model: cost per token of a prefill padded to its longest context (admitted x longest)", base::in_range(0, kMaxIterationCostUnits)});
   s.add({keys::kEngineConstantIterationUs.name, KnobType::Double, 1000.0, "us", "iteration time of the constant model",
          base::in_range(1e-3, kMaxIterationCostUnits)});
-  s.add({keys::kEngineComputeEfficiency.name, KnobType::Double, 0.6, "", "roofline: achieved fraction of peak FLOP/s",
+  // Fitted on serving benchmarks (sim/fitted_defaults.hpp, `april components`).
+  s.add({keys::kEngineComputeEfficiency.name, KnobType::Double, fitted::kEngineComputeEfficiency, "",
+         "roofline: achieved fraction of peak FLOP/s", base::in_range(0.01, 1)});
+  s.add({keys::kEngineMoeComputeEfficiency.name, KnobType::Double, fitted::kEngineMoeComputeEfficiency, "",
+         "roofline: achieved fraction of peak FLOP/s in the routed experts' grouped GEMMs (MoE models)", base::in_range(0.01, 1)});
+  s.add({keys::kEngineHbmEfficiency.name, KnobType::Double, fitted::kEngineHbmEfficiency, "", "roofline: achieved fraction of HBM bandwidth",
          base::in_range(0.01, 1)});
-  s.add({keys::kEngineHbmEfficiency.name, KnobType::Double, 0.8, "", "roofline: achieved fraction of HBM bandwidth",
-         base::in_range(0.01, 1)});
-  s.add({keys::kEngineIterationOverheadUs.name, KnobType::Double, 500.0, "us",
+  s.add({keys::kEngineIterationOverheadUs.name, KnobType::Double, fitted::kEngineIterationOverheadUs, "us",
          "roofline: fixed cost per iteration (scheduling, sampling, launches)", base::in_range(0, kMaxIterationCostUnits)});
   s.add({keys::kEnginePrefill.name, KnobType::String, std::string("batched"), "",
          "batched: admitted contexts are prefilled in one pass that yields their first token; per_token: contexts are fed one "
@@ -169,6 +174,7 @@ std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c
   const auto layout = engine_layout(c);
   RooflineParams p;
   p.compute_efficiency = c.get(sim::keys::kEngineComputeEfficiency);
+  p.moe_compute_efficiency = c.get(sim::keys::kEngineMoeComputeEfficiency);
   p.hbm_efficiency = c.get(sim::keys::kEngineHbmEfficiency);
   p.overhead_ns = std::llround(c.get(sim::keys::kEngineIterationOverheadUs) * 1000.0);
   p.tensor_parallel = layout.tensor_parallel;

@@ -53,6 +53,7 @@ inline constexpr base::DoubleKey kEngineLinearPerRequestUs{"engine.linear_per_re
 inline constexpr base::DoubleKey kEngineLinearPrefillBaseUs{"engine.linear_prefill_base_us"};
 inline constexpr base::DoubleKey kEngineLinkEfficiency{"engine.link_efficiency"};
 inline constexpr base::IntKey kEngineMaxRunning{"engine.max_running"};
+inline constexpr base::DoubleKey kEngineMoeComputeEfficiency{"engine.moe_compute_efficiency"};
 inline constexpr base::StringKey kEnginePrefill{"engine.prefill"};
 inline constexpr base::DoubleKey kEngineSlowdownBesideTrain{"engine.slowdown_beside_train"};
 inline constexpr base::StringKey kEngineWeightDtype{"engine.weight_dtype"};

@@ -94,7 +94,15 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
     non_routed_bytes_ = model.weight_bytes(p.weight_dtype) - routed_experts_ * expert_bytes_all_layers_;
   }
   dense_weights_ns_ = bounded(model.weight_bytes(p.weight_dtype) / weight_bytes_s_ * 1e9, 1e12, "weight read ns");
-  linear_fs_per_tok_ = bounded(model.linear_flops_per_token() / flop_s * 1e15, 1e15, "fs per token");
+  // The routed experts' FLOPs (k experts of 3 matrices per token in every MoE
+  // layer) at their own efficiency, the rest at the dense one.
+  const double routed_flops = model.is_moe() ? 2.0 * static_cast<double>(model.experts_per_token) *
+                                                   static_cast<double>(model.expert_params()) * static_cast<double>(model.moe_layers())
+                                             : 0.0;
+  const double moe_flop_s =
+      p.moe_compute_efficiency > 0 ? tp * hw.peak_flop_s(fp8) * p.moe_compute_efficiency : flop_s;
+  linear_fs_per_tok_ = bounded(((model.linear_flops_per_token() - routed_flops) / flop_s + routed_flops / moe_flop_s) * 1e15, 1e15,
+                               "fs per token");
   attn_fs_per_ctx_ = bounded(model.attention_flops_per_token(1, true) / flop_s * 1e15, 1e12, "fs per cached token");
   prefill_attn_fs_per_ctx_ = bounded(model.attention_flops_per_token(1, false) / flop_s * 1e15, 1e12, "fs per attention pair");
   // KV per GPU (engine_memory.hpp): GQA heads split over tp, an MLA latent
@@ -120,7 +128,8 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
     const double bytes_per_tok = static_cast<double>(all_reduces) * act * 2.0 * (tp - 1.0) / tp +
                                  static_cast<double>(all_to_alls) * act * static_cast<double>(model.experts_per_token) * ep_share;
     comm_fs_per_tok_ = bounded(bytes_per_tok / link * 1e15, 1e15, "collective fs per token");
-    comm_fixed_ns_ = (all_reduces + all_to_alls) * p.collective_latency_ns;
+    // A ring collective takes tp - 1 steps each way, each a link latency.
+    comm_fixed_ns_ = (all_reduces + all_to_alls) * p.collective_latency_ns * (p.tensor_parallel - 1);
   }
 }
 

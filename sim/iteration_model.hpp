@@ -68,7 +68,10 @@ struct RooflineParams {
   DType kv_dtype = DType::BF16;
   bool dp_attention = false;  // each GPU caches and attends its own requests (EngineLayout::dp_attention)
   double link_efficiency = 0.77;         // achieved fraction of the scale-up link in collectives
-  std::int64_t collective_latency_ns = 0;  // fixed cost of each all-reduce / all-to-all
+  std::int64_t collective_latency_ns = 0;  // fixed cost of each all-reduce / all-to-all per ring step (tp - 1 of them)
+  // compute_efficiency for the routed experts' grouped GEMMs, whose
+  // per-expert batches are small and uneven; 0: compute_efficiency.
+  double moe_compute_efficiency = 0;
 };
 
 // One continuous-batching iteration of an engine of `tensor_parallel` GPUs,

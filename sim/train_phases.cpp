@@ -120,7 +120,11 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
   const auto bubble = [&](double passes) {
     if (s.pipeline_parallel == 1) return 1.0;
     const double micro = std::max(1.0, std::ceil(tokens_per_pipeline / passes / static_cast<double>(s.micro_batch_tok)));
-    return deepest * (1.0 + (pp - 1.0) / micro);
+    return deepest * (1.0 + (pp - 1.0) / (micro * static_cast<double>(s.virtual_pipeline)));
+  };
+  // Micro-batches each GPU runs in one pass over `passes` equal parts of the batch.
+  const auto micro_batches = [&](double passes) {
+    return passes * std::max(1.0, std::ceil(tokens_per_pipeline / passes / static_cast<double>(s.micro_batch_tok)));
   };
   // Uneven data-parallel shares: every group waits for the busiest.
   DpImbalance imbalance;
@@ -129,11 +133,28 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
     imbalance = verl_dp_imbalance(b.sample_tok, layout, model.linear_flops_per_token(), model.attention_flops_per_token(1, false));
   }
   const double forward_s = forward_flops / flop_s * bubble(1.0) * imbalance.forward;
-  if (s.old_logprob) t.old_logprob_s = forward_s;
-  if (s.ref_logprob) t.ref_logprob_s = forward_s;
+  // Tensor parallelism: each layer's forward all-reduces its activations twice
+  // (after attention and after the MLP; with sequence parallelism an
+  // all-gather and a reduce-scatter, the same bytes), the backward twice
+  // more, in bf16 over the ring of the TP group, not overlapped with compute
+  // (Megatron's default; Narayanan et al. 2021, section 3.2). A pipeline
+  // stage holds layers / pp of the layers; the tokens are its DP x CP share.
+  double tp_forward_s = 0;
+  if (s.tensor_parallel > 1) {
+    const double tp = static_cast<double>(s.tensor_parallel);
+    const double tokens = static_cast<double>(b.tokens) / (dp * static_cast<double>(s.context_parallel));
+    const double bytes = 2.0 * std::ceil(layers / pp) * tokens * static_cast<double>(model.hidden) * 2.0 * 2.0 * (tp - 1.0) / tp;
+    tp_forward_s = bytes / collective_bytes_s(hw, s.tensor_parallel, s.link_efficiency);
+  }
+  const double forward_fixed_s = (s.micro_batch_overhead_s > 0 ? s.micro_batch_overhead_s * micro_batches(1.0) : 0.0) + tp_forward_s;
+  if (s.old_logprob) t.old_logprob_s = forward_s + forward_fixed_s;
+  if (s.ref_logprob) t.ref_logprob_s = forward_s + forward_fixed_s;
   // Backward is twice the forward's FLOPs (Kaplan et al. 2020: 6N per token in all).
   const double mini = static_cast<double>(s.ppo_mini_batches), epochs = static_cast<double>(s.ppo_epochs);
-  t.update_s = epochs * 3.0 * forward_flops / flop_s * bubble(mini) * imbalance.update;
+  const double passes = s.full_recompute ? 4.0 : 3.0;
+  t.update_s = epochs * passes * forward_flops / flop_s * bubble(mini) * imbalance.update;
+  if (s.micro_batch_overhead_s > 0) t.update_s += epochs * 3.0 * s.micro_batch_overhead_s * micro_batches(mini);
+  t.update_s += epochs * (passes - 1.0) * tp_forward_s;  // the backward's two, and a recomputed forward's
 
   const double shard = params_per_gpu(model, s);
   const double steps = mini * epochs;
@@ -152,9 +173,15 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
     // (HSDP, verl's fsdp_size below the GPU count) each GPU's fp32 gradient
     // shard is then all-reduced across them. Prefetching hides the
     // collectives behind compute, so only what exceeds it shows.
-    const double shard_gpus = static_cast<double>(s.fsdp_shard());
-    const double replicas = gpus / shard_gpus;
-    const double params = static_cast<double>(model.total_params());
+    // FSDP shards what each GPU's model-parallel rank holds: with TP, PP or
+    // EP beside it (torchtitan's 2D/3D layouts) that is params_per_gpu, not the
+    // whole model; FSDP's group is the data-parallel GPUs of that rank.
+    // (Context parallelism splits sequences, not parameters: verl's Ulysses
+    // groups share the FSDP mesh.)
+    const double rank_gpus = gpus / static_cast<double>(s.tensor_parallel * s.pipeline_parallel);
+    const double shard_gpus = std::min(static_cast<double>(s.fsdp_shard()), rank_gpus);
+    const double replicas = std::max(1.0, rank_gpus / shard_gpus);
+    const double params = shard;
     const double gather_s = (shard_gpus - 1.0) / shard_gpus * params * 2.0 / collective_bytes_s(hw, s.fsdp_shard(), s.link_efficiency);
     const double replica_s = replicas > 1.0 ? 2.0 * (replicas - 1.0) / replicas * params / shard_gpus * 4.0 /
                                                   collective_bytes_s(hw, s.gpus, s.link_efficiency)

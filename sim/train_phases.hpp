@@ -57,6 +57,16 @@ struct TrainerSetup {
   bool old_logprob = true;
   bool ref_logprob = false;
   std::int64_t micro_batch_tok = 16384;  // tokens per micro-batch per GPU (verl ppo_max_token_len_per_gpu)
+  // Interleaved 1F1B: model chunks per pipeline stage (Megatron
+  // --num-layers-per-virtual-pipeline-stage); the bubble shrinks by this factor.
+  std::int64_t virtual_pipeline = 1;
+  // Fixed cost of each micro-batch's forward (twice that for its backward):
+  // kernel launches, the framework's bookkeeping, small collectives.
+  double micro_batch_overhead_s = 0;
+  // Full activation recomputation (verl's enable_gradient_checkpointing,
+  // Megatron's --recompute-granularity full): the backward runs the forward
+  // again, 4 forwards' FLOPs per update instead of 3.
+  bool full_recompute = false;
   bool offload = false;                  // colocated: state to host after the update, back before it
   // Megatron's optimizer CPU offload (--optimizer-cpu-offload with
   // --optimizer-offload-fraction F and --use-precision-aware-optimizer;

@@ -8,6 +8,7 @@
 #include "sim/checkpoint_tensors.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/cluster_topology.hpp"
+#include "sim/fitted_defaults.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/hardware.hpp"
 #include "sim/model_catalog.hpp"
@@ -134,7 +135,18 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "disaggregated: wall time per train step outside its compute, not slowed by engines: handing the batch to the "
          "trainer and its end back (an RPC to a remote trainer; on a shared host, waking the trainer's idle CPU)",
          base::in_range(0, kMaxFixedCost_s)});
-  s.add({keys::kTrainMfu.name, KnobType::Double, 0.35, "", "trainer model FLOPs utilisation", base::in_range(0.01, 1)});
+  // Fitted on training-throughput benchmarks (sim/fitted_defaults.hpp, `april components`).
+  s.add({keys::kTrainMfu.name, KnobType::Double, fitted::kTrainMfu, "", "trainer model FLOPs utilisation in the layers' matmuls",
+         base::in_range(0.01, 1)});
+  s.add({keys::kTrainMicroBatchOverheadS.name, KnobType::Double, fitted::kTrainMicroBatchOverheadS, "s",
+         "fixed cost of each micro-batch's forward on a GPU (twice that for its backward): launches, the framework's "
+         "bookkeeping, small collectives",
+         base::in_range(0, kMaxFixedCost_s)});
+  // verl's actor enables gradient checkpointing in its trainer config and
+  // example scripts (actor_rollout_ref.model.enable_gradient_checkpointing
+  // True), and slime's model scripts pass --recompute-granularity full.
+  s.add({keys::kTrainFullRecompute.name, KnobType::Bool, true, "",
+         "full activation recomputation: the backward runs each layer's forward again (4 forwards of FLOPs per update, not 3)", {}});
   s.add({keys::kTrainFixedS.name, KnobType::Double, 0.0, "s",
          "fixed cost per train step: phases: what they leave out (logging, data loading); flops: all but the "
          "forward and backward (2 s before model version 7)",
@@ -238,6 +250,8 @@ TrainerSetup trainer_setup(const base::Config& c) {
   s.context_parallel = c.get(sim::keys::kTrainContextParallel);
   s.expert_parallel = c.get(sim::keys::kTrainExpertParallel);
   s.mfu = c.get(sim::keys::kTrainMfu);
+  s.micro_batch_overhead_s = c.get(sim::keys::kTrainMicroBatchOverheadS);
+  s.full_recompute = c.get(sim::keys::kTrainFullRecompute);
   s.ppo_mini_batches = c.get(sim::keys::kTrainPpoMiniBatches);
   s.ppo_epochs = c.get(sim::keys::kTrainPpoEpochs);
   s.old_logprob = c.get(sim::keys::kTrainOldLogprob);

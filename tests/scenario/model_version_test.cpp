@@ -72,6 +72,7 @@ const std::map<std::int64_t, std::string> kPinnedDigests = {
     {9, "147d223c081f6084"},  // the fingerprint tells engines apart (times and tokens as in 8)
     {10, "95f3e946b245edbe"},  // memory as the driver reports it, per-transfer cost growing with the nodes;
                                // a KV-bound default run and a two-node per_tensor sync pinned too
+    {11, "6bda7b0f49969bec"},  // defaults fitted on component benchmarks; trainer recompute, TP all-reduces, FSDP under TP/EP
 };
 
 TEST(ModelVersion, ChangesWheneverSimulatedResultsChange) {

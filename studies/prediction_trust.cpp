@@ -1,0 +1,68 @@
+#include "studies/prediction_trust.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/engine_knobs.hpp"
+#include "sim/model_catalog.hpp"
+#include "sim/train_sync_knobs.hpp"
+
+namespace april::studies {
+
+namespace {
+
+// The checks' figures: `april components` (calibration/) and
+// `april reproduce --no-fit examples/published/*.json` (step times and
+// speed-ups). Kept equal to them by ctest.
+constexpr int kServingRows = 56, kTrainingRows = 18;
+constexpr double kServingLeftOut = 0.089, kTrainingLeftOut = 0.190;
+constexpr double kVerlFullyAsyncNoFitError = 2.038;
+
+}  // namespace
+
+const std::vector<CheckedRunKind>& checked_run_kinds() {
+  static const std::vector<CheckedRunKind> kinds = {
+      {"qwen2", "fsdp", "examples/published/verl-fully-async-qwen2.5-math-7b.json", 9, kVerlFullyAsyncNoFitError},
+  };
+  return kinds;
+}
+
+const ComponentErrors& component_errors() {
+  static const ComponentErrors e{kServingRows, kTrainingRows, kServingLeftOut, kTrainingLeftOut};
+  return e;
+}
+
+std::string prediction_trust_line(const base::Config& c, const std::string& trace) {
+  std::string workload;
+  if (!trace.empty()) {
+    workload = fmt::format("the lengths of trace {}", trace);
+  } else {
+    bool own = false;
+    const auto assigned = c.assigned();
+    for (auto it = assigned.begin(); it != assigned.end(); ++it) own = own || it.key().rfind("workload.", 0) == 0;
+    workload = own ? "the long-tail generator with your workload.* keys" : "the long-tail generator's default lengths, not your prompts'";
+  }
+  const auto& e = component_errors();
+  std::string published;
+  const auto model = sim::resolve_model(c.get(sim::keys::kModel));
+  const auto& framework = c.get(sim::keys::kTrainFramework);
+  const auto& kinds = checked_run_kinds();
+  const auto kind = std::find_if(kinds.begin(), kinds.end(),
+                                 [&](const CheckedRunKind& k) { return k.model_type == model.model_type && k.framework == framework; });
+  if (kind == kinds.end()) {
+    published = fmt::format("no published run of this kind ({} with {}) was checked", model.model_type, framework);
+  } else {
+    published = fmt::format("published runs of this kind ({} with {}), nothing fitted: median error {:.0f}% over {} step times and "
+                            "speed-ups",
+                            kind->model_type, kind->framework, 100.0 * kind->median_abs_error, kind->figures);
+  }
+  return fmt::format(
+      "trust: workload from {}; engine within {:.0f}% (median, left out) of {} serving benchmarks, trainer within {:.0f}% of {} "
+      "training benchmarks; {} (docs/published-runs.md)",
+      workload, 100.0 * e.serving_left_out, e.serving_rows, 100.0 * e.training_left_out, e.training_rows, published);
+}
+
+}  // namespace april::studies

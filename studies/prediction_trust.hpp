@@ -1,0 +1,37 @@
+#pragma once
+// How far to trust a prediction: the line `april simulate`, `whatif` and
+// `plan` print under their tables. It says where the workload comes from and
+// the error measured on predictions of the same kind: the cost models'
+// leave-one-out errors on component benchmarks, and the published RL runs of
+// this model family and training framework checked with nothing fitted
+// (docs/published-runs.md). The figures are the checks' own; ctest
+// `components.fit_matches_defaults` and `cli.reproduce_published_runs` fail
+// when a check's figure drifts from what is recorded here.
+#include <string>
+#include <vector>
+
+#include "base/config.hpp"
+
+namespace april::studies {
+
+// One kind of published RL run that `april reproduce --no-fit` checks.
+struct CheckedRunKind {
+  std::string model_type;  // the config.json's model_type ("qwen2")
+  std::string framework;   // train.framework ("fsdp", "megatron")
+  std::string file;        // examples/published/...
+  int figures = 0;         // step times and speed-ups predicted
+  double median_abs_error = 0;
+};
+
+struct ComponentErrors {
+  int serving_rows = 0, training_rows = 0;
+  double serving_left_out = 0, training_left_out = 0;  // median |error|, leave-one-out
+};
+
+const std::vector<CheckedRunKind>& checked_run_kinds();
+const ComponentErrors& component_errors();
+
+// "trust: workload ...; engine ...; trainer ...; published runs of this kind ..."
+std::string prediction_trust_line(const base::Config& c, const std::string& trace);
+
+}  // namespace april::studies

@@ -1,0 +1,83 @@
+"""`april components` on the component benchmarks in calibration/: the fit of
+every default equals the built-in default (`april keys`) within rounding, the
+engine's leave-one-out median error holds its goal (<= 10%), the trainer's
+stays where docs/published-runs.md reports it, and a bad row is refused
+naming the file, the row and the field.
+
+Then the trust line `april simulate` prints quotes these figures, and the
+median error of `april reproduce --no-fit` on the published verl run, as they
+are now.
+
+usage: components_check.py APRIL CALIBRATION_DIR PUBLISHED_VERL_JSON WORKDIR
+Runs with /usr/bin/python3 and its standard library only."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+april, calibration, verl, work = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+serving = os.path.join(calibration, "serving_rows.json")
+training = os.path.join(calibration, "training_rows.json")
+p = subprocess.run([april, "components", "--serving", serving, "--training", training, "--json"], capture_output=True, text=True)
+check(p.returncode == 0, f"components: {p.stderr[-400:]}")
+out = json.loads(p.stdout) if p.returncode == 0 else {}
+
+keys = subprocess.run([april, "keys"], capture_output=True, text=True, check=True).stdout
+defaults = {m.group(1): float(m.group(2)) for m in re.finditer(r"^\s+(\S+)\s+number\s+default ([-0-9.e+]+)[ ,]", keys, re.M)}
+
+for part in ("serving", "training"):
+    for key, value in out.get(part, {}).get("fitted", {}).items():
+        check(key in defaults, f"{part}: fitted key {key} is no scenario key")
+        if key in defaults:
+            check(abs(defaults[key] - value) <= 0.005 * abs(value),
+                  f"{part}: {key} default {defaults[key]} drifted from its fit {value:.4g} (sim/fitted_defaults.hpp)")
+
+serving_out, training_out = out.get("serving", {}), out.get("training", {})
+check(len(serving_out.get("rows", [])) >= 20, f"serving: {len(serving_out.get('rows', []))} rows, the check needs 20")
+check(serving_out.get("median_abs_left_out_error", 1) <= 0.10,
+      f"serving: leave-one-out median {serving_out.get('median_abs_left_out_error')} above 10%")
+# The trainer's goal (10%) is not met yet: its error is held where the docs report it.
+reported = 0.190
+got = training_out.get("median_abs_left_out_error", 1)
+check(abs(got - reported) <= 0.01, f"training: leave-one-out median {got:.3f}, docs/published-runs.md reports {reported}")
+
+# The trust line: the same figures, rounded as printed.
+p = subprocess.run([april, "reproduce", verl, "--no-fit", "--json"], capture_output=True, text=True)
+check(p.returncode == 0, f"reproduce --no-fit: {p.stderr[-300:]}")
+goal = sorted(abs(r["error"]) for r in json.loads(p.stdout or "[]") if r["metric"] in ("step_s", "speedup"))
+no_fit = (goal[(len(goal) - 1) // 2] + goal[len(goal) // 2]) / 2 if goal else 0
+for sets, want in [([], "no published run of this kind (qwen3 with megatron) was checked"),
+                   (["--set", "model=qwen2.5-math-7b", "--set", "train.framework=fsdp"],
+                    f"nothing fitted: median error {100 * no_fit:.0f}% over {len(goal)} step times and speed-ups")]:
+    p = subprocess.run([april, "simulate", "--steps", "1", "--policy", "sync", *sets], capture_output=True, text=True)
+    line = next((x for x in p.stdout.splitlines() if x.startswith("trust: ")), "")
+    check(p.returncode == 0 and want in line, f"trust line {sets}: want {want!r} in {line!r}")
+    engine = f"engine within {100 * serving_out.get('median_abs_left_out_error', 0):.0f}% (median, left out) of {len(serving_out.get('rows', []))}"
+    trainer = f"trainer within {100 * got:.0f}% of {len(training_out.get('rows', []))} training"
+    check(engine in line and trainer in line, f"trust line quotes other component errors than {engine!r}, {trainer!r}: {line!r}")
+
+# A bad row: refused in one line naming file, row and field; nothing fitted.
+os.makedirs(work, exist_ok=True)
+rows = json.load(open(serving))
+kept = [r for r in rows["rows"] if "excluded" not in r]
+bad = dict(kept[0])
+bad["tensor_parallel"] = "8"
+bad_path = os.path.join(work, "bad_rows.json")
+with open(bad_path, "w") as f:
+    json.dump({"rows": [bad]}, f, indent=2)
+p = subprocess.run([april, "components", "--serving", bad_path], capture_output=True, text=True)
+check(p.returncode != 0 and f"row '{bad['id']}', field 'tensor_parallel'" in p.stderr and bad_path in p.stderr
+      and p.stderr.count("\n") == 1, f"bad row: rc {p.returncode}, {p.stderr!r}")
+
+print(f"{0 if failures else 1} passed, {len(failures)} failed")
+sys.exit(1 if failures else 0)
