@@ -151,14 +151,11 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
                                 "written by april: the weights april live --engines trained\n");
     trainer = std::make_unique<live::HfTrainer>(lo, choice.model.max_seq);
   }
-  live::HttpBackendOptions ho;
+  auto ho = live::http_backend_options(c);
   ho.urls = split_urls(run.engines);
   if (engine_api_is_vllm(run.api)) ho.api = live::ServerApi::kVllm;
   if (run.slots < 0 || run.slots > 1000000) throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", run.slots));
   ho.slots = run.slots;
-  ho.temperature = lo.temperature;
-  ho.top_p = lo.top_p;
-  ho.seed = lo.seed;
   if (!(timeout_s > 0 && timeout_s <= 1e6)) throw std::invalid_argument(fmt::format("--engine-timeout {}: seconds above 0", timeout_s));
   ho.request_timeout_s = timeout_s;
   ho.trainer = trainer.get();

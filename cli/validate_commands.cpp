@@ -101,7 +101,9 @@ int profile_command(const std::vector<std::string>& args) {
     ho.max_token_id = static_cast<std::int32_t>(max_token_id);
     ho.weight_load = !no_weight_load;
     ho.vllm = engine_api_is_vllm(engine_api);
-    if (engine_slots < 0) throw std::invalid_argument(fmt::format("--engine-slots {}: 1 or more", engine_slots));
+    if (engine_slots < 0 || engine_slots > 1000000) {
+      throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", engine_slots));
+    }
     ho.slots = engine_slots;
     if (ho.vllm && engine_slots == 0) {
       throw std::invalid_argument("--engine-api vllm needs --engine-slots: vLLM does not say its --max-num-seqs over HTTP");
@@ -242,16 +244,16 @@ int validate_command(const std::vector<std::string>& args) {
     std::optional<OutputFolder> out;
     if (!out_dir.empty()) out.emplace(out_dir, "--out");
     const auto choice = make_live_task(task_options, c, static_cast<std::int32_t>(c.get(base::keys::kMaxResponseLen)));
-    live::HttpBackendOptions ho;
+    auto ho = live::http_backend_options(c);  // live's sampling, top_p included
     ho.urls = split_urls(engines);
-    ho.temperature = c.get(live::keys::kLiveTemperature);
-    ho.seed = static_cast<std::uint64_t>(c.get(base::keys::kSeed));
     if (!(engine_timeout_s > 0 && engine_timeout_s <= 1e6)) {
       throw std::invalid_argument(fmt::format("--engine-timeout {}: seconds above 0", engine_timeout_s));
     }
     ho.request_timeout_s = engine_timeout_s;
     if (engine_api_is_vllm(engine_api)) ho.api = live::ServerApi::kVllm;
-    if (engine_slots < 0) throw std::invalid_argument(fmt::format("--engine-slots {}: 1 or more", engine_slots));
+    if (engine_slots < 0 || engine_slots > 1000000) {
+      throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", engine_slots));
+    }
     if (ho.api == live::ServerApi::kVllm && engine_slots == 0) {
       throw std::invalid_argument("--engine-api vllm needs --engine-slots: vLLM does not say its --max-num-seqs over HTTP, and the twin needs it");
     }

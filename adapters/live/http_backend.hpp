@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "adapters/live/live_task.hpp"
+#include "base/config.hpp"
 #include "adapters/live/weights_trainer.hpp"
 #include "rl/backend.hpp"
 #include "rl/run_timeline.hpp"
@@ -63,6 +64,11 @@ struct HttpBackendOptions {
   // on now_s()'s clock: the engine tracks of a timeline, one per server.
   bool record_changes = false;
 };
+
+// The options' sampling from a scenario: live.temperature, live.top_p and
+// the seed. `april live --engines` and `april validate --engines` both start
+// from these, so that they sample alike.
+HttpBackendOptions http_backend_options(const base::Config& c);
 
 class HttpBackend final : public rl::Backend, public rl::OverlappingBackend {
  public:
