@@ -17,6 +17,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: april <command> [options]\n"
+    "  A bare `april` runs `april simulate` on the built-in default scenario.\n"
     "\n"
     "commands:\n"
     "  simulate   simulate rollout policies on a scenario and compare them\n"

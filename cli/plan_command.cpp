@@ -204,13 +204,15 @@ int plan_command(const std::vector<std::string>& args) {
   fmt::print("best plans by effective throughput (trained tok/s, mean over seeds, 95% interval):\n");
   for (std::size_t k = 0; k < run_plans && k < static_cast<std::size_t>(top); ++k) {
     const auto& r = ranked[k];
-    fmt::print("{:>3}. {:<36} {:>10.0f} +/- {:<8.0f} staleness {:.2f}\n     {}\n", k + 1, r.plan.label(), r.throughput_tok_s, r.throughput_ci95,
+    // One seed gives no interval: say so rather than print "+/- 0".
+    const auto interval = r.seeds > 1 ? fmt::format("+/- {:<8.0f}", r.throughput_ci95) : std::string("(one seed)");
+    fmt::print("{:>3}. {:<36} {:>10.0f} {:<12} staleness {:.2f}\n     {}\n", k + 1, r.plan.label(), r.throughput_tok_s, interval,
                r.staleness_mean, r.reason);
   }
   fmt::print("\neach design's best:\n  {:<14} {:<36} {:>10} {:>9} {:>10} {:>8}\n", "policy", "plan", "eff tok/s", "+/-", "staleness", "step s");
   for (const auto* r : studies::best_per_design(ranked)) {
-    fmt::print("  {:<14} {:<36} {:>10.0f} {:>9.0f} {:>10.2f} {:>8.1f}\n", r->plan.policy, r->plan.label(), r->throughput_tok_s,
-               r->throughput_ci95, r->staleness_mean, r->step_s);
+    fmt::print("  {:<14} {:<36} {:>10.0f} {:>9} {:>10.2f} {:>8.1f}\n", r->plan.policy, r->plan.label(), r->throughput_tok_s,
+               r->seeds > 1 ? fmt::format("{:.0f}", r->throughput_ci95) : std::string("-"), r->staleness_mean, r->step_s);
   }
   if (run_plans < ranked.size()) {
     fmt::print("\nexcluded:\n");

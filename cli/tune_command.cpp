@@ -2,6 +2,8 @@
 // under constraints, with every run stored in the results database.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <map>
@@ -172,17 +174,19 @@ int tune_command(const std::vector<std::string>& args) {
   fmt::print("{} for {} ({} {}), {} seeds per value, {} runs; stored as sweep {} in {}\n\n", param, obj, direction == "max" ? "maximise" : "minimise",
              policy, repeats, result.runs, sweep, db_path);
   if (distributed.ranks() > 1) fmt::print("ran on {}\n\n", distributed.describe(studies::BatchProgress{}));
+  // Columns as wide as their metric's full name (rollout_throughput_tok_s was cut to 14).
   std::string chead;
-  for (const auto& c : spec.constraints) chead += fmt::format(" {:>22}", c.metric.substr(0, 22));
-  fmt::print("{:>10} {:>14} {:>12}{}  {}\n", param.substr(param.find('.') + 1), obj.substr(0, 14), "95% CI +/-", chead, "feasible");
+  for (const auto& c : spec.constraints) chead += fmt::format(" {:>{}}", c.metric, std::max<std::size_t>(22, c.metric.size()));
+  const auto obj_w = std::max<std::size_t>(14, obj.size());
+  fmt::print("{:>10} {:>{}} {:>12}{}  {}\n", param.substr(param.find('.') + 1), obj, obj_w, "95% CI +/-", chead, "feasible");
   for (std::size_t i = 0; i < result.curve.size(); ++i) {
     const auto& p = result.curve[i];
     std::string cells;
     for (const auto& c : spec.constraints) {
       const auto m = studies::resolve_metric(c.metric, p.metric_means);
-      cells += fmt::format(" {:>22.6g}", p.metric_means.at(m));
+      cells += fmt::format(" {:>{}.6g}", p.metric_means.at(m), std::max<std::size_t>(22, c.metric.size()));
     }
-    fmt::print("{:>10.4g} {:>14.6g} {:>12.4g}{}  {}{}\n", p.x, p.mean, p.ci95, cells, p.feasible ? "yes" : "no (" + fmt::format("{}", fmt::join(p.violated, ", ")) + ")",
+    fmt::print("{:>10.4g} {:>{}.6g} {:>12.4g}{}  {}{}\n", p.x, p.mean, obj_w, p.ci95, cells, p.feasible ? "yes" : "no (" + fmt::format("{}", fmt::join(p.violated, ", ")) + ")",
                result.best && *result.best == i ? "   <- best" : "");
   }
   if (!result.best) {

@@ -28,6 +28,12 @@ grep -q "^  sync, TP 1, colocated: qwen3-30b-a3b in bf16 needs 61.1 GB of weight
   fail "TP 1 not excluded with its reason: $(head -c 600 "$dir/a.txt")"
 grep -q "best plans by effective throughput" "$dir/a.txt" || fail "no ranking printed"
 grep -q "each design's best:" "$dir/a.txt" || fail "no per-design table"
+grep -q "^trust: " "$dir/a.txt" || fail "no trust line under the plan"
+
+# One seed has no interval: said, not printed as "+/- 0".
+"$april" plan --steps 2 --repeats 1 --policy sync,april --alpha 2 --tp 2 >"$dir/one.txt" 2>&1 || fail "plan --repeats 1 failed"
+grep -q "(one seed)" "$dir/one.txt" || fail "one seed not said: $(head -c 400 "$dir/one.txt")"
+grep -q "+/- 0" "$dir/one.txt" && fail "one seed printed as +/- 0"
 /usr/bin/python3 - "$dir/a.json" "$dir/b.json" <<'PY' || fail "plan JSON"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
