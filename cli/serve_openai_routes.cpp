@@ -108,6 +108,12 @@ void add_openai_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests
     } catch (const base::ConfigError& e) {
       return reply_error(res, 400, e.what());
     }
+    // vLLM answers a model it does not serve with 404 (NotFoundError), not by
+    // serving its own: a client naming the wrong server learns so.
+    if (!call.model.empty() && call.model != engine.status().checkpoint_dir) {
+      return reply_error(res, 404, fmt::format("POST /v1/completions: the model `{}` does not exist (this server serves `{}`, GET /v1/models)",
+                                               call.model, engine.status().checkpoint_dir));
+    }
     if (call.generate.rid.empty()) call.generate.rid = fmt::format("cmpl-april-{}", next_id->fetch_add(1));
     auto hold = std::unique_ptr<OpenRequests::Hold>(new OpenRequests::Hold(open.try_open()));
     if (!hold->held()) {

@@ -86,7 +86,7 @@ CompletionCall parse_completion_call(const std::string& body, const std::string&
   }
   g.return_logprob = c.logprobs;
   if (const auto r = v.find("request_id")) g.rid = r->string();
-  if (const auto m = v.find("model")) (void)m->string();
+  if (const auto m = v.find("model")) c.model = m->string();
   if (const auto u = v.find("user")) (void)u->string();
   for (const char* key : {"return_token_ids", "return_tokens_as_token_ids", "skip_special_tokens", "spaces_between_special_tokens",
                           "include_stop_str_in_output", "add_special_tokens"}) {

@@ -17,8 +17,9 @@
 //   served:  prompt (token ids, one prompt), max_tokens, temperature, top_p,
 //            seed (any 64-bit value), stop_token_ids, ignore_eos, stream,
 //            stream_options.include_usage, logprobs (null or 0: the sampled
-//            token's), request_id (the rid /abort_request matches)
-//   ignored (they change no token id or log-prob): model, user,
+//            token's), request_id (the rid /abort_request matches), model
+//            (kept: `april serve` answers 404 for one it does not serve)
+//   ignored (they change no token id or log-prob): user,
 //            return_token_ids and return_tokens_as_token_ids (ids are always
 //            returned both ways), skip_special_tokens,
 //            spaces_between_special_tokens, include_stop_str_in_output,
@@ -42,6 +43,7 @@ struct CompletionCall {
   bool stream = false;
   bool include_usage = false;
   bool logprobs = false;  // logprobs 0: the sampled token's log-prob
+  std::string model;      // as the body names it; empty: not named
 };
 
 // Parses a /v1/completions body; `source` names it in errors. A

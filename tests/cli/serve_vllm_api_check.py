@@ -99,6 +99,10 @@ try:
     status, text = post(url_a, "/v1/completions", body)
     check(status == 200, f"completion: {status} {text[:200]}")
     whole = json.loads(text)["choices"][0]
+    # A model this server does not serve: 404, as vLLM's NotFoundError, naming both.
+    status_x, text_x = post(url_a, "/v1/completions", dict(body, model="no-such-model"))
+    check(status_x == 404 and "no-such-model" in text_x and "does not exist" in text_x and checkpoint in text_x,
+          f"unknown model: {status_x} {text_x[:300]}")
     status, text = post(url_a, "/v1/completions", dict(body, stream=True, stream_options={"include_usage": True}))
     evs, done = events(text)
     ids, lps, finish = streamed_ids(evs)
