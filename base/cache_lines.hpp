@@ -3,7 +3,7 @@
 // first line's address, whose low 6 bits (always 0 in a 64-byte line's
 // address) hold how many lines follow from it. A hint is never read through,
 // only handed to the prefetcher, so a stale one costs a wasted fetch and no
-// more (issue: per-completion cost flat as the cluster grows).
+// more (docs/performance.md: the cost per completion stays flat as the cluster grows).
 #include <cstddef>
 #include <cstdint>
 

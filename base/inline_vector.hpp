@@ -3,7 +3,7 @@
 // moves to the heap past them. A sample's tokens by weight version span one
 // or two versions nearly always, and every sample carries such a list through
 // the engine, the loop and the train batch: in a std::vector each costs an
-// allocation and a pointer to chase (issue: per-completion cost flat as the
+// allocation and a pointer to chase (docs/performance.md: the cost per completion stays flat as the
 // cluster grows). Written here because Boost's small_vector trips GCC 12's
 // -Wstringop-overread (a false positive in its memcpy path), and our
 // warnings are errors.

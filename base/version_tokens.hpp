@@ -16,7 +16,7 @@ struct VersionTokens {
 };
 // In token order. Nearly every sample spans one or two versions, so two are
 // held inline: a sample's progress costs no allocation on the hot path
-// (issue: per-completion cost flat as the cluster grows).
+// (docs/performance.md: the cost per completion stays flat as the cluster grows).
 using TokensByVersion = InlineVector<VersionTokens, 2>;
 
 }  // namespace april::base
