@@ -117,15 +117,16 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
   // pace of the deepest.
   const double layers = static_cast<double>(model.layers);
   const double deepest = std::ceil(layers / pp) / (layers / pp);
+  // Micro-batches in each of `passes` equal parts of the batch (a mini-batch).
+  const auto micro_per_part = [&](double passes) {
+    return std::max(1.0, std::ceil(tokens_per_pipeline / passes / static_cast<double>(s.micro_batch_tok)));
+  };
   const auto bubble = [&](double passes) {
     if (s.pipeline_parallel == 1) return 1.0;
-    const double micro = std::max(1.0, std::ceil(tokens_per_pipeline / passes / static_cast<double>(s.micro_batch_tok)));
-    return deepest * (1.0 + (pp - 1.0) / (micro * static_cast<double>(s.virtual_pipeline)));
+    return deepest * (1.0 + (pp - 1.0) / (micro_per_part(passes) * static_cast<double>(s.virtual_pipeline)));
   };
-  // Micro-batches each GPU runs in one pass over `passes` equal parts of the batch.
-  const auto micro_batches = [&](double passes) {
-    return passes * std::max(1.0, std::ceil(tokens_per_pipeline / passes / static_cast<double>(s.micro_batch_tok)));
-  };
+  // Micro-batches each GPU runs in one pass over the batch in `passes` parts.
+  const auto micro_batches = [&](double passes) { return passes * micro_per_part(passes); };
   // Uneven data-parallel shares: every group waits for the busiest.
   DpImbalance imbalance;
   if (s.balance == DpBalance::Verl && !b.sample_tok.empty()) {

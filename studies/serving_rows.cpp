@@ -13,7 +13,6 @@
 #include "base/json_file.hpp"
 #include "sim/engine_memory.hpp"
 #include "sim/hardware.hpp"
-#include "sim/model_catalog.hpp"
 #include "studies/component_fields.hpp"
 
 namespace april::studies {
@@ -57,10 +56,6 @@ std::vector<ServingRow> read_serving_rows(const std::string& path) {
     out.push_back(std::move(s));
   }
   return out;
-}
-
-double predict_serving_tok_s(const ServingRow& row, const EngineFit& fit) {
-  return predict_serving_tok_s(row, sim::resolve_model(row.model), sim::resolve_accelerator(row.accelerator), fit);
 }
 
 double predict_serving_tok_s(const ServingRow& row, const sim::ModelArch& model, const sim::Accelerator& hw, const EngineFit& fit) {

@@ -50,8 +50,7 @@ struct EngineFit {
 // slot admits the next prompt at the next iteration, which prefills it beside
 // the others' decode. Varied lengths are spread evenly over [1, 2 x mean - 1]
 // (SGLang's random dataset at its default range ratio), in a fixed shuffle.
-double predict_serving_tok_s(const ServingRow& row, const EngineFit& fit);
-// The same with the row's model and accelerator already resolved (a fit asks thousands of times).
+// The row's model and accelerator come resolved: a fit asks thousands of times.
 double predict_serving_tok_s(const ServingRow& row, const sim::ModelArch& model, const sim::Accelerator& hw, const EngineFit& fit);
 
 }  // namespace april::studies

@@ -7,7 +7,6 @@
 #include "base/config.hpp"
 #include "base/json_file.hpp"
 #include "sim/hardware.hpp"
-#include "sim/model_catalog.hpp"
 #include "studies/component_fields.hpp"
 
 namespace april::studies {
@@ -52,10 +51,6 @@ std::vector<TrainingRow> read_training_rows(const std::string& path) {
     out.push_back(std::move(t));
   }
   return out;
-}
-
-double predict_training_tok_s_per_gpu(const TrainingRow& row, const TrainerFit& fit) {
-  return predict_training_tok_s_per_gpu(row, sim::resolve_model(row.model), sim::resolve_accelerator(row.accelerator), fit);
 }
 
 double predict_training_tok_s_per_gpu(const TrainingRow& row, const sim::ModelArch& model, const sim::Accelerator& hw, const TrainerFit& fit) {

@@ -34,7 +34,7 @@ struct TrainerFit {
 
 // The row's tokens per second per GPU as april's trainer model predicts it:
 // one optimizer step over global_batch sequences of seq_len tokens.
-double predict_training_tok_s_per_gpu(const TrainingRow& row, const TrainerFit& fit);
+// The row's model and accelerator come resolved: a fit asks thousands of times.
 double predict_training_tok_s_per_gpu(const TrainingRow& row, const sim::ModelArch& model, const sim::Accelerator& hw, const TrainerFit& fit);
 
 }  // namespace april::studies
