@@ -54,6 +54,10 @@ namespace april::scenario {
 //    activation recomputation on by default, the TP activation all-reduces of
 //    each layer, and FSDP gathers of each model-parallel rank's parameters
 //    (not the whole model's) under TP, PP or EP.
-inline constexpr std::int64_t kModelVersion = 11;
+// 12: the trainer's elementwise work is memory-bound time beside its
+//    matmuls (train.activation_passes, fitted with train.mfu and the
+//    micro-batch cost on the same training benchmarks): every trained step's
+//    time changes, most on accelerators with little HBM per FLOP.
+inline constexpr std::int64_t kModelVersion = 12;
 
 }  // namespace april::scenario

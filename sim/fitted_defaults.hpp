@@ -15,7 +15,8 @@ inline constexpr double kEngineMoeComputeEfficiency = 0.306;
 inline constexpr double kEngineCollectiveLatencyUs = 8.24;
 
 // Trainer (TrainerSetup).
-inline constexpr double kTrainMfu = 0.400;
-inline constexpr double kTrainMicroBatchOverheadS = 0.0120;
+inline constexpr double kTrainMfu = 0.581;
+inline constexpr double kTrainMicroBatchOverheadS = 0.00820;
+inline constexpr double kTrainActivationPasses = 39.4;
 
 }  // namespace april::sim::fitted

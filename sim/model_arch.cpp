@@ -140,6 +140,16 @@ double ModelArch::linear_flops_per_token() const {
   return 2.0 * matmul;
 }
 
+double ModelArch::activation_elements_per_token() const {
+  double n = 0;
+  for (std::int64_t l = 0; l < layers; ++l) {
+    const bool moe = moe_layer[static_cast<std::size_t>(l)];
+    const auto mlp = moe ? experts_per_token * moe_intermediate + shared_experts * shared_intermediate : intermediate;
+    n += static_cast<double>(hidden + mlp);
+  }
+  return n;
+}
+
 double ModelArch::attention_flops_per_token(std::int64_t context_tok, bool mla_absorbed) const {
   const double ctx = static_cast<double>(context_tok), l = static_cast<double>(layers), h = static_cast<double>(q_heads);
   if (attention == AttentionKind::MultiLatent) {

@@ -80,6 +80,11 @@ struct ModelArch {
   // multiply-accumulate of every activated weight matrix, the output head
   // included, the embedding lookup and norms not).
   [[nodiscard]] double linear_flops_per_token() const;
+  // Sum over layers of the activation widths a token carries through each
+  // (hidden, plus the MLP's intermediate: the activated experts' and shared
+  // experts' in an MoE layer): what the trainer's elementwise work (norms,
+  // residual adds, the gated activation, rotary) reads and writes.
+  [[nodiscard]] double activation_elements_per_token() const;
   // Attention FLOPs of one query token against `context_tok` cached tokens
   // (QK^T and AV). MLA decode runs the absorbed form over the latent; prefill
   // the expanded one (DeepSeek-V2 paper, section 2.1.3).

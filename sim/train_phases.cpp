@@ -133,7 +133,10 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
     const DpLayout layout{s.gpus / (s.tensor_parallel * s.pipeline_parallel), s.context_parallel, s.update_calls, s.ppo_mini_batches};
     imbalance = verl_dp_imbalance(b.sample_tok, layout, model.linear_flops_per_token(), model.attention_flops_per_token(1, false));
   }
-  const double forward_s = forward_flops / flop_s * bubble(1.0) * imbalance.forward;
+  const double activation_s = s.activation_passes * model.activation_elements_per_token() * static_cast<double>(b.tokens) * 2.0 /
+                              (gpus * hw.hbm_bytes_s * s.hbm_efficiency);
+  const double pass_s = forward_flops / flop_s + activation_s;  // one forward over the batch, no bubble
+  const double forward_s = pass_s * bubble(1.0) * imbalance.forward;
   // Tensor parallelism: each layer's forward all-reduces its activations twice
   // (after attention and after the MLP; with sequence parallelism an
   // all-gather and a reduce-scatter, the same bytes), the backward twice
@@ -153,7 +156,7 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
   // Backward is twice the forward's FLOPs (Kaplan et al. 2020: 6N per token in all).
   const double mini = static_cast<double>(s.ppo_mini_batches), epochs = static_cast<double>(s.ppo_epochs);
   const double passes = s.full_recompute ? 4.0 : 3.0;
-  t.update_s = epochs * passes * forward_flops / flop_s * bubble(mini) * imbalance.update;
+  t.update_s = epochs * passes * pass_s * bubble(mini) * imbalance.update;
   if (s.micro_batch_overhead_s > 0) t.update_s += epochs * 3.0 * s.micro_batch_overhead_s * micro_batches(mini);
   t.update_s += epochs * (passes - 1.0) * tp_forward_s;  // the backward's two, and a recomputed forward's
 

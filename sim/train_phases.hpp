@@ -52,6 +52,13 @@ struct TrainerSetup {
   std::int64_t fsdp_shard_gpus = 0;
   [[nodiscard]] std::int64_t fsdp_shard() const { return fsdp_shard_gpus > 0 ? fsdp_shard_gpus : gpus; }
   double mfu = 0.35;                    // achieved fraction of the BF16 peak in forward and backward
+  // The elementwise work beside the matmuls is bound by HBM, not compute:
+  // each forward pass moves every token's layer activations
+  // (ModelArch::activation_elements_per_token, bf16) this many times in and
+  // out of HBM (norms, residual adds, rotary, the gated activation). That is
+  // why one MFU does not hold across accelerators of different FLOP-to-byte
+  // ratios (an A100 reaches a higher fraction of its peak than an H100).
+  double activation_passes = 0;
   std::int64_t ppo_mini_batches = 1;    // optimizer steps per epoch
   std::int64_t ppo_epochs = 1;
   bool old_logprob = true;

@@ -142,6 +142,11 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "fixed cost of each micro-batch's forward on a GPU (twice that for its backward): launches, the framework's "
          "bookkeeping, small collectives",
          base::in_range(0, kMaxFixedCost_s)});
+  s.add({keys::kTrainActivationPasses.name, KnobType::Double, fitted::kTrainActivationPasses, "",
+         "times each forward moves every token's layer activations (hidden + MLP intermediate widths, bf16) through "
+         "HBM outside the matmuls (norms, residual adds, rotary, the gated activation): memory-bound time beside the "
+         "matmuls' FLOPs, so an accelerator with more HBM per FLOP reaches a higher fraction of its peak",
+         base::in_range(0, 1000)});
   // verl's actor enables gradient checkpointing in its trainer config and
   // example scripts (actor_rollout_ref.model.enable_gradient_checkpointing
   // True), and slime's model scripts pass --recompute-granularity full.
@@ -252,6 +257,7 @@ TrainerSetup trainer_setup(const base::Config& c) {
   s.mfu = c.get(sim::keys::kTrainMfu);
   s.micro_batch_overhead_s = c.get(sim::keys::kTrainMicroBatchOverheadS);
   s.full_recompute = c.get(sim::keys::kTrainFullRecompute);
+  s.activation_passes = c.get(sim::keys::kTrainActivationPasses);
   s.ppo_mini_batches = c.get(sim::keys::kTrainPpoMiniBatches);
   s.ppo_epochs = c.get(sim::keys::kTrainPpoEpochs);
   s.old_logprob = c.get(sim::keys::kTrainOldLogprob);

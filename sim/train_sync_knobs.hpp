@@ -77,6 +77,7 @@ inline constexpr base::DoubleKey kTrainLinearPerTokUs{"train.linear_per_tok_us"}
 inline constexpr base::DoubleKey kTrainMfu{"train.mfu"};
 inline constexpr base::IntKey kTrainMicroBatchTok{"train.micro_batch_tok"};
 inline constexpr base::DoubleKey kTrainMicroBatchOverheadS{"train.micro_batch_overhead_s"};
+inline constexpr base::DoubleKey kTrainActivationPasses{"train.activation_passes"};
 inline constexpr base::BoolKey kTrainFullRecompute{"train.full_recompute"};
 inline constexpr base::BoolKey kTrainOffload{"train.offload"};
 inline constexpr base::DoubleKey kTrainOptimizerOffloadFraction{"train.optimizer_offload_fraction"};

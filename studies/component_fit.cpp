@@ -97,14 +97,16 @@ EngineFit engine_fit_of(const std::vector<double>& v) {
   return f;
 }
 
-// Trainer: MFU, overhead per micro-batch forward (s).
-const std::vector<Param> kTrainerParams = {{0.05, 1.0, 0.35}, {1e-5, 5.0, 0.01}};
-const std::vector<std::string> kTrainerKeys = {"train.mfu", "train.micro_batch_overhead_s"};
+// Trainer: MFU, overhead per micro-batch forward (s), HBM passes over the
+// activations per forward.
+const std::vector<Param> kTrainerParams = {{0.05, 1.0, 0.35}, {1e-5, 5.0, 0.01}, {1e-3, 200.0, 10.0}};
+const std::vector<std::string> kTrainerKeys = {"train.mfu", "train.micro_batch_overhead_s", "train.activation_passes"};
 
 TrainerFit trainer_fit_of(const std::vector<double>& v) {
   TrainerFit f;
   f.mfu = v[0];
   f.micro_batch_overhead_s = v[1];
+  f.activation_passes = v[2];
   return f;
 }
 

@@ -1,5 +1,7 @@
 #include "studies/training_rows.hpp"
 
+#include "sim/fitted_defaults.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -64,6 +66,9 @@ double predict_training_tok_s_per_gpu(const TrainingRow& row, const sim::ModelAr
   s.virtual_pipeline = row.virtual_pipeline;
   s.mfu = fit.mfu;
   s.micro_batch_overhead_s = fit.micro_batch_overhead_s;
+  s.activation_passes = fit.activation_passes;
+  // As a scenario's trainer has it: the engine's fitted HBM fraction.
+  s.hbm_efficiency = sim::fitted::kEngineHbmEfficiency;
   s.full_recompute = row.full_recompute;
   s.old_logprob = false;
   s.ppo_mini_batches = 1;

@@ -30,6 +30,7 @@ std::vector<TrainingRow> read_training_rows(const std::string& path);
 struct TrainerFit {
   double mfu = 0.35;                 // achieved fraction of the BF16 peak in the layers' matmuls
   double micro_batch_overhead_s = 0;  // per micro-batch and pass: launches, the framework's own work
+  double activation_passes = 0;      // HBM passes over the activations per forward (sim::TrainerSetup)
 };
 
 // The row's tokens per second per GPU as april's trainer model predicts it:

@@ -73,6 +73,7 @@ const std::map<std::int64_t, std::string> kPinnedDigests = {
     {10, "95f3e946b245edbe"},  // memory as the driver reports it, per-transfer cost growing with the nodes;
                                // a KV-bound default run and a two-node per_tensor sync pinned too
     {11, "6bda7b0f49969bec"},  // defaults fitted on component benchmarks; trainer recompute, TP all-reduces, FSDP under TP/EP
+    {12, "5d5b5d46370b56a8"},  // the trainer's memory-bound elementwise work (train.activation_passes)
 };
 
 TEST(ModelVersion, ChangesWheneverSimulatedResultsChange) {

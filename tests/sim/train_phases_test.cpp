@@ -35,6 +35,31 @@ TEST(TrainPhases, MegatronDataParallelByHand) {
   EXPECT_NEAR(t.total_s(), t.old_logprob_s + t.update_s + t.grad_reduce_s + t.optimizer_s + t.offload_s, 1e-9);
 }
 
+// The elementwise work is HBM time beside the matmuls: each forward moves the
+// activations (hidden + intermediate per layer, bf16) activation_passes times;
+// the backward twice that, a recomputed forward once more.
+TEST(TrainPhases, ElementwiseWorkIsMemoryTimeBesideTheMatmuls) {
+  const auto m = resolve_model("qwen3-4b");
+  TrainerSetup s;
+  s.activation_passes = 40;
+  s.full_recompute = true;
+  const TrainBatchShape b{256, 1000000, 8000, 2e9};
+  const auto t = train_phase_times(m, h100(), s, b);
+  const double forward = m.linear_flops_per_token() * 1e6 + 4.0 * 36 * 32 * 128 * 2e9;
+  const double elementwise = 40.0 * 36 * (2560 + 9728) * 2 * 1e6 / (8 * 3.35e12 * 0.8);
+  EXPECT_DOUBLE_EQ(m.activation_elements_per_token(), 36.0 * (2560 + 9728));
+  EXPECT_NEAR(t.old_logprob_s, forward / (8 * 989e12 * 0.35) + elementwise, 1e-9);
+  EXPECT_NEAR(t.update_s, 4 * (forward / (8 * 989e12 * 0.35) + elementwise), 1e-9);
+  // An accelerator with more HBM per FLOP reaches a larger share of its peak:
+  // the A100's forward is the longer, but by less than the peaks' ratio.
+  const auto& a100 = builtin_accelerators()[0];
+  ASSERT_EQ(a100.name, "a100");
+  const auto slow = train_phase_times(m, a100, s, b);
+  EXPECT_LT(slow.old_logprob_s / t.old_logprob_s, 989.0 / 312.0);
+  s.activation_passes = 0;
+  EXPECT_NEAR(train_phase_times(m, a100, s, b).old_logprob_s / train_phase_times(m, h100(), s, b).old_logprob_s, 989.0 / 312.0, 1e-9);
+}
+
 // Megatron's optimizer CPU offload: the offloaded fraction steps on the CPU at
 // train.cpu_optimizer_params_per_s per GPU, the rest on the GPU as before, and
 // a colocated offload moves only what is still on the GPU.
