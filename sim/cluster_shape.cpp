@@ -26,6 +26,17 @@ void declare_cluster_mode_knobs(base::ConfigSchema& s) {
          base::in_range(0, 1 << 20)});
   s.add({keys::kClusterTrainGpus.name, KnobType::Int, std::int64_t{0}, "GPUs",
          "disaggregated: the trainer's GPUs; 0 = cluster.gpus - cluster.rollout_gpus", base::in_range(0, 1 << 20)});
+  s.add({keys::kClusterSplitPlacement.name, KnobType::String, std::string("pools"), "",
+         "disaggregated on several nodes: pools (the trainer's GPUs first, the engines' after them, a node shared only "
+         "where a pool ends inside it) or per_node (every node split alike: train_gpus / nodes trainer GPUs and "
+         "rollout_gpus / nodes engine GPUs on each, as verl's trainer.n_gpus_per_node and rollout.n_gpus_per_node place them)",
+         base::one_of({"pools", "per_node"})});
+}
+
+bool ClusterShape::trainer_gpu(std::int64_t g) const {
+  if (!disaggregated()) return true;
+  if (!per_node_split) return g < train_gpus;
+  return g % gpus_per_node < train_gpus / nodes;
 }
 
 namespace {
@@ -39,11 +50,23 @@ void check_placement(const ClusterShape& s) {
     throw base::ConfigError(fmt::format("cluster.tensor_parallel {} neither divides the {} GPUs of a node nor spans whole nodes",
                                         tp, per));
   }
-  if (s.disaggregated() && (s.rollout_gpus % per != 0 || s.train_gpus % per != 0)) {
-    throw base::ConfigError(fmt::format("on {} nodes of {} GPUs, cluster.rollout_gpus ({}) and cluster.train_gpus ({}) must be "
-                                        "whole nodes",
-                                        s.nodes, per, s.rollout_gpus, s.train_gpus));
+  if (!s.disaggregated()) return;
+  if (s.per_node_split) {
+    if (s.rollout_gpus % s.nodes != 0 || s.train_gpus % s.nodes != 0) {
+      throw base::ConfigError(fmt::format("cluster.split_placement per_node splits each of the {} nodes alike, but cluster.rollout_gpus "
+                                          "({}) and cluster.train_gpus ({}) are not both multiples of {}",
+                                          s.nodes, s.rollout_gpus, s.train_gpus, s.nodes));
+    }
+    if (tp > per || (s.rollout_gpus / s.nodes) % tp != 0) {
+      throw base::ConfigError(fmt::format("cluster.split_placement per_node puts {} engine GPUs on each node, which engines at "
+                                          "cluster.tensor_parallel {} do not fill inside the node",
+                                          s.rollout_gpus / s.nodes, tp));
+    }
+    return;
   }
+  // Pools: the engines follow the trainer's GPUs and never straddle a node:
+  // the budget is whole nodes and rollout_gpus a multiple of the TP, so the
+  // trainer's count is one too (a TP over whole nodes leaves it whole nodes).
 }
 
 }  // namespace
@@ -103,6 +126,7 @@ ClusterShape cluster_shape(const base::Config& c) {
     throw base::ConfigError(fmt::format("cluster.rollout_gpus ({}) is not a multiple of cluster.tensor_parallel ({})", s.rollout_gpus, tp));
   }
   s.engines = s.rollout_gpus / tp;
+  s.per_node_split = s.nodes > 1 && c.get(sim::keys::kClusterSplitPlacement) == "per_node";
   // cluster.engines follows from the split; a different explicit value is a contradiction.
   if (c.is_set("cluster.engines") && c.get(sim::keys::kClusterEngines) != s.engines) {
     throw base::ConfigError(fmt::format("cluster.engines is {}, but cluster.rollout_gpus ({}) / cluster.tensor_parallel ({}) makes {} "

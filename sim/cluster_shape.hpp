@@ -21,7 +21,14 @@ struct ClusterShape {
   std::int64_t engines = 0;
   std::int64_t rollout_gpus = 0;    // engines x TP
   std::int64_t train_gpus = 0;      // the GPUs a train step runs on
+  // Disaggregated on several nodes: the trainer's GPUs first and the engines'
+  // after them (false), or every node split alike, its first train_gpus /
+  // nodes GPUs the trainer's (true: verl's resource pools of
+  // trainer.n_gpus_per_node and rollout.n_gpus_per_node on every node).
+  bool per_node_split = false;
   [[nodiscard]] bool disaggregated() const { return mode == ClusterMode::Disaggregated; }
+  // Whether GPU `g` (node-major: node g / gpus_per_node) is the trainer's.
+  [[nodiscard]] bool trainer_gpu(std::int64_t g) const;
 };
 
 void declare_cluster_mode_knobs(base::ConfigSchema& schema);
@@ -29,7 +36,7 @@ void declare_cluster_mode_knobs(base::ConfigSchema& schema);
 // Resolves and checks the split; throws base::ConfigError naming the keys
 // when they do not add up. With cluster.nodes set, the budget is nodes x the
 // accelerator's GPUs per node; on more than one node, engines sit inside a node
-// (or span whole nodes) and, disaggregated, each pool takes whole nodes.
+// (or span whole nodes); disaggregated, a node may hold GPUs of both pools.
 ClusterShape cluster_shape(const base::Config& config);
 // The GPU budget: cluster.nodes x gpus_per_node when nodes are set, else cluster.gpus.
 std::int64_t cluster_gpus(const base::Config& config, std::int64_t gpus_per_node);
@@ -43,6 +50,7 @@ inline constexpr base::StringKey kClusterMode{"cluster.mode"};
 inline constexpr base::IntKey kClusterNodes{"cluster.nodes"};
 inline constexpr base::IntKey kClusterRolloutGpus{"cluster.rollout_gpus"};
 inline constexpr base::IntKey kClusterTrainGpus{"cluster.train_gpus"};
+inline constexpr base::StringKey kClusterSplitPlacement{"cluster.split_placement"};
 }  // namespace keys
 
 }  // namespace april::sim

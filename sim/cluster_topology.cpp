@@ -14,10 +14,9 @@ Topology cluster_topology(const ClusterShape& shape, const Accelerator& hw, cons
     t.nodes.push_back(sw);
     t.kinds.push_back(NodeKind::Switch);
     const auto on_node = std::min(shape.gpus_per_node, shape.gpus - n * shape.gpus_per_node);
-    // Disaggregated, the trainer's pool is the first train_gpus GPUs, whole nodes.
-    const bool trainer_node = shape.disaggregated() && n * shape.gpus_per_node < shape.train_gpus;
-    const Accelerator& node_hw = trainer_node ? train_hw : hw;
     for (std::int64_t i = 0; i < on_node; ++i) {
+      // Pools on different accelerators take whole nodes (trainer_accelerator).
+      const Accelerator& node_hw = shape.disaggregated() && shape.trainer_gpu(n * shape.gpus_per_node + i) ? train_hw : hw;
       const std::string gpu = fmt::format("node{}-gpu{}", n, i);
       t.nodes.push_back(gpu);
       t.kinds.push_back(NodeKind::Gpu);
@@ -28,11 +27,14 @@ Topology cluster_topology(const ClusterShape& shape, const Accelerator& hw, cons
   }
   t.trainer = gpus.front();
   // Colocated engines fill the GPUs from the first; disaggregated ones the
-  // GPUs after the trainer's.
-  const std::int64_t first = shape.disaggregated() ? shape.train_gpus : 0;
+  // GPUs that are not the trainer's, in order.
+  std::vector<std::size_t> rollout;
+  for (std::size_t g = 0; g < gpus.size(); ++g) {
+    if (!shape.disaggregated() || !shape.trainer_gpu(static_cast<std::int64_t>(g))) rollout.push_back(g);
+  }
   for (std::int64_t e = 0; e < shape.engines; ++e) {
     std::vector<std::string> engine;
-    for (std::int64_t r = 0; r < shape.tensor_parallel; ++r) engine.push_back(gpus[static_cast<std::size_t>(first + e * shape.tensor_parallel + r)]);
+    for (std::int64_t r = 0; r < shape.tensor_parallel; ++r) engine.push_back(gpus[rollout[static_cast<std::size_t>(e * shape.tensor_parallel + r)]]);
     t.engines.push_back(std::move(engine));
   }
   return t;

@@ -398,7 +398,15 @@ Accelerator trainer_accelerator(const base::Config& c) {
                                         name, c.get(sim::keys::kHardware)));
   }
   auto trainer = resolve_accelerator(name);
-  // Pools of whole nodes are counted in the engines' node size.
+  // A node holds one kind of accelerator: pools on two kinds take whole nodes,
+  // counted in the engines' node size.
+  const auto shape = cluster_shape(c);
+  if (shape.nodes > 1 && (shape.per_node_split || shape.train_gpus % shape.gpus_per_node != 0)) {
+    throw base::ConfigError(fmt::format("train.hardware {} differs from hardware {}, so the trainer's pool must be whole nodes of {} "
+                                        "(cluster.train_gpus is {}{})",
+                                        trainer.name, engines.name, shape.gpus_per_node, shape.train_gpus,
+                                        shape.per_node_split ? ", and cluster.split_placement per_node shares every node" : ""));
+  }
   if (trainer.gpus_per_node != engines.gpus_per_node) {
     throw base::ConfigError(fmt::format("train.hardware {} has {} GPUs per node and hardware {} has {}; the pools are counted in "
                                         "whole nodes of one size",

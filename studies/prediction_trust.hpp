@@ -5,8 +5,8 @@
 // leave-one-out errors on component benchmarks, and the published RL runs of
 // this model family and training framework checked with nothing fitted
 // (docs/published-runs.md). The figures are the checks' own; ctest
-// `components.fit_matches_defaults` and `cli.reproduce_published_runs` fail
-// when a check's figure drifts from what is recorded here.
+// `components.fit_matches_defaults` fails when a check's figure drifts from
+// what is recorded here.
 #include <string>
 #include <vector>
 
@@ -18,8 +18,7 @@ namespace april::studies {
 struct CheckedRunKind {
   std::string model_type;  // the config.json's model_type ("qwen2")
   std::string framework;   // train.framework ("fsdp", "megatron")
-  std::string file;        // examples/published/...
-  int figures = 0;         // step times and speed-ups predicted
+  int figures = 0;         // step times and speed-ups predicted, over examples/published/*.json
   double median_abs_error = 0;
 };
 

@@ -12,7 +12,9 @@
 
 namespace april::studies {
 
-std::vector<std::string> fit_metrics() { return {"step_s", "gen_s", "old_logprob_s", "update_s", "train_s", "sync_s"}; }
+std::vector<std::string> fit_metrics() {
+  return {"step_s", "gen_s", "old_logprob_s", "ref_logprob_s", "update_s", "train_s", "sync_s"};
+}
 
 std::vector<std::string> published_metrics() {
   auto m = fit_metrics();
@@ -74,6 +76,7 @@ std::map<std::string, double> run_row(const PublishedSetup& s, const PublishedRo
     sum["step_s"] += m.step_time_s;
     sum["gen_s"] += m.rollout_time_s;
     sum["old_logprob_s"] += p.old_logprob_s;
+    sum["ref_logprob_s"] += p.ref_logprob_s;
     sum["update_s"] += p.update_s + p.grad_reduce_s + p.optimizer_s;
     sum["train_s"] += p.old_logprob_s + p.update_s + p.grad_reduce_s + p.optimizer_s;
     sum["sync_s"] += m.sync_time_s;

@@ -4,19 +4,21 @@ engine's leave-one-out median error holds its goal (<= 10%), the trainer's
 stays where docs/published-runs.md reports it, and a bad row is refused
 naming the file, the row and the field.
 
-Then the trust line `april simulate` prints quotes these figures, and the
-median error of `april reproduce --no-fit` on the published verl run, as they
-are now.
+Then the trust line `april simulate` prints quotes these figures, and, for
+each kind of published run (the row's model_type and train.framework, over
+every file in the published folder), the median error of `april reproduce
+--no-fit` on its step times and speed-ups, as they are now.
 
-usage: components_check.py APRIL CALIBRATION_DIR PUBLISHED_VERL_JSON WORKDIR
+usage: components_check.py APRIL CALIBRATION_DIR PUBLISHED_DIR WORKDIR
 Runs with /usr/bin/python3 and its standard library only."""
+import glob
 import json
 import os
 import re
 import subprocess
 import sys
 
-april, calibration, verl, work = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+april, calibration, published, work = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 failures = []
 
 
@@ -52,13 +54,44 @@ got = training_out.get("median_abs_left_out_error", 1)
 check(abs(got - reported) <= 0.01, f"training: leave-one-out median {got:.3f}, docs/published-runs.md reports {reported}")
 
 # The trust line: the same figures, rounded as printed.
-p = subprocess.run([april, "reproduce", verl, "--no-fit", "--json"], capture_output=True, text=True)
-check(p.returncode == 0, f"reproduce --no-fit: {p.stderr[-300:]}")
-goal = sorted(abs(r["error"]) for r in json.loads(p.stdout or "[]") if r["metric"] in ("step_s", "speedup"))
-no_fit = (goal[(len(goal) - 1) // 2] + goal[len(goal) // 2]) / 2 if goal else 0
-for sets, want in [([], "no published run of this kind (qwen3 with megatron) was checked"),
-                   (["--set", "model=qwen2.5-math-7b", "--set", "train.framework=fsdp"],
-                    f"nothing fitted: median error {100 * no_fit:.0f}% over {len(goal)} step times and speed-ups")]:
+def flat(d, prefix=""):
+    out = {}
+    for k, v in d.items():
+        out.update(flat(v, prefix + k + ".") if isinstance(v, dict) else {prefix + k: v})
+    return out
+
+
+model_types = {}
+
+
+def model_type(model):
+    if model not in model_types:
+        first = subprocess.run([april, "model", "show", model], capture_output=True, text=True, check=True).stdout.split("\n")[0]
+        model_types[model] = first[first.rindex("(") + 1:first.rindex(")")]
+    return model_types[model]
+
+
+kinds = {}  # (model_type, framework) -> [(|error|, a model of that type)]
+for path in sorted(glob.glob(os.path.join(published, "*.json"))):
+    setup = json.load(open(path))
+    p = subprocess.run([april, "reproduce", path, "--no-fit", "--json"], capture_output=True, text=True)
+    check(p.returncode == 0, f"reproduce --no-fit {path}: {p.stderr[-300:]}")
+    rows = {r["name"]: r for r in setup["rows"]}
+    for r in json.loads(p.stdout or "[]"):
+        if r["metric"] not in ("step_s", "speedup"):
+            continue
+        keys = flat(setup["scenario"])
+        keys.update(rows[r["row"]].get("set", {}))
+        kind = (model_type(keys["model"]), keys.get("train.framework", "megatron"))
+        kinds.setdefault(kind, []).append((abs(r["error"]), keys["model"]))
+check(len(kinds) >= 3, f"published kinds: {sorted(kinds)}")
+wants = [([], "no published run of this kind (qwen3 with megatron) was checked")]
+for (mtype, framework), errors in sorted(kinds.items()):
+    e = sorted(x for x, _ in errors)
+    median = (e[(len(e) - 1) // 2] + e[len(e) // 2]) / 2
+    wants.append((["--set", f"model={errors[0][1]}", "--set", f"train.framework={framework}"],
+                  f"({mtype} with {framework}), nothing fitted: median error {100 * median:.0f}% over {len(e)} step times and speed-ups"))
+for sets, want in wants:
     p = subprocess.run([april, "simulate", "--steps", "1", "--policy", "sync", *sets], capture_output=True, text=True)
     line = next((x for x in p.stdout.splitlines() if x.startswith("trust: ")), "")
     check(p.returncode == 0 and want in line, f"trust line {sets}: want {want!r} in {line!r}")

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/cluster_shape.hpp"
+#include "sim/cluster_topology.hpp"
 #include "rl/metric_columns.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "test_support.hpp"
@@ -136,7 +137,31 @@ TEST(ClusterNodes, BudgetPlacementAndPools) {
   EXPECT_NE(shape_error({"cluster.nodes=2", "cluster.gpus=8"}).find("cluster.nodes 2 x 8 GPUs per node makes 16"), std::string::npos);
   EXPECT_NE(shape_error({"cluster.nodes=2", "cluster.tensor_parallel=3", "cluster.engines=1"}).find("neither divides the 8 GPUs"),
             std::string::npos);
-  EXPECT_NE(shape_error({"cluster.nodes=2", "cluster.mode=disaggregated", "cluster.rollout_gpus=12"}).find("must be whole nodes"),
+  // A split inside a node: the trainer's 4 GPUs, then 6 engines at TP 2 on the
+  // rest of node 0 and all of node 1.
+  testing::Fixture inside("default", {"cluster.nodes=2", "cluster.mode=disaggregated", "cluster.rollout_gpus=12"});
+  s = sim::cluster_shape(inside.config);
+  EXPECT_EQ(s.train_gpus, 4);
+  EXPECT_EQ(s.engines, 6);
+  EXPECT_TRUE(s.trainer_gpu(3));
+  EXPECT_FALSE(s.trainer_gpu(4));
+  // verl's one-step-off layout: every node 6 trainer GPUs and 2 engine GPUs.
+  testing::Fixture verl("default", {"hardware=h20", "cluster.nodes=2", "cluster.mode=disaggregated", "cluster.rollout_gpus=4",
+                                    "cluster.split_placement=per_node"});
+  s = sim::cluster_shape(verl.config);
+  EXPECT_TRUE(s.per_node_split);
+  EXPECT_EQ(s.train_gpus, 12);
+  EXPECT_TRUE(s.trainer_gpu(5));
+  EXPECT_FALSE(s.trainer_gpu(6));
+  EXPECT_TRUE(s.trainer_gpu(13));
+  EXPECT_FALSE(s.trainer_gpu(15));
+  const auto topo = sim::cluster_topology(s, sim::resolve_accelerator("h20"), sim::resolve_accelerator("h20"));
+  ASSERT_EQ(topo.engines.size(), 2u);
+  EXPECT_EQ(topo.engines[0], (std::vector<std::string>{"node0-gpu6", "node0-gpu7"}));
+  EXPECT_EQ(topo.engines[1], (std::vector<std::string>{"node1-gpu6", "node1-gpu7"}));
+  EXPECT_NE(shape_error({"cluster.nodes=2", "cluster.mode=disaggregated", "cluster.rollout_gpus=6",
+                         "cluster.split_placement=per_node"})
+                .find("do not fill inside the node"),
             std::string::npos);
   // A GB200 NVL72 rack: 18 trays of 4.
   testing::Fixture rack("default", {"hardware=gb200", "cluster.nodes=18", "cluster.tensor_parallel=4", "cluster.engines=18"});

@@ -62,6 +62,15 @@ TEST(HeterogeneousPools, RefusedWhereThePoolsAreOne) {
   // GB200 trays hold 4 GPUs, H20 nodes 8: pools of whole nodes need one size.
   april::testing::Fixture trays("default", with(kSplit, "train.hardware=gb200"));
   EXPECT_THROW((void)trainer_accelerator(trays.config), base::ConfigError);
+  // A node holds one accelerator: a trainer on another one takes whole nodes.
+  april::testing::Fixture shared("default", {"hardware=h20", "cluster.nodes=2", "cluster.mode=disaggregated", "cluster.rollout_gpus=12",
+                                             "train.hardware=h800"});
+  try {
+    (void)trainer_accelerator(shared.config);
+    FAIL();
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("must be whole nodes of 8"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(april::testing::Fixture("default", with(kSplit, "train.hardware=h9000")), base::ConfigError);
   // The engines' own name is the homogeneous cluster, colocated or not.
   april::testing::Fixture same("default", {"train.hardware=h100"});
