@@ -167,6 +167,31 @@ const Knob* ConfigSchema::find(const std::string& name) const {
   return it == knobs_.end() ? nullptr : &it->second;
 }
 
+void ConfigSchema::add_profiles(const std::string& selector, std::map<std::string, Profile> profiles) {
+  const Knob* sel = find(selector);
+  if (sel == nullptr || sel->type != KnobType::String) throw std::logic_error("profile selector is no string knob: " + selector);
+  for (const auto& [profile, values] : profiles) {
+    for (const auto& [name, v] : values) {
+      const Knob* k = find(name);
+      if (k == nullptr || name == selector || k->default_value.index() != v.index()) {
+        throw std::logic_error(fmt::format("profile {}: bad knob {}", profile, name));
+      }
+      if (k->validate) {
+        if (const auto bad = k->validate(v)) throw std::logic_error(fmt::format("profile {}: {}: {}", profile, name, *bad));
+      }
+    }
+  }
+  profile_selector_ = selector;
+  profiles_ = std::move(profiles);
+}
+
+const ConfigValue* ConfigSchema::profile_value(const std::string& profile, const std::string& knob) const {
+  const auto p = profiles_.find(profile);
+  if (p == profiles_.end()) return nullptr;
+  const auto v = p->second.find(knob);
+  return v == p->second.end() ? nullptr : &v->second;
+}
+
 std::vector<std::string> ConfigSchema::similar(const std::string& name) const {
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const auto& [k, _] : knobs_) {
@@ -292,6 +317,10 @@ const ConfigValue& Config::value(const std::string& name) const {
   if (it != values_.end()) return it->second;
   const Knob* k = schema_->find(name);
   if (k == nullptr) throw std::logic_error("undeclared knob read: " + name);
+  const auto& selector = schema_->profile_selector();
+  if (!selector.empty() && name != selector) {
+    if (const auto* v = schema_->profile_value(std::get<std::string>(value(selector)), name)) return *v;
+  }
   return k->default_value;
 }
 

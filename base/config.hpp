@@ -64,8 +64,21 @@ class ConfigSchema {
   // Names close to `name`, for "did you mean" hints.
   [[nodiscard]] std::vector<std::string> similar(const std::string& name) const;
 
+  // Named sets of defaults chosen by one String knob (`selector`, a framework
+  // profile): a knob a run does not set reads the selected profile's value,
+  // else its own default. Every value is checked against its knob now
+  // (std::logic_error: the profiles are built in). Declare after the knobs.
+  using Profile = std::map<std::string, ConfigValue>;
+  void add_profiles(const std::string& selector, std::map<std::string, Profile> profiles);
+  [[nodiscard]] const std::string& profile_selector() const { return profile_selector_; }
+  // The profile's value of `knob`, or nullptr when it sets none.
+  [[nodiscard]] const ConfigValue* profile_value(const std::string& profile, const std::string& knob) const;
+  [[nodiscard]] const std::map<std::string, Profile>& profiles() const { return profiles_; }
+
  private:
   std::map<std::string, Knob> knobs_;
+  std::string profile_selector_;
+  std::map<std::string, Profile> profiles_;
 };
 
 class Config {

@@ -24,7 +24,8 @@ constexpr const char* kUsage =
     "  --json prints a list of {source, row, metric, published, predicted, error, fitted_row}.\n"
     "  --fit runs the file's searches on its fit row and prints the values its \"fitted\" object should hold.\n"
     "  --no-fit ignores every fitted value: each row runs on the defaults and what the source states, as a\n"
-    "  prediction for a cluster that has not run yet; no row counts as fitted.\n";
+    "  prediction for a cluster that has not run yet; only the row a framework profile's fitted value came\n"
+    "  from (framework: verl-fsdp2, ...) counts as fitted.\n";
 
 // "what: N figures, median absolute error X%, largest Y%" over |relative errors|.
 void print_error_summary(const char* what, const std::vector<double>& errors) {
@@ -79,7 +80,16 @@ int reproduce_command(const std::vector<std::string>& args) {
       }
       continue;
     }
-    if (no_fit) fmt::print("{}\n  {}\n  nothing fitted: the defaults and what the source states\n\n", s.path, s.source.value("title", ""));
+    if (no_fit) {
+      std::vector<std::string> profile_rows;
+      for (const auto& r : results) {
+        if (r.fitted_row && std::find(profile_rows.begin(), profile_rows.end(), r.row) == profile_rows.end()) profile_rows.push_back(r.row);
+      }
+      fmt::print("{}\n  {}\n  nothing fitted: the defaults and what the source states{}\n\n", s.path, s.source.value("title", ""),
+                 profile_rows.empty() ? ""
+                                      : fmt::format(" (a framework profile's fixed cost per step was fitted on '{}')",
+                                                    fmt::join(profile_rows, "', '")));
+    }
     else fmt::print("{}\n  {}\n  fitted on '{}': {}\n\n", s.path, s.source.value("title", ""), fmt::join(studies::fitted_rows(s), "', '"),
                     s.fitted.dump());
     std::size_t w = 4;

@@ -18,6 +18,7 @@
 #include "rl/loop_knobs.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
+#include "sim/framework_profiles.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "sim/workload.hpp"
 
@@ -41,6 +42,7 @@ base::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   sim::declare_train_sync_knobs(s);
   live::declare_live_knobs(s);
   registry.declare_knobs(s);
+  sim::declare_framework_profiles(s);  // last: a profile sets other keys
   return s;
 }
 

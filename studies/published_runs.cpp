@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "base/config.hpp"
 #include "base/json_file.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/simulation.hpp"
+#include "sim/framework_profiles.hpp"
 
 namespace april::studies {
 
@@ -195,8 +197,32 @@ std::vector<std::string> fitted_rows(const PublishedSetup& s) {
   return out;
 }
 
+namespace {
+
+// Rows a framework profile's fitted value came from: fitted in every check,
+// with or without the file's own fit.
+std::vector<std::string> profile_fitted_rows(const PublishedSetup& s, const policies::PolicyRegistry& registry) {
+  std::vector<std::string> out;
+  const auto file = std::filesystem::path(s.path).filename().string();
+  const auto schema = scenario::make_schema(registry);
+  for (const auto& p : sim::framework_profiles()) {
+    if (p.fitted_file != file) continue;
+    for (const auto& row : s.rows) {
+      if (row.name == p.fitted_row && row_config(s, row, nlohmann::json::object(), registry, schema).get(sim::keys::kFramework) == p.name) {
+        out.push_back(row.name);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<Reproduced> reproduce(const PublishedSetup& s, const policies::PolicyRegistry& registry, bool no_fit) {
-  const auto fitted = no_fit ? std::vector<std::string>{} : fitted_rows(s);
+  auto fitted = no_fit ? std::vector<std::string>{} : fitted_rows(s);
+  for (const auto& r : profile_fitted_rows(s, registry)) {
+    if (std::find(fitted.begin(), fitted.end(), r) == fitted.end()) fitted.push_back(r);
+  }
   const auto inputs = no_fit ? nlohmann::json::object() : s.fitted;
   // Every row runs once; a speedup then divides two rows' step times.
   std::map<std::string, std::map<std::string, double>> predicted;

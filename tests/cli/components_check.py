@@ -78,7 +78,7 @@ for path in sorted(glob.glob(os.path.join(published, "*.json"))):
     check(p.returncode == 0, f"reproduce --no-fit {path}: {p.stderr[-300:]}")
     rows = {r["name"]: r for r in setup["rows"]}
     for r in json.loads(p.stdout or "[]"):
-        if r["metric"] not in ("step_s", "speedup"):
+        if r["metric"] not in ("step_s", "speedup") or r["fitted_row"]:  # a framework profile's fit row
             continue
         keys = flat(setup["scenario"])
         keys.update(rows[r["row"]].get("set", {}))
