@@ -122,7 +122,7 @@ class StructureCheck final : public nlohmann::json_sax<nlohmann::json> {
   std::vector<std::set<std::string>> keys_;
 };
 
-void check_structure(const std::string& text, const std::string& path) {
+void check_structure_of(const std::string& text, const std::string& path) {
   StructureCheck check;
   // Syntax errors are left to the parse that follows, which reports their line.
   nlohmann::json::sax_parse(text, &check, nlohmann::json::input_format_t::json, false);
@@ -135,6 +135,8 @@ void check_structure(const std::string& text, const std::string& path) {
 }
 
 }  // namespace
+
+void check_json_structure(const std::string& text, const std::string& path) { check_structure_of(text, path); }
 
 std::string type_name(KnobType t) {
   switch (t) {
@@ -370,7 +372,7 @@ nlohmann::json Config::assigned() const {
 }
 
 void load_config_text(Config& config, const std::string& text, const std::string& path) {
-  check_structure(text, path);
+  check_structure_of(text, path);
   nlohmann::json doc;
   if (const auto err = parse_json(text, doc)) {
     throw ConfigError(fmt::format("{}: invalid JSON ({})", where_in(path, line_of_byte(text, err->byte)), err->reason));

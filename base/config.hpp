@@ -137,6 +137,10 @@ void load_config_file(Config& config, const std::string& path);
 // Same, from text already read; `path` is used in messages only.
 void load_config_text(Config& config, const std::string& text, const std::string& path);
 
+// Refuses a JSON text that gives a key twice in one object (the parser would
+// keep the last silently) or nests deeper than 32 levels, naming path and line.
+void check_json_structure(const std::string& text, const std::string& path);
+
 std::string to_string(const ConfigValue& v);
 std::string type_name(KnobType t);
 

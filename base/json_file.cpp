@@ -38,7 +38,16 @@ JsonFile parse_json_text(std::string text, const std::string& path, const std::s
     throw ConfigError(fmt::format("{}:{}: invalid JSON in {} ({})", path, line_of_byte(f.text, err->byte), what, err->reason));
   }
   if (!f.doc.is_object()) throw ConfigError(fmt::format("{}:1: a {} is a JSON object, not {}", path, what, f.doc.type_name()));
+  check_json_structure(f.text, path);
   return f;
+}
+
+void json_only_fields(const JsonFile& f, std::initializer_list<const char*> known) {
+  for (auto it = f.doc.begin(); it != f.doc.end(); ++it) {
+    if (std::none_of(known.begin(), known.end(), [&](const char* k) { return it.key() == k; })) {
+      throw ConfigError(fmt::format("{}: unknown field (fields: {})", f.where(it.key()), fmt::join(known, ", ")));
+    }
+  }
 }
 
 JsonFile read_json_file(const std::string& path, const std::string& what) {

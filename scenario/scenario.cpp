@@ -97,17 +97,20 @@ void apply_scenario(base::Config& config, const std::string& name_or_path) {
     throw base::ConfigError(fmt::format("{}: no such scenario file, and not a built-in scenario ({})", name_or_path,
                                        fmt::join(names, ", ")));
   }
-  const std::string text = base::read_file_bounded(name_or_path, base::kSmallJsonMaxBytes, "scenario");
+  apply_scenario_text(config, base::read_file_bounded(name_or_path, base::kSmallJsonMaxBytes, "scenario"), name_or_path);
+}
+
+void apply_scenario_text(base::Config& config, const std::string& text, const std::string& where) {
   // "base" names a built-in scenario to start from; read it before the rest.
   // A text that does not parse is reported, with its line, by load_config_text.
   if (nlohmann::json doc; !base::parse_json(text, doc) && doc.is_object() && doc.contains("base")) {
     const auto& base = doc["base"];
     bool known = false;
     for (const auto& b : builtin_scenarios()) known = known || (base.is_string() && b.name == base.get<std::string>());
-    if (!known) throw base::ConfigError(fmt::format("{}: key 'base': {} is not a built-in scenario", name_or_path, base.dump()));
+    if (!known) throw base::ConfigError(fmt::format("{}: key 'base': {} is not a built-in scenario", where, base.dump()));
     apply_scenario(config, base.get<std::string>());
   }
-  base::load_config_text(config, text, name_or_path);
+  base::load_config_text(config, text, where);
 }
 
 ResolvedScenario validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>* trace, const std::string& trace_name) {

@@ -28,6 +28,9 @@ std::vector<BuiltinScenario> builtin_scenarios();
 // Applies a built-in scenario by name, or loads a JSON file. A file may start
 // from a built-in with "base": "<name>".
 void apply_scenario(base::Config& config, const std::string& name_or_path);
+// A scenario's JSON text, already read (`where` names it in errors), with its
+// "base" applied first as a file's is.
+void apply_scenario_text(base::Config& config, const std::string& text, const std::string& where);
 
 // Checks relations between knobs that single validators cannot see. With a
 // trace, the engines' KV capacity is checked against its actual longest

@@ -60,6 +60,15 @@ expect_error "model show to a full disk" "cannot write to standard output" sh -c
 expect_error "hardware show to a full disk" "cannot write to standard output" sh -c "\"$april\" hardware show h20 > /dev/full"
 sed 's/"row": "b"/"row": "a"/' "$dir/pub.json" > "$dir/pub-ok.json"
 expect_error "reproduce --json to a full disk" "cannot write to standard output" sh -c "\"$april\" reproduce \"$dir/pub-ok.json\" --json > /dev/full"
+# A misspelt field would drop what it holds: refused by name, as is an unknown base.
+sed 's/"policy": "sync", "published"/"policy": "sync", "sett": {"seed": 2}, "published"/' "$dir/pub-ok.json" > "$dir/pub-typo.json"
+expect_error "a row's misspelt field" "row 'a': unknown field 'sett'" "$april" reproduce "$dir/pub-typo.json"
+sed 's/"steps": 3,/"steps": 3, "warmup_step": 1,/' "$dir/pub-ok.json" > "$dir/pub-typo.json"
+expect_error "a misspelt top-level field" "the setup: unknown field 'warmup_step'" "$april" reproduce "$dir/pub-typo.json"
+sed 's/"scenario": {}/"scenario": {"base": "nosuch"}/' "$dir/pub-ok.json" > "$dir/pub-typo.json"
+expect_error "an unknown base scenario" "'base': \"nosuch\" is not a built-in scenario" "$april" reproduce "$dir/pub-typo.json"
+sed 's/"scenario": {}/"scenario": {"base": "handcheck"}/' "$dir/pub-ok.json" > "$dir/pub-base.json"
+"$april" reproduce "$dir/pub-base.json" | grep -q "engine.*handcheck\|predictions\|step_s" || { echo "FAIL: a published setup on a base scenario did not run"; fails=$((fails + 1)); }
 "$april" sweep --scenario handcheck --grid 'april.alpha=1.5,2' --steps 2 --db "$dir/r.db" >/dev/null 2>&1 || { echo "FAIL: sweep"; fails=$((fails + 1)); }
 expect_error "db export to a full disk" "cannot write to standard output" sh -c "\"$april\" db export \"$dir/r.db\" 1 > /dev/full"
 # Output destinations are checked before the first run.

@@ -77,6 +77,23 @@ TEST(Hardware, BothMemoryFieldsOrNeitherIsRefusedByFileLineAndField) {
   EXPECT_THROW(parse(hardware_json("  \"hbm_MiB\": \"81559\",\n")), base::ConfigError);
 }
 
+// A misspelt field would leave the default in its place; a repeated one would
+// keep the last silently. Both are refused by file, line and field.
+TEST(Hardware, MisspeltAndRepeatedFieldsAreRefused) {
+  try {
+    parse(hardware_json("  \"hbm_MiB\": 81559,\n  \"host_link_GBs\": 32,\n"));
+    FAIL() << "a misspelt field was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("mine.json:5: field 'host_link_GBs': unknown field"), std::string::npos) << e.what();
+  }
+  try {
+    parse(hardware_json("  \"hbm_MiB\": 81559,\n  \"hbm_MiB\": 1000,\n"));
+    FAIL() << "a repeated field was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("mine.json:4: key 'hbm_MiB' is given twice"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Hardware, TheKvPoolIsTheFrameworksShareOfTheReportedTotal) {
   // SGLang: mem_fraction_static x the device's total, less the weights. Qwen3-4B
   // at TP 2 on H100 at 0.85: (0.85 x 81,559 MiB - 4.02 B x 2 B / 2) per GPU.
