@@ -128,8 +128,9 @@ int plan_command(const std::vector<std::string>& args) {
   }
   space.policies = policy_list(policy_items, registry, defaults);
   space.alphas = parse_list<double>(alpha_text, "--alpha");
-  if (!tp_text.empty()) space.tensor_parallel = parse_list<std::int64_t>(tp_text, "--tp");
-  if (!tail_text.empty()) space.tail_engines = parse_list<std::int64_t>(tail_text, "--tail-engines");
+  // Given, even empty, a list is parsed: `--tp ''` is an error, not the default.
+  if (vm.count("tp") != 0) space.tensor_parallel = parse_list<std::int64_t>(tp_text, "--tp");
+  if (vm.count("tail-engines") != 0) space.tail_engines = parse_list<std::int64_t>(tail_text, "--tail-engines");
   space.max_splits = static_cast<std::size_t>(max_splits);
   space.repeats = repeats;
 

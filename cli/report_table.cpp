@@ -79,6 +79,21 @@ void print_report_table(const std::vector<ReportRow>& rows) {
          fmt::format("{:.0f}%", 100.0 * d.engine_busy_fraction), fmt::format("{:.0f}%", 100.0 * d.trainer_busy_fraction),
          t.tokens_wasted, fmt::format("{}/{:.2f}", r.summary.buffer_peak_groups, static_cast<double>(r.summary.buffer_peak_tokens) / 1e6));
   }
+  // The answer the table is read for: the most trained tokens per second, the
+  // figure comparable across designs, with the staleness it costs.
+  if (rows.size() > 1) {
+    const ReportRow* best = nullptr;
+    double best_tok_s = -1;
+    for (const auto& row : rows) {
+      const double tok_s = rl::derive(row.run.summary.totals).effective_throughput_tok_s;
+      if (tok_s > best_tok_s) best = &row, best_tok_s = tok_s;
+    }
+    const auto d = rl::derive(best->run.summary.totals);
+    const std::string versus = sync_effective > 0 ? fmt::format(" ({} sync's effective tok/s)", ratio_cell(best_tok_s, sync_effective)) : "";
+    fmt::print("\nmost effective: {}{}, {:.1f}% of its trained tokens off-policy, staleness up to {} version{}\n", best->run.policy,
+               versus, 100.0 * d.offpolicy_token_fraction, best->run.summary.totals.staleness_max,
+               best->run.summary.totals.staleness_max == 1 ? "" : "s");
+  }
   fmt::print("\nGPUs: N coloc = rollout, train and sync take turns on all N; R+T = R rollout GPUs and T train GPUs working at\n"
              "the same time. run = wall time of all steps; GPU-h run = GPUs x run. effective tok/s = trained tokens / wall time,\n"
              "the figure comparable across designs; rollout tok/s = decoded tokens (aborted ones too) / rollout time;\n"
