@@ -1,6 +1,6 @@
 #pragma once
 // Tokens generated under one weight version: how an engine reports a
-// sample's progress across weight syncs (DESIGN.md 3b). One type shared by
+// sample's progress across weight syncs (docs/design.md 3b). One type shared by
 // the simulator's engines and the RL loop, so progress moves between them
 // without a copy on the hot path.
 #include <cstdint>

@@ -31,7 +31,7 @@ struct Row {
   std::string policy;
   double step_time_s = 0, rollout_tput = 0, effective_tput = 0, gpu_hours_per_1000 = 0, offpolicy = 0;
   // Seconds of wall time per trained sample: a step trains B x n samples
-  // (DESIGN.md section 3), so this compares rows whose B or n differ too.
+  // (docs/design.md section 3), so this compares rows whose B or n differ too.
   double s_per_trained_sample = 0;
   // Over sync's: its seconds per trained sample / this row's (the speed-up a
   // user gets), and rollout tok/s / sync's (the rollout phase alone). 0: no

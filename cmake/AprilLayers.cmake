@@ -1,4 +1,4 @@
-# The layer rule of DESIGN.md section 2, checked when CMake configures: each
+# The layer rule of docs/design.md section 2, checked when CMake configures: each
 # layer links only the layers below it, so a wrong dependency fails the build
 # here instead of creeping in. (tests/layout/ also proves it at link time.)
 
@@ -56,7 +56,7 @@ function(april_forbid_link target)
       endif()
     endif()
     if(name IN_LIST reach)
-      message(FATAL_ERROR "layer rule broken: ${target} links ${f} (DESIGN.md section 2: layers link only downward)")
+      message(FATAL_ERROR "layer rule broken: ${target} links ${f} (docs/design.md section 2: layers link only downward)")
     endif()
   endforeach()
 endfunction()

@@ -1,5 +1,5 @@
 #pragma once
-// AReaL-style asynchronous RL with bounded staleness (DESIGN.md 3b), on a
+// AReaL-style asynchronous RL with bounded staleness (docs/design.md 3b), on a
 // disaggregated cluster. Fresh groups are submitted in dataset order while
 // the groups submitted so far are fewer than (v + eta + 1) x B, v being the
 // engines' version (checked at the start, after every sync and after every

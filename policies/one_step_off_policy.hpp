@@ -1,5 +1,5 @@
 #pragma once
-// verl's one-step off-policy pipeline (DESIGN.md 3b), on a disaggregated
+// verl's one-step off-policy pipeline (docs/design.md 3b), on a disaggregated
 // cluster. Batch 0 is rolled out like sync (B fresh groups). When it is
 // ready, the trainer trains it and batch 1's rollout starts at that instant
 // with the weights the engines hold. From then on a sync starts when both the

@@ -1,5 +1,5 @@
 #pragma once
-// The scheduling-policy contract (DESIGN.md section 3). A policy sees events
+// The scheduling-policy contract (docs/design.md section 3). A policy sees events
 // and a read-only view of the rollout state and returns decisions; it never
 // touches a clock, an engine or torch, so the same object drives the
 // simulator and the live backend.
@@ -56,7 +56,7 @@ class RolloutView {
   // what a length predictor learns from (RhymeRL, Seer).
   [[nodiscard]] virtual const std::string& prompt_id(GroupId id) const = 0;
 
-  // Overlapped runs (DESIGN.md 3b). step() is the engines' version there,
+  // Overlapped runs (docs/design.md 3b). step() is the engines' version there,
   // and accepted_groups() the complete groups queued for training.
   [[nodiscard]] virtual bool trainer_idle() const = 0;   // no train step and no sync running
   [[nodiscard]] virtual bool sync_running() const = 0;

@@ -1,5 +1,5 @@
 #pragma once
-// Tail batching, after RollPacker (DESIGN.md section 4: tail batching). Our
+// Tail batching, after RollPacker (docs/design.md section 4: tail batching). Our
 // reading of its mechanism, one assumption per line:
 //  1. A short round submits B' = ceil(alpha x B) fresh groups
 //     (tail_batching.alpha) and trains on the first B to complete; the rest,

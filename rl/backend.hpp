@@ -96,7 +96,7 @@ inline TrainBatchTokens train_batch_tokens(const std::vector<TrainSample>& batch
   return b;
 }
 
-// The phases of a modelled train step (DESIGN.md section 7), in seconds.
+// The phases of a modelled train step (docs/design.md section 7), in seconds.
 struct TrainPhases {
   double old_logprob_s = 0, ref_logprob_s = 0, update_s = 0, grad_reduce_s = 0, optimizer_s = 0, offload_s = 0, other_s = 0;
 };
@@ -117,7 +117,7 @@ struct BackendCounters {
   std::int64_t prefill_tok = 0;
 };
 
-// What happened at one instant of an overlapped run (DESIGN.md 3b), to be
+// What happened at one instant of an overlapped run (docs/design.md 3b), to be
 // handled in this order: finished samples, the train step's end, the sync's end.
 struct BackendEvents {
   std::vector<SampleProgress> finished;
@@ -132,7 +132,7 @@ struct BackendEvents {
 };
 
 // What a backend that can overlap rollout and training adds (disaggregated
-// clusters, DESIGN.md 3b): train and sync start now and end later, while the
+// clusters, docs/design.md 3b): train and sync start now and end later, while the
 // engines go on generating.
 class OverlappingBackend {
  public:
@@ -201,7 +201,7 @@ class Backend {
   // per completion (the simulator's, at a large cluster's pace).
   virtual void wait_for_completions_into(std::vector<SampleProgress>& out) { out = wait_for_completions(); }
   // Stops everything in flight and returns the progress of each request.
-  // The abort takes time (DESIGN.md 3: the engines stop at their iteration
+  // The abort takes time (docs/design.md 3: the engines stop at their iteration
   // boundary, plus the abort's own latency): the clock advances by it, and a
   // sample that finishes meanwhile comes back with `finished` set.
   virtual std::vector<SampleProgress> abort_all() = 0;

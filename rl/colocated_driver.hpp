@@ -1,5 +1,5 @@
 #pragma once
-// A step in turn (DESIGN.md 3): the rollout phase runs until the policy
+// A step in turn (docs/design.md 3): the rollout phase runs until the policy
 // names a batch; what is still running is aborted (its progress kept), the
 // rest goes back to the buffer; the batch trains; the weights sync.
 #include <optional>

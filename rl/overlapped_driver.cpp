@@ -175,7 +175,7 @@ StepMetrics OverlappedDriver::run_step() {
     overlap_.wait_for_events_into(events_);
     const BackendEvents& ev = events_;
     // One instant, in this order: samples and groups that completed, the
-    // train step that ended, the sync that ended (DESIGN.md 3b); then the
+    // train step that ended, the sync that ended (docs/design.md 3b); then the
     // pulls, and the trainer's GPUs lent or reclaimed.
     loop_.record_finished(ev.finished);
     loop_.drain_completed();

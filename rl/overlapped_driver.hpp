@@ -1,5 +1,5 @@
 #pragma once
-// An overlapped run (DESIGN.md 3b): the rollout never ends; the policy
+// An overlapped run (docs/design.md 3b): the rollout never ends; the policy
 // starts train steps and syncs by its decisions while the engines go on, and
 // a step is the window from one sync's end to the next.
 #include <optional>

@@ -3,7 +3,7 @@
 // driven by the policy's decisions, then train, then weight sync, then the
 // version increments. It owns the rollout state (groups, samples, the partial
 // buffer, per-segment versions) and is the policy's read-only view of it.
-// With a policy that overlaps (DESIGN.md 3b) the rollout never ends: the
+// With a policy that overlaps (docs/design.md 3b) the rollout never ends: the
 // policy starts train steps and syncs by its decisions while the engines go
 // on, and a step is the window from one sync's end to the next.
 //

@@ -158,7 +158,7 @@ bool RolloutState::finish_sample(RolloutGroup& g, RolloutSample& s, const Sample
 
 void RolloutState::record_finished(const std::vector<SampleProgress>& finished) {
   // Groups completing at one instant are counted in submission order,
-  // whichever engines their samples ran on (DESIGN.md section 3).
+  // whichever engines their samples ran on (docs/design.md section 3).
   const std::size_t first_new = completed_pending.size();
   for (const SampleProgress& p : finished) {
     RolloutGroup& g = group(key_group(p.key));

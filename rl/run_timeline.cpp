@@ -54,7 +54,7 @@ nlohmann::json train_args(const StepMetrics& m) {
 }
 
 // A modelled train step's phases inside its span, one after another in the
-// order a step runs them (DESIGN.md section 7; the update's gradient
+// order a step runs them (docs/design.md section 7; the update's gradient
 // reductions and optimizer steps, interleaved per mini-batch there, after
 // it here), scaled to the span: a step slowed beside the engines stretches
 // them all alike.

@@ -1,8 +1,8 @@
 #pragma once
 // How a step runs, chosen once when the loop is built: rollout, train and
-// sync in turn (ColocatedDriver, DESIGN.md 3) or overlapped, with the policy
+// sync in turn (ColocatedDriver, docs/design.md 3) or overlapped, with the policy
 // starting train steps and syncs while the engines go on (OverlappedDriver,
-// DESIGN.md 3b). The loop applies a policy's submissions itself and hands the
+// docs/design.md 3b). The loop applies a policy's submissions itself and hands the
 // driver the decisions that are the driver's.
 #include <cstdint>
 #include <optional>

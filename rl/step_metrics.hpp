@@ -1,5 +1,5 @@
 #pragma once
-// Per-step and whole-run metrics. Names follow DESIGN.md section 3; they are
+// Per-step and whole-run metrics. Names follow docs/design.md section 3; they are
 // part of the interface (summary.json keys and steps.csv columns).
 #include <cstdint>
 #include <optional>
@@ -17,7 +17,7 @@ struct StepMetrics {
   // Clock time the step adds to the run: from the previous step's sync end
   // (or the run's start) to this step's. Colocated: rollout + train + sync.
   double step_time_s = 0;
-  // Absolute clock times (DESIGN.md 3b): the batch's last group accepted, the
+  // Absolute clock times (docs/design.md 3b): the batch's last group accepted, the
   // train step's start and end, the weight sync's end.
   double batch_ready_s = 0, train_start_s = 0, train_end_s = 0, sync_end_s = 0;
   // Part of rollout_time_s: from the decision to abort (the batch formed) to
@@ -31,7 +31,7 @@ struct StepMetrics {
   std::int64_t tokens_wasted = 0;       // decoded, then dropped (restarts, filter, unbatched groups)
   std::int64_t tokens_masked = 0;       // batch tokens given zero weight in the loss (too stale)
   // Over the unfinished samples resumed this step, the tokens of their last
-  // segment (DESIGN.md 3: the numerator of april_offpolicy_ratio).
+  // segment (docs/design.md 3: the numerator of april_offpolicy_ratio).
   std::int64_t tokens_carried = 0;
   double staleness_token_sum = 0;       // sum over batch tokens of their staleness
   std::int64_t staleness_max = 0;

@@ -1,5 +1,5 @@
 #pragma once
-// Designs on one GPU budget (DESIGN.md section 3b): a colocated cluster, or a
+// Designs on one GPU budget (docs/design.md section 3b): a colocated cluster, or a
 // split of the same GPUs into rollout and train GPUs. A policy that overlaps
 // rollout and training (one_step_off, async) exists only on a split; a
 // colocated cluster has no split to set. `april simulate` runs an overlapping

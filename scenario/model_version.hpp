@@ -20,7 +20,7 @@ namespace april::scenario {
 //    tokens_wasted (runs that mask only: april.mask_offpolicy,
 //    april.max_token_staleness); every other result as in 3.
 // 5: a weight sync that starts at the instant an engine's iteration ends
-//    stops that engine there, as DESIGN.md 3b's instant order says (4 let
+//    stops that engine there, as docs/design.md 3b's instant order says (4 let
 //    the next iteration begin with the old weights); overlapped runs only.
 // 6: models from config.json and accelerators with their node figures: the
 //    roofline counts exact parameters (Qwen3-4B 4,022,468,096, not 4.02e9),

@@ -1,5 +1,5 @@
 #pragma once
-// How the cluster's GPUs are used (DESIGN.md section 3b). Colocated: rollout,
+// How the cluster's GPUs are used (docs/design.md section 3b). Colocated: rollout,
 // train and sync take turns on all `cluster.gpus`. Disaggregated: the engines
 // live on `cluster.rollout_gpus` (engines = rollout_gpus / TP) and the trainer
 // on `cluster.train_gpus`, and the two can work at the same time.

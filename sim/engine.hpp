@@ -7,7 +7,7 @@
 //  - every running request gains one token per iteration; with per-token
 //    prefill (no prefill pass), a request first feeds its context one token
 //    per iteration and gains its first token when the last one is fed.
-// Weight versions (DESIGN.md 3b): tokens carry the version the engine held
+// Weight versions (docs/design.md 3b): tokens carry the version the engine held
 // when their iteration started. A weight sync pauses the engine (the
 // iteration in progress finishes, no other starts until resume) and, with
 // recompute, makes every running request drop its KV and re-prefill.
@@ -121,12 +121,12 @@ class Engine {
   // (recompute) every running request drops its KV and re-prefills its prompt
   // and tokens when next admitted; queued ones keep their place behind them.
   // It does not start an iteration: the caller decides first what to submit
-  // at this instant (DESIGN.md 3b's order), then calls start_if_idle().
+  // at this instant (docs/design.md 3b's order), then calls start_if_idle().
   void resume(std::int64_t version, bool drop_kv);
   // Starts the next iteration at the current instant if there is work and nothing stops it.
   void start_if_idle();
   // Iterations that start from now on take `factor` times their modelled
-  // time (a trainer computing on the same host, DESIGN.md 3b's shared
+  // time (a trainer computing on the same host, docs/design.md 3b's shared
   // machines); an iteration in progress keeps its speed.
   void set_time_factor(double factor);
   [[nodiscard]] bool paused() const { return paused_; }

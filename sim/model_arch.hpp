@@ -3,7 +3,7 @@
 // `config.json`, and what the simulator derives from it: parameter counts
 // (total and activated per token), weight and KV-cache bytes, FLOPs per
 // token, and the weights an MoE decode iteration reads. Counting conventions
-// are those of ../shared/models/README.md (DESIGN.md section 7); each formula
+// are the model cards' (docs/design.md section 7); each formula
 // cites the modelling code it follows in model_arch.cpp.
 #include <cstdint>
 #include <string>

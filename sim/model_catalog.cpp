@@ -10,7 +10,7 @@
 namespace april::sim {
 
 const std::vector<BuiltinModel>& builtin_model_table() {
-  // Published sizes as ../shared/models/README.md states them; the counts
+  // Published sizes as each model card states them (cited per row); the counts
   // april derives from the configs must match them within 1% (model_arch_test).
   static const std::vector<BuiltinModel> table = {
       {"qwen3-0.6b", 0.596e9, 0.596e9, "Qwen/Qwen3-0.6B model card (0.6B; 0.44B non-embedding) and config.json"},

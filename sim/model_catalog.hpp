@@ -13,7 +13,7 @@ namespace april::sim {
 
 struct BuiltinModel {
   std::string name;
-  double published_total_params = 0;   // as counted in ../shared/models/README.md
+  double published_total_params = 0;   // as the model card counts it
   double published_active_params = 0;  // equal to total for dense models
   std::string citation;                // model card and config.json it comes from
 };

@@ -1,5 +1,5 @@
 #pragma once
-// A train step as verl and slime report it (DESIGN.md section 7): the
+// A train step as verl and slime report it (docs/design.md section 7): the
 // old-logprob forward over the batch (and the reference model's, when a KL
 // term is on), the update (forward + backward) over PPO mini-batches and
 // epochs with a gradient reduction and an optimizer step per mini-batch, and,

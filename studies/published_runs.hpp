@@ -1,5 +1,5 @@
 #pragma once
-// Published runs as checks (DESIGN.md section 7): a file holds a published
+// Published runs as checks (docs/design.md section 7): a file holds a published
 // setup in our scenario keys, its source, the inputs the source does not
 // state with the one row they were fitted on, and the measured rows. Every
 // row but the fitted one is a prediction; `april reproduce` prints each

@@ -30,8 +30,8 @@ namespace april::studies {
 // 2: runs.model_version (schema 1 databases are migrated in place on open;
 //    their runs count as model version 0 and are re-run, not reused).
 // 3: steps gains batch_ready_s, train_start_s, train_end_s and sync_end_s
-//    (DESIGN.md 3b); older rows keep NULL there.
-// 4: steps gains tokens_carried and april_offpolicy_ratio (DESIGN.md 3).
+//    (docs/design.md 3b); older rows keep NULL there.
+// 4: steps gains tokens_carried and april_offpolicy_ratio (docs/design.md 3).
 // 5: steps gains abort_time_s.
 // 6: steps gains tokens_masked (masked batch tokens, no longer in tokens_wasted).
 // 7: steps gains the train step's modelled phases (train_old_logprob_s ...

@@ -101,7 +101,7 @@ class HttpBackend final : public rl::Backend, public rl::OverlappingBackend {
   void sync_weights(std::int64_t new_version) override;
   [[nodiscard]] rl::BackendCounters counters() const override;
 
-  // Overlapped policies (one_step_off, async; DESIGN.md 3b): the trainer
+  // Overlapped policies (one_step_off, async; docs/design.md 3b): the trainer
   // computes on a thread of its own while the servers generate. A sync
   // writes the weights and has every server load them: with `recompute`
   // (AReaL's interruptible rollout) every request is aborted first, keeping

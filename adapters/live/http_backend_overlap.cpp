@@ -1,4 +1,4 @@
-// live::HttpBackend's overlapped operations (DESIGN.md 3b over HTTP): a
+// live::HttpBackend's overlapped operations (docs/design.md 3b over HTTP): a
 // train step on a thread of its own beside the servers, and weight syncs
 // that either interrupt the requests (recompute) or let the servers finish
 // them under the old weights.

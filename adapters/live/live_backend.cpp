@@ -139,7 +139,7 @@ rl::BackendEvents LiveBackend::wait_for_events() {
   rl::BackendEvents ev;
   if (im.sync_to_run) {
     // The engine is at an iteration boundary (it steps on this thread): it
-    // waits for the copy, as DESIGN.md 3b's engines pause for a sync.
+    // waits for the copy, as docs/design.md 3b's engines pause for a sync.
     const auto [version, recompute] = *im.sync_to_run;
     im.sync_to_run.reset();
     im.attribute_in_flight(version - 1);

@@ -61,7 +61,7 @@ class LiveBackend final : public rl::Backend, public rl::OverlappingBackend {
   // between requests (SampleRequest::cached_tok is not honoured).
   [[nodiscard]] bool reports_chunk_ends() const override { return true; }
 
-  // Overlapped operation (DESIGN.md 3b): the trainer runs a step on its own
+  // Overlapped operation (docs/design.md 3b): the trainer runs a step on its own
   // thread and its own copy of the weights while the engine generates on the
   // caller's; a sync copies the trainer's weights into the engine at an
   // iteration boundary.

@@ -260,7 +260,7 @@ void SimBackend::start_sync(std::int64_t new_version, bool recompute) {
   if (train_running_ || sync_running_ || trainer_gpus_ != TrainerGpus::Training) throw std::logic_error("start_sync while the trainer is busy");
   sync_running_ = true;
   // An iteration that began at this instant has done nothing yet: the engine
-  // is at its boundary and waits for the new weights (DESIGN.md 3b: an idle
+  // is at its boundary and waits for the new weights (docs/design.md 3b: an idle
   // engine starts its next iteration only after the instant's decisions).
   for (const auto& e : rollout_engines()) e->pause(true);
   sim_.schedule_in(sim::TimeNs::from_s(config_.sync_time_s), sim::kTagSyncEnd, [this, new_version, recompute] {

@@ -28,7 +28,7 @@ void expect_ms(const std::vector<double>& got, double want) {
 
 // A held sample sent when another finishes joins its engine at the next
 // iteration boundary: the engine's running requests go on at once (only an
-// idle engine waits for the instant's decisions, DESIGN.md 3b), as a real
+// idle engine waits for the instant's decisions, docs/design.md 3b), as a real
 // server's scheduler loop does not wait for its client.
 //
 // One engine holding 2 requests, B = 2: p0 {3, 5} and p1 {10, 2}.

@@ -1,4 +1,4 @@
-// The cost of an abort (DESIGN.md 3, issue: APRIL's rollout time includes
+// The cost of an abort (docs/design.md 3, issue: APRIL's rollout time includes
 // it), worked by hand on two engines whose iterations are out of phase.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Overlapping policies on a disaggregated `handcheck` cluster, worked by hand
-// (DESIGN.md 3b). One engine (1 GPU) and a trainer (1 GPU); 1 ms per
+// (docs/design.md 3b). One engine (1 GPU) and a trainer (1 GPU); 1 ms per
 // iteration, prefill included (the constant model); a train step takes 3 ms
 // (train.time_model=linear, train.linear_base_s) and a sync 2 ms
 // (sync.time_model=fixed). B = 1 group of one 5-token sample, every group the
@@ -120,7 +120,7 @@ TEST(AsyncHandcheck, ATrainStepComputesAfterItsHandoff) {
 //      sync 8-10.                                                          step 0 ends at 10
 //   1: at 10, v1, room 3 - 2 = 1: g2 starts (v1); g1 trains 10-13 (staleness 1 x 5).
 //      At 13 an iteration ends, the train step ends and the sync starts: the engine
-//      is at its boundary and starts nothing until the sync ends (DESIGN.md 3b, one
+//      is at its boundary and starts nothing until the sync ends (docs/design.md 3b, one
 //      instant), so g2 holds 3 tokens; sync 13-15.                        step 1 ends at 15
 //   2: at 15, v2, room 4 - 3 = 1: g3 starts; g2 drops its KV and re-prefills, the
 //      prefill pass yields its 4th token (v2) at 16 and the 5th at 17. g2 trains 17-20:
@@ -166,7 +166,7 @@ TEST(AsyncHandcheck, KeepKvPaysNoPrefillAtAVersionChange) {
 // trainer publishes in 2 ms (the sync time) while the engine goes on, and the
 // engine pulls in 1 ms (sync.relay_pull_s) when its batch is done and the
 // relays hold a newer version. At one instant, completions come before a
-// publish's end (DESIGN.md 3b), so an engine done at that instant goes on
+// publish's end (docs/design.md 3b), so an engine done at that instant goes on
 // with the version it holds.
 //   0: g0 (v0) 0-5; g0 trains 5-8 and g1 (v0: nothing newer) runs 5-10;
 //      publish 8-10.                                                       step 0 ends at 10

@@ -1,4 +1,4 @@
-// The corners of DESIGN.md section 3 where slime's behaviour is the contract:
+// The corners of docs/design.md section 3 where slime's behaviour is the contract:
 // ties between groups completing at one instant, the refill rule under the
 // dynamic-sampling filter, the sync baseline under the filter, and slime's
 // keep_when_insufficient fallback. Every expectation is worked by hand on the

@@ -87,7 +87,7 @@ TEST(Handcheck, AprilBatchesBufferAndResumeOrderFollowTheHandTrace) {
   EXPECT_EQ(steps[0].tokens_generated, 29);
   EXPECT_EQ(steps[0].tokens_trained, 16);
 
-  // april_offpolicy_ratio (DESIGN.md 3): carried = the last segment of each
+  // april_offpolicy_ratio (docs/design.md 3): carried = the last segment of each
   // unfinished sample resumed that step; ratio = carried / (generated + carried).
   //  step 0: nothing resumed: 0 / 29
   //  step 1: g1.s0 5 (v0), g3.s0 5 (v0) carried = 10; decoded in 5 ms: g1.s0 5, g3.s0 5, g4 5 + 5, g5 1 + 2 = 23

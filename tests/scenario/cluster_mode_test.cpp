@@ -1,4 +1,4 @@
-// Cluster mode (DESIGN.md 3b): the GPU split, its errors, and sync, april and
+// Cluster mode (docs/design.md 3b): the GPU split, its errors, and sync, april and
 // sorted on a disaggregated cluster, where nothing overlaps and only the GPU
 // counts differ; the absolute step times of every mode.
 #include <gtest/gtest.h>

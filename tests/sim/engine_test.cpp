@@ -120,7 +120,7 @@ TEST(Engine, ATakenRequestFinishesOnTheEngineThatAdoptsItWithItsTokensAndVersion
   }
 }
 
-// A weight sync (DESIGN.md 3b) with 1 ms iterations, one request of 10
+// A weight sync (docs/design.md 3b) with 1 ms iterations, one request of 10
 // tokens (prompt 4), pause at 2.5 ms, resume at 4.5 ms with version 1:
 //   iterations 0-1, 1-2, 2-3 ms run (the third was in progress at the pause
 //   and finishes): 3 tokens of version 0; none starts in 3-4.5 ms;

@@ -1,4 +1,4 @@
-// The train-step phases against hand-worked formulas (DESIGN.md section 7).
+// The train-step phases against hand-worked formulas (docs/design.md section 7).
 #include <gtest/gtest.h>
 
 #include <string>

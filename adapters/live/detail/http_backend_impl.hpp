@@ -77,7 +77,7 @@ struct HttpBackend::Impl {
   std::deque<rl::SampleKey> waiting;
   std::int64_t submissions = 0, answered = 0, aborted = 0;
   std::optional<std::filesystem::path> last_weights;  // the folder the servers loaded last
-  // Overlapped runs (DESIGN.md 3b over HTTP): the weights the servers hold,
+  // Overlapped runs (docs/design.md 3b over HTTP): the weights the servers hold,
   // the train step on its own thread (or, rollout only, its report at once),
   // the sync under way, and what the loop submitted meanwhile.
   std::int64_t version = 0;
