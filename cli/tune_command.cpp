@@ -47,13 +47,14 @@ int tune_command(const std::vector<std::string>& args) {
       "round halves the spacing around the best feasible value. Every value runs with the same R seeds\n"
       "(common random numbers), so comparisons between values see little seed noise; the mean decides\n"
       "and a Student-t 95% interval says how sure it is. Every run is stored in FILE.\n\noptions");
-  std::string scenario = "default", param, range = "1:4", objective = "rollout_throughput", db_path, policy = "april", direction = "max";
+  std::string scenario = "default", param, range = "1:4", objective = "effective_throughput", db_path, policy = "april", direction = "max";
   std::vector<std::string> constraints, sets;
   std::int64_t repeats = 3, jobs = 1, rounds = 5, points = 5, step = 0;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "param", po::value(&param)->required(), "the scenario key to tune, e.g. april.alpha")(
       "range", po::value(&range), "LO:HI (default 1:4)")("objective", po::value(&objective),
-                                                          "summary metric to optimise (default rollout_throughput)")(
+                                                          "summary metric to optimise (default effective_throughput: trained tokens per second, comparable across "
+                                                          "designs; rollout_throughput counts aborted tokens too)")(
       "direction", po::value(&direction), "max or min (default max)")(
       "constraint", po::value(&constraints), "METRIC<=V, <, >=, > on the mean over seeds (repeatable)")(
       "repeats", integer_option(&repeats), "seeds per value (default 3)")("rounds", integer_option(&rounds), "refinement rounds (default 5)")(
