@@ -210,6 +210,7 @@ int plan_command(const std::vector<std::string>& args) {
     fmt::print("{:>3}. {:<36} {:>10.0f} {:<12} staleness {:.2f}\n     {}\n", k + 1, r.plan.label(), r.throughput_tok_s, interval,
                r.staleness_mean, r.reason);
   }
+  for (const auto& note : studies::edge_of_grid_notes(best.plan, space)) fmt::print("note: {}\n", note);
   fmt::print("\neach design's best:\n  {:<14} {:<36} {:>10} {:>9} {:>10} {:>8}\n", "policy", "plan", "eff tok/s", "+/-", "staleness", "step s");
   for (const auto* r : studies::best_per_design(ranked)) {
     fmt::print("  {:<14} {:<36} {:>10.0f} {:>9} {:>10.2f} {:>8.1f}\n", r->plan.policy, r->plan.label(), r->throughput_tok_s,

@@ -224,6 +224,29 @@ std::vector<PlanResult> rank_plans(const std::vector<PlanCandidate>& candidates,
   return run;
 }
 
+std::vector<std::string> edge_of_grid_notes(const Plan& best, const PlanSpace& space) {
+  std::vector<std::string> notes;
+  if (best.alpha && space.alphas.size() > 1) {
+    const auto [lo, hi] = std::minmax_element(space.alphas.begin(), space.alphas.end());
+    if (*best.alpha == *hi) {
+      notes.push_back(fmt::format("the best alpha, {:g}, is the largest searched: try --alpha {:g},{:g} (and mind the staleness)",
+                                  *hi, *hi, *hi * 1.5));
+    } else if (*best.alpha == *lo && *lo > 1.0) {
+      notes.push_back(fmt::format("the best alpha, {:g}, is the smallest searched: try --alpha {:g},{:g}", *lo,
+                                  std::max(1.0, 1.0 + (*lo - 1.0) / 2.0), *lo));
+    }
+  }
+  if (space.tensor_parallel.size() > 1) {
+    const auto [lo, hi] = std::minmax_element(space.tensor_parallel.begin(), space.tensor_parallel.end());
+    if (best.tensor_parallel == *hi) {
+      notes.push_back(fmt::format("the best engine size, TP {}, is the largest searched: try --tp {},{}", *hi, *hi, *hi * 2));
+    } else if (best.tensor_parallel == *lo && *lo > 1) {
+      notes.push_back(fmt::format("the best engine size, TP {}, is the smallest searched: try --tp {},{}", *lo, *lo / 2, *lo));
+    }
+  }
+  return notes;
+}
+
 std::vector<const PlanResult*> best_per_design(const std::vector<PlanResult>& ranked) {
   std::vector<const PlanResult*> out;
   for (const auto& r : ranked) {

@@ -1,5 +1,5 @@
 #pragma once
-// `april plan`: rollout designs head to head on one cluster (issue 54). A plan
+// `april plan`: rollout designs head to head on one cluster. A plan
 // is a design (a policy), its over-provisioning, the engines' tensor
 // parallelism and, for designs that overlap rollout and training, a split of
 // the GPUs. Every plan runs with the same seeds (common random numbers); the
@@ -71,6 +71,11 @@ struct PlanResult {
 // ties by label), then the excluded ones; each with its one-line reason.
 std::vector<PlanResult> rank_plans(const std::vector<PlanCandidate>& candidates,
                                    const std::vector<std::vector<std::map<std::string, double>>>& metrics);
+
+// Where the best plan's over-provisioning or engine size is the largest or
+// smallest value searched, a better one may lie beyond the grid: one line
+// each, naming the value and the next one to try. Empty when it is inside.
+std::vector<std::string> edge_of_grid_notes(const Plan& best, const PlanSpace& space);
 
 // The best plan of each policy, in the order of the ranking.
 std::vector<const PlanResult*> best_per_design(const std::vector<PlanResult>& ranked);

@@ -29,6 +29,40 @@ PlanSpace space(std::vector<std::string> policies, std::vector<double> alphas, s
 // micro-batch is small enough that a trainer on one H100 holds Qwen3-4B's
 // 72.4 GB of states and its activations (at the default 16,384 tokens its
 // 19.9 GB of fp32 logits do not fit beside them).
+// A best value at the edge of its grid says so, with the next value to try;
+// one inside the grid, or a grid of one value, says nothing.
+TEST(Plan, EdgeOfGridNotesNameTheNextValue) {
+  PlanSpace space;
+  space.alphas = {1.5, 2, 3};
+  space.tensor_parallel = {2, 4, 8};
+  Plan p;
+  p.policy = "april";
+  p.alpha = 3;
+  p.tensor_parallel = 4;
+  auto notes = edge_of_grid_notes(p, space);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "the best alpha, 3, is the largest searched: try --alpha 3,4.5 (and mind the staleness)");
+  p.alpha = 1.5;
+  p.tensor_parallel = 8;
+  notes = edge_of_grid_notes(p, space);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0], "the best alpha, 1.5, is the smallest searched: try --alpha 1.25,1.5");
+  EXPECT_EQ(notes[1], "the best engine size, TP 8, is the largest searched: try --tp 8,16");
+  p.alpha = 2;
+  p.tensor_parallel = 2;
+  notes = edge_of_grid_notes(p, space);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "the best engine size, TP 2, is the smallest searched: try --tp 1,2");
+  p.tensor_parallel = 4;
+  EXPECT_TRUE(edge_of_grid_notes(p, space).empty());
+  // sync has no alpha; a one-value grid has no edge.
+  Plan sync;
+  sync.policy = "sync";
+  sync.tensor_parallel = 2;
+  space.tensor_parallel = {2};
+  EXPECT_TRUE(edge_of_grid_notes(sync, space).empty());
+}
+
 TEST(Plan, EnumeratesDesignsAlphasEngineSizesAndSplits) {
   april::testing::Fixture f("default", {"train.micro_batch_tok=2048"});
   const auto plans = enumerate_plans(f.config, f.registry, space({"sync", "april", "async"}, {1.5, 2}, {1, 2}, 3));
