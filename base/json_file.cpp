@@ -42,10 +42,11 @@ JsonFile parse_json_text(std::string text, const std::string& path, const std::s
   return f;
 }
 
-void json_only_fields(const JsonFile& f, std::initializer_list<const char*> known) {
-  for (auto it = f.doc.begin(); it != f.doc.end(); ++it) {
+void json_only_fields(const JsonFile& f, const nlohmann::json& object, std::initializer_list<const char*> known, const std::string& what) {
+  for (auto it = object.begin(); it != object.end(); ++it) {
     if (std::none_of(known.begin(), known.end(), [&](const char* k) { return it.key() == k; })) {
-      throw ConfigError(fmt::format("{}: unknown field (fields: {})", f.where(it.key()), fmt::join(known, ", ")));
+      throw ConfigError(fmt::format("{}: {}unknown field '{}' (fields: {})", f.where(it.key()), what.empty() ? "" : what + ": ", it.key(),
+                                    fmt::join(known, ", ")));
     }
   }
 }

@@ -35,8 +35,10 @@ std::size_t line_of_byte(const std::string& text, std::size_t byte);
 // Typed reads of a top-level field of an object, refusing a wrong type or a
 // value out of range by naming the field. The `_or` forms return `fallback`
 // when the field is absent or null.
-// Refuses a top-level field not in `known` (a misspelt one would be ignored).
-void json_only_fields(const JsonFile& f, std::initializer_list<const char*> known);
+// Refuses a field of `object` (an object in `f`) not in `known`: a misspelt
+// one would be ignored. `what` names the object in the message ("row 'a'").
+void json_only_fields(const JsonFile& f, const nlohmann::json& object, std::initializer_list<const char*> known,
+                      const std::string& what = "");
 std::int64_t json_int(const JsonFile& f, const std::string& key, std::int64_t lo, std::int64_t hi);
 std::int64_t json_int_or(const JsonFile& f, const std::string& key, std::int64_t fallback, std::int64_t lo, std::int64_t hi);
 double json_double(const JsonFile& f, const std::string& key, double lo, double hi);

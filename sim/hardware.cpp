@@ -103,7 +103,7 @@ std::vector<std::string> builtin_accelerator_names() {
 }
 
 Accelerator accelerator_from_json(const base::JsonFile& f) {
-  base::json_only_fields(f, {"name", "description", "bf16_dense_TFLOP_s", "fp8_dense_TFLOP_s", "hbm_MiB", "hbm_GB", "hbm_TB_s",
+  base::json_only_fields(f, f.doc, {"name", "description", "bf16_dense_TFLOP_s", "fp8_dense_TFLOP_s", "hbm_MiB", "hbm_GB", "hbm_TB_s",
                              "scale_up_GB_s", "gpus_per_node", "scale_up_domain_gpus", "nic_Gb_s", "host_link_GB_s", "source"});
   Accelerator a;
   a.name = base::json_string(f, "name");

@@ -51,16 +51,6 @@ double number_field(const base::JsonFile& f, const nlohmann::json& parent, const
   return it->get<double>();
 }
 
-// Refuses a field of `obj` that is not one of `known`: a misspelt field
-// ("sett" for "set") would otherwise drop what it holds without a word.
-void only_fields(const base::JsonFile& f, const nlohmann::json& obj, std::initializer_list<const char*> known, const std::string& what) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    if (std::none_of(known.begin(), known.end(), [&](const char* k) { return it.key() == k; })) {
-      refuse(f, it.key(), fmt::format("{}: unknown field '{}' (fields: {})", what, it.key(), fmt::join(known, ", ")));
-    }
-  }
-}
-
 // The setup's scenario with the fitted inputs, then `overrides`, then the row's keys.
 base::Config row_config(const PublishedSetup& s, const PublishedRow& row, const nlohmann::json& fitted,
                         const policies::PolicyRegistry& registry, const base::ConfigSchema& schema) {
@@ -115,7 +105,7 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
   PublishedSetup s;
   s.path = f.path;
   if (!f.doc.is_object()) refuse(f, "source", "expected an object with source, scenario, steps, fit and rows");
-  only_fields(f, f.doc, {"source", "scenario", "steps", "warmup_steps", "fit", "rows"}, "the setup");
+  base::json_only_fields(f, f.doc, {"source", "scenario", "steps", "warmup_steps", "fit", "rows"}, "the setup");
   s.source = object_field(f, f.doc, "source");
   (void)string_field(f, s.source, "title");
   s.scenario = object_field(f, f.doc, "scenario");
@@ -124,7 +114,7 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
   // A copy (a few fields): a reference from a call given a temporary key
   // reads as dangling to GCC 13 (-Wdangling-reference).
   const nlohmann::json fit = object_field(f, f.doc, "fit");
-  only_fields(f, fit, {"row", "procedure", "search", "fitted"}, "fit");
+  base::json_only_fields(f, fit, {"row", "procedure", "search", "fitted"}, "fit");
   s.fit_row = string_field(f, fit, "row");
   s.fit_procedure = string_field(f, fit, "procedure");
   s.fitted = object_field(f, fit, "fitted");
@@ -132,7 +122,7 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
     if (!it->is_array()) refuse(f, "search", "expected a list of {key, metric, lo, hi}");
     for (const auto& x : *it) {
       if (!x.is_object()) refuse(f, "search", "expected a list of {key, metric, lo, hi}");
-      only_fields(f, x, {"key", "metric", "lo", "hi", "row"}, "a search");
+      base::json_only_fields(f, x, {"key", "metric", "lo", "hi", "row"}, "a search");
       FitSearch q{string_field(f, x, "key"), string_field(f, x, "metric"), number_field(f, x, "lo"), number_field(f, x, "hi"), ""};
       if (const auto row = x.find("row"); row != x.end()) {
         if (!row->is_string()) refuse(f, "row", fmt::format("search of '{}': expected the name of the row it is fitted on", q.key));
@@ -152,7 +142,7 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
     PublishedRow r;
     if (!x.is_object()) refuse(f, "rows", "expected a list of row objects");
     r.name = string_field(f, x, "name");
-    only_fields(f, x, {"name", "policy", "set", "published", "speedup_over", "quote"}, fmt::format("row '{}'", r.name));
+    base::json_only_fields(f, x, {"name", "policy", "set", "published", "speedup_over", "quote"}, fmt::format("row '{}'", r.name));
     r.policy = string_field(f, x, "policy");
     if (const auto names = registry.names(); std::find(names.begin(), names.end(), r.policy) == names.end()) {
       refuse(f, "policy", fmt::format("row '{}': unknown policy '{}' (one of {})", r.name, r.policy, fmt::join(names, ", ")));
