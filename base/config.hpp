@@ -15,6 +15,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/config_error.hpp"
+
 namespace april::base {
 
 using ConfigValue = std::variant<std::int64_t, double, bool, std::string>;
@@ -51,10 +53,6 @@ using DoubleKey = TypedKey<double>;
 using BoolKey = TypedKey<bool>;
 using StringKey = TypedKey<std::string>;
 
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 class ConfigSchema {
  public:

@@ -43,7 +43,7 @@ JsonValue::JsonValue(const nlohmann::json& value, std::string source, std::strin
 
 std::string JsonValue::where() const { return path_.empty() ? source_ : fmt::format("{}: {}", source_, path_); }
 
-void JsonValue::fail(const std::string& what) const { throw ConfigError(fmt::format("{}: {}", where(), what)); }
+void JsonValue::fail(const std::string& what) const { throw JsonPathError(fmt::format("{}: {}", where(), what), path_); }
 
 JsonValue JsonValue::child(const nlohmann::json& value, const std::string& step) const {
   return JsonValue(value, source_, path_ + "/" + step);

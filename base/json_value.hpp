@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/config_error.hpp"
+
 namespace april::base {
 
 // Why a text is not a JSON document, in our words, and where (the byte
@@ -40,7 +42,7 @@ class JsonValue {
   [[nodiscard]] const std::string& path() const { return path_; }
   // "source: /path" (or "source" at the top).
   [[nodiscard]] std::string where() const;
-  // Throws ConfigError "source: /path: what".
+  // Throws JsonPathError (a ConfigError) "source: /path: what".
   [[noreturn]] void fail(const std::string& what) const;
 
   [[nodiscard]] bool is_object() const { return value_->is_object(); }

@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <chrono>
 #include <exception>
+#include <filesystem>
 #include <thread>
 
 #include "adapters/http/sglang_protocol.hpp"
@@ -214,29 +215,56 @@ void add_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open)
   svr.post_with_body("/flush_cache", [flush](const httplib::Request&, const std::string&, httplib::Response& res) { flush(res); });
 }
 
+// The checkpoint's tokenizer, for text prompts, text replies and stop
+// strings; a server without one (or with one april cannot read) still
+// serves token ids, and says why there is no text.
+void load_text(OpenAIText& text, const live::EngineServerStatus& st) {
+  const auto path = std::filesystem::path(st.checkpoint_dir) / "tokenizer.json";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    std::fputs(fmt::format("april serve: no {}: /v1 routes take token ids only, and give no text\n", path.string()).c_str(), stdout);
+  } else {
+    try {
+      text.tokenizer = hf::Tokenizer::load(path.string());
+    } catch (const base::ConfigError& e) {
+      std::fputs(fmt::format("april serve: warning: text is not served: {}\n", e.what()).c_str(), stderr);
+    }
+  }
+  // Qwen3's one template serves every Qwen3 checkpoint; the others' differ by version.
+  if (!text.chat && (st.architecture == "Qwen3ForCausalLM" || st.architecture == "Qwen3MoeForCausalLM")) text.chat = hf::ChatFamily::kQwen3;
+  if (text.tokenizer) {
+    std::fputs(fmt::format("april serve: text through {}; chat template {}\n", path.string(),
+                           text.chat ? hf::chat_family_name(*text.chat) : "none (--chat FAMILY)")
+                   .c_str(),
+               stdout);
+  }
+}
+
 }  // namespace
 
 int serve_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april serve --checkpoint DIR [--host 127.0.0.1] [--port 30000] [--slots N] [--context-length N]\n"
       "                   [--device cpu|cuda] [--dtype float32|bfloat16] [--threads N] [--seed S] [--weight-version V]\n"
-      "                   [--exact-prefill] [--max-queued-requests N] [--max-body-bytes N]\n"
+      "                   [--exact-prefill] [--max-queued-requests N] [--max-body-bytes N] [--chat FAMILY]\n"
       "Serves a Hugging Face checkpoint (Qwen3, Qwen2/Qwen2.5, Llama 3) on the live engine behind the subset of SGLang's\n"
       "HTTP API that RL rollouts use: POST /generate (input_ids; sampling_params max_new_tokens, temperature, top_p,\n"
       "stop_token_ids, ignore_eos, sampling_seed; return_logprob), POST /abort_request (rid prefix or abort_all: the\n"
       "aborted request answers with its partial output, finish_reason abort), GET /health, /health_generate,\n"
       "/get_model_info, /get_server_info, /get_weight_version, /v1/loads, /metrics, /flush_cache, POST /pause_generation\n"
       "(abort or in_place), /continue_generation and /update_weights_from_disk (a checkpoint of the same shapes loaded\n"
-      "in place); and vLLM's POST /v1/completions (prompt token ids, streamed or not, token_ids and logprobs 0 in the\n"
-      "reply; a stream whose client closes it is aborted) with GET /v1/models. Text prompts, streaming /generate,\n"
-      "top-k, penalties and stop strings are refused by name (docs/serve.md).\n"
-      "--port 0 picks a free port. Prints \"april serve: listening on http://HOST:PORT\" once ready.\n"
+      "in place); and vLLM's OpenAI-compatible API: GET /v1/models, POST /v1/completions (a prompt of token ids, or text\n"
+      "with the checkpoint's tokenizer.json) and /v1/chat/completions (the --chat family's template), streamed or not,\n"
+      "with stop strings, n choices, seeds, token_ids and logprobs 0 in the reply, and vLLM's error bodies; a stream\n"
+      "whose client closes it is aborted. Streaming /generate, top-k and penalties are refused by name (docs/serve.md).\n"
+"--port 0 picks a free port. Prints \"april serve: listening on http://HOST:PORT\" once ready.\n"
       "Under load: past --slots + --max-queued-requests open requests a request is refused 503, a body past\n"
       "--max-body-bytes 413, and a client silent for 5 s is dropped. SIGINT or SIGTERM stops it: requests in flight\n"
       "are answered as aborted, with their partial output, and new ones refused 503.\n\noptions");
   live::EngineServerOptions o;
   std::string host = "127.0.0.1";
   std::int64_t port = 30000, slots = 64, context = 0, threads = 1, seed = 0, max_queued = kDefaultMaxQueued, max_body = 0;
+  std::string chat;
   opts.add_options()("help,h", "show this help")("checkpoint", po::value(&o.checkpoint_dir)->required(), "the Hugging Face checkpoint folder")(
       "host", po::value(&host), "address to listen on (default 127.0.0.1)")("port", integer_option(&port, 30000), "port; 0 picks a free one")(
       "slots", integer_option(&slots, 64), "requests decoded together (SGLang's max_running_requests); more wait")(
@@ -250,7 +278,10 @@ int serve_command(const std::vector<std::string>& args) {
       "max-queued-requests", integer_option(&max_queued, kDefaultMaxQueued),
       "requests that may wait beyond the --slots running; past that many, 503 (each open request holds a thread)")(
       "max-body-bytes", integer_option(&max_body),
-      "a request body past this is refused 413 (default 1 MiB, or 16 bytes per token of context where that is more)");
+      "a request body past this is refused 413 (default 1 MiB, or 16 bytes per token of context where that is more)")(
+      "chat", po::value(&chat),
+      "the chat template of /v1/chat/completions: qwen2, qwen2.5, qwen3, llama3 or llama3.1 (default: qwen3 for a Qwen3 "
+      "checkpoint; none for others, whose templates differ by version)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   if (port < 0 || port > 65535) throw std::invalid_argument(fmt::format("--port {}: 0 to 65535", port));
@@ -267,8 +298,11 @@ int serve_command(const std::vector<std::string>& args) {
   o.threads = threads;
   o.seed = static_cast<std::uint64_t>(seed);
 
+  OpenAIText text;
+  if (!chat.empty()) text.chat = hf::chat_family_from_name(chat);
   live::EngineServer engine(o);
   const auto st = engine.status();
+  load_text(text, st);
   OpenRequests open(slots + max_queued);
   HttpLimits limits;
   // Every open request holds a handler thread until it is answered; the
@@ -278,7 +312,7 @@ int serve_command(const std::vector<std::string>& args) {
   limits.max_body_bytes = static_cast<std::size_t>(vm.count("max-body-bytes") ? max_body : std::max(kMinBodyBytes, 16 * st.context_length));
   HttpServer svr(limits);
   add_routes(svr, engine, open);
-  add_openai_routes(svr, engine, open);
+  add_openai_routes(svr, engine, open, text);
   // Each connection is a descriptor: a soft limit of 1024 would stop accepts below the bound.
   const auto files = raise_open_file_limit();
   if (files < limits.max_threads + 64) {

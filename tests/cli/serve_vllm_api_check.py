@@ -138,7 +138,7 @@ try:
     check(got + rest == json.loads(text)["choices"][0]["token_ids"], "closed after some tokens and resumed elsewhere: not the uninterrupted completion")
 
     # 4. Refusals name the field.
-    for bad, want in [({"prompt": "2+2="}, "/prompt: text prompts"), ({"prompt": [1], "n": 2}, "/n: only 1"),
+    for bad, want in [({"prompt": [1], "n": 2, "best_of": 3}, "/best_of: only n"),
                       ({"prompt": [1], "logprobs": 3}, "/logprobs"), ({"prompt": [1], "bogus": 1}, "bogus"),
                       ({"prompt": [100000]}, "outside the model's vocabulary")]:
         status, text = post(url_a, "/v1/completions", bad)

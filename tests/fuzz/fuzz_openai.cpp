@@ -1,5 +1,6 @@
 // libFuzzer target: vLLM's /v1/completions as april reads it: a request
-// body as `april serve` parses it (and the events it then writes), and a
+// body as `april serve` parses it, as a completion and as a chat (and the
+// events it then writes), and a
 // server's event stream as `april live --engine-api vllm` reads it, fed in
 // two pieces split where the input's first byte says. A refusal is a
 // ConfigError naming what is wrong; anything else escaping is a bug.
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "adapters/http/openai_protocol.hpp"
@@ -25,6 +27,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     chunk.delta_ids = c.generate.input_ids;
     chunk.delta_logprobs.assign(c.generate.input_ids.size(), -1.5f);
     chunk.finish = april::http::FinishKind::Length;
+    (void)april::http::completion_chunk_event(chunk);
+    (void)april::http::completion_reply_json(chunk, 1);
+  });
+  refused_or_read([&] {
+    const auto c = april::http::parse_chat_call(text, "POST /v1/chat/completions");
+    april::http::CompletionChunk chunk;
+    chunk.chat = true;
+    chunk.first = true;
+    chunk.logprobs = c.logprobs;
+    chunk.text = c.messages.back().content;
+    chunk.stop_string = c.stop.empty() ? std::optional<std::string>() : c.stop.front();
+    chunk.finish = april::http::FinishKind::Stop;
     (void)april::http::completion_chunk_event(chunk);
     (void)april::http::completion_reply_json(chunk, 1);
   });

@@ -62,17 +62,106 @@ TEST(OpenaiProtocol, ReadsWhatAprilLiveSends) {
 }
 
 TEST(OpenaiProtocol, RefusesByJsonPath) {
-  EXPECT_NE(call_error(R"({"prompt": "2+2="})").find("/prompt: text prompts are not served"), std::string::npos);
+  EXPECT_NE(call_error(R"({"prompt": ""})").find("/prompt: an empty prompt"), std::string::npos);
   EXPECT_NE(call_error(R"({"prompt": [[1], [2]]})").find("/prompt: a batch"), std::string::npos);
   EXPECT_NE(call_error(R"({"prompt": []})").find("/prompt: an empty prompt"), std::string::npos);
-  EXPECT_NE(call_error(R"({"prompt": [1], "n": 2})").find("/n: only 1"), std::string::npos);
+  EXPECT_NE(call_error(R"({"prompt": [1], "n": 129})").find("/n:"), std::string::npos);
+  EXPECT_NE(call_error(R"({"prompt": [1], "n": 2, "best_of": 3})").find("/best_of: only n (2)"), std::string::npos);
   EXPECT_NE(call_error(R"({"prompt": [1], "logprobs": 5})").find("/logprobs: top log-probs"), std::string::npos);
   EXPECT_NE(call_error(R"({"prompt": [1], "top_k": 20})").find("/top_k"), std::string::npos);
-  EXPECT_NE(call_error(R"({"prompt": [1], "stop": ["\n"]})").find("/stop: stop strings"), std::string::npos);
+  EXPECT_NE(call_error(R"({"prompt": [1], "stop": [1]})").find("/stop/0:"), std::string::npos);
+  EXPECT_NE(call_error(R"({"prompt": [1], "include_stop_str_in_output": 1})").find("/include_stop_str_in_output"), std::string::npos);
   EXPECT_NE(call_error(R"({"prompt": [1], "echo": true})").find("/echo"), std::string::npos);
   EXPECT_NE(call_error(R"({"prompt": [1], "max_tokens": 0})").find("/max_tokens"), std::string::npos);
   EXPECT_NE(call_error(R"({"prompt": [1], "beam": 1})").find("beam"), std::string::npos);
   EXPECT_NE(call_error("[1]").find("not a JSON object"), std::string::npos);
+}
+
+TEST(OpenaiProtocol, ReadsTextPromptsStopStringsAndChoices) {
+  const auto c = parse_completion_call(R"({"prompt": "2+2=", "stop": ["\n\n", "", "Question:"], "n": 3, "best_of": 3})", "POST /v1/completions");
+  EXPECT_EQ(c.prompt_text, "2+2=");
+  EXPECT_TRUE(c.generate.input_ids.empty());
+  EXPECT_EQ(c.stop, (std::vector<std::string>{"\n\n", "Question:"}));  // an empty stop string is dropped, as vLLM does
+  EXPECT_EQ(c.n, 3);
+  EXPECT_EQ(parse_completion_call(R"({"prompt": [1], "stop": "END"})", "p").stop, std::vector<std::string>{"END"});
+}
+
+std::string chat_error(const std::string& body) {
+  try {
+    (void)parse_chat_call(body, "POST /v1/chat/completions");
+  } catch (const base::JsonPathError& e) {
+    return std::string(e.what()) + " [param " + param_of_path(e.path()) + "]";
+  } catch (const base::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(OpenaiProtocol, ReadsChatCalls) {
+  const auto c = parse_chat_call(R"({"model": "m", "messages": [{"role": "system", "content": "Be brief."},
+      {"role": "user", "content": [{"type": "text", "text": "Hi "}, {"type": "text", "text": "there"}]},
+      {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "2+2?"}],
+      "max_completion_tokens": 9, "logprobs": true, "top_logprobs": 0, "chat_template_kwargs": {"enable_thinking": false},
+      "tools": [], "stream": true, "stream_options": {"include_usage": true}})",
+                                 "POST /v1/chat/completions");
+  EXPECT_TRUE(c.chat);
+  ASSERT_EQ(c.messages.size(), 4u);
+  EXPECT_EQ(c.messages[1].content, "Hi there");
+  EXPECT_EQ(c.messages[2].role, "assistant");
+  EXPECT_EQ(c.generate.max_new_tokens, 9);
+  EXPECT_TRUE(c.max_tokens_given);
+  EXPECT_TRUE(c.logprobs);
+  EXPECT_EQ(c.enable_thinking, false);
+  EXPECT_FALSE(parse_chat_call(R"({"messages": [{"role": "user", "content": "x"}]})", "p").max_tokens_given);
+  // Refused by field, with OpenAI's param.
+  EXPECT_NE(chat_error(R"({"messages": []})").find("/messages: no messages [param messages]"), std::string::npos);
+  EXPECT_NE(chat_error(R"({"messages": [{"role": "tool", "content": "x"}]})").find("[param messages.0.role]"), std::string::npos);
+  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}, {"role": "system", "content": "y"}]})").find("only first"),
+            std::string::npos);
+  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]})").find("last message"),
+            std::string::npos);
+  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]})").find("[param messages.0.content.0"),
+            std::string::npos);
+  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})").find("tool calls are not served [param tools]"),
+            std::string::npos);
+  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})").find("[param top_logprobs]"), std::string::npos);
+  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"})").find("[param temperature]"), std::string::npos);
+}
+
+TEST(OpenaiProtocol, ErrorBodiesAsVllmWritesThem) {
+  const auto e = nlohmann::json::parse(openai_error_json(400, "bad max_tokens", "max_tokens"));
+  EXPECT_EQ(e["error"]["message"], "bad max_tokens");
+  EXPECT_EQ(e["error"]["type"], "BadRequestError");
+  EXPECT_EQ(e["error"]["param"], "max_tokens");
+  EXPECT_EQ(e["error"]["code"], 400);
+  const auto n = nlohmann::json::parse(openai_error_json(404, "no such model"));
+  EXPECT_EQ(n["error"]["type"], "NotFoundError");
+  EXPECT_TRUE(n["error"]["param"].is_null());
+  EXPECT_EQ(param_of_path("/a~1b/0/c~0"), "a/b.0.c~");
+}
+
+TEST(OpenaiProtocol, WritesChatEvents) {
+  CompletionChunk c;
+  c.id = "chatcmpl-1";
+  c.model = "m";
+  c.chat = true;
+  c.first = true;
+  c.index = 2;
+  c.text = "Hel";
+  c.delta_ids = {5};
+  const auto first = nlohmann::json::parse(completion_chunk_event(c).substr(6));
+  EXPECT_EQ(first["object"], "chat.completion.chunk");
+  EXPECT_EQ(first["choices"][0]["index"], 2);
+  EXPECT_EQ(first["choices"][0]["delta"]["role"], "assistant");
+  EXPECT_EQ(first["choices"][0]["delta"]["content"], "Hel");
+  c.first = false;
+  c.finish = FinishKind::Stop;
+  c.stop_string = "\n";
+  const auto whole = nlohmann::json::parse(completion_reply_json(c, 4));
+  EXPECT_EQ(whole["object"], "chat.completion");
+  EXPECT_EQ(whole["choices"][0]["message"]["content"], "Hel");
+  EXPECT_EQ(whole["choices"][0]["stop_reason"], "\n");
+  EXPECT_EQ(whole["usage"]["total_tokens"], 5);
 }
 
 TEST(OpenaiProtocol, WritesEventsAClientReads) {

@@ -60,6 +60,28 @@ TEST(ChatTemplate, Llama31AlwaysWritesItsDatedSystemBlock) {
             "<|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
 }
 
+// Conversations, as the templates quoted in chat_template.cpp render them:
+// every turn in order; Qwen3 drops an earlier answer's reasoning.
+TEST(ChatTemplate, ConversationsRenderEveryTurn) {
+  const std::vector<ChatMessage> talk = {{"user", "2+2?"}, {"assistant", "<think>\nadd\n</think>\n\n4"}, {"user", "and 3+3?"}};
+  EXPECT_EQ(render_chat_messages(ChatFamily::kQwen3, talk),
+            "<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n4<|im_end|>\n<|im_start|>user\nand 3+3?<|im_end|>\n"
+            "<|im_start|>assistant\n");
+  EXPECT_EQ(render_chat_messages(ChatFamily::kQwen2, {{"user", "a"}, {"assistant", "b"}, {"user", "c"}}),
+            "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\na<|im_end|>\n"
+            "<|im_start|>assistant\nb<|im_end|>\n<|im_start|>user\nc<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(render_chat_messages(ChatFamily::kLlama3_1, {{"system", "S "}, {"user", " a"}, {"assistant", "b\n"}, {"user", "c"}}),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+            "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\nS<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\na<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nb<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nc<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  // One user message renders as render_chat_prompt does.
+  EXPECT_EQ(render_chat_messages(ChatFamily::kLlama3, {{"system", "s"}, {"user", "u"}}), render("llama3", "u", "s"));
+  EXPECT_THROW((void)render_chat_messages(ChatFamily::kQwen3, {{"user", "a"}, {"assistant", "b"}}), base::ConfigError);
+  EXPECT_THROW((void)render_chat_messages(ChatFamily::kQwen3, {{"user", "a"}, {"system", "b"}, {"user", "c"}}), base::ConfigError);
+  EXPECT_THROW((void)render_chat_messages(ChatFamily::kQwen3, {}), base::ConfigError);
+}
+
 TEST(ChatTemplate, OtherFamiliesAndSwitchesAreRefusedByName) {
   try {
     (void)chat_family_from_name("llama3.2");

@@ -47,9 +47,22 @@ std::string chatml_turn(std::string_view role, std::string_view content) { retur
 // github.com/chujiezheng/chat_templates, chat_templates/qwen2.5-instruct.jinja)
 // differs, without tools, only in the default system prompt:
 //   '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n'
-std::string render_qwen2(const ChatPrompt& p, std::string_view default_system) {
-  return chatml_turn("system", p.system ? std::string_view(*p.system) : default_system) + chatml_turn("user", p.user) +
-         "<|im_start|>assistant\n";
+std::string render_qwen2(const std::vector<ChatMessage>& m, std::string_view default_system) {
+  std::string out;
+  if (m.front().role != "system") out += chatml_turn("system", default_system);
+  for (const auto& msg : m) out += chatml_turn(msg.role, msg.content);
+  return out + "<|im_start|>assistant\n";
+}
+
+// An earlier assistant answer without its reasoning: Qwen3's template keeps
+// what follows the last "</think>", with the newlines after it stripped
+// (content.split('</think>')[-1].lstrip('\n')).
+std::string qwen3_answer(const std::string& content) {
+  const auto end = content.rfind("</think>");
+  if (end == std::string::npos) return content;
+  auto rest = content.substr(end + 8);
+  const auto first = rest.find_first_not_of('\n');
+  return first == std::string::npos ? std::string() : rest.substr(first);
 }
 
 // Qwen/Qwen3-0.6B, tokenizer_config.json "chat_template"
@@ -59,13 +72,14 @@ std::string render_qwen2(const ChatPrompt& p, std::string_view default_system) {
 //   ... {{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>' + '\n' }} (a user message)
 //   {%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}
 //     {%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\n\n</think>\n\n' }}{%- endif %}
+//   ... an assistant message: its content after the last '</think>', stripped of leading newlines,
+//   when it comes before the last user message (every assistant message here).
 // No default system prompt.
-std::string render_qwen3(const ChatPrompt& p) {
+std::string render_qwen3(const std::vector<ChatMessage>& m, std::optional<bool> enable_thinking) {
   std::string out;
-  if (p.system) out += chatml_turn("system", *p.system);
-  out += chatml_turn("user", p.user);
+  for (const auto& msg : m) out += chatml_turn(msg.role, msg.role == "assistant" ? qwen3_answer(msg.content) : msg.content);
   out += "<|im_start|>assistant\n";
-  if (p.enable_thinking == false) out += "<think>\n\n</think>\n\n";
+  if (enable_thinking == false) out += "<think>\n\n</think>\n\n";
   return out;
 }
 
@@ -81,12 +95,10 @@ std::string llama_turn(std::string_view role, std::string_view content) {
 //   {% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}
 //   {% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}
 // A system prompt is a message like the others; no default.
-std::string render_llama3(const ChatPrompt& p) {
+std::string render_llama3(const std::vector<ChatMessage>& m) {
   std::string out = "<|begin_of_text|>";
-  if (p.system) out += llama_turn("system", jinja_trim(*p.system));
-  out += llama_turn("user", jinja_trim(p.user));
-  out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
-  return out;
+  for (const auto& msg : m) out += llama_turn(msg.role, jinja_trim(msg.content));
+  return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
 }
 
 // meta-llama/Llama-3.1-8B-Instruct, tokenizer_config.json "chat_template"
@@ -104,11 +116,12 @@ std::string render_llama3(const ChatPrompt& p) {
 // The system block is always there; Hugging Face does not pass date_string,
 // so the date is the template's own. (Llama 3.2's template writes today's
 // date instead: not supported.)
-std::string render_llama3_1(const ChatPrompt& p) {
-  const std::string system = p.system ? jinja_trim(*p.system) : std::string();
-  return "<|begin_of_text|>" +
-         llama_turn("system", "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n" + system) +
-         llama_turn("user", jinja_trim(p.user)) + "<|start_header_id|>assistant<|end_header_id|>\n\n";
+std::string render_llama3_1(const std::vector<ChatMessage>& m) {
+  const bool has_system = m.front().role == "system";
+  const std::string system = has_system ? jinja_trim(m.front().content) : std::string();
+  std::string out = "<|begin_of_text|>" + llama_turn("system", "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n" + system);
+  for (std::size_t i = has_system ? 1 : 0; i < m.size(); ++i) out += llama_turn(m[i].role, jinja_trim(m[i].content));
+  return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
 }
 
 }  // namespace
@@ -134,23 +147,43 @@ std::vector<std::string> chat_family_names() {
   return out;
 }
 
-std::string render_chat_prompt(ChatFamily family, const ChatPrompt& prompt) {
-  if (prompt.enable_thinking && family != ChatFamily::kQwen3) {
+std::string render_chat_messages(ChatFamily family, const std::vector<ChatMessage>& messages, std::optional<bool> enable_thinking) {
+  if (enable_thinking && family != ChatFamily::kQwen3) {
     throw base::ConfigError(fmt::format("chat template '{}' has no enable_thinking switch (qwen3's has)", chat_family_name(family)));
+  }
+  if (messages.empty()) throw base::ConfigError("chat prompt: no messages");
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const auto& role = messages[i].role;
+    if (role == "system" && i == 0) continue;
+    if (role != "user" && role != "assistant") {
+      throw base::ConfigError(fmt::format("chat prompt: message {}: role '{}' {}", i, role,
+                                          role == "system" ? "comes only first" : "is not served (system, user or assistant)"));
+    }
+  }
+  if (messages.back().role != "user") {
+    throw base::ConfigError(fmt::format("chat prompt: message {}: the last message is the {}'s; a reply follows a user message",
+                                        messages.size() - 1, messages.back().role));
   }
   switch (family) {
     case ChatFamily::kQwen2:
-      return render_qwen2(prompt, "You are a helpful assistant.");
+      return render_qwen2(messages, "You are a helpful assistant.");
     case ChatFamily::kQwen2_5:
-      return render_qwen2(prompt, "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.");
+      return render_qwen2(messages, "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.");
     case ChatFamily::kQwen3:
-      return render_qwen3(prompt);
+      return render_qwen3(messages, enable_thinking);
     case ChatFamily::kLlama3:
-      return render_llama3(prompt);
+      return render_llama3(messages);
     case ChatFamily::kLlama3_1:
-      return render_llama3_1(prompt);
+      return render_llama3_1(messages);
   }
   throw base::ConfigError("unknown chat family");
+}
+
+std::string render_chat_prompt(ChatFamily family, const ChatPrompt& prompt) {
+  std::vector<ChatMessage> messages;
+  if (prompt.system) messages.push_back({"system", *prompt.system});
+  messages.push_back({"user", prompt.user});
+  return render_chat_messages(family, messages, prompt.enable_thinking);
 }
 
 const char* chat_end_of_turn(ChatFamily family) {

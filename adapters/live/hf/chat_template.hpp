@@ -35,6 +35,22 @@ struct ChatPrompt {
   std::optional<bool> enable_thinking;
 };
 
+// One message of a conversation: role "system" (first only), "user" or
+// "assistant", and its text.
+struct ChatMessage {
+  std::string role;
+  std::string content;
+};
+
+// The prompt text of a conversation for `family`, as
+// apply_chat_template(messages, add_generation_prompt=True) renders it: an
+// optional system message first, then user and assistant messages, the
+// last a user's. Qwen3 drops an earlier assistant answer's reasoning (up to
+// its last "</think>"), as its template does. Anything else (another role,
+// a system message later, a last message not a user's) is refused with
+// base::ConfigError naming the message's index.
+std::string render_chat_messages(ChatFamily family, const std::vector<ChatMessage>& messages, std::optional<bool> enable_thinking = std::nullopt);
+
 // The token that ends an assistant turn in `family`'s template
 // ("<|im_end|>" for the Qwen families, "<|eot_id|>" for Llama 3): where a
 // generated answer stops, whatever the config's eos_token_id says (a base
