@@ -9,7 +9,8 @@ namespace april::base {
 // Writes `contents` to a temporary file beside `path` (same folder, so the
 // rename cannot cross file systems), flushes it to disk, then renames it over
 // `path`. On any failure the temporary is removed and a std::runtime_error
-// names the file.
+// names the file. A `path` that is a symbolic link, a FIFO, a device or a
+// folder is refused: the rename would replace it with a regular file.
 void write_file_atomically(const std::string& path, const std::string& contents);
 
 // A folder beside `dest` to assemble a new version of it in (created empty).

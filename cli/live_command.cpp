@@ -319,6 +319,7 @@ int live_command(const std::vector<std::string>& args) {
   if (!parse_command_line(args, opts, vm)) return 0;
   // `--engines ''` (an unset shell variable) must not quietly run the in-process engine.
   if (vm.count("engines") != 0 && engines.empty()) throw std::invalid_argument("--engines: expected URL,... of the inference servers, got ''");
+  check_outputs_apart({{"--out", out_dir, true}, {"--save", save_dir, true}, {"--export", export_dir, true}, {"--timeline", timeline_path, false}});
   std::optional<OutputFolder> out;
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
   if (!save_dir.empty()) check_output_folder(save_dir, "--save");  // before the run, not after it

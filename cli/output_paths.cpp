@@ -67,6 +67,34 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
   }
 }
 
+void check_outputs_apart(const std::vector<OutputSpec>& outputs) {
+  // Whether `inner` is `outer` or lies under it (both resolved).
+  const auto within = [](const fs::path& inner, const fs::path& outer) {
+    auto i = inner.begin();
+    for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+      if (o->empty()) continue;  // a trailing separator
+      if (i == inner.end() || *i != *o) return false;
+    }
+    return true;
+  };
+  for (std::size_t a = 0; a < outputs.size(); ++a) {
+    for (std::size_t b = 0; b < outputs.size(); ++b) {
+      const auto& x = outputs[a];
+      const auto& y = outputs[b];
+      if (a == b || !y.folder || x.path.empty() || y.path.empty() || x.path == "-") continue;
+      if (x.folder && a > b) continue;  // two folders: one report, either order
+      const auto rx = resolved_file(x.path), ry = resolved_file(y.path);
+      if (!within(rx, ry) && !(x.folder && within(ry, rx))) continue;
+      if (x.folder) {
+        throw std::invalid_argument(fmt::format("{} {} and {} {} overlap; each folder is replaced whole, so one would lose the other",
+                                                x.option, x.path, y.option, y.path));
+      }
+      throw std::invalid_argument(
+          fmt::format("{} {} is inside {} {}, which is replaced whole: the file would be lost", x.option, x.path, y.option, y.path));
+    }
+  }
+}
+
 void write_output_file(const std::string& path, const std::string& contents) {
   if (is_stream(path)) {
     std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "w");

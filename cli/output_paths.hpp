@@ -19,6 +19,16 @@ void check_output_file(const std::string& path, const std::string& option);
 // (after following links) are refused before the run.
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
+// One command's outputs, files and folders, (option, path; empty: not
+// given): refused before the run where one would land in another, since a
+// folder output is replaced whole. Two folders at one place or one inside
+// the other, or a file inside a folder, are named with their options.
+struct OutputSpec {
+  std::string option, path;
+  bool folder = false;
+};
+void check_outputs_apart(const std::vector<OutputSpec>& outputs);
+
 // Writes a single-file output checked by check_output_file: `-` to standard
 // output and a pipe or a device as a stream; a regular file (or the target of
 // a symbolic link, which stays a link) atomically, through a temporary beside it.

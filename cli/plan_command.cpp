@@ -1,6 +1,7 @@
 // `april plan`: which rollout design, over-provisioning, engine size and GPU
 // split for this model on this cluster (studies/plan.hpp).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -12,8 +13,11 @@
 #include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/distributed_runs.hpp"
 #include "cli/progress.hpp"
+#include "rl/metric_columns.hpp"
+#include "rl/step_metrics.hpp"
 #include "scenario/scenario.hpp"
 #include "base/run_keys.hpp"
 #include "sim/cluster_shape.hpp"
@@ -80,7 +84,7 @@ int plan_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april plan [--scenario S] [--set key=value]... [--policy P]... [--alpha LIST] [--tp LIST]\n"
       "                  [--tail-engines LIST] [--max-splits N] [--repeats R] [--steps N] [--top K] [--jobs N]\n"
-      "                  [--json FILE]\n"
+      "                  [--constraint 'METRIC<=V']... [--json FILE]\n"
       "       mpirun -n N april plan ... (or srun): rank 0 plans and prints, the other ranks simulate\n"
       "Runs every rollout design on the scenario's model, cluster and workload: each policy at each engine\n"
       "tensor parallelism (--tp), APRIL at each over-provisioning (--alpha), streamrl at its token-share split\n"
@@ -89,9 +93,12 @@ int plan_command(const std::vector<std::string>& args) {
       "Every plan runs the same R seeds. Plans that do not fit (an engine's weights over its GPUs' memory, a\n"
       "split cutting an engine across nodes) are listed with the reason. Prints the best --top plans by\n"
       "effective throughput (trained tokens per second of wall time) with a 95% interval over the seeds,\n"
-      "staleness and a one-line reason, then each design's best plan.\n\noptions");
+      "staleness and a one-line reason, then each design's best plan.\n"
+      "A plan whose mean over its seeds breaks a --constraint is dropped, with its value. Without one, plans\n"
+      "keep staleness_max<=4 (no trained token generated more than 4 policy versions back: the bound AReaL's\n"
+      "asynchronous guide sets); --constraint none searches without any.\n\noptions");
   std::string scenario = "default", alpha_text = "1.5,2,3", tp_text, tail_text, json_path;
-  std::vector<std::string> sets, policy_items;
+  std::vector<std::string> sets, policy_items, constraint_items;
   std::int64_t repeats = 3, jobs = 1, max_splits = 6, top = 5;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "set", po::value(&sets), "override a scenario key: --set key=value (repeatable)")(
@@ -104,13 +111,32 @@ int plan_command(const std::vector<std::string>& args) {
       "repeats", integer_option(&repeats), "seeds per plan (default 3)")("steps", integer_option(), "steps per run")(
       "seed", integer_option(), "first seed")("top", integer_option(&top), "plans to print (default 5)")(
       "jobs", integer_option(&jobs), "worker threads (under MPI: per worker rank)")(
-      "json", po::value(&json_path), "also write every plan, run or excluded, to FILE (written whole or not at all)");
+      "json", po::value(&json_path), "also write every plan, run or excluded, to FILE (written whole or not at all)")(
+      "constraint", po::value(&constraint_items),
+      "METRIC<=V, <, >=, > on a plan's mean over its seeds, as tune's (repeatable; default staleness_max<=4; 'none': no constraint)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   if (jobs < 1) throw std::invalid_argument("--jobs must be >= 1");
   if (repeats < 1 || repeats > 100) throw std::invalid_argument("--repeats must be in [1, 100]");
   if (max_splits < 1 || max_splits > 64) throw std::invalid_argument("--max-splits must be in [1, 64]");
   if (top < 1) throw std::invalid_argument("--top must be >= 1");
+  if (!json_path.empty()) check_output_file(json_path, "--json");
+  std::vector<studies::Constraint> constraints;
+  const bool no_constraint = constraint_items.size() == 1 && constraint_items.front() == "none";
+  if (constraint_items.empty()) constraint_items.push_back(studies::kDefaultPlanConstraint);
+  if (!no_constraint) {
+    const auto known = rl::summary_json(rl::RunSummary{});
+    std::map<std::string, double> metric_names;
+    for (auto it = known.begin(); it != known.end(); ++it) {
+      if (it->is_number() || it->is_null()) metric_names[it.key()] = 0;
+    }
+    for (const auto& text : constraint_items) {
+      if (text == "none") throw std::invalid_argument("--constraint none stands alone: it drops every constraint");
+      auto c = studies::parse_constraint(text);
+      c.metric = studies::resolve_metric(c.metric, metric_names);
+      constraints.push_back(std::move(c));
+    }
+  }
 
   const auto registry = policies::builtin_policies();
   const auto schema = scenario::make_schema(registry);
@@ -175,13 +201,16 @@ int plan_command(const std::vector<std::string>& args) {
     candidates[i].excluded = failures[i];
     metrics[i].clear();
   }
+  studies::apply_plan_constraints(candidates, metrics, constraints);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto ranked = studies::rank_plans(candidates, metrics);
 
   if (!json_path.empty()) {
-    nlohmann::json out = {{"scenario", scenario}, {"seeds", repeats}, {"wall_s", wall_s}, {"plans", nlohmann::json::array()}};
+    nlohmann::json out = {{"scenario", scenario}, {"seeds", repeats}, {"wall_s", wall_s}, {"constraints", nlohmann::json::array()},
+                          {"plans", nlohmann::json::array()}};
+    for (const auto& c : constraints) out["constraints"].push_back(c.text);
     for (const auto& r : ranked) out["plans"].push_back(result_json(r));
-    base::write_file_atomically(json_path, out.dump(1) + "\n");
+    write_output_file(json_path, out.dump(1) + "\n");
   }
   const auto shape = sim::cluster_shape(base);
   std::size_t run_plans = 0;
@@ -191,6 +220,10 @@ int plan_command(const std::vector<std::string>& args) {
              hardware, shape.gpus, shape.nodes > 1 ? fmt::format(" ({} nodes)", shape.nodes) : "",
              base.get(base::keys::kRolloutBatchSize), base.get(base::keys::kSamplesPerPrompt), base.get(base::keys::kSteps), repeats,
              repeats == 1 ? "" : "s");
+  std::vector<std::string> constraint_texts;
+  for (const auto& c : constraints) constraint_texts.push_back(c.text);
+  fmt::print("constraints: {}\n", constraints.empty() ? std::string("none") : fmt::format("{}{}", fmt::join(constraint_texts, ", "),
+                                                                                              vm.count("constraint") ? "" : " (the default)"));
   fmt::print("{} plan{}: {} run ({} simulation{}), {} excluded\n", ranked.size(), ranked.size() == 1 ? "" : "s", run_plans, specs.size(),
              specs.size() == 1 ? "" : "s", ranked.size() - run_plans);
   if (distributed.ranks() > 1) fmt::print("ran on {}\n", distributed.describe(p));

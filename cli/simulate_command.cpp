@@ -66,8 +66,8 @@ int simulate_command(const std::vector<std::string>& args) {
   apply_cli_scenario(config, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   const auto detail = rl::parse_timeline_detail(timeline_detail);
   if (timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
+  check_outputs_apart({{"--out", out_dir, true}, {"--timeline", timeline_path, false}});
   if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
-  check_distinct_outputs({{"--out", out_dir}, {"--timeline", timeline_path}});
   scenario::RunOptions ro;
   ro.record_timeline = !out_dir.empty() || !timeline_path.empty();
   ro.record_windows = !timeline_path.empty() && detail == rl::TimelineDetail::kWindows;

@@ -224,6 +224,22 @@ std::vector<PlanResult> rank_plans(const std::vector<PlanCandidate>& candidates,
   return run;
 }
 
+void apply_plan_constraints(std::vector<PlanCandidate>& candidates, std::vector<std::vector<std::map<std::string, double>>>& metrics,
+                            const std::vector<Constraint>& constraints) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!candidates[i].excluded.empty() || metrics[i].empty()) continue;
+    for (const auto& c : constraints) {
+      double mean = 0;
+      for (const auto& m : metrics[i]) mean += metric(m, c.metric) / static_cast<double>(metrics[i].size());
+      if (c.holds(mean)) continue;
+      candidates[i].excluded = fmt::format("dropped by the constraint {}: {} is {:.3g} (mean over {} seed{})", c.text, c.metric, mean,
+                                           metrics[i].size(), metrics[i].size() == 1 ? "" : "s");
+      metrics[i].clear();
+      break;
+    }
+  }
+}
+
 std::vector<std::string> edge_of_grid_notes(const Plan& best, const PlanSpace& space) {
   std::vector<std::string> notes;
   if (best.alpha && space.alphas.size() > 1) {

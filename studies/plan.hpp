@@ -13,6 +13,7 @@
 
 #include "base/config.hpp"
 #include "policies/registry.hpp"
+#include "studies/tuner.hpp"
 
 namespace april::studies {
 
@@ -76,6 +77,20 @@ std::vector<PlanResult> rank_plans(const std::vector<PlanCandidate>& candidates,
 // smallest value searched, a better one may lie beyond the grid: one line
 // each, naming the value and the next one to try. Empty when it is inside.
 std::vector<std::string> edge_of_grid_notes(const Plan& best, const PlanSpace& space);
+
+// `april plan`'s constraint when none is given: at most 4 policy versions
+// between the weights that generated a trained token and those it trains
+// (the bound AReaL's asynchronous guide sets, rollout.max_head_offpolicyness
+// 4: inclusionai.github.io/AReaL/algorithms/async.html). A team that
+// accepts less says so (staleness_max<=1 keeps one-step-off designs and
+// sync); `--constraint none` searches without any.
+inline constexpr const char* kDefaultPlanConstraint = "staleness_max<=4";
+
+// Drops every plan that ran but whose mean over its seeds breaks one of
+// `constraints` (metric names already resolved): its metrics cleared, and
+// `excluded` naming the constraint and the plan's value.
+void apply_plan_constraints(std::vector<PlanCandidate>& candidates, std::vector<std::vector<std::map<std::string, double>>>& metrics,
+                            const std::vector<Constraint>& constraints);
 
 // The best plan of each policy, in the order of the ranking.
 std::vector<const PlanResult*> best_per_design(const std::vector<PlanResult>& ranked);

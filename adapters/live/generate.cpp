@@ -44,6 +44,13 @@ GenerateResult generate(const GenerateRequest& r) {
   const auto device = parse_device(r.device);
   const auto t_load = std::chrono::steady_clock::now();
   const auto max_seq = static_cast<std::int64_t>(r.prompt_ids.size()) + r.max_new_tokens;
+  // The model's positions bound the generation: past them a model has no
+  // trained position (and the cache would be sized by the flag alone).
+  const auto positions = read_hf_config(r.checkpoint_dir).max_position_embeddings;
+  if (positions > 0 && max_seq > positions) {
+    throw std::invalid_argument(fmt::format("{} prompt tokens and --max-new-tokens {} are {} positions, past the model's max_position_embeddings of {}",
+                                            r.prompt_ids.size(), r.max_new_tokens, max_seq, positions));
+  }
   auto ck = load_hf_checkpoint(r.checkpoint_dir, max_seq, device, r.dtype == "bfloat16" ? torch::kBFloat16 : torch::kFloat32);
   GenerateResult out;
   out.load_s = seconds_since(t_load);

@@ -122,4 +122,18 @@ std::vector<std::pair<std::size_t, std::string>> update_servers(const std::vecto
   return silent;
 }
 
+std::optional<std::string> reply_fault(const http::GenerateReply& reply, std::int64_t vocab) {
+  for (std::size_t i = 0; i < reply.output_ids.size(); ++i) {
+    const auto id = reply.output_ids[i];
+    if (id < 0 || id >= vocab) return fmt::format("output token {} is {}, outside the model's vocabulary of {}", i, id, vocab);
+  }
+  // A log-prob is at most 0; a float's rounding may leave a hair above.
+  constexpr float kAboveZero = 1e-4f;
+  for (std::size_t i = 0; i < reply.output_logprobs.size(); ++i) {
+    const auto lp = reply.output_logprobs[i];
+    if (!(lp <= kAboveZero)) return fmt::format("output token {}'s log-prob is {}, where a log-prob is at most 0", i, lp);
+  }
+  return std::nullopt;
+}
+
 }  // namespace april::live

@@ -6,12 +6,15 @@
 // answers an error. cpp-httplib (Debian's libcpp-httplib-dev).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "adapters/http/sglang_protocol.hpp"
 
 namespace httplib {
 class Client;
@@ -65,5 +68,10 @@ std::string generate_with_retries(const std::string& url, nlohmann::json body, d
 std::vector<std::pair<std::size_t, std::string>> update_servers(const std::vector<std::string>& urls, const std::vector<bool>& lost,
                                                                 const std::string& dir, std::int64_t version, double connect_s,
                                                                 double read_s);
+
+// Why a reply that no model could have generated is refused: a token id
+// outside [0, vocab), or a log-prob that is above 0 or not a number; nullopt
+// when it is sound.
+std::optional<std::string> reply_fault(const http::GenerateReply& reply, std::int64_t vocab);
 
 }  // namespace april::live

@@ -99,4 +99,24 @@ if command -v /usr/bin/python3 > /dev/null; then
   tables=$(/usr/bin/python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('select group_concat(name) from sqlite_master').fetchone()[0])" "$d/user.db")
   [ "$tables" = notes ] || fail "another program's database now holds: $tables"
 fi
+# plan --json as every other single-file output: `-` is standard output, a
+# link is followed (and stays a link), a FIFO is written as a stream.
+plan=("$april" plan --scenario handcheck --alpha 1.5 --steps 1 --max-splits 1 --repeats 1)
+(cd "$work" && "${plan[@]}" --json - > plan-stdout.txt) || fail "plan --json -"
+[ ! -e "$work/-" ] || fail "plan --json - made a file named '-'"
+grep -q '"plans"' "$work/plan-stdout.txt" || fail "plan --json - did not print the plans"
+echo old > "$work/plan-target.json" && ln -s plan-target.json "$work/plan-link.json"
+"${plan[@]}" --json "$work/plan-link.json" > /dev/null || fail "plan --json to a symbolic link"
+[ -L "$work/plan-link.json" ] || fail "plan --json replaced the symbolic link"
+grep -q '"plans"' "$work/plan-target.json" || fail "plan --json did not write the link's target"
+mkfifo "$work/plan-pipe" && { cat "$work/plan-pipe" > "$work/plan-pipe.txt" & }
+"${plan[@]}" --json "$work/plan-pipe" > /dev/null || fail "plan --json to a FIFO"
+wait
+[ -p "$work/plan-pipe" ] || fail "plan --json replaced the FIFO"
+grep -q '"plans"' "$work/plan-pipe.txt" || fail "plan --json did not write through the FIFO"
+# A file output inside a folder output, which is replaced whole: refused before any run.
+out=$("$april" simulate --scenario handcheck --steps 1 --out "$work/sim" --timeline "$work/sim/summary.json" 2>&1) &&
+  fail "simulate --out D --timeline D/summary.json was accepted"
+echo "$out" | grep -q "is inside --out" || fail "the refusal does not say why: $out"
+[ ! -e "$work/sim" ] || fail "simulate wrote --out before refusing"
 echo "output folders and files: ok"

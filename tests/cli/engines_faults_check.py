@@ -61,7 +61,8 @@ class Fake(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         # /get_server_info's slots, and /v1/models' list.
-        self.reply(200, json.dumps({"max_running_requests": 8, "object": "list", "data": [{"id": "fake", "object": "model"}]}))
+        slots = {"slots0": 0, "slotsneg": -5, "slotstext": "8"}.get(type(self).mode, 8)
+        self.reply(200, json.dumps({"max_running_requests": slots, "object": "list", "data": [{"id": "fake", "object": "model"}]}))
 
     def stream(self, events):
         """A server-sent event stream ended by closing the connection (HTTP/1.0)."""
@@ -101,6 +102,11 @@ class Fake(http.server.BaseHTTPRequestHandler):
             self.connection.close()
         elif mode == "hang":
             time.sleep(20)
+        elif mode == "badid":
+            self.reply(200, json.dumps({"output_ids": [5, 99999999], "meta_info": {"finish_reason": {"type": "length"}}}))
+        elif mode == "badlogprob":
+            self.reply(200, json.dumps({"output_ids": [5], "meta_info": {"finish_reason": {"type": "length"},
+                                                                         "output_token_logprobs": [[0.7, 5, None]]}}))
 
 
 def fake_server(mode):
@@ -133,6 +139,12 @@ for mode, want, timeout_s, within_s in [
     ("vnotjson", "/v1/completions stream event 1: not JSON", 600, 60),
     ("vtruncated", "/v1/completions: the stream ended before its finish reason (2 tokens received)", 600, 60),
     ("vhang", "/v1/completions: no reply within 2 s", 2, 30),
+    # Replies no model could have generated, and bounds that bound nothing.
+    ("badid", "output token 1 is 99999999, outside the model's vocabulary", 600, 60),
+    ("badlogprob", "output token 0's log-prob is 0.7, where a log-prob is at most 0", 600, 60),
+    ("slots0", "/get_server_info: max_running_requests is 0, where a count of at least 1", 600, 60),
+    ("slotsneg", "/get_server_info: max_running_requests is -5", 600, 60),
+    ("slotstext", "/get_server_info: max_running_requests is \"8\"", 600, 60),
 ]:
     srv, url = fake_server(mode)
     out = os.path.join(work, mode)

@@ -40,6 +40,13 @@ for f in config.json model.safetensors tokenizer.json generation_config.json; do
   [ -s "exported/$f" ] || fail "exported/$f is missing"
 done
 "$april" generate --checkpoint exported --prompt-ids 1,2,3 --max-new-tokens 3 --greedy --json | grep -q '"output_ids"' || fail "generate on the export"
+# Generation bounded by the model's positions (the fixture has 256), before any load.
+expect_error "generate past the model's positions" "past the model's max_position_embeddings of 256" \
+  "$april" generate --checkpoint "$fixtures/qwen3" --prompt-ids 1,2,3 --max-new-tokens 1000 --greedy
+expect_error "generate asked for 1e9 tokens" "past the model's max_position_embeddings of 256" \
+  "$april" generate --checkpoint "$fixtures/qwen3" --prompt-ids 1,2,3 --max-new-tokens 1000000000 --greedy
+expect_error "--save and --out at one folder" "--out same and --save same overlap" "${live[@]}" --out same --save same
+[ ! -e same ] || fail "an overlapping --save and --out wrote something"
 expect_error "export without checkpoint" "--export writes a Hugging Face checkpoint: it needs --checkpoint" "$april" live --export x
 # State saved and resumed: the run record names the checkpoint and the task.
 "${live[@]}" --policy april --save ck >/dev/null 2>&1 || fail "writing the state"

@@ -49,5 +49,17 @@ assert tok == sorted(tok, reverse=True), tok
 assert all(p["seeds"] == 2 and p["effective_throughput_ci95"] >= 0 and p["reason"] for p in run)
 assert all("needs 61.1 GB" in p["excluded"] for p in out)
 PY
+# Constraints: the cautious default said; a stricter one drops the overlapping designs with their values;
+# 'none' keeps them; an unknown metric is refused before any run.
+grep -q "^constraints: staleness_max<=4 (the default)" "$dir/a.txt" || fail "the default constraint is not said"
+"$april" plan --steps 3 --repeats 1 --policy sync,async --tp 2 --max-splits 2 --constraint 'staleness_max<1' >"$dir/c.txt" 2>&1 ||
+  fail "plan --constraint failed: $(head -c 300 "$dir/c.txt")"
+grep -q "^constraints: staleness_max<1$" "$dir/c.txt" || fail "the constraint is not said: $(head -c 300 "$dir/c.txt")"
+grep -q "async, TP 2, .*: dropped by the constraint staleness_max<1: staleness_max is [1-9][0-9]* (mean over 1 seed)" "$dir/c.txt" ||
+  fail "async not dropped with its value: $(cat "$dir/c.txt")"
+"$april" plan --steps 3 --repeats 1 --policy sync,async --tp 2 --max-splits 2 --constraint none >"$dir/n.txt" 2>&1 || fail "--constraint none failed"
+grep -q "^constraints: none" "$dir/n.txt" && ! grep -q "dropped by" "$dir/n.txt" || fail "--constraint none: $(head -c 300 "$dir/n.txt")"
+expect_error "an unknown metric" "unknown metric 'stalenes'" "$april" plan --constraint 'stalenes<=2'
+expect_error "none beside another" "--constraint none stands alone" "$april" plan --constraint none --constraint 'staleness_max<=2'
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

@@ -171,5 +171,31 @@ TEST(Plan, RanksByEffectiveThroughputWithIntervalAndReason) {
   EXPECT_THROW((void)rank_plans(c, {}), std::invalid_argument);
 }
 
+// A constraint drops a plan by its mean over seeds, naming the constraint and
+// the value; a plan within it, and one already excluded, keep as they were.
+TEST(Plan, ConstraintsDropPlansByTheirMeanOverSeeds) {
+  std::vector<PlanCandidate> c(4);
+  c[0].plan = {"sync", std::nullopt, 2, 0, 0, std::nullopt};
+  c[1].plan = {"laminar", std::nullopt, 2, 6, 2, std::nullopt};
+  c[2].plan = {"async", std::nullopt, 2, 6, 2, std::nullopt};
+  c[3].plan = {"april", 4.0, 2, 0, 0, std::nullopt};
+  c[3].excluded = "does not fit";
+  auto run = [](double staleness_max, double offpolicy) {
+    return std::map<std::string, double>{{"staleness_max", staleness_max}, {"offpolicy_token_fraction", offpolicy}};
+  };
+  // laminar: seeds at 3 and 7 versions, mean 5 > 4; async: 4 and 4, at the bound.
+  std::vector<std::vector<std::map<std::string, double>>> m = {{run(0, 0), run(0, 0)}, {run(3, 0.2), run(7, 0.4)}, {run(4, 0.5), run(4, 0.7)}, {}};
+  apply_plan_constraints(c, m, {parse_constraint(kDefaultPlanConstraint)});
+  EXPECT_TRUE(c[0].excluded.empty());
+  EXPECT_EQ(c[1].excluded, "dropped by the constraint staleness_max<=4: staleness_max is 5 (mean over 2 seeds)");
+  EXPECT_TRUE(m[1].empty());
+  EXPECT_TRUE(c[2].excluded.empty());
+  EXPECT_EQ(c[3].excluded, "does not fit");
+  // A second constraint: the first broken one is named.
+  apply_plan_constraints(c, m, {parse_constraint("staleness_max<=4"), parse_constraint("offpolicy_token_fraction<0.5")});
+  EXPECT_EQ(c[2].excluded, "dropped by the constraint offpolicy_token_fraction<0.5: offpolicy_token_fraction is 0.6 (mean over 2 seeds)");
+  EXPECT_TRUE(c[0].excluded.empty());
+}
+
 }  // namespace
 }  // namespace april::studies

@@ -119,11 +119,18 @@ struct HttpBackend::Impl {
       const auto body = get_or_throw(url, "/get_server_info", opt.connect_timeout_s, opt.connect_timeout_s * 2);
       std::int64_t n = 0;
       nlohmann::json doc;
-      if (!base::parse_json(body, doc) && doc.is_object() && doc.contains("max_running_requests") &&
-          doc["max_running_requests"].is_number_integer()) {
-        n = doc["max_running_requests"].get<std::int64_t>();
+      if (opt.slots == 0 && !base::parse_json(body, doc) && doc.is_object() && doc.contains("max_running_requests")) {
+        // A bound the server states must be one: 0, -5 or "8" would size the
+        // batches by nothing (a server that states none is not bounded).
+        const auto& m = doc["max_running_requests"];
+        if (!m.is_number_integer() || m.get<std::int64_t>() < 1) {
+          throw std::runtime_error(fmt::format("{}/get_server_info: max_running_requests is {}, where a count of at least 1 was expected "
+                                               "(or give --engine-slots N)",
+                                               url, m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+        }
+        n = m.get<std::int64_t>();
       }
-      slots.push_back(opt.slots > 0 ? opt.slots : std::max<std::int64_t>(0, n));
+      slots.push_back(opt.slots > 0 ? opt.slots : n);
     }
     outstanding.assign(opt.urls.size(), 0);
     lost.assign(opt.urls.size(), false);
@@ -346,6 +353,12 @@ struct HttpBackend::Impl {
       return progress_of(key, f, 0, false);
     }
     auto a = f.answer.get();
+    if (a.error.empty()) {
+      // A reply is read as the server sent it; what no model could have
+      // generated stops the run here, naming the server, before a trainer
+      // or a task reads it.
+      if (const auto why = reply_fault(a.reply, task.vocab())) a.error = fmt::format("{}: {}", opt.urls[f.server], *why);
+    }
     --outstanding[f.server];
     note(f.server);
     ++answered;
