@@ -49,10 +49,31 @@ void reply_error(httplib::Response& res, int status, const std::string& message)
 
 }  // namespace
 
+// A handler's stack: parsing and answering a request nests shallowly (the
+// JSON parser keeps its own stack on the heap).
+constexpr std::size_t kHandlerStackBytes = std::size_t{1} << 20;
+
 HandlerPool::HandlerPool(std::size_t first_threads, std::size_t max_threads) : max_threads_(std::max<std::size_t>(1, max_threads)) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto first = std::clamp<std::size_t>(first_threads, 1, max_threads_);
-  for (std::size_t i = 0; i < first; ++i) threads_.emplace_back([this] { work(); });
+  for (std::size_t i = 0; i < first; ++i) {
+    if (!start_thread()) throw std::runtime_error("cannot start the HTTP handler threads");
+  }
+}
+
+void* HandlerPool::run(void* pool) {
+  static_cast<HandlerPool*>(pool)->work();
+  return nullptr;
+}
+
+bool HandlerPool::start_thread() {
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return false;
+  pthread_t t{};
+  const bool ok = pthread_attr_setstacksize(&attr, kHandlerStackBytes) == 0 && pthread_create(&t, &attr, &HandlerPool::run, this) == 0;
+  pthread_attr_destroy(&attr);
+  if (ok) threads_.push_back(t);
+  return ok;
 }
 
 HandlerPool::~HandlerPool() { shutdown(); }
@@ -63,12 +84,9 @@ void HandlerPool::enqueue(std::function<void()> job) {
     jobs_.push_back(std::move(job));
     // More connections wait than threads are idle: one more thread, up to the bound.
     if (!shutting_down_ && jobs_.size() > idle_ && threads_.size() < max_threads_) {
-      try {
-        threads_.emplace_back([this] { work(); });
-      } catch (const std::system_error&) {
-        // No thread to be had (a limit of the system): the connection
-        // waits for one of those there are.
-      }
+      // No thread to be had (a limit of the system: threads, memory, address
+      // space): the connection waits for one of those there are.
+      (void)start_thread();
     }
   }
   has_job_.notify_one();
@@ -91,21 +109,22 @@ void HandlerPool::work() {
 }
 
 void HandlerPool::shutdown() {
-  std::vector<std::thread> threads;
+  std::vector<pthread_t> threads;
   {
     std::lock_guard<std::mutex> lock(mu_);
     shutting_down_ = true;
     threads.swap(threads_);
   }
   has_job_.notify_all();
-  for (auto& t : threads) t.join();
+  for (auto& t : threads) pthread_join(t, nullptr);
 }
 
 HttpServer::HttpServer(const HttpLimits& limits)
     : limits_(limits), pool_(std::make_shared<HandlerPool>(limits.first_threads, limits.max_threads)) {
-  if (::pipe2(stop_wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
-    throw std::runtime_error(fmt::format("cannot make a pipe to wake the connections at a stop: {}", std::strerror(errno)));
-  }
+  parked_ = std::make_unique<ParkedConnections>(std::chrono::duration_cast<std::chrono::milliseconds>(limits.io_timeout),
+                                                [this](int sock, std::size_t served) {
+                                                  pool_->enqueue([this, sock, served] { (void)serve_connection(sock, served); });
+                                                });
   new_task_queue = [pool = pool_] { return new PoolQueue(pool); };
   const auto secs = static_cast<time_t>(limits.io_timeout.count());
   set_read_timeout(secs, 0);
@@ -131,10 +150,7 @@ HttpServer::HttpServer(const HttpLimits& limits)
   }));
 }
 
-HttpServer::~HttpServer() {
-  ::close(stop_wake_[0]);
-  ::close(stop_wake_[1]);
-}
+HttpServer::~HttpServer() { parked_->stop(); }
 
 int HttpServer::bind(const std::string& host, int port) {
   const int bound = port == 0 ? bind_to_any_port(host) : (bind_to_port(host, port) ? port : -1);
@@ -175,15 +191,15 @@ void HttpServer::serve(const std::string& host, int port) {
       lock.lock();
     }
   }
-  // Every connection accepted is served to its end, then the threads join.
+  // Every connection accepted is served to its end (one waiting for its
+  // first request, for the timeout at most), then the threads join.
+  parked_->drain();
   pool_->shutdown();
+  parked_->stop();
 }
 
 void HttpServer::stop_serving() {
-  if (!closing_.exchange(true)) {
-    const char byte = 1;
-    [[maybe_unused]] const auto n = ::write(stop_wake_[1], &byte, 1);
-  }
+  if (!closing_.exchange(true)) parked_->close_kept_alive();
   {
     std::lock_guard<std::mutex> lock(serving_mu_);
     stopping_ = true;
@@ -203,25 +219,25 @@ void HttpServer::stop_serving() {
   stop();
 }
 
-bool HttpServer::wait_for_request(socket_t sock, bool first) const {
-  pollfd fds[2] = {{sock, POLLIN, 0}, {stop_wake_[0], POLLIN, 0}};
-  const auto deadline = std::chrono::steady_clock::now() + limits_.io_timeout;
-  for (;;) {
-    const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left_ms <= 0) return false;
-    const int n = ::poll(fds, first ? 1 : 2, static_cast<int>(left_ms));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    // The request, or the client's close or error, which the read finds.
-    return fds[0].revents != 0;
-  }
-}
+bool HttpServer::process_and_close_socket(socket_t sock) { return serve_connection(sock, 0); }
 
-bool HttpServer::process_and_close_socket(socket_t sock) {
+bool HttpServer::serve_connection(socket_t sock, std::size_t served) {
   ConnectionStream strm(sock, limits_.io_timeout);
-  bool ret = false;
-  for (std::size_t served = 0; served < keep_alive_max_count_; ++served) {
-    if (!strm.has_buffered() && !wait_for_request(sock, served == 0)) break;
+  bool ret = true;
+  for (; served < keep_alive_max_count_; ++served) {
+    if (!strm.has_buffered()) {
+      pollfd fd = {sock, POLLIN, 0};
+      int n = 0;
+      do {
+        n = ::poll(&fd, 1, 0);
+      } while (n < 0 && errno == EINTR);
+      if (n == 0) {
+        // Nothing to read yet: the connection waits without a thread.
+        // Kept alive past a shutdown, it is closed instead (park does).
+        parked_->park(sock, served);
+        return ret;
+      }
+    }
     const bool closing = closing_.load();
     bool connection_closed = false;
     ret = process_request(strm, closing || served + 1 == keep_alive_max_count_, connection_closed, nullptr);

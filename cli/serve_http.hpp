@@ -13,6 +13,7 @@
 // (HttpServer::process_and_close_socket says why).
 // docs/serve.md, "Under load", says what a client sees.
 #include <httplib.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <chrono>
@@ -25,6 +26,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "cli/serve_parked_connections.hpp"
 
 namespace april::cli {
 
@@ -46,11 +49,17 @@ class HandlerPool {
 
  private:
   void work();
+  // Starts one more thread (mu_ held); false when the system gives none.
+  bool start_thread();
+  static void* run(void* pool);
 
   std::mutex mu_;
   std::condition_variable has_job_;
   std::deque<std::function<void()>> jobs_;
-  std::vector<std::thread> threads_;
+  // POSIX threads, for their stack size: a handler's 1 MiB, not the 8 MiB
+  // default, so that a thousand connections' threads fit a process whose
+  // address space is limited (a container's), beside the model.
+  std::vector<pthread_t> threads_;
   std::size_t max_threads_ = 0;
   std::size_t idle_ = 0;
   bool shutting_down_ = false;
@@ -109,15 +118,15 @@ class HttpServer : public httplib::Server {
   // first request whatever happens, and ends a kept-alive one between
   // requests on stop_serving.
   bool process_and_close_socket(socket_t sock) override;
-  // Whether a request comes on `sock` within the keep-alive timeout; on a
-  // kept-alive connection (`first` false), false at once on stop_serving.
-  bool wait_for_request(socket_t sock, bool first) const;
+  // Serves `sock`'s requests while they come without a wait; one that
+  // waits for its next request (its first when `served` is 0) is parked
+  // without a thread (ParkedConnections), and comes back here when it has
+  // something to read.
+  bool serve_connection(socket_t sock, std::size_t served);
 
   HttpLimits limits_;
   std::shared_ptr<HandlerPool> pool_;
-  // stop_serving writes a byte that is never read: the read end stays
-  // readable, which wakes every connection waiting between requests.
-  int stop_wake_[2] = {-1, -1};
+  std::unique_ptr<ParkedConnections> parked_;
   std::atomic<bool> closing_{false};
   std::mutex serving_mu_;
   bool stopping_ = false;   // guarded by serving_mu_
