@@ -145,6 +145,8 @@ class CompletionStreamReader {
   // the stream gave it (Abort: vLLM's "abort", or none yet).
   [[nodiscard]] const GenerateReply& partial() const { return partial_; }
   [[nodiscard]] bool has_finish_reason() const { return reply_.has_value(); }
+  // Events read so far (each "data:" payload, [DONE] included).
+  [[nodiscard]] std::size_t events() const { return events_; }
   // The reply once the finish reason came; a base::ConfigError before.
   [[nodiscard]] GenerateReply reply() const;
 

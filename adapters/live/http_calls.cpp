@@ -54,26 +54,47 @@ std::unique_ptr<httplib::Client> http_client(const std::string& url, double conn
   return c;
 }
 
-std::string post_or_throw(const std::string& url, const std::string& route, const std::string& body, double connect_s, double read_s) {
+namespace {
+
+// One request whose reply body is read into memory up to kMaxReplyBytes (as
+// the server sent it, or once unchunked and inflated: a gzip bomb is cut
+// as it inflates), or refused naming the server.
+std::string call_bounded(const std::string& url, const std::string& method, const std::string& route, const std::string* body, double connect_s,
+                         double read_s) {
   auto c = http_client(url, connect_s, read_s);
-  const auto start = std::chrono::steady_clock::now();
-  const auto res = c->Post(route, body, "application/json");
-  if (!res) throw_no_reply(url, route, res.error(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), read_s);
-  if (res->status != 200) {
-    throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, route, res->status, http::error_message_of(res->body)));
+  httplib::Request req;
+  req.method = method;
+  req.path = route;
+  if (body != nullptr) {
+    req.body = *body;
+    req.set_header("Content-Type", "application/json");
   }
-  return res->body;
+  std::string reply;
+  bool too_big = false;
+  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    if (reply.size() + n > kMaxReplyBytes) {
+      too_big = true;
+      return false;
+    }
+    reply.append(data, n);
+    return true;
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const auto res = c->send(req);
+  if (too_big) throw std::runtime_error(fmt::format("{}{}: a reply longer than {} bytes", url, route, kMaxReplyBytes));
+  if (!res) throw_no_reply(url, route, res.error(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), read_s);
+  if (res->status != 200) throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, route, res->status, http::error_message_of(reply)));
+  return reply;
+}
+
+}  // namespace
+
+std::string post_or_throw(const std::string& url, const std::string& route, const std::string& body, double connect_s, double read_s) {
+  return call_bounded(url, "POST", route, &body, connect_s, read_s);
 }
 
 std::string get_or_throw(const std::string& url, const std::string& route, double connect_s, double read_s) {
-  auto c = http_client(url, connect_s, read_s);
-  const auto start = std::chrono::steady_clock::now();
-  const auto res = c->Get(route);
-  if (!res) throw_no_reply(url, route, res.error(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), read_s);
-  if (res->status != 200) {
-    throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, route, res->status, http::error_message_of(res->body)));
-  }
-  return res->body;
+  return call_bounded(url, "GET", route, nullptr, connect_s, read_s);
 }
 
 std::string generate_with_retries(const std::string& url, nlohmann::json body, double connect_s, double read_s) {

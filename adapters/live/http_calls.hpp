@@ -69,6 +69,10 @@ std::vector<std::pair<std::size_t, std::string>> update_servers(const std::vecto
                                                                 const std::string& dir, std::int64_t version, double connect_s,
                                                                 double read_s);
 
+// A reply body is read into memory up to this many bytes (a /generate of
+// 32k tokens with their log-probs is about 2 MB); past it the call fails.
+inline constexpr std::size_t kMaxReplyBytes = std::size_t{64} << 20;
+
 // Why a reply that no model could have generated is refused: a token id
 // outside [0, vocab), or a log-prob that is above 0 or not a number; nullopt
 // when it is sound.

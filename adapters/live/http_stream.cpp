@@ -4,11 +4,13 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "adapters/http/openai_protocol.hpp"
 #include "adapters/live/http_calls.hpp"
 #include "base/config.hpp"
+#include "base/json_value.hpp"
 
 namespace april::live {
 namespace {
@@ -18,6 +20,17 @@ constexpr const char* kRoute = "/v1/completions";
 constexpr std::size_t kMaxErrorBody = 64 * 1024;
 
 using Clock = std::chrono::steady_clock;
+// Events a stream may carry beyond one per token: a first event without
+// tokens, the finish reason's, the usage, keep-alives.
+constexpr std::size_t kSpareEvents = 64;
+
+std::size_t max_tokens_of(const std::string& body) {
+  nlohmann::json doc;
+  if (base::parse_json(body, doc) || !doc.is_object() || !doc.contains("max_tokens") || !doc["max_tokens"].is_number_unsigned()) {
+    return std::numeric_limits<std::size_t>::max() - kSpareEvents;
+  }
+  return doc["max_tokens"].get<std::size_t>();
+}
 
 // One try: the reply, or throws as completion_stream says.
 http::GenerateReply stream_once(const std::string& url, const std::string& body, double connect_s, double read_s, StreamCancel& cancel) {
@@ -32,6 +45,10 @@ http::GenerateReply stream_once(const std::string& url, const std::string& body,
   } detach{cancel};
 
   http::CompletionStreamReader reader(url + kRoute + " stream");
+  // A stream brings max_tokens tokens at most, in about as many events: a
+  // server that sends more, or events without end, is refused rather than
+  // read for ever (each read waits read_s at most, the stream as a whole not).
+  const auto max_tokens = max_tokens_of(body);
   int status = 0;
   std::string error_body, parse_error;
   auto last_byte = Clock::now();
@@ -59,6 +76,11 @@ http::GenerateReply stream_once(const std::string& url, const std::string& body,
       reader.feed(data, n);
     } catch (const base::ConfigError& e) {
       parse_error = e.what();
+      return false;
+    }
+    if (reader.partial().output_ids.size() > max_tokens || reader.events() > max_tokens + kSpareEvents) {
+      parse_error = fmt::format("{}{}: the stream brought {} tokens in {} events for max_tokens {}", url, kRoute,
+                                reader.partial().output_ids.size(), reader.events(), max_tokens);
       return false;
     }
     return !cancel.cancelled();

@@ -13,6 +13,7 @@ without the option.
 
 usage: engines_faults_check.py APRIL CHECKPOINT_DIR DATASET_JSONL WORKDIR
 Runs with /usr/bin/python3 and its standard library only."""
+import gzip
 import http.server
 import json
 import os
@@ -88,6 +89,9 @@ class Fake(http.server.BaseHTTPRequestHandler):
                 self.stream([chunk])
             elif mode == "vhang":
                 time.sleep(20)
+            elif mode == "vflood":
+                # Tokens without end, within every read's timeout.
+                self.stream([chunk] * 5000)
             return
         if self.path != "/generate":
             return self.reply(200, "")
@@ -102,6 +106,17 @@ class Fake(http.server.BaseHTTPRequestHandler):
             self.connection.close()
         elif mode == "hang":
             time.sleep(20)
+        elif mode == "huge":
+            self.reply(200, '{"output_ids": [' + "1, " * (40 << 20) + '1], "meta_info": {"finish_reason": {"type": "length"}}}')
+        elif mode == "gzipbomb":
+            bomb = gzip.compress(b" " * (200 << 20), compresslevel=9)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(bomb)))
+            self.end_headers()
+            self.wfile.write(bomb)
+            self.wfile.flush()
         elif mode == "badid":
             self.reply(200, json.dumps({"output_ids": [5, 99999999], "meta_info": {"finish_reason": {"type": "length"}}}))
         elif mode == "badlogprob":
@@ -139,6 +154,10 @@ for mode, want, timeout_s, within_s in [
     ("vnotjson", "/v1/completions stream event 1: not JSON", 600, 60),
     ("vtruncated", "/v1/completions: the stream ended before its finish reason (2 tokens received)", 600, 60),
     ("vhang", "/v1/completions: no reply within 2 s", 2, 30),
+    # Replies without a bound in memory or in time.
+    ("huge", "/generate: a reply longer than 67108864 bytes", 600, 60),
+    ("gzipbomb", "/generate: a reply longer than 67108864 bytes", 600, 60),
+    ("vflood", "/v1/completions: the stream brought", 600, 60),
     # Replies no model could have generated, and bounds that bound nothing.
     ("badid", "output token 1 is 99999999, outside the model's vocabulary", 600, 60),
     ("badlogprob", "output token 0's log-prob is 0.7, where a log-prob is at most 0", 600, 60),
