@@ -15,8 +15,8 @@ inline constexpr double kEngineMoeComputeEfficiency = 0.306;
 inline constexpr double kEngineCollectiveLatencyUs = 8.24;
 
 // Trainer (TrainerSetup).
-inline constexpr double kTrainMfu = 0.581;
-inline constexpr double kTrainMicroBatchOverheadS = 0.00820;
-inline constexpr double kTrainActivationPasses = 39.4;
+inline constexpr double kTrainMfu = 0.550;
+inline constexpr double kTrainMicroBatchOverheadS = 0.01023;
+inline constexpr double kTrainActivationPasses = 30.04;
 
 }  // namespace april::sim::fitted

@@ -92,6 +92,12 @@ const std::vector<Accelerator>& builtin_accelerators() {
        "AMD Instinct MI355X datasheet: BF16 2.5 / FP8 5.0 PFLOPS dense (sparse twice), 288 GB HBM3E at 8 TB/s, "
        "Infinity Fabric 1,075 GB/s aggregate; 8 per platform"
        "; memory as the driver reports it: 294,896 MiB (rocminfo GPU pool 301973504 KB, ROCm/ATOM#1400; on MI300X the same pool size equals rocm-smi's total)"},
+      {"h100-hbm2e", "NVIDIA H100 SXM5 96GB HBM2e at 500 W (Meta's Grand Teton hosts)", 989 * T, 1979 * T, 91553 * MiB, 2.4 * T, 450 * GB,
+       8, 8, 400 * Gbit, 64 * GB,
+       "torchtitan's H100 benchmarks (benchmarks/llama3_h100_202412_torchtitan.md at 820504e2): 'Grand Teton H100 hosts: "
+       "8 H100 per host, 96GB HBM2e, 2.4 TB/s, default 500W power limit', 400 Gb/s RDMA per GPU; compute and NVLink as "
+       "the H100 SXM5 datasheet's (the 500 W limit's effect on clocks is not published); memory the datasheet's 96 GB "
+       "(the driver's total is not published)"},
   };
   return all;
 }

@@ -49,7 +49,7 @@ check(len(serving_out.get("rows", [])) >= 20, f"serving: {len(serving_out.get('r
 check(serving_out.get("median_abs_left_out_error", 1) <= 0.10,
       f"serving: leave-one-out median {serving_out.get('median_abs_left_out_error')} above 10%")
 # The trainer's goal (10%) is not met yet: its error is held where the docs report it.
-reported = 0.158
+reported = 0.146
 got = training_out.get("median_abs_left_out_error", 1)
 check(abs(got - reported) <= 0.01, f"training: leave-one-out median {got:.3f}, docs/published-runs.md reports {reported}")
 

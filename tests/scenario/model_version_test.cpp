@@ -74,6 +74,7 @@ const std::map<std::int64_t, std::string> kPinnedDigests = {
                                // a KV-bound default run and a two-node per_tensor sync pinned too
     {11, "6bda7b0f49969bec"},  // defaults fitted on component benchmarks; trainer recompute, TP all-reduces, FSDP under TP/EP
     {12, "5d5b5d46370b56a8"},  // the trainer's memory-bound elementwise work (train.activation_passes)
+    {13, "1efa8e291413caee"},  // the trainer refitted with torchtitan's H100 rows on their stated HBM2e hosts
 };
 
 TEST(ModelVersion, ChangesWheneverSimulatedResultsChange) {

@@ -31,10 +31,15 @@ TEST(Hardware, BuiltinMemoryIsTheDriversTotalInMiB) {
   // Every built-in reports more than its datasheet's round figure read as 1e9
   // bytes, by less than 10%: close to that figure in GiB.
   const std::map<std::string, double> datasheet_GB = {{"a100", 80},  {"h100", 80},   {"h200", 141},   {"h20", 96},     {"h800", 80},
-                                                      {"b200", 180}, {"gb200", 186}, {"mi300x", 192}, {"mi325x", 256}, {"mi355x", 288}};
+                                                      {"b200", 180}, {"gb200", 186}, {"mi300x", 192}, {"mi325x", 256}, {"mi355x", 288},
+                                                      {"h100-hbm2e", 96}};
   ASSERT_EQ(datasheet_GB.size(), builtin_accelerators().size());
   for (const auto& a : builtin_accelerators()) {
     const double ratio = a.hbm_bytes / (datasheet_GB.at(a.name) * 1e9);
+    if (a.name == "h100-hbm2e") {  // its driver's total is not published: the datasheet's figure
+      EXPECT_NEAR(ratio, 1.0, 1e-4);
+      continue;
+    }
     EXPECT_GT(ratio, 1.0) << a.name;
     EXPECT_LT(ratio, 1.1) << a.name;
   }
