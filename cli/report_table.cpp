@@ -26,6 +26,7 @@ void print_scenario_header(const base::Config& c, const scenario::ResolvedScenar
              c.get(base::keys::kSamplesPerPrompt), c.get(base::keys::kMaxResponseLen), c.get(base::keys::kSteps), c.get(base::keys::kSeed));
   fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", sim::make_iteration_model(c)->describe(),
              resolved.kv_capacity_tok, c.get(sim::keys::kEngineMaxRunning) == 0 ? std::string("none") : std::to_string(c.get(sim::keys::kEngineMaxRunning)));
+  if (const auto idle = sim::idle_gpus_note(shape); !idle.empty()) fmt::print("{}\n", idle);
   fmt::print("weight sync: {}\n", resolved.sync.how);
   fmt::print("workload: {}\n\n", trace.empty() ? "long-tail generator (see `april keys`, workload.*)" : "trace " + trace);
 }

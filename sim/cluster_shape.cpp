@@ -146,4 +146,13 @@ std::string describe(const ClusterShape& s) {
                      s.rollout_gpus, s.train_gpus);
 }
 
+std::string idle_gpus_note(const ClusterShape& s) {
+  if (s.disaggregated() || s.rollout_gpus >= s.gpus) return {};
+  const auto idle = s.gpus - s.rollout_gpus;
+  return fmt::format("note: {} engines x TP {} hold {} of the {} GPUs; the other {} sit idle through every rollout "
+                     "(cluster.engines={} uses them all{})",
+                     s.engines, s.tensor_parallel, s.rollout_gpus, s.gpus, idle, s.gpus / s.tensor_parallel,
+                     s.gpus % s.tensor_parallel == 0 ? "" : ", but for the GPUs TP does not divide");
+}
+
 }  // namespace april::sim

@@ -43,6 +43,11 @@ std::int64_t cluster_gpus(const base::Config& config, std::int64_t gpus_per_node
 
 std::string describe(const ClusterShape& shape);
 
+// Colocated, with fewer GPUs in engines than in the cluster: the GPUs that
+// no engine holds sit idle through every rollout (they only train). A line
+// that says so and how to use them, or empty when every GPU rolls out.
+std::string idle_gpus_note(const ClusterShape& shape);
+
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

@@ -134,6 +134,11 @@ expect_error "--tp as a fraction" "'1.5' is not a whole number" "$april" model s
 "$april" db list --help | grep -q "usage: april db" || { echo "FAIL: db list --help"; fails=$((fails + 1)); }
 "$april" simulate --help | grep -q "default, handcheck, live-cpu" || { echo "FAIL: simulate --help lists the built-in scenarios"; fails=$((fails + 1)); }
 "$april" whatif --help | grep -q "azure" || { echo "FAIL: whatif --help lists the trace formats"; fails=$((fails + 1)); }
+# GPUs no engine holds are said, with the count that uses them all; a layout that uses every GPU says nothing.
+"$april" simulate --steps 1 --policy sync --set cluster.gpus=32 --set cluster.tensor_parallel=4 > "$dir/idle.txt" 2>&1 || { echo "FAIL: idle GPUs run"; fails=$((fails + 1)); }
+grep -qx "note: 4 engines x TP 4 hold 16 of the 32 GPUs; the other 16 sit idle through every rollout (cluster.engines=8 uses them all)" "$dir/idle.txt" ||
+  { echo "FAIL: idle GPUs not said: $(head -c 400 "$dir/idle.txt")"; fails=$((fails + 1)); }
+"$april" simulate --steps 1 --policy sync | grep -q "sit idle" && { echo "FAIL: the default layout said to leave GPUs idle"; fails=$((fails + 1)); }
 # An unwritable (closed) stderr does not abort the process: the exit code stays 1.
 sh -c "\"$april\" simulate --policy nope --steps 1 2>&-"
 rc=$?
