@@ -101,7 +101,7 @@ std::string reason_for(const PlanResult& r, const PlanResult* baseline) {
     out += fmt::format("; alpha {:g} leaves {} of trained tokens off-policy", *r.plan.alpha, percent(r.offpolicy_fraction));
   }
   if (baseline != nullptr && baseline != &r && baseline->throughput_tok_s > 0) {
-    out += fmt::format("; {:+.0f}% over sync colocated at TP {}", 100.0 * (r.throughput_tok_s / baseline->throughput_tok_s - 1.0),
+    out += fmt::format("; {:+.0f}% over the best sync, colocated at TP {}", 100.0 * (r.throughput_tok_s / baseline->throughput_tok_s - 1.0),
                        baseline->plan.tensor_parallel);
     if (r.plan.colocated() && baseline->rollout_s > 0) {
       out += fmt::format(" (rollout {:+.0f}%)", 100.0 * (r.rollout_s / baseline->rollout_s - 1.0));
@@ -213,13 +213,16 @@ std::vector<PlanResult> rank_plans(const std::vector<PlanCandidate>& candidates,
     if (a.throughput_tok_s != b.throughput_tok_s) return a.throughput_tok_s > b.throughput_tok_s;
     return a.plan.label() < b.plan.label();
   });
-  for (auto& r : run) {
-    const PlanResult* baseline = nullptr;
-    for (const auto& b : run) {
-      if (b.plan.policy == "sync" && b.plan.colocated() && b.plan.tensor_parallel == r.plan.tensor_parallel) baseline = &b;
+  // One baseline for every plan: the best synchronous colocated plan over the
+  // engine sizes searched (the first in the ranking), as the docs' tables use.
+  const PlanResult* baseline = nullptr;
+  for (const auto& b : run) {
+    if (b.plan.policy == "sync" && b.plan.colocated()) {
+      baseline = &b;
+      break;
     }
-    r.reason = reason_for(r, baseline);
   }
+  for (auto& r : run) r.reason = reason_for(r, baseline);
   run.insert(run.end(), std::make_move_iterator(excluded.begin()), std::make_move_iterator(excluded.end()));
   return run;
 }

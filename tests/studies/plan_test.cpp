@@ -163,12 +163,22 @@ TEST(Plan, RanksByEffectiveThroughputWithIntervalAndReason) {
   EXPECT_EQ(ranked[1].reason, "step 10.0 s: rollout 60%, train 30%, sync 10%");
   EXPECT_EQ(ranked[0].reason,
             "step 10.0 s: rollout 30%, train 30%, sync 10%; alpha 2 leaves 50% of trained tokens off-policy; "
-            "+82% over sync colocated at TP 2 (rollout -50%)");
+            "+82% over the best sync, colocated at TP 2 (rollout -50%)");
   EXPECT_EQ(ranked[2].excluded, "does not fit");
   const auto best = best_per_design(ranked);
   ASSERT_EQ(best.size(), 2u);
   EXPECT_EQ(best[0]->plan.policy, "april");
   EXPECT_THROW((void)rank_plans(c, {}), std::invalid_argument);
+  // Another engine size's sync is faster: it is every plan's one baseline, named by its size.
+  c.push_back({});
+  c[3].plan = {"sync", std::nullopt, 4, 0, 0, std::nullopt};
+  const auto two = rank_plans(c, {{run(10, 6), run(12, 6)}, {run(20, 3)}, {}, {run(16, 4)}});
+  ASSERT_EQ(two[1].plan.tensor_parallel, 4);
+  EXPECT_EQ(two[0].reason,
+            "step 10.0 s: rollout 30%, train 30%, sync 10%; alpha 2 leaves 50% of trained tokens off-policy; "
+            "+25% over the best sync, colocated at TP 4 (rollout -25%)");
+  EXPECT_EQ(two[1].reason, "step 10.0 s: rollout 40%, train 30%, sync 10%");
+  EXPECT_NE(two[2].reason.find("-31% over the best sync, colocated at TP 4"), std::string::npos);
 }
 
 // A constraint drops a plan by its mean over seeds, naming the constraint and
