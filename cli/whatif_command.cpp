@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "studies/grid.hpp"
@@ -82,7 +83,9 @@ int whatif_command(const std::vector<std::string>& args) {
       "speed-up vs sync = sync's seconds per trained sample / the row's (a step trains B x n samples; same B and n:\n"
       "sync's s/step / the row's), against sync in the same combination (with `design` varied: on the colocated\n"
       "cluster);\n"
-      "rank orders the rows by seconds per trained sample, 1 the fastest, marked *. rollout vs sync = rollout tok/s\n"
+      "rank orders the rows by seconds per trained sample, 1 the fastest, marked *, within each combination of the\n"
+      "varied workload keys (workload.*, trace.*, max_response_len: rows with other work do not compare).\n"
+      "rollout vs sync = rollout tok/s\n"
       "over sync's (the rollout phase alone, not the run's speed). GPU-hours per 1000 steps = step time x\n"
       "cluster.gpus x 1000 / 3600. On a terminal, a line on standard error shows the progress while it runs.\n\noptions");
   std::string scenario = "default", trace, trace_format = "ours", csv_out, json_out, timeline_path, timeline_detail = "steps";
@@ -213,13 +216,26 @@ int whatif_command(const std::vector<std::string>& args) {
       row.rollout_vs_sync = sync->rollout_tput > 0 ? row.rollout_tput / sync->rollout_tput : 0.0;
     }
   }
+  // Ranks within each combination of the varied workload keys: a row with
+  // shorter answers is faster for its work, not for its design. Ties keep
+  // the grid's order: the same inputs rank the same way.
+  std::vector<std::size_t> workload_axes;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const auto& k = axes[i].key;
+    if (k.rfind("workload.", 0) == 0 || k.rfind("trace.", 0) == 0 || k == "max_response_len") workload_axes.push_back(i);
+  }
+  const auto workload_of = [&](const Row& r) {
+    std::vector<std::string> w;
+    for (const auto i : workload_axes) w.push_back(r.config[i]);
+    return w;
+  };
   {
-    // Ties keep the grid's order: the same inputs rank the same way.
     std::vector<std::size_t> order(rows.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return rows[a].s_per_trained_sample < rows[b].s_per_trained_sample; });
-    for (std::size_t i = 0; i < order.size(); ++i) rows[order[i]].rank = i + 1;
+    std::map<std::vector<std::string>, std::size_t> ranked;
+    for (const auto i : order) rows[i].rank = ++ranked[workload_of(rows[i])];
   }
 
   progress.finish();
@@ -256,6 +272,11 @@ int whatif_command(const std::vector<std::string>& args) {
   if (!not_run.empty()) {
     fmt::print(table, "\nnot run, no design ({}):\n", not_run.size());
     for (const auto& n : not_run) fmt::print(table, "  {}\n", n);
+  }
+  if (!workload_axes.empty()) {
+    std::vector<std::string> keys;
+    for (const auto i : workload_axes) keys.push_back(axes[i].key);
+    fmt::print(table, "rank: within each value of {} (rows with other work do not compare)\n", fmt::join(keys, " x "));
   }
   // The first combination's kind (the varied keys rarely change model or framework).
   fmt::print(table, "{}\n", studies::prediction_trust_line(plan.front().config, trace));

@@ -59,5 +59,20 @@ grep -q "recommended cluster.rollout_gpus = [246]:" "$dir/t.txt" || fail "tune s
   >/dev/null 2>"$dir/err" && fail "tune on a range off the lattice exited 0"
 grep -q "HI - LO must be a multiple of 2" "$dir/err" || fail "tune off the lattice: $(cat "$dir/err")"
 
+# whatif ranks within each varied workload: shorter answers are faster work, not a faster design.
+"$april" whatif --vary workload.response_median_tok=1000,4000 --policy sync,april --steps 3 --csv "$dir/w.csv" >"$dir/w.txt" 2>&1 ||
+  fail "whatif over a workload key: $(tail -3 "$dir/w.txt")"
+grep -q "^rank: within each value of workload.response_median_tok" "$dir/w.txt" || fail "the per-workload rank is not said"
+/usr/bin/python3 - "$dir/w.csv" <<'PY' || fail "whatif ranks across workloads"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+by = {}
+for r in rows:
+    by.setdefault(r["workload.response_median_tok"], []).append(r)
+for w, rs in by.items():
+    ranks = sorted(int(r["rank"]) for r in rs)
+    assert ranks == list(range(1, len(rs) + 1)), (w, ranks)
+    assert any(r["rank"] == "1" for r in rs), w
+PY
 [ $fails -eq 0 ] && echo "all design checks passed"
 exit $fails
