@@ -25,6 +25,63 @@ namespace {
 constexpr const char* kNotApplicable = "n/a";
 }  // namespace
 
+namespace {
+
+// What the sweep stored, one line per grid point (its seeds together), in
+// the grid's order: the mean effective throughput and step time over the
+// seeds that ran, the largest staleness; the best point marked. A long grid
+// shows its first kMaxTableRows points (`april db export` has them all).
+void print_sweep_table(const std::vector<studies::RunSpec>& specs, const std::vector<studies::RunOutcome>& outcomes) {
+  constexpr std::size_t kMaxTableRows = 20;
+  struct Point {
+    std::string params;
+    std::int64_t runs = 0, failed = 0;
+    double tok_s = 0, step_s = 0, staleness_max = 0;
+  };
+  std::vector<Point> points;
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < specs.size() && i < outcomes.size(); ++i) {
+    auto label = specs[i].params.dump();
+    const auto [it, fresh] = index.emplace(label, points.size());
+    if (fresh) points.push_back({std::move(label)});
+    auto& p = points[it->second];
+    const auto& m = outcomes[i].metrics;
+    if (outcomes[i].failed || m.empty()) {
+      ++p.failed;
+      continue;
+    }
+    const auto get = [&m](const char* key) { return m.count(key) ? m.at(key) : 0.0; };
+    ++p.runs;
+    p.tok_s += get("effective_throughput_tok_s");
+    p.step_s += get("step_time_s");
+    p.staleness_max = std::max(p.staleness_max, get("staleness_max"));
+  }
+  std::size_t best = points.size(), width = 6;
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    auto& p = points[k];
+    if (p.runs > 0) {
+      p.tok_s /= static_cast<double>(p.runs);
+      p.step_s /= static_cast<double>(p.runs);
+      if (best == points.size() || p.tok_s > points[best].tok_s) best = k;
+    }
+    if (k < kMaxTableRows) width = std::max(width, p.params.size());
+  }
+  fmt::print("\n{:<{}} {:>5} {:>10} {:>9} {:>9}\n", "params", width, "runs", "eff tok/s", "step s", "stale max");
+  for (std::size_t k = 0; k < points.size() && k < kMaxTableRows; ++k) {
+    const auto& p = points[k];
+    if (p.runs == 0) {
+      fmt::print("{:<{}} {:>5} {:>10}\n", p.params, width, 0, "failed");
+      continue;
+    }
+    fmt::print("{:<{}} {:>5} {:>10.0f} {:>9.2f} {:>9.0f}{}\n", p.params, width, p.runs, p.tok_s, p.step_s, p.staleness_max,
+               k == best ? "  <- best" : "");
+  }
+  if (points.size() > kMaxTableRows) fmt::print("... {} more points: april db export\n", points.size() - kMaxTableRows);
+  if (best < points.size() && best >= kMaxTableRows) fmt::print("best: {} ({:.0f} eff tok/s)\n", points[best].params, points[best].tok_s);
+}
+
+}  // namespace
+
 int sweep_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april sweep [--scenario S] --grid 'policy=sync,april;april.alpha=1.25,1.5,2,3;...' [--repeats R]\n"
@@ -141,6 +198,7 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   fmt::print("sweep {} in {}: {} runs ({} already stored, {} run now, {} failed)\n", sweep, db_path, outcomes.size(), skipped,
              static_cast<std::int64_t>(outcomes.size()) - skipped, failed);
+  print_sweep_table(specs, outcomes);
   fmt::print("ran on {}\n", distributed.describe(last));
   return failed > 0 ? 1 : 0;
 }
