@@ -38,6 +38,10 @@ class PoolQueue : public httplib::TaskQueue {
   std::shared_ptr<HandlerPool> pool_;
 };
 
+// Set by the error handler on the thread that answers a request it could not
+// read, so that the connection's loop closes it after the reply.
+thread_local bool t_close_after_reply = false;
+
 // The accept queue asked for; the kernel caps it at net.core.somaxconn
 // (4096 by default since Linux 5.4).
 constexpr int kListenBacklog = 4096;
@@ -98,6 +102,7 @@ void HandlerPool::work() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       ++idle_;
+      if (jobs_.empty() && idle_ == threads_.size()) went_idle_.notify_all();
       has_job_.wait(lock, [this] { return shutting_down_ || !jobs_.empty(); });
       --idle_;
       if (jobs_.empty()) return;  // shutting down, and nothing left to serve
@@ -106,6 +111,11 @@ void HandlerPool::work() {
     }
     job();
   }
+}
+
+void HandlerPool::wait_idle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  went_idle_.wait(lock, [this] { return shutting_down_ || (jobs_.empty() && idle_ == threads_.size()); });
 }
 
 void HandlerPool::shutdown() {
@@ -146,6 +156,12 @@ HttpServer::HttpServer(const HttpLimits& limits)
       default: what = fmt::format("HTTP {}", res.status); break;
     }
     res.set_content(http::error_json(req.method.empty() ? what : fmt::format("{} {}: {}", req.method, req.path, what)), "application/json");
+    // A request that could not be read leaves the connection at no known
+    // request boundary: what follows is not read as requests.
+    if (res.status == 400 || res.status == 414) {
+      res.set_header("Connection", "close");
+      t_close_after_reply = true;
+    }
     return HandlerResponse::Handled;
   }));
 }
@@ -192,8 +208,14 @@ void HttpServer::serve(const std::string& host, int port) {
     }
   }
   // Every connection accepted is served to its end (one waiting for its
-  // first request, for the timeout at most), then the threads join.
-  parked_->drain();
+  // first request, for the timeout at most), then the threads join. A
+  // connection the handlers still hold may park again, and a parked one
+  // come back to them: both must be quiet at once.
+  for (;;) {
+    parked_->drain();
+    pool_->wait_idle();
+    if (parked_->parked() == 0) break;
+  }
   pool_->shutdown();
   parked_->stop();
 }
@@ -240,8 +262,9 @@ bool HttpServer::serve_connection(socket_t sock, std::size_t served) {
     }
     const bool closing = closing_.load();
     bool connection_closed = false;
+    t_close_after_reply = false;
     ret = process_request(strm, closing || served + 1 == keep_alive_max_count_, connection_closed, nullptr);
-    if (!ret || connection_closed || closing) break;
+    if (!ret || connection_closed || closing || t_close_after_reply) break;
   }
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);

@@ -44,6 +44,8 @@ class HandlerPool {
   HandlerPool& operator=(const HandlerPool&) = delete;
 
   void enqueue(std::function<void()> job);
+  // Returns once no job waits and every thread is idle.
+  void wait_idle();
   // Runs what is queued, then joins the threads.
   void shutdown();
 
@@ -55,6 +57,7 @@ class HandlerPool {
 
   std::mutex mu_;
   std::condition_variable has_job_;
+  std::condition_variable went_idle_;
   std::deque<std::function<void()>> jobs_;
   // POSIX threads, for their stack size: a handler's 1 MiB, not the 8 MiB
   // default, so that a thousand connections' threads fit a process whose

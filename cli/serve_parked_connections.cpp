@@ -74,7 +74,7 @@ void ParkedConnections::close_kept_alive() {
       if (it->second.served > 0) close_locked(it);
       it = next;
     }
-    if (parked_.empty()) emptied_.notify_all();
+    if (parked_.empty() && resuming_ == 0) emptied_.notify_all();
   }
   const char byte = 1;
   [[maybe_unused]] const auto n = ::write(wake_[1], &byte, 1);
@@ -82,7 +82,7 @@ void ParkedConnections::close_kept_alive() {
 
 void ParkedConnections::drain() {
   std::unique_lock<std::mutex> lock(mu_);
-  emptied_.wait(lock, [this] { return parked_.empty() || stopped_; });
+  emptied_.wait(lock, [this] { return (parked_.empty() && resuming_ == 0) || stopped_; });
 }
 
 void ParkedConnections::stop() {
@@ -100,7 +100,7 @@ void ParkedConnections::stop() {
 
 std::size_t ParkedConnections::parked() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return parked_.size();
+  return parked_.size() + resuming_;
 }
 
 void ParkedConnections::loop() {
@@ -125,6 +125,7 @@ void ParkedConnections::loop() {
         ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
         ready.emplace_back(fd, it->second.served);
         parked_.erase(it);
+        ++resuming_;
       }
       const auto now = std::chrono::steady_clock::now();
       for (auto it = parked_.begin(); it != parked_.end();) {
@@ -132,10 +133,15 @@ void ParkedConnections::loop() {
         if (it->second.deadline <= now) close_locked(it);
         it = next;
       }
-      if (parked_.empty()) emptied_.notify_all();
+      if (parked_.empty() && resuming_ == 0) emptied_.notify_all();
     }
     // The request (or the client's close, which the read finds) goes to a handler.
     for (const auto& [sock, served] : ready) resume_(sock, served);
+    if (!ready.empty()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      resuming_ -= ready.size();
+      if (parked_.empty() && resuming_ == 0) emptied_.notify_all();
+    }
   }
 }
 

@@ -36,10 +36,12 @@ class ParkedConnections {
   // those waiting for their first request keep waiting (its client sent
   // it, or is sending it: it is read and answered).
   void close_kept_alive();
-  // Returns once nothing is parked (every first request read, or timed out).
+  // Returns once nothing is parked or being handed back (every first
+  // request read, or timed out).
   void drain();
   // Closes whatever is parked and ends the thread; park() then closes.
   void stop();
+  // Parked, or being handed back to a handler.
   [[nodiscard]] std::size_t parked() const;
 
  private:
@@ -57,6 +59,7 @@ class ParkedConnections {
   mutable std::mutex mu_;
   std::condition_variable emptied_;
   std::map<int, Entry> parked_;
+  std::size_t resuming_ = 0;  // taken off parked_, not yet handed to a handler
   bool close_kept_alive_ = false;
   bool stopped_ = false;
   std::thread thread_;

@@ -211,5 +211,28 @@ TEST(ServeShutdown, RequestsSentTogetherOnOneConnectionAreEachAnswered) {
   f.let_go();
 }
 
+TEST(ServeShutdown, AMalformedRequestClosesItsConnectionAfterTheReply) {
+  // A request line that is no HTTP leaves no request boundary to read on
+  // from: the 400 says Connection: close, and the request sent after it on
+  // the same connection is not read as one.
+  Fixture f(std::chrono::seconds(20));
+  ASSERT_GT(f.port, 0);
+  const int client = connect_to(f.port);
+  ASSERT_GE(client, 0);
+  send_all(client, "NOT HTTP AT ALL\r\n\r\n" + get("/ping", false));
+  const auto reply = read_to_close(client);
+  EXPECT_NE(reply.find("HTTP/1.1 400"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("Connection: close"), std::string::npos) << reply;
+  EXPECT_EQ(reply.find("pong"), std::string::npos) << reply;
+  ::close(client);
+  // The server answers the next connection as ever.
+  const int next = connect_to(f.port);
+  ASSERT_GE(next, 0);
+  send_all(next, get("/ping", true));
+  EXPECT_NE(read_to_close(next).find("pong"), std::string::npos);
+  ::close(next);
+  f.let_go();
+}
+
 }  // namespace
 }  // namespace april::cli
