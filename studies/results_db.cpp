@@ -142,6 +142,18 @@ std::string steps_table_sql() {
                      cols);
 }
 
+// A database with tables but no meta table is someone else's: refused
+// before anything in it changes (its journal mode included).
+void refuse_foreign(sqlite3* db, const std::string& path) {
+  Stmt tables(db, "SELECT name FROM sqlite_master WHERE type='table'", path);
+  bool any = false, has_meta = false;
+  while (tables.step()) {
+    any = true;
+    has_meta = has_meta || tables.text_col(0) == "meta";
+  }
+  if (any && !has_meta) throw DbError(fmt::format("{}: not an april results database (no meta table)", path));
+}
+
 }  // namespace
 
 std::string utc_now_iso8601() {
@@ -168,6 +180,7 @@ ResultsDb::ResultsDb(const std::string& path, DbAccess access) : path_(path) {
   sqlite3_busy_timeout(db_, 60000);  // other writers hold the lock for one run's insert at most
   try {
     retry_busy([&] {
+      refuse_foreign(db_, path_);
       exec("PRAGMA journal_mode=WAL");
       exec("PRAGMA synchronous=NORMAL");
       exec("PRAGMA foreign_keys=ON");
@@ -289,16 +302,7 @@ void ResultsDb::exec(const std::string& sql) {
 
 void ResultsDb::init_schema() {
   Transaction tx(db_, path_);
-  // A database with tables but no meta table is someone else's.
-  {
-    Stmt tables(db_, "SELECT name FROM sqlite_master WHERE type='table'", path_);
-    bool any = false, has_meta = false;
-    while (tables.step()) {
-      any = true;
-      has_meta = has_meta || tables.text_col(0) == "meta";
-    }
-    if (any && !has_meta) throw DbError(fmt::format("{}: not an april results database (no meta table)", path_));
-  }
+  refuse_foreign(db_, path_);  // again inside the transaction: another process may have made tables since
   exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
   int from_version = kSchemaVersion;
   {

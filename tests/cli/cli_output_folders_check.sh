@@ -98,6 +98,8 @@ if command -v /usr/bin/python3 > /dev/null; then
     fail "--db on another program's SQLite database was accepted"
   tables=$(/usr/bin/python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('select group_concat(name) from sqlite_master').fetchone()[0])" "$d/user.db")
   [ "$tables" = notes ] || fail "another program's database now holds: $tables"
+  mode=$(/usr/bin/python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('pragma journal_mode').fetchone()[0])" "$d/user.db")
+  [ "$mode" = delete ] || fail "a refused --db switched another program's database to journal mode $mode"
 fi
 # plan --json as every other single-file output: `-` is standard output, a
 # link is followed (and stays a link), a FIFO is written as a stream.
