@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/atomic_file.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"

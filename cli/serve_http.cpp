@@ -15,7 +15,6 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
-#include <system_error>
 #include <utility>
 
 #include "adapters/http/sglang_protocol.hpp"

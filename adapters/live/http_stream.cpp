@@ -10,7 +10,6 @@
 #include "adapters/http/openai_protocol.hpp"
 #include "adapters/live/http_calls.hpp"
 #include "base/config.hpp"
-#include "base/json_value.hpp"
 
 namespace april::live {
 namespace {
@@ -24,16 +23,17 @@ using Clock = std::chrono::steady_clock;
 // tokens, the finish reason's, the usage, keep-alives.
 constexpr std::size_t kSpareEvents = 64;
 
-std::size_t max_tokens_of(const std::string& body) {
-  nlohmann::json doc;
-  if (base::parse_json(body, doc) || !doc.is_object() || !doc.contains("max_tokens") || !doc["max_tokens"].is_number_unsigned()) {
+// The request's max_tokens (the body is april's own); none: no bound but the events'.
+std::size_t max_tokens_of(const nlohmann::json& body) {
+  if (!body.contains("max_tokens") || !body.at("max_tokens").is_number_integer() || body.at("max_tokens").get<std::int64_t>() < 0) {
     return std::numeric_limits<std::size_t>::max() - kSpareEvents;
   }
-  return doc["max_tokens"].get<std::size_t>();
+  return static_cast<std::size_t>(body.at("max_tokens").get<std::int64_t>());
 }
 
 // One try: the reply, or throws as completion_stream says.
-http::GenerateReply stream_once(const std::string& url, const std::string& body, double connect_s, double read_s, StreamCancel& cancel) {
+http::GenerateReply stream_once(const std::string& url, const std::string& body, std::size_t max_tokens, double connect_s, double read_s,
+                                StreamCancel& cancel) {
   http::GenerateReply aborted_before;
   aborted_before.finish = http::FinishKind::Abort;
   aborted_before.abort_message = "closed by the client before it was sent";
@@ -48,7 +48,6 @@ http::GenerateReply stream_once(const std::string& url, const std::string& body,
   // A stream brings max_tokens tokens at most, in about as many events: a
   // server that sends more, or events without end, is refused rather than
   // read for ever (each read waits read_s at most, the stream as a whole not).
-  const auto max_tokens = max_tokens_of(body);
   int status = 0;
   std::string error_body, parse_error;
   auto last_byte = Clock::now();
@@ -134,7 +133,7 @@ http::GenerateReply completion_stream(const std::string& url, nlohmann::json bod
   const auto rid = body["request_id"].get<std::string>();
   for (int attempt = 1;; ++attempt) {
     try {
-      return stream_once(url, body.dump(), connect_s, read_s, cancel);
+      return stream_once(url, body.dump(), max_tokens_of(body), connect_s, read_s, cancel);
     } catch (const NoReply& e) {
       if (attempt == kGenerateTries) throw NoReply(fmt::format("{} ({} tries)", e.what(), kGenerateTries));
       std::this_thread::sleep_for(std::chrono::milliseconds(100 << (2 * (attempt - 1))));
