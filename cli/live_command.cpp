@@ -146,9 +146,18 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
   std::unique_ptr<live::HfTrainer> trainer;
   if (!weights_dir.empty()) {
     check_output_folder(weights_dir, "--weights-dir");
-    std::filesystem::create_directories(weights_dir);
-    base::write_file_atomically((std::filesystem::path(weights_dir) / kOutputMarker).string(),
-                                "written by april: the weights april live --engines trained\n");
+    // Said in the option's words before any work: a folder that cannot be
+    // made or written (read-only, a file in the way) would otherwise end the
+    // run in a raw std::filesystem message.
+    try {
+      std::filesystem::create_directories(weights_dir);
+      base::write_file_atomically((std::filesystem::path(weights_dir) / kOutputMarker).string(),
+                                  "written by april: the weights april live --engines trained\n");
+    } catch (const std::filesystem::filesystem_error& e) {
+      throw std::invalid_argument(fmt::format("--weights-dir {}: cannot write there ({})", weights_dir, e.code().message()));
+    } catch (const std::runtime_error& e) {
+      throw std::invalid_argument(fmt::format("--weights-dir {}: cannot write there ({})", weights_dir, e.what()));
+    }
     trainer = std::make_unique<live::HfTrainer>(lo, choice.model.max_seq);
   }
   auto ho = live::http_backend_options(c);

@@ -4,10 +4,12 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "adapters/live/cpu_runtime.hpp"
+#include "base/out_of_memory.hpp"
 #include "cli/commands.hpp"
 #include "cli/program_exit.hpp"
 
@@ -55,6 +57,9 @@ int main(int argc, char** argv) {
       april::cli::print_error(fmt::format("april-live: unknown command '{}'\n\n{}", cmd, kUsage));
       rc = 2;
     }
+  } catch (const std::bad_alloc&) {
+    april::cli::print_error(fmt::format("april {}: error: {}", cmd, april::base::kOutOfMemory));
+    rc = 1;
   } catch (const std::exception& e) {
     april::cli::print_error(fmt::format("april {}: error: {}", cmd, e.what()));
     rc = 1;

@@ -3,12 +3,14 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "base/heap_retention.hpp"
 #include "base/huge_page_heap.hpp"
+#include "base/out_of_memory.hpp"
 #include "cli/commands.hpp"
 #include "cli/live_delegate.hpp"
 #include "cli/program_exit.hpp"
@@ -96,6 +98,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     april::cli::print_error(fmt::format("april {}: error: {}", cmd, e.what()));
+    rc = 1;
+  } catch (const std::bad_alloc&) {
+    april::cli::print_error(fmt::format("april {}: error: {}", cmd, april::base::kOutOfMemory));
     rc = 1;
   } catch (const std::exception& e) {
     april::cli::print_error(fmt::format("april {}: error: {}", cmd, e.what()));

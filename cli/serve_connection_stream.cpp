@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace april::cli {
 namespace {
@@ -34,13 +35,33 @@ void name_of(const sockaddr_storage& addr, socklen_t len, std::string& ip, int& 
 
 }  // namespace
 
-bool ConnectionStream::is_readable() const { return has_buffered() || wait_for(sock_, POLLIN, timeout_ms_); }
+int ConnectionStream::read_wait_ms() const {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(read_deadline_ - std::chrono::steady_clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left, 0, timeout_ms_));
+}
+
+std::string ConnectionStream::take_buffered() {
+  std::string out = carried_.substr(carried_begin_);
+  out.append(buffer_.data() + begin_, end_ - begin_);
+  carried_.clear();
+  carried_begin_ = 0;
+  begin_ = end_ = 0;
+  return out;
+}
+
+bool ConnectionStream::is_readable() const { return has_buffered() || wait_for(sock_, POLLIN, read_wait_ms()); }
 
 bool ConnectionStream::is_writable() const { return wait_for(sock_, POLLOUT, timeout_ms_); }
 
 ssize_t ConnectionStream::read(char* ptr, std::size_t size) {
-  if (!has_buffered()) {
-    if (!wait_for(sock_, POLLIN, timeout_ms_)) return -1;
+  if (carried_begin_ < carried_.size()) {
+    const std::size_t taken = std::min(size, carried_.size() - carried_begin_);
+    std::memcpy(ptr, carried_.data() + carried_begin_, taken);
+    carried_begin_ += taken;
+    return static_cast<ssize_t>(taken);
+  }
+  if (begin_ >= end_) {
+    if (!wait_for(sock_, POLLIN, read_wait_ms())) return -1;
     ssize_t n;
     do {
       n = ::recv(sock_, buffer_.data(), buffer_.size(), 0);

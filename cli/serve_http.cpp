@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include "adapters/http/sglang_protocol.hpp"
 #include "adapters/live/hf/utf8.hpp"
 #include "cli/serve_connection_stream.hpp"
+#include "cli/serve_request_head.hpp"
 
 namespace april::cli {
 namespace {
@@ -130,10 +130,11 @@ void HandlerPool::shutdown() {
 
 HttpServer::HttpServer(const HttpLimits& limits)
     : limits_(limits), pool_(std::make_shared<HandlerPool>(limits.first_threads, limits.max_threads)) {
-  parked_ = std::make_unique<ParkedConnections>(std::chrono::duration_cast<std::chrono::milliseconds>(limits.io_timeout),
-                                                [this](int sock, std::size_t served) {
-                                                  pool_->enqueue([this, sock, served] { (void)serve_connection(sock, served); });
-                                                });
+  parked_ = std::make_unique<ParkedConnections>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(limits.io_timeout),
+      std::chrono::duration_cast<std::chrono::milliseconds>(limits.request_timeout), [this](int sock, std::size_t served, std::string sent) {
+        pool_->enqueue([this, sock, served, sent = std::move(sent)]() mutable { (void)serve_connection(sock, served, std::move(sent)); });
+      });
   new_task_queue = [pool = pool_] { return new PoolQueue(pool); };
   const auto secs = static_cast<time_t>(limits.io_timeout.count());
   set_read_timeout(secs, 0);
@@ -240,30 +241,29 @@ void HttpServer::stop_serving() {
   stop();
 }
 
-bool HttpServer::process_and_close_socket(socket_t sock) { return serve_connection(sock, 0); }
+bool HttpServer::process_and_close_socket(socket_t sock) {
+  // A new connection's first request is read by the waiting thread, not here.
+  parked_->park(sock, 0);
+  return true;
+}
 
-bool HttpServer::serve_connection(socket_t sock, std::size_t served) {
-  ConnectionStream strm(sock, limits_.io_timeout);
+bool HttpServer::serve_connection(socket_t sock, std::size_t served, std::string sent) {
   bool ret = true;
+  // Each request ready (request_ready, or its client closed) when it comes here.
   for (; served < keep_alive_max_count_; ++served) {
-    if (!strm.has_buffered()) {
-      pollfd fd = {sock, POLLIN, 0};
-      int n = 0;
-      do {
-        n = ::poll(&fd, 1, 0);
-      } while (n < 0 && errno == EINTR);
-      if (n == 0) {
-        // Nothing to read yet: the connection waits without a thread.
-        // Kept alive past a shutdown, it is closed instead (park does).
-        parked_->park(sock, served);
-        return ret;
-      }
-    }
+    ConnectionStream strm(sock, limits_.io_timeout, std::chrono::steady_clock::now() + limits_.request_timeout, std::move(sent));
     const bool closing = closing_.load();
     bool connection_closed = false;
     t_close_after_reply = false;
     ret = process_request(strm, closing || served + 1 == keep_alive_max_count_, connection_closed, nullptr);
-    if (!ret || connection_closed || closing || t_close_after_reply) break;
+    if (!ret || connection_closed || closing || t_close_after_reply || served + 1 == keep_alive_max_count_) break;
+    // A client may send its next request before this reply: what came of
+    // it is carried on. Only a whole one is served on this thread.
+    sent = strm.take_buffered();
+    if (!request_ready(sent)) {
+      parked_->park(sock, served + 1, std::move(sent));
+      return ret;
+    }
   }
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);

@@ -76,6 +76,10 @@ struct HttpLimits {
   // requests on a kept-alive connection, is dropped; a reply it does not
   // read for this long is cut.
   std::chrono::seconds io_timeout{5};
+  // A request not sent whole this long after its first byte is answered
+  // 408 and its connection closed: a client sending a byte now and then
+  // holds no handler thread meanwhile, and no buffer past a bound.
+  std::chrono::seconds request_timeout{30};
 };
 
 // httplib::Server with april serve's bounds. POST routes come through
@@ -121,11 +125,11 @@ class HttpServer : public httplib::Server {
   // first request whatever happens, and ends a kept-alive one between
   // requests on stop_serving.
   bool process_and_close_socket(socket_t sock) override;
-  // Serves `sock`'s requests while they come without a wait; one that
-  // waits for its next request (its first when `served` is 0) is parked
-  // without a thread (ParkedConnections), and comes back here when it has
-  // something to read.
-  bool serve_connection(socket_t sock, std::size_t served);
+  // Serves `sock`'s requests while they come whole without a wait (`sent`
+  // holds what was read of the next); one that waits for more of its next
+  // request (its first when `served` is 0) is parked without a thread
+  // (ParkedConnections), and comes back here once that request is ready.
+  bool serve_connection(socket_t sock, std::size_t served, std::string sent);
 
   HttpLimits limits_;
   std::shared_ptr<HandlerPool> pool_;

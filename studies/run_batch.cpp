@@ -6,10 +6,12 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "base/run_keys.hpp"
 #include "base/hash.hpp"
+#include "base/out_of_memory.hpp"
 #include "scenario/model_version.hpp"
 #include "scenario/simulation.hpp"
 
@@ -48,6 +50,9 @@ RunRecord simulate_run(const RunSpec& spec, const RunContext& context) {
     const scenario::RunResult r = scenario::simulate(spec.config, *context.registry, spec.policy, ro);
     rec.summary = rl::summary_json(r.summary);
     rec.steps = r.steps;
+  } catch (const std::bad_alloc&) {
+    rec.status = "failed";
+    rec.error = base::kOutOfMemory;
   } catch (const std::exception& e) {
     rec.status = "failed";
     rec.error = e.what();

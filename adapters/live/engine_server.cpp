@@ -221,6 +221,7 @@ struct EngineServer::Impl {
       }
       torch::NoGradGuard no_grad;
       copy_weights(ck.model, engine->model());
+      engine->clear_cache();
       if (device.is_cuda()) torch::cuda::synchronize();
     } catch (const std::exception& e) {
       return e.what();

@@ -131,6 +131,22 @@ HfCheckpoint load_hf_checkpoint(const std::string& dir, std::int64_t max_seq, co
       }
     }
   }
+  // A config.json that describes a far larger model than the files hold
+  // would have it built first (gigabytes for a small checkpoint): the counts
+  // are compared before anything is allocated. Within twice the files, the
+  // model is built and each tensor named that does not fit it.
+  std::int64_t file_elements = 0;
+  for (const auto& [name, where] : found) {
+    std::int64_t n = 1;
+    for (const auto d : where.second->shape) n *= d;
+    if (!(cfg.tie_embeddings && name == "lm_head.weight")) file_elements += n;
+  }
+  if (cfg.parameters() > 2 * file_elements) {
+    refuse((fs::path(dir) / "config.json").string(),
+           fmt::format("describes a {} of {} parameters ({} layers, hidden {}, vocab {}), but the weight files hold {} values: "
+                       "the config is not this checkpoint's",
+                       cfg.architecture, cfg.parameters(), cfg.n_layers, cfg.d_model, cfg.vocab, file_elements));
+  }
   torch::NoGradGuard no_grad;
   // Made in the engine's dtype and put in its place before the weights come
   // in, so that no float32 copy of a bf16 model is held beside it.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "base/rng.hpp"
 
@@ -167,6 +168,13 @@ void KvEngine::admit(rl::IterationPoint& point) {
     if (take_token(s, logits[r])) s.out.finished = true;
     s.fresh = true;
   }
+}
+
+void KvEngine::clear_cache() {
+  if (running() > 0) throw std::logic_error("KvEngine::clear_cache with requests running");
+  torch::NoGradGuard no_grad;
+  for (auto& k : cache_.k) k.zero_();
+  for (auto& v : cache_.v) v.zero_();
 }
 
 std::vector<GenResult> KvEngine::step() {

@@ -6,6 +6,12 @@ thread each at the default 8 MiB stack is 9.6 GB of address space) nor stop
 answering: /health and a /generate are answered at once while the 1,200
 wait, and the server still serves once they are gone.
 
+Then 1,200 slow clients, each sending its request head a byte a second:
+for 8 s (past the 5 s idle timeout) /health is answered within 1 s every
+second and a /generate at once, the server holds no thread per slow client
+and its memory grows by less than 64 MiB; 20 of them trickle on, and each
+is answered 408 once 30 s have passed since its first byte.
+
 usage: serve_idle_connections_check.py APRIL CHECKPOINT_DIR
 Runs with /usr/bin/python3 and its standard library only."""
 import json
@@ -83,6 +89,85 @@ finally:
         s.close()
 time.sleep(0.5)
 check(server.poll() is None, f"the server ended ({server.returncode}) once the idle connections closed")
+
+
+def proc_status(field):
+    with open(f"/proc/{server.pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def generate_ok():
+    req = urllib.request.Request(url + "/generate", data=json.dumps({"input_ids": [1, 2, 3], "sampling_params": {
+        "max_new_tokens": 4, "temperature": 0}}).encode(), headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=3) as r:
+            return r.status == 200 and len(json.loads(r.read())["output_ids"]) == 4
+    except OSError:
+        return False
+
+
+SLOW, TRICKLING, REQUEST_TIMEOUT_S = 1200, 20, 30
+if server.poll() is None:
+    threads_before, rss_before_kb = proc_status("Threads"), proc_status("VmRSS")
+    slow = []
+    try:
+        for _ in range(SLOW):
+            s = socket.create_connection((host, int(port)), timeout=10)
+            s.sendall(b"POST /generate HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            slow.append(s)
+        first_byte = time.time()
+        worst_health, threads_most, rss_most_kb = 0.0, 0, 0
+        for second in range(8):
+            time.sleep(1.0)
+            for s in slow:
+                s.sendall(b"a")
+            t0 = time.time()
+            try:
+                status, _ = get(url, "/health", timeout=3)
+            except OSError as e:
+                status = str(e)
+            worst_health = max(worst_health, time.time() - t0)
+            check(status == 200, f"/health beside {SLOW} slow clients at {second + 1} s: {status}")
+            threads_most = max(threads_most, proc_status("Threads"))
+            rss_most_kb = max(rss_most_kb, proc_status("VmRSS"))
+        check(worst_health < 1, f"/health beside {SLOW} slow clients: {worst_health:.2f} s at worst")
+        check(generate_ok(), f"a /generate beside {SLOW} slow clients")
+        check(threads_most < threads_before + 64,
+              f"threads beside {SLOW} slow clients: {threads_most} (before: {threads_before})")
+        check(rss_most_kb < rss_before_kb + 64 * 1024,
+              f"memory beside {SLOW} slow clients: {rss_most_kb} kB (before: {rss_before_kb} kB)")
+        for s in slow[TRICKLING:]:
+            s.close()
+        trickling = slow[:TRICKLING]
+        del slow[TRICKLING:]
+        replies = {}
+        while len(replies) < TRICKLING and time.time() - first_byte < REQUEST_TIMEOUT_S + 5:
+            time.sleep(1.0)
+            for i, s in enumerate(trickling):
+                if i in replies:
+                    continue
+                try:
+                    s.sendall(b"a")
+                    s.settimeout(0.01)
+                    data = s.recv(4096)
+                    replies[i] = (time.time() - first_byte, data)
+                except socket.timeout:
+                    pass
+                except OSError as e:
+                    replies[i] = (time.time() - first_byte, str(e).encode())
+        for i in range(TRICKLING):
+            at, data = replies.get(i, (None, b""))
+            check(at is not None and REQUEST_TIMEOUT_S - 1 < at < REQUEST_TIMEOUT_S + 3 and data.startswith(b"HTTP/1.1 408")
+                  and b"not sent whole within 30 s" in data, f"a client trickling its head: {at} s, {data[:120]!r}")
+        check(server.poll() is None and get(url, "/health")[0] == 200, "/health once the slow clients are gone")
+        print(f"{SLOW} slow clients: /health {worst_health * 1000:.0f} ms at worst, threads {threads_before} -> {threads_most}, "
+              f"RSS {rss_before_kb} -> {rss_most_kb} kB")
+    finally:
+        for s in slow:
+            s.close()
 if server.poll() is None:
     check(get(url, "/health")[0] == 200, "/health after the idle connections closed")
     server.terminate()
@@ -94,4 +179,4 @@ rest = server.stdout.read()
 check("bad_alloc" not in rest and "terminate" not in rest, f"the server's output: {rest[-400:]}")
 if failures:
     sys.exit(f"{len(failures)} failures")
-print(f"april serve with {IDLE} idle connections in {ADDRESS_SPACE} bytes of address space: checks ok")
+print(f"april serve with {IDLE} idle and {SLOW} slow connections in {ADDRESS_SPACE} bytes of address space: checks ok")

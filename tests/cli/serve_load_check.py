@@ -179,7 +179,7 @@ try:
     loads = call(port_a, "GET", "/v1/loads")[1]["loads"][0]
     check(loads["num_running_reqs"] == 0 and loads["num_waiting_reqs"] == 0, f"loads after the waves: {loads}")
 
-    # 2. Clients that stall hold a thread each until the timeout, and no one else waits on them.
+    # 2. Clients that stall hold no thread, are dropped after the timeout, and no one else waits on them.
     stalled = []
     for partial in (b"", b"POST /generate HTTP/1.1\r\nHost: x\r\nContent-Le",
                     b"POST /generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"input_ids\""):

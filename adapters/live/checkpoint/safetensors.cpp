@@ -121,7 +121,9 @@ std::vector<StTensor> parse_safetensors(const std::byte* bytes, std::size_t size
 }
 
 SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO (or a device) of this name would block the open
+  // until somebody writes to it; opened at once, it is refused below.
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) refuse(path_, fmt::format("cannot open: {}", std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

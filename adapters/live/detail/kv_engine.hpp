@@ -111,6 +111,11 @@ class KvEngine {
   // whatever record_iterations says: a timeline's window.
   [[nodiscard]] const rl::IterationPoint& last_iteration() const { return last_; }
   [[nodiscard]] Transformer& model() { return model_; }
+  // Zeroes every slot's K and V, with no request running. A decode reads the
+  // whole cache length and masks what is past a row's tokens, but 0 x NaN is
+  // NaN: K and V left by weights that made NaN would poison every later
+  // request's attention, on any weights. A weight load calls it.
+  void clear_cache();
   // Tags the iterations recorded from now on (IterationPoint::beside_train).
   void set_beside_train(bool beside) { beside_train_ = beside; }
 
