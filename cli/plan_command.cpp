@@ -23,6 +23,7 @@
 #include "sim/engine_knobs.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "studies/plan.hpp"
+#include "studies/plan_search.hpp"
 #include "studies/run_batch.hpp"
 #include "studies/prediction_trust.hpp"
 
@@ -61,6 +62,10 @@ nlohmann::json result_json(const studies::PlanResult& r) {
     j["excluded"] = r.excluded;
     return j;
   }
+  if (!r.stopped.empty()) {
+    j["stopped"] = r.stopped;
+    return j;
+  }
   j.update({{"seeds", r.seeds},
             {"effective_throughput_tok_s", r.throughput_tok_s},
             {"effective_throughput_ci95", r.throughput_ci95},
@@ -77,19 +82,58 @@ nlohmann::json result_json(const studies::PlanResult& r) {
   return j;
 }
 
+std::string duration_text(double s) {
+  if (s < 120) return fmt::format("{:.0f} s", s);
+  if (s < 7200) return fmt::format("{:.0f} min", s / 60);
+  return fmt::format("{:.1f} h", s / 3600);
+}
+
+// Before a search that will take minutes or more, says how long, from one
+// step of its first plan: a 1 M-GPU plan of 10,000 steps must not run for
+// hours unannounced. On standard error, so the answer on standard output
+// stays the same.
+void warn_when_long(const std::vector<studies::PlanCandidate>& candidates, const studies::RunContext& context, std::int64_t workers,
+                    bool exhaustive) {
+  const studies::PlanCandidate* first = nullptr;
+  double every_step = 0;
+  for (const auto& c : candidates) {
+    if (c.seeds.empty()) continue;
+    if (first == nullptr) first = &c;
+    every_step += static_cast<double>(c.seeds.size()) * static_cast<double>(c.seeds.front().get(base::keys::kSteps));
+  }
+  if (first == nullptr) return;
+  base::Config probe = first->seeds.front();
+  probe.set(base::keys::kSteps.name, std::int64_t{1}, "plan");
+  const auto record = studies::simulate_run(studies::RunSpec{nlohmann::json::object(), first->plan.policy, probe}, context);
+  if (record.status != "done") return;  // the search says why
+  const double every_s = record.wall_time_s * every_step / static_cast<double>(std::max<std::int64_t>(1, workers));
+  if (every_s < 60) return;
+  // The race simulates about a third of the steps of every plan in full, as seen on the docs' workloads.
+  const double race_s = every_s / 3.0;
+  std::fputs(fmt::format("april plan: one step of {} takes {:.2f} s here; the search should take about {} ({}){}\n", first->plan.label(),
+                         record.wall_time_s, duration_text(exhaustive ? every_s : race_s),
+                         exhaustive ? "every plan in full" : fmt::format("a race; every plan in full: {}", duration_text(every_s)),
+                         ", fewer --steps, --repeats or plans take less")
+                 .c_str(),
+             stderr);
+}
+
 }  // namespace
 
 int plan_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: april plan [--scenario S] [--set key=value]... [--policy P]... [--alpha LIST] [--tp LIST]\n"
       "                  [--tail-engines LIST] [--max-splits N] [--repeats R] [--steps N] [--top K] [--jobs N]\n"
-      "                  [--constraint 'METRIC<=V']... [--json FILE]\n"
+      "                  [--constraint 'METRIC<=V']... [--exhaustive] [--json FILE]\n"
       "       mpirun -n N april plan ... (or srun): rank 0 plans and prints, the other ranks simulate\n"
       "Runs every rollout design on the scenario's model, cluster and workload: each policy at each engine\n"
       "tensor parallelism (--tp), APRIL at each over-provisioning (--alpha), streamrl at its token-share split\n"
       "of the engines and at each --tail-engines count, and the policies that overlap rollout and training\n"
       "(one_step_off, async, laminar, elastic) on up to --max-splits rollout/train splits of the GPUs.\n"
-      "Every plan runs the same R seeds. Plans that do not fit (an engine's weights over its GPUs' memory, a\n"
+      "Every plan runs the same R seeds. The search is a race: each plan first runs one seed for a fifth of the steps,\n"
+      "and a plan more than 10% behind its design's best there, or past its design's 2 best, stops; the rest run that\n"
+      "seed over every step, where 3% behind stops them; the rest run every seed (--exhaustive runs every plan so).\n"
+      "Plans that do not fit (an engine's weights over its GPUs' memory, a\n"
       "split cutting an engine across nodes) are listed with the reason. Prints the best --top plans by\n"
       "effective throughput (trained tokens per second of wall time) with a 95% interval over the seeds,\n"
       "staleness and a one-line reason, then each design's best plan.\n"
@@ -99,6 +143,7 @@ int plan_command(const std::vector<std::string>& args) {
   std::string scenario = "default", alpha_text = "1.5,2,3", tp_text, tail_text, json_path;
   std::vector<std::string> sets, policy_items, constraint_items;
   std::int64_t repeats = 3, jobs = 1, max_splits = 6, top = 5;
+  bool exhaustive = false;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "set", po::value(&sets), "override a scenario key: --set key=value (repeatable)")(
       "policy", po::value(&policy_items), "a design to compare (repeat, or a comma list); default: every policy but april_adaptive")(
@@ -111,6 +156,8 @@ int plan_command(const std::vector<std::string>& args) {
       "seed", integer_option(), "first seed")("top", integer_option(&top), "plans to print (default 5)")(
       "jobs", integer_option(&jobs), "worker threads (under MPI: per worker rank)")(
       "json", po::value(&json_path), "also write every plan, run or excluded, to FILE (written whole or not at all)")(
+      "exhaustive", po::bool_switch(&exhaustive),
+      "run every plan with every seed for every step, rather than the race that stops the plans clearly behind their design's best")(
       "constraint", po::value(&constraint_items),
       "METRIC<=V, <, >=, > on a plan's mean over its seeds, as tune's (repeatable; default staleness_max<=4; 'none': no constraint)");
   po::variables_map vm;
@@ -161,59 +208,43 @@ int plan_command(const std::vector<std::string>& args) {
 
   const auto t0 = std::chrono::steady_clock::now();
   auto candidates = studies::enumerate_plans(base, registry, space);
-  std::vector<studies::RunSpec> specs;
-  std::vector<std::pair<std::size_t, std::size_t>> owner;  // spec -> (candidate, seed)
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    for (std::size_t s = 0; s < candidates[i].seeds.size(); ++s) {
-      specs.push_back({nlohmann::json{{"plan", candidates[i].plan.label()}}, candidates[i].plan.policy, candidates[i].seeds[s]});
-      owner.emplace_back(i, s);
-    }
-  }
-  std::vector<std::vector<std::map<std::string, double>>> metrics(candidates.size());
-  for (std::size_t i = 0; i < candidates.size(); ++i) metrics[i].resize(candidates[i].seeds.size());
-  std::vector<const studies::RunSpec*> todo;
-  for (const auto& s : specs) todo.push_back(&s);
+  const studies::RunContext context{&registry, std::nullopt, "", studies::trace_hash(std::nullopt)};
   studies::ThreadExecutor threads(jobs);
   studies::RunExecutor* executor = distributed.executor() != nullptr ? distributed.executor() : &threads;
+  warn_when_long(candidates, context, jobs * std::max<std::int64_t>(1, distributed.ranks() - 1), exhaustive);
   ProgressPrinter progress;
-  studies::BatchProgress p;
-  p.total = static_cast<std::int64_t>(todo.size());
-  // A run the simulator refuses (a check no scenario validation makes before
-  // it builds the engines) excludes its plan, with the simulator's words.
-  std::vector<std::string> failures(candidates.size());
-  executor->execute(todo, studies::RunContext{&registry, std::nullopt, "", studies::trace_hash(std::nullopt)},
-                    [&](std::size_t k, studies::RunRecord&& record) {
-                      const auto [i, s] = owner[k];
-                      if (record.status != "done" && failures[i].empty()) failures[i] = record.error;
-                      auto& m = metrics[i][s];
-                      for (auto it = record.summary.begin(); it != record.summary.end(); ++it) {
-                        if (it->is_number()) m[it.key()] = it->get<double>();
-                      }
-                      m["wall_time_s"] = record.wall_time_s;
-                      ++p.finished;
-                      p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                      progress(p);
-                    });
+  studies::PlanSearchOptions search_options;
+  search_options.exhaustive = exhaustive;
+  search_options.constraints = constraints;
+  auto search = studies::search_plans(candidates, search_options, *executor, context, [&](std::int64_t finished, std::int64_t total) {
+    studies::BatchProgress p;
+    p.finished = finished;
+    p.total = total;
+    p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    progress(p);
+  });
   progress.finish();
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (failures[i].empty()) continue;
-    candidates[i].excluded = failures[i];
-    metrics[i].clear();
-  }
+  auto& metrics = search.metrics;
+  for (std::size_t i = 0; i < candidates.size(); ++i) candidates[i].stopped = search.stopped[i];
   studies::apply_plan_constraints(candidates, metrics, constraints);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto ranked = studies::rank_plans(candidates, metrics);
 
   if (!json_path.empty()) {
-    nlohmann::json out = {{"scenario", scenario}, {"seeds", repeats}, {"wall_s", wall_s}, {"constraints", nlohmann::json::array()},
-                          {"plans", nlohmann::json::array()}};
+    nlohmann::json out = {{"scenario", scenario}, {"seeds", repeats}, {"wall_s", wall_s}, {"search", exhaustive ? "exhaustive" : "race"},
+                          {"simulations", search.simulations},
+                          {"simulated_steps_fraction", search.exhaustive_steps > 0 ? search.simulated_steps / search.exhaustive_steps : 0.0}, {"constraints", nlohmann::json::array()}, {"plans", nlohmann::json::array()}};
     for (const auto& c : constraints) out["constraints"].push_back(c.text);
     for (const auto& r : ranked) out["plans"].push_back(result_json(r));
     write_output_file(json_path, out.dump(1) + "\n");
   }
   const auto shape = sim::cluster_shape(base);
   std::size_t run_plans = 0;
-  for (const auto& r : ranked) run_plans += r.excluded.empty() ? 1u : 0u;
+  std::size_t stopped_plans = 0;
+  for (const auto& r : ranked) {
+    run_plans += r.ran() ? 1u : 0u;
+    stopped_plans += r.stopped.empty() ? 0u : 1u;
+  }
   const std::string hardware = sim::describe_hardware(base);
   fmt::print("april plan: {} on {} x{}{}, B = {} x n = {}, {} steps, {} seed{} per plan\n", base.get(sim::keys::kModel),
              hardware, shape.gpus, shape.nodes > 1 ? fmt::format(" ({} nodes)", shape.nodes) : "",
@@ -223,12 +254,20 @@ int plan_command(const std::vector<std::string>& args) {
   for (const auto& c : constraints) constraint_texts.push_back(c.text);
   fmt::print("constraints: {}\n", constraints.empty() ? std::string("none") : fmt::format("{}{}", fmt::join(constraint_texts, ", "),
                                                                                               vm.count("constraint") ? "" : " (the default)"));
-  fmt::print("{} plan{}: {} run ({} simulation{}), {} excluded\n", ranked.size(), ranked.size() == 1 ? "" : "s", run_plans, specs.size(),
-             specs.size() == 1 ? "" : "s", ranked.size() - run_plans);
-  if (distributed.ranks() > 1) fmt::print("ran on {}\n", distributed.describe(p));
+  const auto excluded_plans = ranked.size() - run_plans - stopped_plans;
+  if (search.screening_steps > 0) {
+    fmt::print("{} plan{}: {} run in full, {} stopped early by the race, {} excluded ({} simulations, {:.0f}% of the steps of every "
+               "plan in full; --exhaustive runs them all)\n",
+               ranked.size(), ranked.size() == 1 ? "" : "s", run_plans, stopped_plans, excluded_plans, search.simulations,
+               search.exhaustive_steps > 0 ? 100.0 * search.simulated_steps / search.exhaustive_steps : 0.0);
+  } else {
+    fmt::print("{} plan{}: {} run ({} simulation{}), {} excluded\n", ranked.size(), ranked.size() == 1 ? "" : "s", run_plans,
+               search.simulations, search.simulations == 1 ? "" : "s", excluded_plans);
+  }
+  if (distributed.ranks() > 1) fmt::print("ran on {}\n", distributed.describe(studies::BatchProgress{}));
   if (run_plans == 0) {
     fmt::print("\nno plan fits this cluster:\n");
-    for (const auto& r : ranked) fmt::print("  {}: {}\n", r.plan.label(), r.excluded);
+    for (const auto& r : ranked) fmt::print("  {}: {}\n", r.plan.label(), r.excluded.empty() ? r.stopped : r.excluded);
     return 1;
   }
   const auto& best = ranked.front();
@@ -248,7 +287,7 @@ int plan_command(const std::vector<std::string>& args) {
     fmt::print("  {:<14} {:<36} {:>10.0f} {:>9} {:>10.2f} {:>8.1f}\n", r->plan.policy, r->plan.label(), r->throughput_tok_s,
                r->seeds > 1 ? fmt::format("{:.0f}", r->throughput_ci95) : std::string("-"), r->staleness_mean, r->step_s);
   }
-  if (run_plans < ranked.size()) {
+  if (excluded_plans > 0) {
     fmt::print("\nexcluded:\n");
     for (const auto& r : ranked) {
       if (!r.excluded.empty()) fmt::print("  {}: {}\n", r.plan.label(), r.excluded);

@@ -31,6 +31,12 @@ void print_scenario_header(const base::Config& c, const scenario::ResolvedScenar
   fmt::print("workload: {}\n\n", trace.empty() ? "long-tail generator (see `april keys`, workload.*)" : "trace " + trace);
 }
 
+void print_idle_gpus_note(const base::Config& config, std::set<std::string>& printed) {
+  const auto note = sim::idle_gpus_note(sim::cluster_shape(config));
+  if (note.empty() || !printed.insert(note).second) return;
+  fmt::print("{}\n", note);
+}
+
 namespace {
 
 std::string cluster_cell(const sim::ClusterShape& s) {

@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/distributed_runs.hpp"
 #include "cli/progress.hpp"
+#include "cli/report_table.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -128,6 +129,7 @@ int sweep_command(const std::vector<std::string>& args) {
   // policy ignores (another policy's knobs) is the same run: it runs once, its
   // row holding "n/a" for those keys.
   std::set<std::string> planned;
+  std::set<std::string> idle_notes;
   std::map<std::string, std::set<std::string>> ignored_by;  // policy -> keys it ignores
   std::int64_t merged = 0;
   for (const auto& combo : studies::cartesian(axes)) {
@@ -161,6 +163,7 @@ int sweep_command(const std::vector<std::string>& args) {
         continue;
       }
       scenario::validate_scenario(c, bo.trace ? &*bo.trace : nullptr, bo.trace_name);
+      print_idle_gpus_note(c, idle_notes);
       specs.push_back({params, policy, std::move(c)});
     }
   }

@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "rl/step_metrics.hpp"
 #include "rl/metric_columns.hpp"
@@ -20,6 +21,7 @@
 #include "studies/grid.hpp"
 #include "cli/distributed_runs.hpp"
 #include "cli/progress.hpp"
+#include "cli/report_table.hpp"
 #include "sim/engine_knobs.hpp"
 
 namespace april::cli {
@@ -124,12 +126,14 @@ int tune_command(const std::vector<std::string>& args) {
   for (const auto& c : spec.constraints) (void)studies::resolve_metric(c.metric, metric_names);
   auto value_text = [&](double x) { return integer ? fmt::format("{}", std::llround(x)) : fmt::format("{:.6g}", x); };
 
+  std::set<std::string> idle_notes;
   auto make = [&](double x, std::int64_t r) {
     base::Config c(schema);
     apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
     c.set("seed", c.get(base::keys::kSeed) + r, "--repeats");
     c.set_from_text(param, value_text(x), "--param");
     scenario::validate_scenario(c);
+    print_idle_gpus_note(c, idle_notes);
     return c;
   };
   if (integer && (spec.lo != std::round(spec.lo) || spec.hi != std::round(spec.hi))) {

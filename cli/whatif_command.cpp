@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "studies/grid.hpp"
@@ -17,6 +18,7 @@
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
+#include "cli/report_table.hpp"
 #include "cli/terminal_progress.hpp"
 #include "base/chrome_trace.hpp"
 #include "rl/run_timeline.hpp"
@@ -153,8 +155,10 @@ int whatif_command(const std::vector<std::string>& args) {
   std::vector<Planned> plan;
   std::vector<std::string> not_run;
   std::size_t runnable = 0;
+  std::set<std::string> idle_notes;
   for (const auto& combo : combos) {
     Planned pl{&combo, make_config(combo), {}};
+    print_idle_gpus_note(pl.config, idle_notes);
     for (const auto& p : policy_names) {
       if (const auto why = scenario::not_a_design(pl.config, registry, p)) {
         not_run.push_back(fmt::format("{} x {}: {}", describe_combo(axes, combo), p, *why));

@@ -151,12 +151,12 @@ std::vector<PlanCandidate> enumerate_plans(const base::Config& base, const polic
       try {
         splits = scenario::split_candidates(split_probe, space.max_splits);
       } catch (const base::ConfigError& e) {
-        PlanCandidate none{plan, {}, e.what()};
+        PlanCandidate none{plan, {}, e.what(), {}};
         out.push_back(std::move(none));
         continue;
       }
       if (splits.empty()) {
-        out.push_back({plan, {}, fmt::format("no split of the GPUs into whole engines of {} and a trainer", tp)});
+        out.push_back({plan, {}, fmt::format("no split of the GPUs into whole engines of {} and a trainer", tp), {}});
         continue;
       }
       const auto gpus = sim::cluster_shape(split_probe).gpus;
@@ -173,11 +173,16 @@ std::vector<PlanCandidate> enumerate_plans(const base::Config& base, const polic
 std::vector<PlanResult> rank_plans(const std::vector<PlanCandidate>& candidates,
                                    const std::vector<std::vector<std::map<std::string, double>>>& metrics) {
   if (metrics.size() != candidates.size()) throw std::invalid_argument("plan: one metrics list per candidate");
-  std::vector<PlanResult> run, excluded;
+  std::vector<PlanResult> run, stopped, excluded;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     PlanResult r;
     r.plan = candidates[i].plan;
     r.excluded = candidates[i].excluded;
+    if (r.excluded.empty() && !candidates[i].stopped.empty()) {
+      r.stopped = candidates[i].stopped;
+      stopped.push_back(std::move(r));
+      continue;
+    }
     const auto& runs = metrics[i];
     if (!r.excluded.empty() || runs.empty()) {
       if (r.excluded.empty()) r.excluded = "not run";
@@ -223,6 +228,7 @@ std::vector<PlanResult> rank_plans(const std::vector<PlanCandidate>& candidates,
     }
   }
   for (auto& r : run) r.reason = reason_for(r, baseline);
+  run.insert(run.end(), std::make_move_iterator(stopped.begin()), std::make_move_iterator(stopped.end()));
   run.insert(run.end(), std::make_move_iterator(excluded.begin()), std::make_move_iterator(excluded.end()));
   return run;
 }
@@ -269,7 +275,7 @@ std::vector<std::string> edge_of_grid_notes(const Plan& best, const PlanSpace& s
 std::vector<const PlanResult*> best_per_design(const std::vector<PlanResult>& ranked) {
   std::vector<const PlanResult*> out;
   for (const auto& r : ranked) {
-    if (!r.excluded.empty()) continue;
+    if (!r.ran()) continue;
     const bool seen = std::any_of(out.begin(), out.end(), [&](const PlanResult* b) { return b->plan.policy == r.plan.policy; });
     if (!seen) out.push_back(&r);
   }

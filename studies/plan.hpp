@@ -43,6 +43,7 @@ struct PlanCandidate {
   Plan plan;
   std::vector<base::Config> seeds;  // one validated configuration per seed; empty when excluded
   std::string excluded;             // why this plan is none (memory, placement), as the check said it
+  std::string stopped;              // why the race stopped it at its screening (plan_search.hpp); "" when not
 };
 
 // Every plan of the space on `base`'s GPU budget: policies that overlap
@@ -56,6 +57,8 @@ std::vector<PlanCandidate> enumerate_plans(const base::Config& base, const polic
 struct PlanResult {
   Plan plan;
   std::string excluded;
+  std::string stopped;  // the race's screening stopped it (plan_search.hpp)
+  [[nodiscard]] bool ran() const { return excluded.empty() && stopped.empty(); }
   std::int64_t seeds = 0;
   double throughput_tok_s = 0, throughput_ci95 = 0;  // effective throughput: mean over seeds, Student-t 95% half-width
   double staleness_mean = 0, offpolicy_fraction = 0;
@@ -69,7 +72,8 @@ struct PlanResult {
 // Summaries of each run's metrics (rl::summary_json's numbers), one vector per
 // candidate in enumerate_plans' order; excluded candidates take an empty one.
 // Returns every plan, the run ones by effective throughput (highest first,
-// ties by label), then the excluded ones; each with its one-line reason.
+// ties by label), then those the race stopped, then the excluded ones; each
+// with its one-line reason.
 std::vector<PlanResult> rank_plans(const std::vector<PlanCandidate>& candidates,
                                    const std::vector<std::vector<std::map<std::string, double>>>& metrics);
 
