@@ -110,7 +110,7 @@ void warn_when_long(const std::vector<studies::PlanCandidate>& candidates, const
   if (every_s < 60) return;
   // The race simulates about a third of the steps of every plan in full, as seen on the docs' workloads.
   const double race_s = every_s / 3.0;
-  std::fputs(fmt::format("april plan: one step of {} takes {:.2f} s here; the search should take about {} ({}){}\n", first->plan.label(),
+  std::fputs(fmt::format("april plan: one step of {} takes {:.2g} s here; the search should take about {} ({}){}\n", first->plan.label(),
                          record.wall_time_s, duration_text(exhaustive ? every_s : race_s),
                          exhaustive ? "every plan in full" : fmt::format("a race; every plan in full: {}", duration_text(every_s)),
                          ", fewer --steps, --repeats or plans take less")

@@ -38,5 +38,14 @@ for input in /dev/zero "$huge"; do
   check "hardware file" "$input" "$april" hardware show @IN@
   check "calibration profile" "$input" "$april" calibrate @IN@ --out "$work/model.json"
 done
+# A run too long for its memory limit says so in words a user can act on, not as std::bad_alloc.
+if [ "$as_limit" != none ]; then
+  limit "$april" simulate --steps 10000000 --policy sync >"$work/out" 2>"$work/err"
+  rc=$?
+  if [ $rc -ne 1 ] || ! grep -q "april simulate: error: out of memory: .*fewer steps" "$work/err" || grep -q "bad_alloc" "$work/err"; then
+    echo "FAIL: simulate --steps 10000000 under the limit: rc=$rc, stderr: $(head -c 300 "$work/err")"
+    fails=$((fails + 1))
+  fi
+fi
 [ $fails -eq 0 ] && echo "endless inputs: every reader refused within its bound"
 exit $fails

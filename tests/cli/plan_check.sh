@@ -65,5 +65,9 @@ grep -q "async, TP 2, .*: dropped by the constraint staleness_max<1: staleness_m
 grep -q "^constraints: none" "$dir/n.txt" && ! grep -q "dropped by" "$dir/n.txt" || fail "--constraint none: $(head -c 300 "$dir/n.txt")"
 expect_error "an unknown metric" "unknown metric 'stalenes'" "$april" plan --constraint 'stalenes<=2'
 expect_error "none beside another" "--constraint none stands alone" "$april" plan --constraint none --constraint 'staleness_max<=2'
+# A search of hours says so before it starts, from one simulated step (then this one is cut short).
+timeout 5 "$april" plan --steps 100000 --repeats 100 --policy sync --tp 2 >"$dir/long.txt" 2>"$dir/long.err"
+grep -Eq "^april plan: one step of sync, TP 2, colocated takes [0-9.e-]+ s here; the search should take about [0-9.]+ (min|h) \(a race; every plan in full: [0-9.]+ (min|h)\), fewer --steps" "$dir/long.err" ||
+  fail "no estimate before a long search: $(head -c 300 "$dir/long.err")"
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]
