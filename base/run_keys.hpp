@@ -10,6 +10,7 @@ namespace april::base::keys {
 
 inline constexpr IntKey kSeed{"seed"};
 inline constexpr IntKey kSteps{"steps"};
+inline constexpr IntKey kStopStalenessAbove{"stop_after_staleness_above"};
 inline constexpr IntKey kRolloutBatchSize{"rollout_batch_size"};
 inline constexpr IntKey kSamplesPerPrompt{"n_samples_per_prompt"};
 inline constexpr IntKey kMaxResponseLen{"max_response_len"};

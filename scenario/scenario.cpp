@@ -32,6 +32,10 @@ base::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
   base::ConfigSchema s;
   s.add({base::keys::kSeed.name, KnobType::Int, std::int64_t{1}, "", "seed of every random stream (workload)", base::at_least(0)});
   s.add({base::keys::kSteps.name, KnobType::Int, std::int64_t{50}, "steps", "training steps to simulate", base::in_range(1, 10'000'000)});
+  // A search's screening (april plan's race) learns all it needs of a plan
+  // that breaks its staleness bound at the first step that does.
+  s.add({base::keys::kStopStalenessAbove.name, KnobType::Int, std::int64_t{-1}, "versions",
+         "end the run after the first step whose staleness_max exceeds this (-1: run every step)", base::in_range(-1, 1'000'000)});
   s.add({keys::kTraceMode.name, KnobType::String, std::string("replay"), "",
          "with --trace: replay groups in file order (wrapping), or resample whole groups with the seed",
          base::one_of({"replay", "resample"})});

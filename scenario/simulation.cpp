@@ -57,7 +57,10 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, co
 
 Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
                        const RunOptions& options)
-    : policy_name_(policy_name), steps_(c.get(base::keys::kSteps)), on_step_(options.on_step) {
+    : policy_name_(policy_name),
+      steps_(c.get(base::keys::kSteps)),
+      stop_staleness_above_(c.get(base::keys::kStopStalenessAbove)),
+      on_step_(options.on_step) {
   const ResolvedScenario resolved = validate_scenario(c, options.trace ? &*options.trace : nullptr, options.trace_name);
   policy_ = registry.get(policy_name).make(c);
   if (policy_->overlaps() && !resolved.shape.disaggregated()) {
@@ -99,6 +102,7 @@ RunResult Simulation::run() {
   for (std::int64_t s = 0; s < steps_; ++s) {
     r.steps.push_back(step());
     if (on_step_) on_step_(s + 1, steps_);
+    if (stop_staleness_above_ >= 0 && r.steps.back().staleness_max > stop_staleness_above_) break;
   }
   r.summary = rl::summarize(r.steps);
   r.summary.fingerprint = backend_->fingerprint();

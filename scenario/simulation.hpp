@@ -59,6 +59,7 @@ class Simulation {
  private:
   std::string policy_name_;
   std::int64_t steps_ = 0;
+  std::int64_t stop_staleness_above_ = -1;  // stop_after_staleness_above
   std::function<void(std::int64_t, std::int64_t)> on_step_;
   std::unique_ptr<policies::Policy> policy_;
   std::unique_ptr<base::WorkloadSource> workload_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "base/run_keys.hpp"
 #include "rl/step_metrics.hpp"
+#include "sim/engine_knobs.hpp"
 
 namespace april::studies {
 namespace {
@@ -98,8 +100,31 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
     out.exhaustive_steps += static_cast<double>(c.seeds.size() * static_cast<std::size_t>(steps));
   }
   std::map<RunKey, std::map<std::string, double>> done;
+  // The staleness bound the constraints set, as the largest staleness_max
+  // that keeps it (-1: none): staleness_max is a whole number of versions.
+  std::int64_t stop_above = -1;
+  for (const auto& c : options.constraints) {
+    if (c.metric != "staleness_max" || (c.op != "<=" && c.op != "<")) continue;
+    const auto bound = static_cast<std::int64_t>(c.op == "<=" ? std::floor(c.limit) : std::ceil(c.limit) - 1);
+    if (bound >= 0 && (stop_above < 0 || bound < stop_above)) stop_above = bound;
+  }
+  std::set<RunKey> screening_keys;  // runs made by a screening rung
   std::int64_t finished = 0, total = 0;
-  const auto run = [&](const std::vector<RunKey>& wanted) {
+  // What a run should cost, to start the longest first (a rung waits for
+  // its last run: two workers left with one long run idle one): the wall
+  // time of the plan's longest run so far, scaled by steps; before any, its
+  // engine count (the simulator's events grow with it).
+  std::map<std::size_t, std::pair<double, std::int64_t>> seen_s;  // candidate -> (wall s, steps) of its longest run
+  const auto cost = [&](const RunKey& key) {
+    const auto [i, s, len] = key;
+    if (const auto it = seen_s.find(i); it != seen_s.end()) {
+      return it->second.first * static_cast<double>(len) / static_cast<double>(std::max<std::int64_t>(1, it->second.second));
+    }
+    // Unknown yet: ordered among themselves by engines, after nothing known.
+    return 1e-9 * static_cast<double>(candidates[i].seeds[s].get(sim::keys::kClusterEngines) * len);
+  };
+  const auto run = [&](std::vector<RunKey> wanted) {
+    std::stable_sort(wanted.begin(), wanted.end(), [&](const RunKey& a, const RunKey& b) { return cost(a) > cost(b); });
     std::vector<RunSpec> specs;
     std::vector<RunKey> owner;
     for (const auto& key : wanted) {
@@ -107,9 +132,12 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
       if (done.count(key) != 0 || !candidates[i].excluded.empty()) continue;
       base::Config cfg = candidates[i].seeds[s];
       if (len != steps) cfg.set(base::keys::kSteps.name, len, "plan");
+      // A screening run (one seed) ends at the first step past the staleness
+      // bound: that plan is dropped, and the rest of its run would tell nothing.
+      // A run that does not end so is the run without the key, step for step.
+      if (screening_keys.count(key) != 0 && stop_above >= 0) cfg.set(base::keys::kStopStalenessAbove.name, stop_above, "plan");
       specs.push_back({nlohmann::json{{"plan", candidates[i].plan.label()}}, candidates[i].plan.policy, std::move(cfg)});
       owner.push_back(key);
-      out.simulated_steps += static_cast<double>(len);
     }
     if (specs.empty()) return;
     total += static_cast<std::int64_t>(specs.size());
@@ -118,6 +146,7 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
     for (const auto& s : specs) todo.push_back(&s);
     executor.execute(todo, context, [&](std::size_t k, RunRecord&& record) {
       const auto i = std::get<0>(owner[k]);
+      out.simulated_steps += static_cast<double>(record.steps.size());
       if (record.status != "done") {
         // A run the simulator refuses (a check no scenario validation makes
         // before it builds the engines) excludes its plan, in its words.
@@ -128,6 +157,8 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
           if (it->is_number()) m[it.key()] = it->get<double>();
         }
         m["wall_time_s"] = record.wall_time_s;
+        auto& longest = seen_s[i];
+        if (record.wall_time_s > longest.first) longest = {record.wall_time_s, std::get<2>(owner[k])};
         if (std::get<2>(owner[k]) != steps) m[kThroughput] = projected_throughput(record.steps, steps);
       }
       ++finished;
@@ -184,6 +215,9 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
         const auto keys = keys_of(i, rungs[r]);
         wanted.insert(wanted.end(), keys.begin(), keys.end());
       }
+      for (const auto& key : wanted) {
+        if (done.count(key) == 0) screening_keys.insert(key);
+      }
       run(wanted);
       std::vector<std::size_t> kept;
       std::vector<std::map<std::string, double>> screened;
@@ -204,6 +238,14 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
         }
         stop_rung[i] = r;
         by_margin[i] = behind;
+        // A run its bound ended early says at which step.
+        const auto ran_steps = static_cast<std::int64_t>(value(screened[k], "steps"));
+        if (!behind && ran_steps > 0 && ran_steps < rungs[r].steps) {
+          const auto at = verdicts[k].find(rungs[r].what);
+          if (at != std::string::npos) {
+            verdicts[k].replace(at, rungs[r].what.size(), fmt::format("1 seed by step {} of {}", ran_steps, rungs[r].steps));
+          }
+        }
         // Behind: stopped, and may run on. Past a constraint: excluded, as the full search would.
         (behind ? out.stopped[i] : candidates[i].excluded) = verdicts[k];
       }
