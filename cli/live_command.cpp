@@ -25,6 +25,7 @@
 #include "rl/loop_knobs.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/scenario.hpp"
+#include "sim/engine_knobs.hpp"
 #include "base/atomic_file.hpp"
 #include "base/machine_memory.hpp"
 #include "cli/cli_options.hpp"
@@ -72,6 +73,16 @@ void check_checkpoint_run(const base::JsonFile& state, const nlohmann::json& run
                                           got == it->end() ? std::string("nothing") : got->dump(), want.dump()));
     }
   }
+}
+
+// The scenario's model (the one `simulate` would run) is not what april live
+// trains: said, so that nobody reads the live figures as that model's.
+void print_model_replaced(const base::Config& c, const std::string& live_model, const std::string& device) {
+  const auto scenario_model = c.get(sim::keys::kModel);
+  if (scenario_model == live_model) return;
+  fmt::print("note: the scenario's model, {}, is simulated only: april live trains {} on {} instead, with the scenario's batch, "
+             "lengths and policy keys (its cluster, engine and trainer keys are the simulator's)\n",
+             scenario_model, live_model, device);
 }
 
 // The RL steps, one line each as they end: the time since the first step
@@ -180,6 +191,7 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
                      : std::string("rollout only"),
              ho.urls.size(), ho.api == live::ServerApi::kVllm ? "vLLM's /v1/completions" : "SGLang's HTTP API", run.engines, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
              choice.task->describe());
+  print_model_replaced(c, choice.model_name, fmt::format("{} server(s)", ho.urls.size()));
   std::fflush(stdout);
   nlohmann::json loop_state;
   std::int64_t first_index = 0;
@@ -403,6 +415,7 @@ int live_command(const std::vector<std::string>& args) {
   fmt::print("april live: {} ({} parameters) on {}, policy {}, B = {} x n = {}, {}{}\n", choice.model_name, mc.parameters(),
              backend.stats().device, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
              task.describe(), memory_note);
+  print_model_replaced(c, choice.model_name, backend.stats().device);
   std::fflush(stdout);
 
   std::int64_t first_index = 0;
@@ -431,7 +444,15 @@ int live_command(const std::vector<std::string>& args) {
     fmt::print("warm start: {} supervised steps (live.sft_steps)...\n", lo.sft_steps);
     std::fflush(stdout);
     const auto t0 = backend.now_s();
-    const double loss = backend.warm_start();
+    // After its first step, how long the rest will take: the first step's
+    // time times the steps left (a step's work is the same each time).
+    const double loss = backend.warm_start([&](std::int64_t step, double) {
+      if (step != 0 || lo.sft_steps < 2) return;
+      const double first_s = backend.now_s() - t0;
+      fmt::print("warm start: step 1 of {} in {:.1f} s; about {:.0f} s to go\n", lo.sft_steps, first_s,
+                 first_s * static_cast<double>(lo.sft_steps - 1));
+      std::fflush(stdout);
+    });
     fmt::print("warm start: {} supervised steps in {:.1f} s, final loss {:.3f}\n", lo.sft_steps, backend.now_s() - t0, loss);
   }
   const auto eval_n = c.get(live::keys::kLiveEvalPrompts);
