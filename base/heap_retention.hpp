@@ -8,8 +8,8 @@
 // each free. A 4,096-GPU run allocates and frees tens of MiB of batch records
 // every step, so each step faulted those pages in again, each one zeroed by
 // the kernel: a 10-step run took 3,600 minor faults and 0.03-0.34 s of system
-// time where it takes 900-1,200 and 0.00-0.02 s with this (2026-11-28,
-// docs/performance.md "Tenth change"). Outputs do not depend on it; the cost
+// time where it takes 900-1,200 and 0.00-0.02 s with this
+// (bench/results/performance_history_2026-11.md). Outputs do not depend on it; the cost
 // is that a process keeps up to its peak heap until it exits, which a sweep
 // reuses for its next run.
 namespace april::base {

@@ -4,7 +4,7 @@
 // A large simulation waits on memory: at 4,096 GPUs a run holds some 270 MiB
 // of requests, samples and groups, read in no order the caches can follow,
 // and with 4 KiB pages most of those reads also miss the TLB
-// (docs/performance.md measures it). glibc 2.35 and later back the heap with
+// (bench/results/performance_history_2026-11.md measures it). glibc 2.35 and later back the heap with
 // transparent huge pages (madvise on each heap extension and each mmapped
 // chunk) when the process starts with the tunable glibc.malloc.hugetlb=1 in
 // GLIBC_TUNABLES; it is read at startup only, so a program that wants it
