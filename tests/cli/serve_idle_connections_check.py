@@ -9,11 +9,15 @@ wait, and the server still serves once they are gone.
 Then 1,200 slow clients, each sending its request head a byte a second:
 for 8 s (past the 5 s idle timeout) /health is answered within 1 s every
 second and a /generate at once, the server holds no thread per slow client
-and its memory grows by less than 64 MiB; 20 of them trickle on, and each
-is answered 408 once 30 s have passed since its first byte.
+and its memory grows by less than 64 MiB; meanwhile a client that closes
+its /v1/completions stream after 3 tokens has its request aborted, and a
+body of exactly --max-body-bytes is read (and refused 400 as not JSON)
+while one byte more is refused 413; 20 of the slow clients trickle on, and
+each is answered 408 once 30 s have passed since its first byte.
 
 usage: serve_idle_connections_check.py APRIL CHECKPOINT_DIR
 Runs with /usr/bin/python3 and its standard library only."""
+import http.client
 import json
 import os
 import resource
@@ -50,11 +54,14 @@ def get(url, path, timeout=10):
 server = subprocess.Popen([april, "serve", "--checkpoint", checkpoint, "--port", "0"], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, preexec_fn=limit)
 url = None
+max_body_bytes = None
 deadline = time.time() + 60
 while time.time() < deadline:
     line = server.stdout.readline()
     if not line:
         break
+    if "bodies up to" in line:
+        max_body_bytes = int(line.split("bodies up to ")[1].split(" bytes")[0])
     if "listening on http://" in line:
         url = line.strip().split("listening on ")[1]
         break
@@ -109,6 +116,52 @@ def generate_ok():
         return False
 
 
+def server_info():
+    return json.loads(get(url, "/get_server_info")[1])
+
+
+def stream_closed_is_aborted():
+    """A /v1/completions stream its client closes after 3 tokens: aborted in the engine, nothing left running."""
+    model = json.loads(get(url, "/v1/models")[1])["data"][0]["id"]
+    aborted_before = server_info()["aborted_requests"]
+    conn = http.client.HTTPConnection(f"{host}:{port}", timeout=10)
+    conn.request("POST", "/v1/completions", json.dumps({"model": model, "prompt": [5, 6, 7], "max_tokens": 200, "temperature": 0,
+                                                        "ignore_eos": True, "stream": True}), {"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    got = 0
+    while got < 3:
+        line = resp.fp.readline()
+        if not line:
+            break
+        if line.startswith(b"data: {"):
+            got += len(json.loads(line[6:])["choices"][0]["token_ids"])
+    conn.sock.close()
+    conn.close()
+    for _ in range(40):  # 2 s at most: the slow clients' next bytes are due
+        info = server_info()
+        if info["aborted_requests"] == aborted_before + 1:
+            loads = json.loads(get(url, "/v1/loads")[1])["loads"][0]
+            return got >= 3 and loads["num_running_reqs"] == 0
+        time.sleep(0.05)
+    return False
+
+
+def bodies_at_the_limit():
+    """Exactly --max-body-bytes is read whole (then refused 400: it is not JSON); one byte more is refused 413."""
+    limit_bytes = max_body_bytes
+    outcomes = []
+    for size in (limit_bytes, limit_bytes + 1):
+        req = urllib.request.Request(url + "/generate", data=b"x" * size, headers={"Content-Type": "application/json"}, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                outcomes.append(r.status)
+        except urllib.error.HTTPError as e:
+            outcomes.append(e.code)
+        except OSError as e:
+            outcomes.append(str(e))
+    return outcomes == [400, 413] or print("bodies:", outcomes)
+
+
 SLOW, TRICKLING, REQUEST_TIMEOUT_S = 1200, 20, 30
 if server.poll() is None:
     threads_before, rss_before_kb = proc_status("Threads"), proc_status("VmRSS")
@@ -133,6 +186,10 @@ if server.poll() is None:
             check(status == 200, f"/health beside {SLOW} slow clients at {second + 1} s: {status}")
             threads_most = max(threads_most, proc_status("Threads"))
             rss_most_kb = max(rss_most_kb, proc_status("VmRSS"))
+            if second == 2:
+                check(stream_closed_is_aborted(), f"a stream closed mid-way beside {SLOW} slow clients")
+            if second == 4:
+                check(bodies_at_the_limit(), f"bodies at --max-body-bytes beside {SLOW} slow clients")
         check(worst_health < 1, f"/health beside {SLOW} slow clients: {worst_health:.2f} s at worst")
         check(generate_ok(), f"a /generate beside {SLOW} slow clients")
         check(threads_most < threads_before + 64,
