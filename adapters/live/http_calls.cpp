@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <optional>
 #include <future>
 #include <thread>
 #include <utility>
@@ -70,8 +71,18 @@ std::string call_bounded(const std::string& url, const std::string& method, cons
     req.set_header("Content-Type", "application/json");
   }
   std::string reply;
-  bool too_big = false;
+  bool too_big = false, too_slow = false;
+  // read_s bounds each read; a body trickled a byte at a time passes every
+  // read and never ends. A server writes its JSON reply at once, so from its
+  // first byte the whole body must come within read_s too.
+  std::optional<std::chrono::steady_clock::time_point> first_byte;
   req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!first_byte) first_byte = now;
+    if (std::chrono::duration<double>(now - *first_byte).count() > read_s) {
+      too_slow = true;
+      return false;
+    }
     if (reply.size() + n > kMaxReplyBytes) {
       too_big = true;
       return false;
@@ -82,6 +93,10 @@ std::string call_bounded(const std::string& url, const std::string& method, cons
   const auto start = std::chrono::steady_clock::now();
   const auto res = c->send(req);
   if (too_big) throw std::runtime_error(fmt::format("{}{}: a reply longer than {} bytes", url, route, kMaxReplyBytes));
+  if (too_slow) {
+    throw std::runtime_error(fmt::format("{}{}: the reply's body did not arrive whole within {:g} s of its first byte (--engine-timeout)", url,
+                                         route, read_s));
+  }
   if (!res) throw_no_reply(url, route, res.error(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), read_s);
   if (res->status != 200) throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, route, res->status, http::error_message_of(reply)));
   return reply;

@@ -106,6 +106,17 @@ class Fake(http.server.BaseHTTPRequestHandler):
             self.connection.close()
         elif mode == "hang":
             time.sleep(20)
+        elif mode == "trickle":
+            # Headers at once, then the body a byte every 0.5 s: each read within the timeout, the reply never whole.
+            body = json.dumps({"output_ids": [5] * 200, "meta_info": {"finish_reason": {"type": "length"}}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for b in body:
+                self.wfile.write(bytes([b]))
+                self.wfile.flush()
+                time.sleep(0.5)
         elif mode == "huge":
             self.reply(200, '{"output_ids": [' + "1, " * (40 << 20) + '1], "meta_info": {"finish_reason": {"type": "length"}}}')
         elif mode == "gzipbomb":
@@ -155,6 +166,7 @@ for mode, want, timeout_s, within_s in [
     ("vtruncated", "/v1/completions: the stream ended before its finish reason (2 tokens received)", 600, 60),
     ("vhang", "/v1/completions: no reply within 2 s", 2, 30),
     # Replies without a bound in memory or in time.
+    ("trickle", "/generate: the reply's body did not arrive whole within 2 s of its first byte", 2, 30),
     ("huge", "/generate: a reply longer than 67108864 bytes", 600, 60),
     ("gzipbomb", "/generate: a reply longer than 67108864 bytes", 600, 60),
     ("vflood", "/v1/completions: the stream brought", 600, 60),
