@@ -109,6 +109,7 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
     if (bound >= 0 && (stop_above < 0 || bound < stop_above)) stop_above = bound;
   }
   std::set<RunKey> screening_keys;  // runs made by a screening rung
+  std::map<RunKey, std::string> failed;  // the runs of one call of run() that failed, in key order
   std::int64_t finished = 0, total = 0;
   // What a run should cost, to start the longest first (a rung waits for
   // its last run: two workers left with one long run idle one): the wall
@@ -148,9 +149,7 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
       const auto i = std::get<0>(owner[k]);
       out.simulated_steps += static_cast<double>(record.steps.size());
       if (record.status != "done") {
-        // A run the simulator refuses (a check no scenario validation makes
-        // before it builds the engines) excludes its plan, in its words.
-        if (candidates[i].excluded.empty()) candidates[i].excluded = record.error;
+        failed.emplace(owner[k], record.error);
       } else {
         auto& m = done[owner[k]];
         for (auto it = record.summary.begin(); it != record.summary.end(); ++it) {
@@ -164,6 +163,14 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
       ++finished;
       if (progress) progress(finished, total);
     });
+    // A run the simulator refuses (a check no scenario validation makes
+    // before it builds the engines) excludes its plan, in its words: those of
+    // its first run that failed, whatever order they ended in.
+    for (const auto& [key, error] : failed) {
+      auto& excluded = candidates[std::get<0>(key)].excluded;
+      if (excluded.empty()) excluded = error;
+    }
+    failed.clear();
   };
 
   // The rungs: screening runs of one seed, then every seed in full.
