@@ -79,10 +79,7 @@ PlanCandidate make_candidate(const base::Config& base, Plan plan, std::int64_t r
   return out;
 }
 
-double metric(const std::map<std::string, double>& m, const std::string& key) {
-  const auto it = m.find(key);
-  return it == m.end() ? 0.0 : it->second;
-}
+double metric(const std::map<std::string, double>& m, const std::string& key) { return plan_metric(m, key); }
 
 std::string percent(double share) { return fmt::format("{:.0f}%", 100.0 * share); }
 
@@ -270,6 +267,11 @@ std::vector<std::string> edge_of_grid_notes(const Plan& best, const PlanSpace& s
     }
   }
   return notes;
+}
+
+double plan_metric(const std::map<std::string, double>& m, const std::string& key) {
+  const auto it = m.find(key);
+  return it == m.end() ? 0.0 : it->second;
 }
 
 std::vector<const PlanResult*> best_per_design(const std::vector<PlanResult>& ranked) {

@@ -96,6 +96,10 @@ inline constexpr const char* kDefaultPlanConstraint = "staleness_max<=4";
 void apply_plan_constraints(std::vector<PlanCandidate>& candidates, std::vector<std::vector<std::map<std::string, double>>>& metrics,
                             const std::vector<Constraint>& constraints);
 
+// A run's metric by its summary.json name; 0 where the run has none (a
+// metric of another design, such as trainer_lent_fraction).
+double plan_metric(const std::map<std::string, double>& m, const std::string& key);
+
 // The best plan of each policy, in the order of the ranking.
 std::vector<const PlanResult*> best_per_design(const std::vector<PlanResult>& ranked);
 

@@ -19,10 +19,7 @@ namespace {
 
 constexpr const char* kThroughput = "effective_throughput_tok_s";
 
-double value(const std::map<std::string, double>& m, const std::string& key) {
-  const auto it = m.find(key);
-  return it == m.end() ? 0.0 : it->second;
-}
+double value(const std::map<std::string, double>& m, const std::string& key) { return plan_metric(m, key); }
 
 std::map<std::string, double> mean_of(const std::vector<std::map<std::string, double>>& runs) {
   std::map<std::string, double> out;
@@ -238,7 +235,8 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
       alive.clear();
       for (std::size_t k = 0; k < kept.size(); ++k) {
         const auto i = kept[k];
-        const bool behind = verdicts[k].find(" behind ") != std::string::npos;
+        // screen_plans opens a margin's verdict "stopped after", a constraint's "dropped by".
+        const bool behind = verdicts[k].rfind("stopped after ", 0) == 0;
         if (verdicts[k].empty() || (!margins && behind)) {
           alive.push_back(i);
           continue;
