@@ -41,6 +41,10 @@ class LengthPredictor {
   std::size_t history_per_prompt_, prior_size_;
   std::unordered_map<std::string, std::deque<std::int32_t>> by_prompt_;  // newest last
   std::deque<std::int32_t> prior_;                                       // any prompt, newest last
+  // prior_ sorted and its suffix sums (prior_suffix_tok_[i]: the lengths from i on), rebuilt when read after a change.
+  mutable std::vector<std::int32_t> prior_sorted_;
+  mutable std::vector<std::int64_t> prior_suffix_tok_;
+  mutable bool prior_dirty_ = false;
 };
 
 }  // namespace april::policies

@@ -1,6 +1,7 @@
 #include "sim/dp_balance.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <queue>
 #include <stdexcept>
@@ -9,38 +10,34 @@ namespace april::sim {
 
 namespace {
 
-// One partition being built: its rows and their token sum.
+// One partition being built: its token sum and its rows, a chain through
+// `Rows::next` in the order they joined (merging two is O(1): verl's lists
+// are concatenated, and with n / k states of k parts, copying them made
+// most of a simulated step's balancing cost).
 struct Part {
   std::int64_t sum = 0;
-  std::vector<std::size_t> rows;
+  std::uint32_t count = 0;
+  std::uint32_t head = 0, tail = 0;
 };
 
-// verl's Set order: by sum, then by count, then by the rows themselves.
-bool part_less(const Part& a, const Part& b) {
-  if (a.sum != b.sum) return a.sum < b.sum;
-  if (a.rows.size() != b.rows.size()) return a.rows.size() < b.rows.size();
-  return a.rows < b.rows;
-}
-
-// k partitions, kept in decreasing order (verl's State).
-struct State {
-  std::vector<Part> parts;
-  std::uint64_t seq = 0;  // creation order: our tie-break where verl's heap has none of its own
-  [[nodiscard]] std::int64_t spread() const { return parts.front().sum - parts.back().sum; }
-  void sort_parts() {
-    std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return part_less(b, a); });
-  }
-};
-
-// The state popped first: the largest spread, then the largest first part.
-struct PopsLater {
-  bool operator()(const State* a, const State* b) const {
-    if (a->spread() != b->spread()) return a->spread() < b->spread();
-    if (part_less(a->parts.front(), b->parts.front()) || part_less(b->parts.front(), a->parts.front())) {
-      return part_less(a->parts.front(), b->parts.front());
+struct Rows {
+  std::vector<std::uint32_t> next;  // the row after each in its partition's chain
+  // verl's Set order: by sum, then by count, then by the rows themselves.
+  [[nodiscard]] bool less(const Part& a, const Part& b) const {
+    if (a.sum != b.sum) return a.sum < b.sum;
+    if (a.count != b.count) return a.count < b.count;
+    std::uint32_t x = a.head, y = b.head;
+    for (std::uint32_t i = 0; i < a.count; ++i, x = next[x], y = next[y]) {
+      if (x != y) return x < y;
     }
-    return a->seq > b->seq;
+    return false;
   }
+};
+
+// k partitions, kept in decreasing order (verl's State): parts[off, off + k).
+struct State {
+  std::size_t off = 0;
+  std::uint64_t seq = 0;  // creation order: our tie-break where verl's heap has none of its own
 };
 
 }  // namespace
@@ -49,22 +46,49 @@ std::vector<std::vector<std::size_t>> balanced_partitions(const std::vector<std:
   if (k == 0) throw std::invalid_argument("balanced_partitions: no partitions");
   // Rows beyond the input are empty padding (0 tokens) so that k divides the count.
   const std::size_t n = (tokens.size() + k - 1) / k * k;
+  if (n > std::numeric_limits<std::uint32_t>::max()) throw std::invalid_argument("balanced_partitions: too many rows");
+  // Rows sorted by (tokens, index). Counts below 2^31 and indices below 2^32
+  // pack into one word, which sorts twice as fast as the pairs (the packed
+  // order is the pairs' order).
   std::vector<std::pair<std::int64_t, std::size_t>> sorted;
   sorted.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) sorted.emplace_back(i < tokens.size() ? tokens[i] : 0, i);
-  std::sort(sorted.begin(), sorted.end());
+  const bool packs = std::all_of(tokens.begin(), tokens.end(), [](std::int64_t t) { return t >= 0 && t < (std::int64_t{1} << 31); });
+  if (packs) {
+    std::vector<std::uint64_t> keys(n);
+    for (std::size_t i = 0; i < n; ++i) keys[i] = (static_cast<std::uint64_t>(i < tokens.size() ? tokens[i] : 0) << 32) | i;
+    std::sort(keys.begin(), keys.end());
+    for (const auto key : keys) sorted.emplace_back(static_cast<std::int64_t>(key >> 32), static_cast<std::size_t>(key & 0xffffffffU));
+  } else {
+    for (std::size_t i = 0; i < n; ++i) sorted.emplace_back(i < tokens.size() ? tokens[i] : 0, i);
+    std::sort(sorted.begin(), sorted.end());
+  }
+  Rows rows;
+  rows.next.assign(n, 0);
+  std::vector<Part> parts(n);
+  const auto sort_parts = [&](const State& st) {
+    std::sort(parts.begin() + static_cast<std::ptrdiff_t>(st.off), parts.begin() + static_cast<std::ptrdiff_t>(st.off + k),
+              [&](const Part& a, const Part& b) { return rows.less(b, a); });
+  };
+  const auto first = [&](const State* st) -> const Part& { return parts[st->off]; };
+  const auto spread = [&](const State* st) { return parts[st->off].sum - parts[st->off + k - 1].sum; };
+  // The state popped first: the largest spread, then the largest first part.
+  const auto pops_later = [&](const State* a, const State* b) {
+    if (spread(a) != spread(b)) return spread(a) < spread(b);
+    if (rows.less(first(a), first(b)) || rows.less(first(b), first(a))) return rows.less(first(a), first(b));
+    return a->seq > b->seq;
+  };
   // Each k consecutive rows of the sorted list start as one state, one row per partition.
   std::vector<State> states(n / k);
-  std::priority_queue<State*, std::vector<State*>, PopsLater> heap;
+  std::priority_queue<State*, std::vector<State*>, decltype(pops_later)> heap(pops_later);
   for (std::size_t s = 0; s < states.size(); ++s) {
     State& st = states[s];
     st.seq = s;
-    st.parts.resize(k);
+    st.off = s * k;
     for (std::size_t i = 0; i < k; ++i) {
-      st.parts[i].sum = sorted[s * k + i].first;
-      st.parts[i].rows.push_back(sorted[s * k + i].second);
+      const auto row = static_cast<std::uint32_t>(sorted[s * k + i].second);
+      parts[s * k + i] = Part{sorted[s * k + i].first, 1, row, row};
     }
-    st.sort_parts();
+    sort_parts(st);
     heap.push(&st);
   }
   std::uint64_t next_seq = states.size();
@@ -76,25 +100,30 @@ std::vector<std::vector<std::size_t>> balanced_partitions(const std::vector<std:
     State* b = heap.top();
     heap.pop();
     for (std::size_t i = 0; i < k; ++i) {
-      Part& into = a->parts[i];
-      Part& from = b->parts[k - 1 - i];
+      Part& into = parts[a->off + i];
+      const Part& from = parts[b->off + k - 1 - i];
       into.sum += from.sum;
-      into.rows.insert(into.rows.end(), from.rows.begin(), from.rows.end());
-      from.rows.clear();
+      into.count += from.count;
+      rows.next[into.tail] = from.head;
+      into.tail = from.tail;
     }
-    a->sort_parts();
+    sort_parts(*a);
     a->seq = next_seq++;
     heap.push(a);
   }
   std::vector<std::vector<std::size_t>> out;
   out.reserve(k);
-  for (Part& p : heap.top()->parts) {
-    std::vector<std::size_t> rows;
-    for (std::size_t r : p.rows) {
-      if (r < tokens.size()) rows.push_back(r);
+  const State* last = heap.top();
+  for (std::size_t p = 0; p < k; ++p) {
+    const Part& part = parts[last->off + p];
+    std::vector<std::size_t> kept;
+    kept.reserve(part.count);
+    std::uint32_t r = part.head;
+    for (std::uint32_t i = 0; i < part.count; ++i, r = rows.next[r]) {
+      if (r < tokens.size()) kept.push_back(r);
     }
-    std::sort(rows.begin(), rows.end());
-    out.push_back(std::move(rows));
+    std::sort(kept.begin(), kept.end());
+    out.push_back(std::move(kept));
   }
   return out;
 }
