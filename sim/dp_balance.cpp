@@ -1,6 +1,7 @@
 #include "sim/dp_balance.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <numeric>
 #include <queue>
@@ -47,17 +48,27 @@ std::vector<std::vector<std::size_t>> balanced_partitions(const std::vector<std:
   // Rows beyond the input are empty padding (0 tokens) so that k divides the count.
   const std::size_t n = (tokens.size() + k - 1) / k * k;
   if (n > std::numeric_limits<std::uint32_t>::max()) throw std::invalid_argument("balanced_partitions: too many rows");
-  // Rows sorted by (tokens, index). Counts below 2^31 and indices below 2^32
-  // pack into one word, which sorts twice as fast as the pairs (the packed
-  // order is the pairs' order).
+  // Rows sorted by (tokens, index). Token counts below 2^31 sort by a stable
+  // radix sort on the count, 11 bits a pass, from the rows in index order:
+  // a few linear passes where a comparison sort was a sixth of a step.
   std::vector<std::pair<std::int64_t, std::size_t>> sorted;
   sorted.reserve(n);
-  const bool packs = std::all_of(tokens.begin(), tokens.end(), [](std::int64_t t) { return t >= 0 && t < (std::int64_t{1} << 31); });
-  if (packs) {
-    std::vector<std::uint64_t> keys(n);
-    for (std::size_t i = 0; i < n; ++i) keys[i] = (static_cast<std::uint64_t>(i < tokens.size() ? tokens[i] : 0) << 32) | i;
-    std::sort(keys.begin(), keys.end());
-    for (const auto key : keys) sorted.emplace_back(static_cast<std::int64_t>(key >> 32), static_cast<std::size_t>(key & 0xffffffffU));
+  const auto key = [&](std::size_t i) { return i < tokens.size() ? tokens[i] : 0; };
+  const bool small = std::all_of(tokens.begin(), tokens.end(), [](std::int64_t t) { return t >= 0 && t < (std::int64_t{1} << 31); });
+  if (small) {
+    std::vector<std::uint32_t> order(n), next(n);
+    std::iota(order.begin(), order.end(), 0U);
+    const std::int64_t largest = tokens.empty() ? 0 : *std::max_element(tokens.begin(), tokens.end());
+    constexpr int kBits = 11;
+    constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+    for (int shift = 0; shift < 31 && (largest >> shift) > 0; shift += kBits) {
+      std::array<std::size_t, kBuckets + 1> at{};
+      for (const auto i : order) ++at[((static_cast<std::uint64_t>(key(i)) >> shift) & (kBuckets - 1)) + 1];
+      for (std::size_t b = 1; b <= kBuckets; ++b) at[b] += at[b - 1];
+      for (const auto i : order) next[at[(static_cast<std::uint64_t>(key(i)) >> shift) & (kBuckets - 1)]++] = i;
+      order.swap(next);
+    }
+    for (const auto i : order) sorted.emplace_back(key(i), i);
   } else {
     for (std::size_t i = 0; i < n; ++i) sorted.emplace_back(i < tokens.size() ? tokens[i] : 0, i);
     std::sort(sorted.begin(), sorted.end());

@@ -40,6 +40,7 @@ void Engine::enqueue(Request r) {
   if (request.prompt_tok + static_cast<std::int64_t>(request.stop_at_tok) > INT32_MAX) {
     throw std::invalid_argument("a request's context (prompt + response) exceeds 2^31 - 1 tokens");
   }
+  waiting_predicted_tok_ += waiting_work_tok(r);
   waiting_.push_back(std::move(r));
   if (busy_) {
     // The new request joins at the first iteration boundary after now
@@ -52,15 +53,13 @@ void Engine::enqueue(Request r) {
   }
 }
 
-std::int64_t Engine::predicted_outstanding_tok() const {
-  std::int64_t sum = 0;
+std::int64_t Engine::waiting_work_tok(const Request& r) {
+  return r.req.predicted_end_tok > 0 ? std::max<std::int64_t>(1, r.req.predicted_end_tok - r.req.generated_tok) : 0;
+}
+
+std::int64_t Engine::predicted_outstanding_tok() {
   // A running request's count is the running set's (its clock); a waiting one's is its own.
-  const auto add = [&sum](std::int32_t predicted_end_tok, std::int64_t generated_tok) {
-    if (predicted_end_tok > 0) sum += std::max<std::int64_t>(1, predicted_end_tok - generated_tok);
-  };
-  running_.for_each_live([&](const RunningRequest& r) { add(r.predicted_end_tok, running_.generated_now(r)); });
-  waiting_.for_each([&](const Request& r) { add(r.req.predicted_end_tok, r.req.generated_tok); });
-  return sum;
+  return running_.predicted_outstanding_tok() + waiting_predicted_tok_;
 }
 
 PrefetchHint Engine::segment_end_hint() const {
@@ -98,6 +97,7 @@ void Engine::drop_running_kv() {
     it->held_kv_tok = 0;
     it->req.cached_tok = 0;
     it->feed_tok = 0;
+    waiting_predicted_tok_ += waiting_work_tok(*it);
     waiting_.push_front(std::move(*it));
   }
   drop_kv_pending_ = false;
@@ -261,6 +261,7 @@ void Engine::boundary() {
     Request r = running_.take_newest();
     resident_kv_tok_ -= r.held_kv_tok;
     r.req.cached_tok = 0;
+    waiting_predicted_tok_ += waiting_work_tok(r);
     waiting_.push_front(std::move(r));
     ++counters_.preemptions;
     preempted = true;
@@ -280,6 +281,7 @@ void Engine::boundary() {
       prefill_longest = std::max(prefill_longest, to_prefill);
       Request r = std::move(waiting_.front());
       waiting_.pop_front();
+      waiting_predicted_tok_ -= waiting_work_tok(r);
       // Batched: the prefill writes the whole context's KV now. Per-token:
       // one context token per iteration; the last one fed yields a new token.
       r.feed_tok = config_.per_token_prefill ? static_cast<std::int32_t>(context_tok(r) - 1) : 0;
@@ -354,6 +356,7 @@ std::vector<EngineRequestState> Engine::take_all() {
   for (auto& r : running_.take_all()) out.push_back(std::move(r));
   waiting_.for_each([&out](Request& r) { out.push_back(std::move(r)); });
   waiting_.clear();
+  waiting_predicted_tok_ = 0;
   resident_kv_tok_ = 0;
   listener_.on_running_changed(index_, sim_.now(), occupancy());
   return out;

@@ -137,7 +137,7 @@ class Engine {
   // Tokens the predicted requests held here (running or waiting) are still
   // predicted to generate, at least 1 each. Read at submission instants,
   // which are segment ends or idle times, so every request's count is current.
-  [[nodiscard]] std::int64_t predicted_outstanding_tok() const;
+  [[nodiscard]] std::int64_t predicted_outstanding_tok();
   [[nodiscard]] std::int64_t resident_kv_tok() const { return resident_kv_tok_; }
   [[nodiscard]] EngineOccupancy occupancy() const {
     return {static_cast<std::int64_t>(running_.live()), static_cast<std::int64_t>(waiting_.size()), resident_kv_tok_};
@@ -177,6 +177,9 @@ class Engine {
   EngineListener& listener_;
 
   WaitingQueue<Request> waiting_;
+  std::int64_t waiting_predicted_tok_ = 0;  // waiting_work_tok over waiting_
+  // A waiting request's predicted tokens left: max(1, predicted end - generated), 0 without a prediction.
+  static std::int64_t waiting_work_tok(const Request& r);
   RunningSet running_;  // in admission order: the newest is preempted first
   std::int64_t resident_kv_tok_ = 0;
 

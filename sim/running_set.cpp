@@ -52,6 +52,7 @@ void RunningSet::admit(Request r) {
     earlier_[at] = std::move(r.by_version);
     c.earlier = (at + 1) & 0x7fffffffU;  // at < 2^31 - 1, checked above
   }
+  if (c.predicted_end_tok > 0) predicted_.add(prediction_start(c), prediction_end(c));
   const Finish f = Finish::of(finish, slots_.size());
   finishes_.push(f);
   slot_finish_.push_back(f.packed);
@@ -186,6 +187,12 @@ std::int64_t RunningSet::feed_now(const RunningRequest& r) const {
   return r.feed_tok - std::min<std::int64_t>(clock_ - r.base_clock, r.feed_tok);
 }
 
+std::int64_t RunningSet::prediction_start(const RunningRequest& r) { return r.base_clock + r.feed_tok; }
+
+std::int64_t RunningSet::prediction_end(const RunningRequest& r) {
+  return static_cast<std::int64_t>(r.predicted_end_tok) - r.generated_tok + prediction_start(r);
+}
+
 std::int64_t RunningSet::generated_now(const RunningRequest& r) const {
   const std::int64_t elapsed = clock_ - r.base_clock;
   return r.generated_tok + (elapsed - std::min<std::int64_t>(elapsed, r.feed_tok));
@@ -194,6 +201,7 @@ std::int64_t RunningSet::generated_now(const RunningRequest& r) const {
 RunningSet::Request RunningSet::take_out(std::size_t slot) {
   RunningRequest& c = slots_[slot];
   slot_finish_[slot] = kDead;
+  if (c.predicted_end_tok > 0) predicted_.remove(prediction_start(c), prediction_end(c));
   Request r;
   r.req.key = c.key;
   r.req.prompt_tok = c.prompt_tok;

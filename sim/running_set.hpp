@@ -18,6 +18,7 @@
 #include "base/version_tokens.hpp"
 #include "sim/engine_request.hpp"
 #include "sim/finish_heap.hpp"
+#include "sim/predicted_work.hpp"
 
 namespace april::sim {
 
@@ -88,6 +89,9 @@ class RunningSet {
   // Removes every live request, materialized, in admission order.
   std::vector<Request> take_all();
 
+  // Over the live requests with a prediction: max(1, predicted end - generated now).
+  [[nodiscard]] std::int64_t predicted_outstanding_tok() { return predicted_.total_at(clock_); }
+
   // A live request's counts now.
   [[nodiscard]] std::int64_t generated_now(const RunningRequest& r) const;
   [[nodiscard]] std::int64_t feed_now(const RunningRequest& r) const;
@@ -109,6 +113,9 @@ class RunningSet {
   };
 
   [[nodiscard]] static std::int64_t finish_clock(const RunningRequest& r);
+  // PredictedWork's T0 (the clock it generates from) and K (T0 plus its predicted tokens left then).
+  [[nodiscard]] static std::int64_t prediction_start(const RunningRequest& r);
+  [[nodiscard]] static std::int64_t prediction_end(const RunningRequest& r);
   // Slot `slot`'s request, out of the set (its slot left to the caller),
   // counts and tokens by version brought to the current clock.
   Request take_out(std::size_t slot);
@@ -138,6 +145,7 @@ class RunningSet {
   // (RunningRequest::earlier); freed entries are reused.
   std::vector<base::TokensByVersion> earlier_;
   std::vector<std::uint32_t> earlier_free_;
+  PredictedWork predicted_;  // the live requests with a prediction
   std::vector<Finish> finished_;  // scratch
 };
 
