@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/live/countdown_task.hpp"
+#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"

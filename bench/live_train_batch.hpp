@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "adapters/live/countdown_task.hpp"
+#include "tasks/countdown_task.hpp"
 #include "adapters/live/detail/grpo.hpp"
 
 namespace april::bench {

@@ -25,7 +25,7 @@
 #include <malloc.h>
 #endif
 
-#include "adapters/live/countdown_task.hpp"
+#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/live/generate.hpp"
-#include "adapters/live/hf/chat_template.hpp"
-#include "adapters/live/hf/tokenizer.hpp"
+#include "hf/chat_template.hpp"
+#include "hf/tokenizer.hpp"
 #include "base/config.hpp"
 #include "base/integer_text.hpp"
 #include "cli/cli_options.hpp"

@@ -8,11 +8,11 @@
 #include <optional>
 
 #include "adapters/live/checkpoint/hf_config.hpp"
-#include "adapters/live/countdown_task.hpp"
-#include "adapters/live/hf/chat_template.hpp"
-#include "adapters/live/hf/tokenizer.hpp"
+#include "tasks/countdown_task.hpp"
+#include "hf/chat_template.hpp"
+#include "hf/tokenizer.hpp"
 #include "adapters/live/live_config.hpp"
-#include "adapters/live/math/math_task.hpp"
+#include "tasks/math/math_task.hpp"
 #include "base/run_keys.hpp"
 
 namespace april::cli {

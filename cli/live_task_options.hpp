@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "adapters/live/live_task.hpp"
+#include "tasks/live_task.hpp"
 #include "adapters/live/model_config.hpp"
 #include "base/config.hpp"
 

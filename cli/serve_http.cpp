@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "adapters/http/sglang_protocol.hpp"
-#include "adapters/live/hf/utf8.hpp"
+#include "hf/utf8.hpp"
 #include "cli/serve_connection_stream.hpp"
 #include "cli/serve_request_head.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "adapters/http/openai_protocol.hpp"
 #include "adapters/live/engine_server.hpp"
-#include "adapters/live/hf/incremental_text.hpp"
+#include "hf/incremental_text.hpp"
 
 namespace april::cli {
 

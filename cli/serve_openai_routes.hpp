@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "adapters/live/engine_server.hpp"
-#include "adapters/live/hf/chat_template.hpp"
-#include "adapters/live/hf/tokenizer.hpp"
+#include "hf/chat_template.hpp"
+#include "hf/tokenizer.hpp"
 #include "cli/serve_http.hpp"
 #include "cli/serve_open_requests.hpp"
 

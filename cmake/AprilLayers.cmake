@@ -71,6 +71,10 @@ function(april_check_layers)
   april_forbid_link(april_sim_backend april_traces april_scenario april_studies ${torch_and_db})
   april_forbid_link(april_scenario april_studies ${torch_and_db})
   april_forbid_link(april_studies april_live torch torch_library)
+  # Hugging Face files and the training tasks sit on base alone, beside the adapters.
+  foreach(t april_hf_files april_hf april_countdown_task april_math april_math_task)
+    april_forbid_link(${t} april_sim april_traces april_policies april_rl april_sim_backend april_scenario april_studies ${torch_and_db})
+  endforeach()
   # The live backend is a backend: no scenario, studies or database above it.
   if(TARGET april_live)
     april_forbid_link(april_live april_sim april_traces april_sim_backend april_scenario april_studies SQLite::SQLite3)

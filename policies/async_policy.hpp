@@ -8,6 +8,12 @@
 // trainer is idle and B are queued it trains the first B, then syncs. At a
 // version change in-flight requests keep their KV (PipelineRL) or re-prefill
 // (AReaL's interruptible generation), per async.on_update.
+// With async.staleness_threshold >= 0 the bound is verl's fully-async
+// rollouter's instead (fully_async_rollouter.py at b178a3cd,
+// set_max_required_samples, update_param_version, _should_pause_generation):
+// after each version change at most (1 + threshold) x B groups count for the
+// version, those in flight or queued for training then included, and the
+// fresh ones submitted since; a staleness in samples, a fraction of a batch.
 // Our reading where the contract is silent: groups the filter rejects do not
 // count as submitted (they yield no training data; counting them would stall
 // the bound), and a long sample may outlive several versions: its staleness
@@ -22,6 +28,7 @@ struct AsyncParams {
   std::int64_t eta = 1;                  // staleness bound, in versions
   std::int64_t max_inflight_groups = 0;  // 0 = no cap
   bool recompute = true;                 // async.on_update = recompute (AReaL) or keep_kv (PipelineRL)
+  double staleness_threshold = -1;       // verl's, a fraction of B; < 0: eta bounds instead
 };
 
 class AsyncPolicy final : public Policy {
@@ -31,18 +38,20 @@ class AsyncPolicy final : public Policy {
   Decisions on_group_accepted(const RolloutView& view, GroupId /*group*/) override { return next(view); }
   Decisions on_group_rejected(const RolloutView& view, GroupId /*group*/) override { return next(view); }
   Decisions on_train_end(const RolloutView& view) override;
-  Decisions on_sync_end(const RolloutView& view) override { return next(view); }
+  Decisions on_sync_end(const RolloutView& view) override;
   // Under elastic splits (policies/elastic_policy.hpp): the trainer is idle again.
   Decisions on_trainer_reclaimed(const RolloutView& view) override { return next(view); }
   [[nodiscard]] bool overlaps() const override { return true; }
   [[nodiscard]] bool recompute_on_update() const override { return p_.recompute; }
-  [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t batch_size) const override {
-    return (p_.eta + 2) * batch_size;  // the staleness bound's window plus a batch queued for training
-  }
+  [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t batch_size) const override;
 
  private:
   Decisions next(const RolloutView& view) const;
   AsyncParams p_;
+  // Under verl's bound: the groups in flight or queued at the last version
+  // change, and the groups submitted by then (fresh ones count from there).
+  std::int64_t version_base_groups_ = 0;
+  std::int64_t version_submitted_at_ = 0;
 };
 
 PolicyEntry async_policy_entry();
@@ -53,6 +62,7 @@ namespace keys {
 inline constexpr base::IntKey kAsyncEta{"async.eta"};
 inline constexpr base::IntKey kAsyncMaxInflightGroups{"async.max_inflight_groups"};
 inline constexpr base::StringKey kAsyncOnUpdate{"async.on_update"};
+inline constexpr base::DoubleKey kAsyncStalenessThreshold{"async.staleness_threshold"};
 }  // namespace keys
 
 }  // namespace april::policies

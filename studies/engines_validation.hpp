@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/live/http_backend.hpp"
-#include "adapters/live/live_task.hpp"
+#include "tasks/live_task.hpp"
 #include "base/config.hpp"
 #include "policies/registry.hpp"
 #include "rl/step_metrics.hpp"

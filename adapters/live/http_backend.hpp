@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/live/live_task.hpp"
+#include "tasks/live_task.hpp"
 #include "base/config.hpp"
 #include "adapters/live/weights_trainer.hpp"
 #include "rl/backend.hpp"

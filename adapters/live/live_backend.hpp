@@ -14,8 +14,8 @@
 #include "rl/backend.hpp"
 #include "rl/backend_profile.hpp"
 #include "rl/run_timeline.hpp"
-#include "adapters/live/countdown_task.hpp"
-#include "adapters/live/live_task.hpp"
+#include "tasks/countdown_task.hpp"
+#include "tasks/live_task.hpp"
 #include "adapters/live/live_options.hpp"
 
 namespace april::live {

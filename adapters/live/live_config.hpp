@@ -2,7 +2,7 @@
 // The live.* scenario keys, declared beside the code that reads them into the
 // live backend's options. Plain C++ (no torch): `april` declares these keys
 // without loading the live backend.
-#include "adapters/live/countdown_task.hpp"
+#include "tasks/countdown_task.hpp"
 #include "adapters/live/live_options.hpp"
 #include "base/config.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "rl/backend_profile.hpp"
-#include "adapters/live/countdown_task.hpp"
+#include "tasks/countdown_task.hpp"
 #include "adapters/live/live_options.hpp"
 
 namespace april::live {

@@ -10,7 +10,7 @@
 
 #include <stdexcept>
 
-#include "adapters/live/live_task.hpp"
+#include "tasks/live_task.hpp"
 #include "rl/backend.hpp"
 
 namespace april::live {

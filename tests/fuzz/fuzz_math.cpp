@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "adapters/live/math/math_verifier.hpp"
-#include "adapters/live/math/prompt_dataset.hpp"
+#include "tasks/math/math_verifier.hpp"
+#include "tasks/math/prompt_dataset.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace april::live::math;

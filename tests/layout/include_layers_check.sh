@@ -5,7 +5,9 @@
 #   layer 0  base
 #   layer 1  sim  traces  policies      (the model, the traces, the policies: each on base alone)
 #            adapters/http              (SGLang's HTTP API as values, on base alone)
+#            hf                         (Hugging Face files: config, safetensors, tokenizers)
 #   layer 2  rl                         (the loop and the backend interface)
+#            tasks                      (live training tasks: prompts and rewards, on hf and base)
 #   layer 3  adapters/sim adapters/live (backends)
 #   layer 4  scenario                   (a scenario resolved and one run assembled)
 #   layer 5  studies                    (many runs: sweeps, tuning, calibration, validation)
@@ -16,8 +18,8 @@ root=$1
 layer_of() {
   case $1 in
     base) echo 0 ;;
-    sim | traces | policies | adapters/http) echo 1 ;;
-    rl) echo 2 ;;
+    sim | traces | policies | adapters/http | hf) echo 1 ;;
+    rl | tasks) echo 2 ;;
     adapters/sim | adapters/live) echo 3 ;;
     scenario) echo 4 ;;
     studies) echo 5 ;;
@@ -48,7 +50,7 @@ while IFS= read -r file; do
       bad=$((bad + 1))
     fi
   done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
-done < <(find base sim traces policies rl adapters scenario studies cli -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.in' \) 2>/dev/null | sort)
+done < <(find base sim traces policies hf rl tasks adapters scenario studies cli -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.in' \) 2>/dev/null | sort)
 if [ $bad -gt 0 ]; then
   echo "$bad upward includes"
   exit 1

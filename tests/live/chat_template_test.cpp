@@ -1,11 +1,11 @@
-// The chat templates (adapters/live/hf/chat_template): the exact text each
+// The chat templates (hf/chat_template): the exact text each
 // family's Hugging Face template renders for one user prompt, with and
 // without a system prompt, the generation prompt appended.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "adapters/live/hf/chat_template.hpp"
+#include "hf/chat_template.hpp"
 #include "base/config.hpp"
 
 namespace april::hf {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "adapters/live/checkpoint/safetensors.hpp"
+#include "hf/safetensors.hpp"
 #include "adapters/live/detail/hf_checkpoint.hpp"
 #include "adapters/live/generate.hpp"
 #include "base/atomic_file.hpp"

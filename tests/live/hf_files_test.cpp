@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "adapters/live/checkpoint/hf_config.hpp"
-#include "adapters/live/checkpoint/safetensors.hpp"
+#include "hf/safetensors.hpp"
 #include "base/atomic_file.hpp"
 #include "base/config.hpp"
 

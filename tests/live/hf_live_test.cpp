@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "adapters/live/generate.hpp"
-#include "adapters/live/hf/tokenizer.hpp"
+#include "hf/tokenizer.hpp"
 #include "adapters/live/live_backend.hpp"
-#include "adapters/live/math/math_task.hpp"
+#include "tasks/math/math_task.hpp"
 #include "base/config.hpp"
 #include "rl/rl_loop.hpp"
 #include "test_support.hpp"

@@ -1,4 +1,4 @@
-// The text of a generation token by token (adapters/live/hf/incremental_text):
+// The text of a generation token by token (hf/incremental_text):
 // the pieces add up to Hugging Face's decode of the whole, none of them
 // splits a character, and a stop string ends the text before it, at the
 // token that completed it, with no part of it ever released.
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "adapters/live/hf/incremental_text.hpp"
-#include "adapters/live/hf/tokenizer.hpp"
+#include "hf/incremental_text.hpp"
+#include "hf/tokenizer.hpp"
 
 namespace april::hf {
 namespace {

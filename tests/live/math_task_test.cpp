@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "adapters/live/hf/chat_template.hpp"
-#include "adapters/live/hf/tokenizer.hpp"
-#include "adapters/live/math/math_task.hpp"
+#include "hf/chat_template.hpp"
+#include "hf/tokenizer.hpp"
+#include "tasks/math/math_task.hpp"
 #include "base/config.hpp"
 
 namespace april::live::math {

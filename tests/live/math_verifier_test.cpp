@@ -6,8 +6,8 @@
 #include <random>
 #include <string>
 
-#include "adapters/live/math/math_answer.hpp"
-#include "adapters/live/math/math_verifier.hpp"
+#include "tasks/math/math_answer.hpp"
+#include "tasks/math/math_verifier.hpp"
 
 namespace april::live::math {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "adapters/live/math/math_answer.hpp"
-#include "adapters/live/math/math_verifier.hpp"
-#include "adapters/live/math/prompt_dataset.hpp"
+#include "tasks/math/math_answer.hpp"
+#include "tasks/math/math_verifier.hpp"
+#include "tasks/math/prompt_dataset.hpp"
 #include "base/config.hpp"
 
 namespace april::live::math {

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "adapters/live/hf/byte_level.hpp"
-#include "adapters/live/hf/nfc.hpp"
-#include "adapters/live/hf/split_pattern.hpp"
-#include "adapters/live/hf/tokenizer.hpp"
-#include "adapters/live/hf/unicode_classes.hpp"
-#include "adapters/live/hf/utf8.hpp"
+#include "hf/byte_level.hpp"
+#include "hf/nfc.hpp"
+#include "hf/split_pattern.hpp"
+#include "hf/tokenizer.hpp"
+#include "hf/unicode_classes.hpp"
+#include "hf/utf8.hpp"
 #include "base/bounded_read.hpp"
 #include "base/config.hpp"
 #include "base/json_value.hpp"

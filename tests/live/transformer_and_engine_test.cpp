@@ -12,7 +12,7 @@
 #include <set>
 #include <tuple>
 
-#include "adapters/live/countdown_task.hpp"
+#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/decode_graph.hpp"
 #include "adapters/live/detail/device.hpp"

@@ -198,6 +198,39 @@ TEST(AsyncHandcheck, LaminarPullsWhileNothingElseRuns) {
   EXPECT_NEAR(second.train_start_s, 0.031, 1e-12);
 }
 
+// verl's staleness in samples (async.staleness_threshold), B = 2 and a
+// threshold of 0.5: int(1.5 x 2) = 3 groups count for each version.
+//   0: nothing counted yet: g0, g1, g2 run 0-5; g0, g1 train 5-8; sync 8-10.
+//   1: at 10, g2 is queued (1 counted): g3, g4 start, done at 15; g2, g3 train
+//      15-18 (g2's 5 tokens of v0 at version 1: staleness 5, max 1); sync 18-20.
+//   2: at 20, g4 is queued: g5, g6 run 20-25; g4, g5 train 25-28 (g4: v1 at 2).
+// async.eta = 1 would have started g3 at 0 and trained g2, g3 at 10.
+TEST(AsyncHandcheck, VerlStalenessThresholdCountsGroupsPerVersion) {
+  for (const bool ff : {true, false}) {
+    auto f = disaggregated_handcheck({"rollout_batch_size=2", "async.staleness_threshold=0.5"});
+    f.config.set_from_text("engine.fast_forward", ff ? "true" : "false", "test");
+    scenario::Simulation sim(f.config, f.registry, "async", testing::five_token_groups());
+    const std::vector<Expected> want = {{0, 5, 5, 8, 10, 0, 0, 0}, {10, 15, 15, 18, 20, 5, 1, 0}, {20, 25, 25, 28, 30, 5, 1, 0}};
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      const auto m = sim.step();
+      const auto& w = want[k];
+      const std::string at = "step " + std::to_string(k) + (ff ? " (fast-forward)" : " (per iteration)");
+      EXPECT_NEAR(m.start_time_s, w.start_ms * 1e-3, 1e-12) << at;
+      EXPECT_NEAR(m.batch_ready_s, w.batch_ready_ms * 1e-3, 1e-12) << at;
+      EXPECT_NEAR(m.train_start_s, w.train_start_ms * 1e-3, 1e-12) << at;
+      EXPECT_NEAR(m.train_end_s, w.train_end_ms * 1e-3, 1e-12) << at;
+      EXPECT_NEAR(m.sync_end_s, w.sync_end_ms * 1e-3, 1e-12) << at;
+      EXPECT_EQ(m.tokens_trained, 10) << at;
+      EXPECT_EQ(m.staleness_token_sum, static_cast<double>(w.staleness_sum)) << at;
+      EXPECT_EQ(m.staleness_max, w.staleness_max) << at;
+    }
+  }
+  auto eta = disaggregated_handcheck({"rollout_batch_size=2", "async.eta=1"});
+  scenario::Simulation sim(eta.config, eta.registry, "async", testing::five_token_groups());
+  (void)sim.step();
+  EXPECT_NEAR(sim.step().train_start_s, 0.010, 1e-12);
+}
+
 TEST(AsyncHandcheck, OverlappingPoliciesNeedADisaggregatedCluster) {
   testing::Fixture f("handcheck");
   try {

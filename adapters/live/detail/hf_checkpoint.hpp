@@ -9,7 +9,7 @@
 #include <string>
 
 #include "adapters/live/checkpoint/hf_config.hpp"
-#include "adapters/live/checkpoint/safetensors.hpp"
+#include "hf/safetensors.hpp"
 #include "adapters/live/detail/transformer.hpp"
 
 namespace april::live {

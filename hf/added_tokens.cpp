@@ -4,9 +4,9 @@
 // the whitespace (Rust's \s, White_Space) beside it.
 #include <algorithm>
 
-#include "adapters/live/hf/tokenizer_impl.hpp"
-#include "adapters/live/hf/unicode_classes.hpp"
-#include "adapters/live/hf/utf8.hpp"
+#include "hf/tokenizer_impl.hpp"
+#include "hf/unicode_classes.hpp"
+#include "hf/utf8.hpp"
 
 namespace april::hf {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "adapters/live/math/math_answer.hpp"
+#include "tasks/math/math_answer.hpp"
 
 namespace april::live::math {
 

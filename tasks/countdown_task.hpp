@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/live/live_task.hpp"
+#include "tasks/live_task.hpp"
 
 namespace april::live {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/live/hf/tokenizer.hpp"
+#include "hf/tokenizer.hpp"
 
 namespace april::hf {
 

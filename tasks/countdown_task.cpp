@@ -1,4 +1,4 @@
-#include "adapters/live/countdown_task.hpp"
+#include "tasks/countdown_task.hpp"
 
 #include <fmt/format.h>
 

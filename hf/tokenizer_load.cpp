@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "adapters/live/hf/byte_level.hpp"
-#include "adapters/live/hf/nfc.hpp"
-#include "adapters/live/hf/tokenizer_impl.hpp"
+#include "hf/byte_level.hpp"
+#include "hf/nfc.hpp"
+#include "hf/tokenizer_impl.hpp"
 #include "base/bounded_read.hpp"
 #include "base/json_value.hpp"
 
@@ -23,7 +23,7 @@ namespace {
 using base::JsonValue;
 
 constexpr const char* kWhatIsRead =
-    "april reads the byte-level BPE tokenizer.json of Qwen2, Qwen2.5, Qwen3 and Llama 3 (see adapters/live/hf/tokenizer.hpp)";
+    "april reads the byte-level BPE tokenizer.json of Qwen2, Qwen2.5, Qwen3 and Llama 3 (see hf/tokenizer.hpp)";
 // Ids past the number of tokens by more than this are refused: the id table
 // is sized by the largest id, and must stay bounded by the file.
 constexpr std::int64_t kIdSlack = 1 << 16;

@@ -1,4 +1,4 @@
-#include "adapters/live/hf/nfc.hpp"
+#include "hf/nfc.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "adapters/live/hf/unicode_classes.hpp"
-#include "adapters/live/hf/utf8.hpp"
+#include "hf/unicode_classes.hpp"
+#include "hf/utf8.hpp"
 
 namespace april::hf {
 namespace {

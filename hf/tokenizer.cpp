@@ -9,10 +9,10 @@
 #include <queue>
 #include <stdexcept>
 
-#include "adapters/live/hf/byte_level.hpp"
-#include "adapters/live/hf/nfc.hpp"
-#include "adapters/live/hf/tokenizer_impl.hpp"
-#include "adapters/live/hf/utf8.hpp"
+#include "hf/byte_level.hpp"
+#include "hf/nfc.hpp"
+#include "hf/tokenizer_impl.hpp"
+#include "hf/utf8.hpp"
 
 namespace april::hf {
 namespace {

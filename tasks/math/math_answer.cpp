@@ -1,4 +1,4 @@
-#include "adapters/live/math/math_answer.hpp"
+#include "tasks/math/math_answer.hpp"
 
 #include <array>
 #include <cstddef>

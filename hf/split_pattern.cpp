@@ -1,6 +1,6 @@
-#include "adapters/live/hf/split_pattern.hpp"
+#include "hf/split_pattern.hpp"
 
-#include "adapters/live/hf/unicode_classes.hpp"
+#include "hf/unicode_classes.hpp"
 
 namespace april::hf {
 namespace {

@@ -1,4 +1,4 @@
-#include "adapters/live/math/math_task.hpp"
+#include "tasks/math/math_task.hpp"
 
 #include <fmt/format.h>
 

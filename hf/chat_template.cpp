@@ -1,4 +1,4 @@
-#include "adapters/live/hf/chat_template.hpp"
+#include "hf/chat_template.hpp"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <string_view>
 #include <utility>
 
-#include "adapters/live/hf/unicode_classes.hpp"
-#include "adapters/live/hf/utf8.hpp"
+#include "hf/unicode_classes.hpp"
+#include "hf/utf8.hpp"
 #include "base/config.hpp"
 
 namespace april::hf {

@@ -1,4 +1,4 @@
-#include "adapters/live/checkpoint/safetensors.hpp"
+#include "hf/safetensors.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "adapters/live/math/prompt_dataset.hpp"
+#include "tasks/math/prompt_dataset.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "adapters/live/math/math_answer.hpp"
+#include "tasks/math/math_answer.hpp"
 #include "base/config.hpp"
 #include "base/integer_text.hpp"
 #include "base/json_value.hpp"

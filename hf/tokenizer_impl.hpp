@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "adapters/live/hf/split_pattern.hpp"
-#include "adapters/live/hf/tokenizer.hpp"
+#include "hf/split_pattern.hpp"
+#include "hf/tokenizer.hpp"
 
 namespace april::hf {
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "adapters/live/hf/chat_template.hpp"
-#include "adapters/live/hf/tokenizer.hpp"
-#include "adapters/live/live_task.hpp"
-#include "adapters/live/math/math_verifier.hpp"
-#include "adapters/live/math/prompt_dataset.hpp"
+#include "hf/chat_template.hpp"
+#include "hf/tokenizer.hpp"
+#include "tasks/live_task.hpp"
+#include "tasks/math/math_verifier.hpp"
+#include "tasks/math/prompt_dataset.hpp"
 
 namespace april::live::math {
 

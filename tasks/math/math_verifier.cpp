@@ -1,4 +1,4 @@
-#include "adapters/live/math/math_verifier.hpp"
+#include "tasks/math/math_verifier.hpp"
 
 #include <fmt/format.h>
 

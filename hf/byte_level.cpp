@@ -1,8 +1,8 @@
-#include "adapters/live/hf/byte_level.hpp"
+#include "hf/byte_level.hpp"
 
 #include <array>
 
-#include "adapters/live/hf/utf8.hpp"
+#include "hf/utf8.hpp"
 
 namespace april::hf::byte_level {
 namespace {

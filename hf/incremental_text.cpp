@@ -1,4 +1,4 @@
-#include "adapters/live/hf/incremental_text.hpp"
+#include "hf/incremental_text.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "adapters/live/hf/utf8.hpp"
+#include "hf/utf8.hpp"
 
 #include <cstdint>
 
