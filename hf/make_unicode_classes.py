@@ -153,6 +153,8 @@ def main():
 // generator. Character classes are Unicode 16.0's (as Oniguruma in Hugging
 // Face tokenizers 0.23.2); the NFC tables are Unicode {NFC_UNICODE_AGE[0]}.{NFC_UNICODE_AGE[1]}'s (as its NFC
 // normalizer). See the generator's docstring for why.
+// The generator lays out the tables:
+// clang-format off
 #include "hf/unicode_classes.hpp"
 
 namespace april::hf::unicode {{

@@ -4,6 +4,8 @@
 // generator. Character classes are Unicode 16.0's (as Oniguruma in Hugging
 // Face tokenizers 0.23.2); the NFC tables are Unicode 9.0's (as its NFC
 // normalizer). See the generator's docstring for why.
+// The generator lays out the tables:
+// clang-format off
 #include "hf/unicode_classes.hpp"
 
 namespace april::hf::unicode {
