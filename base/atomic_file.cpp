@@ -47,9 +47,12 @@ std::string parent_of(const std::string& path) {
 void write_file_atomically(const std::string& path, const std::string& contents) {
   // The rename would put a regular file in the place of whatever is there:
   // a symlink, a FIFO or a device is the user's, not a result to replace.
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    const char* what = S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket";
+    const char* what = S_ISLNK(st.st_mode)    ? "a symbolic link"
+                       : S_ISDIR(st.st_mode)  ? "a folder"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                              : "a device or socket";
     throw std::runtime_error(fmt::format("{}: is {}, not a regular file: april writes results only to a new or regular file", path, what));
   }
   const std::string tmp = temp_name(path, "part");

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sys/stat.h>
 
 #include "base/config.hpp"
 
@@ -28,8 +28,8 @@ std::string read_file_bounded(const std::string& path, std::size_t max_bytes, co
     in.read(buf, static_cast<std::streamsize>(kChunk));
     const auto got = static_cast<std::size_t>(in.gcount());
     if (out.size() + got > max_bytes) {
-      throw ConfigError(fmt::format("{}: larger than {} MiB, far more than a {} holds; refusing to read it whole", path,
-                                    max_bytes >> 20, what));
+      throw ConfigError(
+          fmt::format("{}: larger than {} MiB, far more than a {} holds; refusing to read it whole", path, max_bytes >> 20, what));
     }
     out.append(buf, got);
   }

@@ -51,9 +51,7 @@ std::size_t line_of_key(const std::string& text, const std::string& dotted) {
   return 0;
 }
 
-std::string where_in(const std::string& path, std::size_t line) {
-  return line == 0 ? path : fmt::format("{}:{}", path, line);
-}
+std::string where_in(const std::string& path, std::size_t line) { return line == 0 ? path : fmt::format("{}:{}", path, line); }
 
 void flatten(const nlohmann::json& obj, const std::string& prefix, std::vector<std::pair<std::string, const nlohmann::json*>>& out) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -140,10 +138,14 @@ void check_json_structure(const std::string& text, const std::string& path) { ch
 
 std::string type_name(KnobType t) {
   switch (t) {
-    case KnobType::Int: return "integer";
-    case KnobType::Double: return "number";
-    case KnobType::Bool: return "boolean";
-    case KnobType::String: return "string";
+    case KnobType::Int:
+      return "integer";
+    case KnobType::Double:
+      return "number";
+    case KnobType::Bool:
+      return "boolean";
+    case KnobType::String:
+      return "string";
   }
   return "?";
 }
@@ -152,9 +154,12 @@ std::string to_string(const ConfigValue& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
-        else if constexpr (std::is_same_v<T, std::string>) return x;
-        else return fmt::format("{}", x);
+        if constexpr (std::is_same_v<T, bool>)
+          return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>)
+          return x;
+        else
+          return fmt::format("{}", x);
       },
       v);
 }
@@ -276,7 +281,9 @@ void Config::set_from_text(const std::string& name, const std::string& text, con
       if (text == "true" || text == "1") return set(name, true, where);
       if (text == "false" || text == "0") return set(name, false, where);
       throw bad();
-    case KnobType::String: set(name, text, where); return;
+    case KnobType::String:
+      set(name, text, where);
+      return;
   }
 }
 

@@ -6,8 +6,8 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -52,7 +52,6 @@ using IntKey = TypedKey<std::int64_t>;
 using DoubleKey = TypedKey<double>;
 using BoolKey = TypedKey<bool>;
 using StringKey = TypedKey<std::string>;
-
 
 class ConfigSchema {
  public:

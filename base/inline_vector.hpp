@@ -85,7 +85,8 @@ class InlineVector {
   void push_back(const T& v) {
     if (size_ == capacity_) {
       const T copy = v;  // v may live in this vector
-      reserve(2 * static_cast<size_type>(capacity_));  // in 64 bits: doubling a 32-bit count past 2^31 must reach reserve's refusal, not wrap
+      reserve(2 *
+              static_cast<size_type>(capacity_));  // in 64 bits: doubling a 32-bit count past 2^31 must reach reserve's refusal, not wrap
       data()[size_++] = copy;
       return;
     }
@@ -97,9 +98,7 @@ class InlineVector {
     return back();
   }
 
-  friend bool operator==(const InlineVector& a, const InlineVector& b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end());
-  }
+  friend bool operator==(const InlineVector& a, const InlineVector& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
   friend bool operator!=(const InlineVector& a, const InlineVector& b) { return !(a == b); }
 
  private:

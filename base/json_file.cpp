@@ -98,9 +98,7 @@ std::int64_t json_int_or(const JsonFile& f, const std::string& key, std::int64_t
   return v == nullptr ? fallback : as_int(f, key, *v, lo, hi);
 }
 
-double json_double(const JsonFile& f, const std::string& key, double lo, double hi) {
-  return as_double(f, key, required(f, key), lo, hi);
-}
+double json_double(const JsonFile& f, const std::string& key, double lo, double hi) { return as_double(f, key, required(f, key), lo, hi); }
 
 double json_double_or(const JsonFile& f, const std::string& key, double fallback, double lo, double hi) {
   const auto* v = field(f, key);

@@ -96,7 +96,8 @@ double JsonValue::number(double lo, double hi) const {
 std::int64_t JsonValue::integer(std::int64_t lo, std::int64_t hi) const {
   // The rule every integer reading follows (base/integer_text).
   const bool whole = value_->is_number_integer() || (value_->is_number_float() && is_exact_integer(value_->get<double>()));
-  if (!whole) fail(fmt::format("{} where an integer in [{}, {}] was expected", value_->is_number() ? value_->dump() : type_name(*value_), lo, hi));
+  if (!whole)
+    fail(fmt::format("{} where an integer in [{}, {}] was expected", value_->is_number() ? value_->dump() : type_name(*value_), lo, hi));
   if (value_->is_number_unsigned() && value_->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
     fail(fmt::format("{} is out of the 64-bit integer range", value_->dump()));
   }

@@ -65,7 +65,7 @@ class JsonValue {
   [[nodiscard]] std::int64_t integer(std::int64_t lo, std::int64_t hi) const;
   [[nodiscard]] bool boolean() const;
   [[nodiscard]] std::string string() const;
-  [[nodiscard]] std::vector<double> numbers(double lo, double hi) const;  // an array of numbers
+  [[nodiscard]] std::vector<double> numbers(double lo, double hi) const;                     // an array of numbers
   [[nodiscard]] std::vector<std::int64_t> integers(std::int64_t lo, std::int64_t hi) const;  // an array of integers
 
  private:

@@ -106,9 +106,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
     const std::int64_t value = i + 1 < argc ? std::atoll(argv[i + 1]) : 0;
-    if (flag == "--max-gpus" && value > 0) max_gpus = value;
-    else if (flag == "--steps" && value > 0) steps = value;
-    else if (flag == "--repeats" && value > 0) repeats = value;
+    if (flag == "--max-gpus" && value > 0)
+      max_gpus = value;
+    else if (flag == "--steps" && value > 0)
+      steps = value;
+    else if (flag == "--repeats" && value > 0)
+      repeats = value;
     else {
       fmt::print(stderr, "usage: {} [--max-gpus N] [--steps S] [--repeats R] (each a positive integer)\n", argv[0]);
       return 2;
@@ -130,19 +133,19 @@ int main(int argc, char** argv) {
       fastest.slowest_per_sample_us = slowest_us;
       rows.push_back(fastest);
       const auto& r = rows.back();
-      fmt::print("{:>5} GPUs  max response {:>6} tok  {:>8.2f} s  {:>11} events  {:>9} samples  {:>6.3f} us/sample  "
-                 "(slowest of {}: {:.3f})  peak RSS {:>7.1f} MiB\n",
-                 r.gpus, r.max_response_tok, r.wall_s, r.events, r.samples, r.per_sample_us, repeats,
-                 r.slowest_per_sample_us, r.rss_mib);
+      fmt::print(
+          "{:>5} GPUs  max response {:>6} tok  {:>8.2f} s  {:>11} events  {:>9} samples  {:>6.3f} us/sample  "
+          "(slowest of {}: {:.3f})  peak RSS {:>7.1f} MiB\n",
+          r.gpus, r.max_response_tok, r.wall_s, r.events, r.samples, r.per_sample_us, repeats, r.slowest_per_sample_us, r.rss_mib);
       std::fflush(stdout);
     }
   }
   if (rows.empty()) return 0;
-  const auto [lo, hi] = std::minmax_element(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    return a.per_sample_us < b.per_sample_us;
-  });
-  fmt::print("per completed sample (each row's fastest of {}): smallest {:.3f} us ({} GPUs), largest {:.3f} us ({} GPUs); "
-             "largest / smallest = {:.2f}\n",
-             repeats, lo->per_sample_us, lo->gpus, hi->per_sample_us, hi->gpus, hi->per_sample_us / lo->per_sample_us);
+  const auto [lo, hi] =
+      std::minmax_element(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.per_sample_us < b.per_sample_us; });
+  fmt::print(
+      "per completed sample (each row's fastest of {}): smallest {:.3f} us ({} GPUs), largest {:.3f} us ({} GPUs); "
+      "largest / smallest = {:.2f}\n",
+      repeats, lo->per_sample_us, lo->gpus, hi->per_sample_us, hi->gpus, hi->per_sample_us / lo->per_sample_us);
   return 0;
 }

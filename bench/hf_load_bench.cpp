@@ -90,6 +90,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: april_hf_load_bench write DIR CONFIG.json\n       april_hf_load_bench load DIR [cpu|cuda] [bfloat16|float32] [NEW_TOKENS]\n");
+  std::fprintf(
+      stderr,
+      "usage: april_hf_load_bench write DIR CONFIG.json\n       april_hf_load_bench load DIR [cpu|cuda] [bfloat16|float32] [NEW_TOKENS]\n");
   return 2;
 }

@@ -26,12 +26,12 @@
 #include <string>
 #include <vector>
 
-#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 #include "adapters/live/detail/transformer.hpp"
 #include "adapters/live/detail/worker_thread.hpp"
+#include "tasks/countdown_task.hpp"
 
 namespace {
 

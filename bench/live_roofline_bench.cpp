@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
   // Work per iteration: 2 FLOPs per weight per row, plus attention over the
   // whole cache length (fixed shapes): 4 * layers * d_model * max_seq per row.
   const double weights = static_cast<double>(cfg.parameters() - cfg.vocab * cfg.d_model);  // the embedding is a lookup
-  const double flops_iter = static_cast<double>(slots) * (2.0 * weights + 4.0 * static_cast<double>(cfg.n_layers * cfg.d_model * cfg.max_seq));
+  const double flops_iter =
+      static_cast<double>(slots) * (2.0 * weights + 4.0 * static_cast<double>(cfg.n_layers * cfg.d_model * cfg.max_seq));
   const double kv_bytes = 2.0 * static_cast<double>(cfg.n_layers * slots * cfg.n_kv_heads * cfg.max_seq * cfg.head_dim()) * elem_bytes;
   const double bytes_iter = weights * elem_bytes + kv_bytes;
   const double t_compute = flops_iter / gemm_flop_s, t_memory = bytes_iter / bytes_s;
@@ -141,11 +142,12 @@ int main(int argc, char** argv) {
   const double achieved = static_cast<double>(engine.stats().decoded_tok - tok0) / seconds_since(t0);
 
   fmt::print("model {} ({:.2f}M parameters), {} slots, {} torch threads, device {}, {} attention, {}\n", size,
-             static_cast<double>(cfg.parameters()) / 1e6, slots, threads, device_name, fused ? "fused" : "manual", bf16 ? "bfloat16" : "float32");
+             static_cast<double>(cfg.parameters()) / 1e6, slots, threads, device_name, fused ? "fused" : "manual",
+             bf16 ? "bfloat16" : "float32");
   fmt::print("measured peak: GEMM {:.1f} GFLOP/s at [{}x{}]x[{}x{}]; copy bandwidth {:.1f} GB/s\n", gemm_flop_s / 1e9, gm, gk, gk, gn,
              bytes_s / 1e9);
-  fmt::print("per iteration: {:.2f} GFLOP ({:.1f} ms at peak), {:.1f} MB ({:.1f} ms at peak): {}-bound\n", flops_iter / 1e9, 1e3 * t_compute,
-             bytes_iter / 1e6, 1e3 * t_memory, t_compute > t_memory ? "compute" : "memory");
+  fmt::print("per iteration: {:.2f} GFLOP ({:.1f} ms at peak), {:.1f} MB ({:.1f} ms at peak): {}-bound\n", flops_iter / 1e9,
+             1e3 * t_compute, bytes_iter / 1e6, 1e3 * t_memory, t_compute > t_memory ? "compute" : "memory");
   const double memory_tok_s = static_cast<double>(slots) / t_memory;
   fmt::print("roofline {:.0f} tok/s; memory (HBM on a GPU) alone {:.0f} tok/s\n", roofline_tok_s, memory_tok_s);
   fmt::print("model decode, eager: {:.0f} tok/s, {:.0f}% of the roofline, {:.0f}% of the memory roofline\n", eager_tok_s,

@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 #include "adapters/live/detail/worker_thread.hpp"
 #include "bench/live_train_batch.hpp"
+#include "tasks/countdown_task.hpp"
 
 int main(int argc, char** argv) {
   using april::live::CountdownTask;
@@ -87,7 +87,6 @@ int main(int argc, char** argv) {
     fmt::print("{:>6} {:>14.3f} {:>10.3f} {:>15.3f} {:>8.3f}\n", r, warm, roll, after, after / warm);
   }
   std::sort(ratios.begin(), ratios.end());
-  fmt::print("median after engine / after train: {:.3f} (range {:.3f}-{:.3f})\n", ratios[ratios.size() / 2], ratios.front(),
-             ratios.back());
+  fmt::print("median after engine / after train: {:.3f} (range {:.3f}-{:.3f})\n", ratios[ratios.size() / 2], ratios.front(), ratios.back());
   return 0;
 }

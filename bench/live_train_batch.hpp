@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "tasks/countdown_task.hpp"
 #include "adapters/live/detail/grpo.hpp"
+#include "tasks/countdown_task.hpp"
 
 namespace april::bench {
 

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "bench/live_train_batch.hpp"
+#include "tasks/countdown_task.hpp"
 
 namespace {
 

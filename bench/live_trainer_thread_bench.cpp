@@ -25,11 +25,11 @@
 #include <malloc.h>
 #endif
 
-#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 #include "bench/live_train_batch.hpp"
+#include "tasks/countdown_task.hpp"
 
 namespace {
 

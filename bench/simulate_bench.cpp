@@ -7,10 +7,10 @@
 #include <map>
 #include <string>
 
+#include "policies/registry.hpp"
 #include "scenario/design_space.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/simulation.hpp"
-#include "policies/registry.hpp"
 #include "sim/simulator.hpp"
 
 namespace {

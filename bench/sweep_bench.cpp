@@ -5,10 +5,10 @@
 
 #include <filesystem>
 
+#include "policies/registry.hpp"
+#include "scenario/scenario.hpp"
 #include "studies/results_db.hpp"
 #include "studies/run_batch.hpp"
-#include "scenario/scenario.hpp"
-#include "policies/registry.hpp"
 
 namespace {
 

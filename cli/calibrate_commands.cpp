@@ -4,13 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "studies/calibration.hpp"
-#include "studies/calibration_check.hpp"
-#include "scenario/scenario.hpp"
-#include "base/json_file.hpp"
 #include "base/atomic_file.hpp"
+#include "base/json_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
+#include "scenario/scenario.hpp"
+#include "studies/calibration.hpp"
+#include "studies/calibration_check.hpp"
 
 namespace april::cli {
 int calibrate_command(const std::vector<std::string>& args) {

@@ -28,8 +28,12 @@ nlohmann::json to_json(const studies::ComponentCheck& c) {
   nlohmann::json out = {{"fitted", nlohmann::json::object()}, {"rows", nlohmann::json::array()}};
   for (const auto& f : c.fitted) out["fitted"][f.key] = f.value;
   for (const auto& r : c.rows) {
-    out["rows"].push_back({{"id", r.id}, {"published", r.published}, {"fitted", r.fitted}, {"left_out", r.left_out},
-                           {"fitted_error", r.fitted_error()}, {"left_out_error", r.left_out_error()}});
+    out["rows"].push_back({{"id", r.id},
+                           {"published", r.published},
+                           {"fitted", r.fitted},
+                           {"left_out", r.left_out},
+                           {"fitted_error", r.fitted_error()},
+                           {"left_out_error", r.left_out_error()}});
   }
   out["median_abs_fitted_error"] = c.median_abs_fitted_error();
   out["median_abs_left_out_error"] = c.median_abs_left_out_error();
@@ -81,13 +85,17 @@ int components_command(const std::vector<std::string>& args) {
   nlohmann::json out = nlohmann::json::object();
   if (!serving_rows.empty()) {
     const auto c = studies::check_engine(serving_rows);
-    if (json) out["serving"] = to_json(c);
-    else print_check("serving: output tokens per second of the whole server", "tok/s", c);
+    if (json)
+      out["serving"] = to_json(c);
+    else
+      print_check("serving: output tokens per second of the whole server", "tok/s", c);
   }
   if (!training_rows.empty()) {
     const auto c = studies::check_trainer(training_rows);
-    if (json) out["training"] = to_json(c);
-    else print_check("training: tokens per second per GPU", "tok/s/GPU", c);
+    if (json)
+      out["training"] = to_json(c);
+    else
+      print_check("training: tokens per second per GPU", "tok/s/GPU", c);
   }
   if (json) fmt::print("{}\n", out.dump(2));
   return 0;

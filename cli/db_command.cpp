@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <fstream>
 
-#include "studies/results_db.hpp"
 #include "base/atomic_file.hpp"
 #include "base/integer_text.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/program_exit.hpp"
+#include "studies/results_db.hpp"
 
 namespace april::cli {
 namespace {
@@ -52,8 +52,10 @@ int db_command(const std::vector<std::string>& args) {
   }
   if (sub == "export" && (args.size() == 3 || (args.size() == 5 && args[3] == "--csv"))) {
     const std::string csv = db.export_sweep_csv(parse_id(args[2], "sweep"));
-    if (args.size() == 5) write_output_file(args[4], csv);
-    else fmt::print("{}", csv);
+    if (args.size() == 5)
+      write_output_file(args[4], csv);
+    else
+      fmt::print("{}", csv);
     return 0;
   }
   print_error(fmt::format("april db: bad arguments\n{}", kDbUsage));

@@ -42,10 +42,10 @@ DistributedRuns::DistributedRuns(std::int64_t jobs) : jobs_(jobs) {
   if (session_ && session_->rank() == 0 && session_->size() > 1) coordinator_ = session_->coordinator(jobs_);
 #else
   if (studies::launched_by_mpi() && announced_ranks() > 1) {
-    throw std::runtime_error(fmt::format(
-        "started as one of {} MPI ranks, but this april was built without MPI (each rank would run the whole sweep); "
-        "install libboost-mpi-dev and openmpi-bin and rebuild, or run it without mpirun/srun",
-        announced_ranks()));
+    throw std::runtime_error(
+        fmt::format("started as one of {} MPI ranks, but this april was built without MPI (each rank would run the whole sweep); "
+                    "install libboost-mpi-dev and openmpi-bin and rebuild, or run it without mpirun/srun",
+                    announced_ranks()));
   }
 #endif
 }
@@ -87,7 +87,9 @@ std::string DistributedRuns::describe(const studies::BatchProgress& last) const 
                                ? fmt::format("; rank 0 stored {} runs in {:.3f} s of writes ({:.0f} runs/s at most)", stored, last.store_s,
                                              static_cast<double>(stored) / last.store_s)
                                : "";
-  if (ranks() > 1) return fmt::format("{} MPI ranks: rank 0 collects, {} simulate with {} thread{} each{}", ranks(), ranks() - 1, jobs_, jobs_ == 1 ? "" : "s", rate);
+  if (ranks() > 1)
+    return fmt::format("{} MPI ranks: rank 0 collects, {} simulate with {} thread{} each{}", ranks(), ranks() - 1, jobs_,
+                       jobs_ == 1 ? "" : "s", rate);
   return fmt::format("one process, {} thread{}{}", jobs_, jobs_ == 1 ? "" : "s", rate);
 }
 

@@ -6,16 +6,16 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "adapters/live/generate.hpp"
-#include "hf/chat_template.hpp"
-#include "hf/tokenizer.hpp"
 #include "base/config.hpp"
 #include "base/integer_text.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "hf/chat_template.hpp"
+#include "hf/tokenizer.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -70,11 +70,12 @@ int generate_command(const std::vector<std::string>& args) {
   std::string ids_text, prompt_text, chat;
   bool json = false, ignore_eos = false;
   std::int64_t max_new = 32, seed = 0;
-  opts.add_options()("help,h", "show this help")("checkpoint", po::value(&r.checkpoint_dir)->required(), "the Hugging Face checkpoint folder")(
-      "prompt", po::value(&prompt_text), "the prompt as text (needs DIR/tokenizer.json)")(
+  opts.add_options()("help,h", "show this help")("checkpoint", po::value(&r.checkpoint_dir)->required(),
+                                                 "the Hugging Face checkpoint folder")("prompt", po::value(&prompt_text),
+                                                                                       "the prompt as text (needs DIR/tokenizer.json)")(
       "chat", po::value(&chat), "wrap --prompt in this family's chat template, as a user turn")(
-      "prompt-ids", po::value(&ids_text), "the prompt as token ids, comma-separated")(
-      "max-new-tokens", integer_option(&max_new, 32), "tokens to generate at most (default 32)")(
+      "prompt-ids", po::value(&ids_text), "the prompt as token ids, comma-separated")("max-new-tokens", integer_option(&max_new, 32),
+                                                                                      "tokens to generate at most (default 32)")(
       "greedy", po::bool_switch(&r.greedy), "take the most likely token at each step (default: sample)")(
       "temperature", po::value(&r.temperature)->default_value(1.0), "sampling temperature")(
       "seed", integer_option(&seed, 0), "sampling seed")("device", po::value(&r.device)->default_value("cpu"), "cpu or cuda")(
@@ -83,14 +84,17 @@ int generate_command(const std::vector<std::string>& args) {
       "json", po::bool_switch(&json), "print JSON");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
-  if (vm.count("prompt") == vm.count("prompt-ids")) throw std::invalid_argument("give the prompt as --prompt TEXT or as --prompt-ids, one of them");
+  if (vm.count("prompt") == vm.count("prompt-ids"))
+    throw std::invalid_argument("give the prompt as --prompt TEXT or as --prompt-ids, one of them");
   if (!chat.empty() && !vm.count("prompt")) throw std::invalid_argument("--chat wraps --prompt TEXT; it does not apply to --prompt-ids");
   const auto tokenizer_path = (std::filesystem::path(r.checkpoint_dir) / "tokenizer.json").string();
   std::optional<hf::Tokenizer> tokenizer;
   if (std::filesystem::exists(tokenizer_path)) tokenizer = hf::Tokenizer::load(tokenizer_path);
   if (vm.count("prompt")) {
-    if (!tokenizer) throw std::invalid_argument(fmt::format("--prompt needs a tokenizer: {} is missing (or give --prompt-ids)", tokenizer_path));
-    const auto text = chat.empty() ? prompt_text : hf::render_chat_prompt(hf::chat_family_from_name(chat), hf::ChatPrompt{prompt_text, {}, {}});
+    if (!tokenizer)
+      throw std::invalid_argument(fmt::format("--prompt needs a tokenizer: {} is missing (or give --prompt-ids)", tokenizer_path));
+    const auto text =
+        chat.empty() ? prompt_text : hf::render_chat_prompt(hf::chat_family_from_name(chat), hf::ChatPrompt{prompt_text, {}, {}});
     for (const auto id : tokenizer->encode(text)) r.prompt_ids.push_back(id);
   } else {
     r.prompt_ids = parse_ids(ids_text);
@@ -120,8 +124,10 @@ int generate_command(const std::vector<std::string>& args) {
   std::fputs(fmt::format("output_logprobs: {}\n", lps).c_str(), stdout);
   if (tokenizer) {
     const auto text = decoded(*tokenizer, g.output_ids);
-    std::fputs((text ? fmt::format("text: {}\n", nlohmann::json(*text).dump()) : std::string("text: (an id past the tokenizer's vocabulary)\n")).c_str(),
-               stdout);
+    std::fputs(
+        (text ? fmt::format("text: {}\n", nlohmann::json(*text).dump()) : std::string("text: (an id past the tokenizer's vocabulary)\n"))
+            .c_str(),
+        stdout);
   }
   return 0;
 }

@@ -1,9 +1,9 @@
 // `april policies` and `april keys`.
 #include <fmt/format.h>
 
-#include "scenario/scenario.hpp"
 #include "cli/commands.hpp"
 #include "policies/registry.hpp"
+#include "scenario/scenario.hpp"
 
 namespace april::cli {
 namespace {
@@ -11,8 +11,8 @@ namespace {
 void print_knob(const base::Knob& k) {
   const std::string unit = k.unit.empty() ? "" : fmt::format(" [{}]", k.unit);
   const std::string accepts = k.validate.accepts.empty() ? "" : fmt::format(", accepts {}", k.validate.accepts);
-  fmt::print("  {:<34} {:<8} default {}{}{}\n      {}\n", k.name, base::type_name(k.type), base::to_string(k.default_value),
-             unit, accepts, k.help);
+  fmt::print("  {:<34} {:<8} default {}{}{}\n      {}\n", k.name, base::type_name(k.type), base::to_string(k.default_value), unit, accepts,
+             k.help);
 }
 
 bool wants_help(const std::vector<std::string>& args, const char* usage) {
@@ -44,8 +44,9 @@ int keys_command(const std::vector<std::string>& args_in) {
   std::vector<std::string> args = args_in;
   const bool markdown = !args.empty() && args.front() == "--markdown";
   if (markdown) args.erase(args.begin());
-  if (wants_help(args, "usage: april keys [--markdown]\n  Lists every scenario key: type, default, unit, accepted values and meaning.\n"
-                       "  --markdown  as a Markdown table (that of docs/keys.md)\n")) {
+  if (wants_help(args,
+                 "usage: april keys [--markdown]\n  Lists every scenario key: type, default, unit, accepted values and meaning.\n"
+                 "  --markdown  as a Markdown table (that of docs/keys.md)\n")) {
     return 0;
   }
   const auto registry = policies::builtin_policies();

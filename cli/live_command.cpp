@@ -15,26 +15,26 @@
 #endif
 #include "adapters/live/hf_trainer.hpp"
 #include "adapters/live/live_backend.hpp"
-#include "base/chrome_trace.hpp"
-#include "rl/run_timeline.hpp"
-#include "rl/metric_columns.hpp"
-#include "base/run_keys.hpp"
 #include "adapters/live/live_config.hpp"
 #include "adapters/live/live_memory.hpp"
 #include "adapters/live/model_config.hpp"
-#include "rl/loop_knobs.hpp"
-#include "rl/rl_loop.hpp"
-#include "scenario/scenario.hpp"
-#include "sim/engine_knobs.hpp"
 #include "base/atomic_file.hpp"
+#include "base/chrome_trace.hpp"
+#include "base/json_file.hpp"
 #include "base/machine_memory.hpp"
+#include "base/run_keys.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
-#include "base/json_file.hpp"
 #include "cli/engine_urls.hpp"
 #include "cli/live_task_options.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/program_exit.hpp"
+#include "rl/loop_knobs.hpp"
+#include "rl/metric_columns.hpp"
+#include "rl/rl_loop.hpp"
+#include "rl/run_timeline.hpp"
+#include "scenario/scenario.hpp"
+#include "sim/engine_knobs.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -80,9 +80,10 @@ void check_checkpoint_run(const base::JsonFile& state, const nlohmann::json& run
 void print_model_replaced(const base::Config& c, const std::string& live_model, const std::string& device) {
   const auto scenario_model = c.get(sim::keys::kModel);
   if (scenario_model == live_model) return;
-  fmt::print("note: the scenario's model, {}, is simulated only: april live trains {} on {} instead, with the scenario's batch, "
-             "lengths and policy keys (its cluster, engine and trainer keys are the simulator's)\n",
-             scenario_model, live_model, device);
+  fmt::print(
+      "note: the scenario's model, {}, is simulated only: april live trains {} on {} instead, with the scenario's batch, "
+      "lengths and policy keys (its cluster, engine and trainer keys are the simulator's)\n",
+      scenario_model, live_model, device);
 }
 
 // The RL steps, one line each as they end: the time since the first step
@@ -139,8 +140,8 @@ struct HttpRun {
   std::int64_t slots = 0;  // --engine-slots: 0, what each server says
   double timeout_s = 600;
   bool failover = false;
-  std::string weights_dir;  // "": rollout only
-  std::string export_dir;   // with weights_dir: the trained policy written here at the end
+  std::string weights_dir;       // "": rollout only
+  std::string export_dir;        // with weights_dir: the trained policy written here at the end
   std::string save_dir, resume;  // --save, --resume (colocated policies)
   nlohmann::json run_record;     // what a checkpoint must share with the run that resumes it
   std::string timeline_path;
@@ -174,7 +175,8 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
   auto ho = live::http_backend_options(c);
   ho.urls = split_urls(run.engines);
   if (engine_api_is_vllm(run.api)) ho.api = live::ServerApi::kVllm;
-  if (run.slots < 0 || run.slots > 1000000) throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", run.slots));
+  if (run.slots < 0 || run.slots > 1000000)
+    throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", run.slots));
   ho.slots = run.slots;
   if (!(timeout_s > 0 && timeout_s <= 1e6)) throw std::invalid_argument(fmt::format("--engine-timeout {}: seconds above 0", timeout_s));
   ho.request_timeout_s = timeout_s;
@@ -187,10 +189,11 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
   };
   live::HttpBackend backend(ho, *choice.task);
   fmt::print("april live: {} on {} server(s) over {} ({}), policy {}, B = {} x n = {}, {}\n",
-             trainer ? fmt::format("training {} ({} parameters), weights through {}", choice.model_name, choice.model.parameters(), weights_dir)
-                     : std::string("rollout only"),
-             ho.urls.size(), ho.api == live::ServerApi::kVllm ? "vLLM's /v1/completions" : "SGLang's HTTP API", run.engines, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
-             choice.task->describe());
+             trainer
+                 ? fmt::format("training {} ({} parameters), weights through {}", choice.model_name, choice.model.parameters(), weights_dir)
+                 : std::string("rollout only"),
+             ho.urls.size(), ho.api == live::ServerApi::kVllm ? "vLLM's /v1/completions" : "SGLang's HTTP API", run.engines, policy_name,
+             c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt), choice.task->describe());
   print_model_replaced(c, choice.model_name, fmt::format("{} server(s)", ho.urls.size()));
   std::fflush(stdout);
   nlohmann::json loop_state;
@@ -300,8 +303,7 @@ int live_command(const std::vector<std::string>& args) {
       "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy. On the CPU it first estimates its\n"
       "memory (weights, KV cache, activations) and refuses a run the machine cannot hold.\n\noptions");
   std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, save_dir, export_dir, resume, timeline_path, engines,
-              weights_dir,
-              timeline_detail = "steps";
+              weights_dir, timeline_detail = "steps";
   std::vector<std::string> sets;
   double engine_timeout_s = 600;
   bool engine_failover = false;
@@ -312,26 +314,35 @@ int live_command(const std::vector<std::string>& args) {
       "steps", integer_option(), "RL steps")("seed", integer_option(), "seed")(
       "set", po::value(&sets), "override a scenario key (repeatable)")("out", po::value(&out_dir), "write results here")(
       "save", po::value(&save_dir), "save model, optimizer, buffer and loop state here at the end (for --resume)")(
-      "engines", po::value(&engines), "with --checkpoint and --dataset: roll out on these inference servers over SGLang's HTTP API "
+      "engines", po::value(&engines),
+      "with --checkpoint and --dataset: roll out on these inference servers over SGLang's HTTP API "
       "or, with --engine-api vllm, vLLM's (URL,...: SGLang, vLLM or april serve holding the same model), rollout only: their "
       "weights stay and each batch is scored")(
-      "engine-api", po::value(&engine_api), "with --engines: sglang (default: /generate and /abort_request) or vllm (a streamed "
+      "engine-api", po::value(&engine_api),
+      "with --engines: sglang (default: /generate and /abort_request) or vllm (a streamed "
       "/v1/completions per sample, aborted by closing it, as vLLM has no abort outside its dev mode; rollout only)")(
-      "engine-slots", integer_option(&engine_slots, 0), "with --engines: requests sent to a server at once, the rest held in april "
+      "engine-slots", integer_option(&engine_slots, 0),
+      "with --engines: requests sent to a server at once, the rest held in april "
       "in the policy's order (default: the server's max_running_requests; a vLLM server says none: give its --max-num-seqs)")(
-      "weights-dir", po::value(&weights_dir), "with --engines: train, and after each step write the weights to DIR/v<version> and load "
+      "weights-dir", po::value(&weights_dir),
+      "with --engines: train, and after each step write the weights to DIR/v<version> and load "
       "them into every server through /update_weights_from_disk (DIR must be readable by the servers); without it, rollout only")(
-      "engine-timeout", po::value(&engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take (a stream: "
+      "engine-timeout", po::value(&engine_timeout_s)->default_value(600),
+      "with --engines: seconds a /generate may take (a stream: "
       "may stay silent) before the run fails naming the server (default 600)")(
-      "engine-failover", po::bool_switch(&engine_failover), "with --engines: a server that stops answering (no connection, a "
+      "engine-failover", po::bool_switch(&engine_failover),
+      "with --engines: a server that stops answering (no connection, a "
       "connection cut, no reply within --engine-timeout) is dropped with a warning naming it, and its requests go again to the "
       "servers left, from the tokens their samples held; without it the step fails naming the server")(
-      "export", po::value(&export_dir), "with --checkpoint (with --engines, and --weights-dir): write the trained policy here at the end as a Hugging Face checkpoint "
+      "export", po::value(&export_dir),
+      "with --checkpoint (with --engines, and --weights-dir): write the trained policy here at the end as a Hugging Face checkpoint "
       "(safetensors in the source's dtype, its config and tokenizer files copied) that an inference server loads")(
       "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)")(
-      "timeline", po::value(&timeline_path), "write the run as a Chrome trace-event JSON FILE (ui.perfetto.dev): rollout, abort, "
+      "timeline", po::value(&timeline_path),
+      "write the run as a Chrome trace-event JSON FILE (ui.perfetto.dev): rollout, abort, "
       "train and sync spans on the wall clock, each step's metrics, and the engine's busy spans")(
-      "timeline-detail", po::value(&timeline_detail), "steps (default), changes (also the engine's running and queued requests and "
+      "timeline-detail", po::value(&timeline_detail),
+      "steps (default), changes (also the engine's running and queued requests and "
       "KV tokens at every change) or windows (changes, and each engine iteration as a prefill or decode span with its batch and "
       "KV tokens, in place of the busy spans)");
   LiveTaskOptions task_options;
@@ -339,8 +350,10 @@ int live_command(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
   // `--engines ''` (an unset shell variable) must not quietly run the in-process engine.
-  if (vm.count("engines") != 0 && engines.empty()) throw std::invalid_argument("--engines: expected URL,... of the inference servers, got ''");
-  check_outputs_apart({{"--out", out_dir, true}, {"--save", save_dir, true}, {"--export", export_dir, true}, {"--timeline", timeline_path, false}});
+  if (vm.count("engines") != 0 && engines.empty())
+    throw std::invalid_argument("--engines: expected URL,... of the inference servers, got ''");
+  check_outputs_apart(
+      {{"--out", out_dir, true}, {"--save", save_dir, true}, {"--export", export_dir, true}, {"--timeline", timeline_path, false}});
   std::optional<OutputFolder> out;
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
   if (!save_dir.empty()) check_output_folder(save_dir, "--save");  // before the run, not after it
@@ -369,30 +382,33 @@ int live_command(const std::vector<std::string>& args) {
   if (engines.empty() && (vm.count("engine-api") || (vm.count("engine-slots") && !vm["engine-slots"].defaulted()))) {
     throw std::invalid_argument("--engine-api and --engine-slots are for the servers of --engines: give --engines");
   }
-  if (engines.empty() && !weights_dir.empty()) throw std::invalid_argument("--weights-dir is where --engines training writes its weights: give --engines");
+  if (engines.empty() && !weights_dir.empty())
+    throw std::invalid_argument("--weights-dir is where --engines training writes its weights: give --engines");
   if (!engines.empty()) {
-    if (task_options.checkpoint.empty()) throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
+    if (task_options.checkpoint.empty())
+      throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
     for (const auto& [given, name] : {std::pair{&save_dir, "--save"}, {&resume, "--resume"}}) {
       if (!given->empty() && policy->overlaps()) {
-        throw std::invalid_argument(fmt::format("{} with --engines: colocated policies only (policy {} trains and syncs beside "
-                                                "requests in flight)",
-                                                name, policy_name));
+        throw std::invalid_argument(
+            fmt::format("{} with --engines: colocated policies only (policy {} trains and syncs beside "
+                        "requests in flight)",
+                        name, policy_name));
       }
     }
     if (!export_dir.empty() && weights_dir.empty()) {
-      throw std::invalid_argument("--export with --engines writes the policy that --weights-dir training trains: give --weights-dir "
-                                  "(rollout only trains nothing)");
+      throw std::invalid_argument(
+          "--export with --engines writes the policy that --weights-dir training trains: give --weights-dir "
+          "(rollout only trains nothing)");
     }
     if (detail == rl::TimelineDetail::kWindows) {
-      throw std::invalid_argument("--timeline-detail windows: a server does not report its iterations over HTTP; use steps or changes "
-                                  "with --engines");
+      throw std::invalid_argument(
+          "--timeline-detail windows: a server does not report its iterations over HTTP; use steps or changes "
+          "with --engines");
     }
 #ifdef APRIL_WITH_SERVE
     return live_over_http({engines, engine_api, engine_slots, engine_timeout_s, engine_failover, weights_dir, export_dir, save_dir, resume,
                            checkpoint_run(policy_name, c, task_options, *choice.task), timeline_path, detail},
-                          policy_name,
-                          *policy, c, lo,
-                          choice, out, out_dir);
+                          policy_name, *policy, c, lo, choice, out, out_dir);
 #else
     throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
 #endif
@@ -473,9 +489,10 @@ int live_command(const std::vector<std::string>& args) {
   const auto summary = rl::summarize(steps);
   const auto d = rl::derive(summary.totals);
   const auto st = backend.stats();
-  fmt::print("\nrollout throughput {:.0f} tok/s over {} steps; engine decoded {} tokens in {} iterations, busy {:.1f} s ({:.0f} tok/s busy)\n",
-             d.rollout_throughput_tok_s, steps.size(), st.decoded_tok, st.iterations, st.engine_busy_s,
-             st.engine_busy_s > 0 ? static_cast<double>(st.decoded_tok) / st.engine_busy_s : 0.0);
+  fmt::print(
+      "\nrollout throughput {:.0f} tok/s over {} steps; engine decoded {} tokens in {} iterations, busy {:.1f} s ({:.0f} tok/s busy)\n",
+      d.rollout_throughput_tok_s, steps.size(), st.decoded_tok, st.iterations, st.engine_busy_s,
+      st.engine_busy_s > 0 ? static_cast<double>(st.decoded_tok) / st.engine_busy_s : 0.0);
   if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts: {:.3f} before RL, {:.3f} after\n", eval_n, acc_before, acc_after);
 
   if (!timeline_path.empty()) {

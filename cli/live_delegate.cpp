@@ -17,9 +17,10 @@ int run_live_program(const std::string& command, const std::vector<std::string>&
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const auto live = self.parent_path() / "april-live";
   if (ec || !std::filesystem::exists(live)) {
-    print_error(fmt::format("april {}: this build has no live backend: {} is missing (libtorch was not found when building; "
-                            "see APRIL_WITH_TORCH in the README)",
-                            command, ec ? std::string("april-live") : live.string()));
+    print_error(
+        fmt::format("april {}: this build has no live backend: {} is missing (libtorch was not found when building; "
+                    "see APRIL_WITH_TORCH in the README)",
+                    command, ec ? std::string("april-live") : live.string()));
     return 2;
   }
   std::vector<std::string> words = {live.string(), command};

@@ -41,19 +41,23 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   int rc = 1;
   try {
-    if (cmd == "live") rc = april::cli::live_command(args);
-    else if (cmd == "profile") rc = april::cli::profile_command(args);
-    else if (cmd == "validate") rc = april::cli::validate_command(args);
-    else if (cmd == "generate") rc = april::cli::generate_command(args);
+    if (cmd == "live")
+      rc = april::cli::live_command(args);
+    else if (cmd == "profile")
+      rc = april::cli::profile_command(args);
+    else if (cmd == "validate")
+      rc = april::cli::validate_command(args);
+    else if (cmd == "generate")
+      rc = april::cli::generate_command(args);
     else if (cmd == "serve") {
 #ifdef APRIL_WITH_SERVE
       rc = april::cli::serve_command(args);
 #else
-      april::cli::print_error("april serve: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev; scripts/setup.sh installs it)");
+      april::cli::print_error(
+          "april serve: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev; scripts/setup.sh installs it)");
       rc = 2;
 #endif
-    }
-    else {
+    } else {
       april::cli::print_error(fmt::format("april-live: unknown command '{}'\n\n{}", cmd, kUsage));
       rc = 2;
     }

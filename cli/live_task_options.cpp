@@ -8,12 +8,12 @@
 #include <optional>
 
 #include "adapters/live/checkpoint/hf_config.hpp"
-#include "tasks/countdown_task.hpp"
+#include "adapters/live/live_config.hpp"
+#include "base/run_keys.hpp"
 #include "hf/chat_template.hpp"
 #include "hf/tokenizer.hpp"
-#include "adapters/live/live_config.hpp"
+#include "tasks/countdown_task.hpp"
 #include "tasks/math/math_task.hpp"
-#include "base/run_keys.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -22,14 +22,16 @@ void LiveTaskOptions::add_to(po::options_description& opts) {
   opts.add_options()("checkpoint", po::value(&checkpoint),
                      "start from this Hugging Face checkpoint folder (config.json, safetensors, tokenizer.json) and train it on "
                      "--dataset, instead of april's own model on the countdown task")(
-      "dataset", po::value(&dataset), "JSON Lines math prompts with gold answers (with --checkpoint); its last live.eval_prompts rows are held out")(
+      "dataset", po::value(&dataset),
+      "JSON Lines math prompts with gold answers (with --checkpoint); its last live.eval_prompts rows are held out")(
       "dataset-layout", po::value(&dataset_layout), "the field settings of a public set: gsm8k, dapo-math or deepscaler")(
       "prompt-field", po::value(&prompt_field), "the prompt's field (default prompt; a dot walks into objects)")(
       "answer-field", po::value(&answer_field), "the gold answer's field (default answer)")(
       "answer-format", po::value(&answer_format), "plain (the field is the answer) or gsm8k (the text after its last ####)")(
       "prompt-suffix", po::value(&prompt_suffix), "appended to every prompt, e.g. an instruction to answer in \\boxed{}")(
-      "chat", po::value(&chat), "the chat template wrapping each prompt: qwen2, qwen2.5, qwen3, llama3, llama3.1 or none (default: "
-                                "qwen3 for Qwen3ForCausalLM, qwen2.5 for Qwen2ForCausalLM, llama3.1 for LlamaForCausalLM)")(
+      "chat", po::value(&chat),
+      "the chat template wrapping each prompt: qwen2, qwen2.5, qwen3, llama3, llama3.1 or none (default: "
+      "qwen3 for Qwen3ForCausalLM, qwen2.5 for Qwen2ForCausalLM, llama3.1 for LlamaForCausalLM)")(
       "reward", po::value(&reward), "math (1 correct, 0 otherwise; the default) or dapo (+1 correct, -1 otherwise, as verl's DAPO)");
 }
 
@@ -44,9 +46,13 @@ std::optional<hf::ChatFamily> chat_family(const std::string& chat, const std::st
 }
 
 LiveTaskChoice countdown(const LiveTaskOptions& o, const base::Config& c, std::int32_t max_response_len) {
-  for (const auto& [given, name] : {std::pair{&o.dataset, "--dataset"}, {&o.dataset_layout, "--dataset-layout"}, {&o.prompt_field, "--prompt-field"},
-                                    {&o.answer_field, "--answer-field"}, {&o.answer_format, "--answer-format"},
-                                    {&o.prompt_suffix, "--prompt-suffix"}, {&o.chat, "--chat"}}) {
+  for (const auto& [given, name] : {std::pair{&o.dataset, "--dataset"},
+                                    {&o.dataset_layout, "--dataset-layout"},
+                                    {&o.prompt_field, "--prompt-field"},
+                                    {&o.answer_field, "--answer-field"},
+                                    {&o.answer_format, "--answer-format"},
+                                    {&o.prompt_suffix, "--prompt-suffix"},
+                                    {&o.chat, "--chat"}}) {
     if (!given->empty()) throw std::invalid_argument(fmt::format("{} needs --checkpoint: math prompts are for a Hugging Face model", name));
   }
   LiveTaskChoice out;
@@ -70,7 +76,8 @@ LiveTaskChoice make_live_task(const LiveTaskOptions& o, const base::Config& c, s
   if (!o.dataset_layout.empty()) {
     const auto layout = live::math::dataset_layout(o.dataset_layout);
     if (!layout) {
-      throw std::invalid_argument(fmt::format("--dataset-layout '{}': one of {}", o.dataset_layout, fmt::join(live::math::dataset_layout_names(), ", ")));
+      throw std::invalid_argument(
+          fmt::format("--dataset-layout '{}': one of {}", o.dataset_layout, fmt::join(live::math::dataset_layout_names(), ", ")));
     }
     d = *layout;
   }
@@ -97,9 +104,10 @@ LiveTaskChoice make_live_task(const LiveTaskOptions& o, const base::Config& c, s
   out.model = hf.model;
   out.model.max_seq = task->max_prompt_tok() + max_response_len;
   if (hf.max_position_embeddings > 0 && out.model.max_seq > hf.max_position_embeddings) {
-    throw base::ConfigError(fmt::format("{}: the longest prompt ({} tokens) and max_response_len ({}) make {} positions, past the model's "
-                                        "max_position_embeddings ({})",
-                                        o.checkpoint, task->max_prompt_tok(), max_response_len, out.model.max_seq, hf.max_position_embeddings));
+    throw base::ConfigError(
+        fmt::format("{}: the longest prompt ({} tokens) and max_response_len ({}) make {} positions, past the model's "
+                    "max_position_embeddings ({})",
+                    o.checkpoint, task->max_prompt_tok(), max_response_len, out.model.max_seq, hf.max_position_embeddings));
   }
   out.model_name = fmt::format("{} from {}", hf.model.architecture, o.checkpoint);
   out.max_answer_tok = max_response_len;

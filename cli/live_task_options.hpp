@@ -7,16 +7,16 @@
 #include <memory>
 #include <string>
 
-#include "tasks/live_task.hpp"
 #include "adapters/live/model_config.hpp"
 #include "base/config.hpp"
+#include "tasks/live_task.hpp"
 
 namespace april::cli {
 
 struct LiveTaskOptions {
   std::string checkpoint;  // a Hugging Face checkpoint folder; "" for april's own model on the countdown task
   std::string dataset, dataset_layout, prompt_field, answer_field, answer_format, prompt_suffix;
-  std::string chat;           // a chat family, "none", or "" for the architecture's usual one
+  std::string chat;             // a chat family, "none", or "" for the architecture's usual one
   std::string reward = "math";  // math (1/0) or dapo (+1/-1)
 
   void add_to(boost::program_options::options_description& opts);

@@ -70,14 +70,22 @@ ShowOptions parse_show(const std::vector<std::string>& args, std::size_t first) 
       if (i + 1 >= args.size()) throw std::invalid_argument(fmt::format("{} needs a value", a));
       return args[++i];
     };
-    if (a == "--json") o.json = true;
-    else if (a == "--hardware") o.hardware = value();
-    else if (a == "--tp") o.tp = parse_whole(value(), "--tp", 1, 1024);
-    else if (a == "--weight-dtype") o.weight_dtype = sim::dtype_from_string(value(), "--weight-dtype");
-    else if (a == "--memory-fraction") o.memory_fraction = parse_number(value(), "--memory-fraction", 0.05, 1.0);
-    else if (!a.empty() && a[0] == '-') throw std::invalid_argument(fmt::format("unknown option '{}'", a));
-    else if (o.target.empty()) o.target = a;
-    else throw std::invalid_argument(fmt::format("unexpected argument '{}'", a));
+    if (a == "--json")
+      o.json = true;
+    else if (a == "--hardware")
+      o.hardware = value();
+    else if (a == "--tp")
+      o.tp = parse_whole(value(), "--tp", 1, 1024);
+    else if (a == "--weight-dtype")
+      o.weight_dtype = sim::dtype_from_string(value(), "--weight-dtype");
+    else if (a == "--memory-fraction")
+      o.memory_fraction = parse_number(value(), "--memory-fraction", 0.05, 1.0);
+    else if (!a.empty() && a[0] == '-')
+      throw std::invalid_argument(fmt::format("unknown option '{}'", a));
+    else if (o.target.empty())
+      o.target = a;
+    else
+      throw std::invalid_argument(fmt::format("unexpected argument '{}'", a));
   }
   return o;
 }
@@ -118,35 +126,40 @@ int model_show(const ShowOptions& o) {
   }
   const bool mla = m.attention == sim::AttentionKind::MultiLatent;
   if (o.json) {
-    nlohmann::json j = {
-        {"name", m.name},
-        {"architecture", m.architecture},
-        {"model_type", m.model_type},
-        {"source", m.source},
-        {"layers", m.layers},
-        {"hidden_size", m.hidden},
-        {"vocab_size", m.vocab},
-        {"tied_embeddings", m.tied_embeddings},
-        {"attention", mla ? "mla" : "gqa"},
-        {"query_heads", m.q_heads},
-        {"kv_heads", m.kv_heads},
-        {"head_dim", m.head_dim},
-        {"total_params", m.total_params()},
-        {"active_params", m.active_params()},
-        {"mtp_params", m.mtp_params()},
-        {"weight_bytes", m.weight_bytes(sim::DType::BF16)},
-        {"weight_bytes_fp8", m.weight_bytes(sim::DType::FP8)},
-        {"checkpoint_dtype", sim::to_string(m.checkpoint_dtype)},
-        {"kv_bytes_per_token", m.kv_bytes_per_token(sim::DType::BF16)},
-        {"kv_bytes_per_token_fp8", m.kv_bytes_per_token(sim::DType::FP8)},
-        {"linear_flops_per_token", m.linear_flops_per_token()},
-        {"attention_flops_per_context_token", m.attention_flops_per_token(1, true)},
-        {"moe", nullptr}};
-    if (mla) j["mla"] = {{"q_lora_rank", m.q_lora_rank}, {"kv_lora_rank", m.kv_lora_rank}, {"qk_nope_head_dim", m.qk_nope_head_dim},
-                         {"qk_rope_head_dim", m.qk_rope_head_dim}, {"v_head_dim", m.v_head_dim}};
+    nlohmann::json j = {{"name", m.name},
+                        {"architecture", m.architecture},
+                        {"model_type", m.model_type},
+                        {"source", m.source},
+                        {"layers", m.layers},
+                        {"hidden_size", m.hidden},
+                        {"vocab_size", m.vocab},
+                        {"tied_embeddings", m.tied_embeddings},
+                        {"attention", mla ? "mla" : "gqa"},
+                        {"query_heads", m.q_heads},
+                        {"kv_heads", m.kv_heads},
+                        {"head_dim", m.head_dim},
+                        {"total_params", m.total_params()},
+                        {"active_params", m.active_params()},
+                        {"mtp_params", m.mtp_params()},
+                        {"weight_bytes", m.weight_bytes(sim::DType::BF16)},
+                        {"weight_bytes_fp8", m.weight_bytes(sim::DType::FP8)},
+                        {"checkpoint_dtype", sim::to_string(m.checkpoint_dtype)},
+                        {"kv_bytes_per_token", m.kv_bytes_per_token(sim::DType::BF16)},
+                        {"kv_bytes_per_token_fp8", m.kv_bytes_per_token(sim::DType::FP8)},
+                        {"linear_flops_per_token", m.linear_flops_per_token()},
+                        {"attention_flops_per_context_token", m.attention_flops_per_token(1, true)},
+                        {"moe", nullptr}};
+    if (mla)
+      j["mla"] = {{"q_lora_rank", m.q_lora_rank},
+                  {"kv_lora_rank", m.kv_lora_rank},
+                  {"qk_nope_head_dim", m.qk_nope_head_dim},
+                  {"qk_rope_head_dim", m.qk_rope_head_dim},
+                  {"v_head_dim", m.v_head_dim}};
     if (m.is_moe()) {
-      j["moe"] = {{"routed_experts", m.routed_experts}, {"experts_per_token", m.experts_per_token},
-                  {"shared_experts", m.shared_experts}, {"moe_intermediate_size", m.moe_intermediate},
+      j["moe"] = {{"routed_experts", m.routed_experts},
+                  {"experts_per_token", m.experts_per_token},
+                  {"shared_experts", m.shared_experts},
+                  {"moe_intermediate_size", m.moe_intermediate},
                   {"moe_layers", m.moe_layers()}};
     }
     if (published != nullptr) {
@@ -155,8 +168,11 @@ int model_show(const ShowOptions& o) {
                         {"citation", published->citation}};
     }
     nlohmann::json engines = nlohmann::json::array();
-    for (const auto tp : layouts(o, m, hw)) engines.push_back(engine_json(m, hw, {tp, o.memory_fraction, o.weight_dtype, sim::DType::BF16}));
-    j["engines"] = {{"hardware", hw.name}, {"memory_fraction", o.memory_fraction}, {"weight_dtype", sim::to_string(o.weight_dtype)},
+    for (const auto tp : layouts(o, m, hw))
+      engines.push_back(engine_json(m, hw, {tp, o.memory_fraction, o.weight_dtype, sim::DType::BF16}));
+    j["engines"] = {{"hardware", hw.name},
+                    {"memory_fraction", o.memory_fraction},
+                    {"weight_dtype", sim::to_string(o.weight_dtype)},
                     {"layouts", engines}};
     fmt::print("{}\n", j.dump(2));
     return 0;
@@ -182,16 +198,16 @@ int model_show(const ShowOptions& o) {
     fmt::print("; published {} / {}", billions(published->published_total_params), billions(published->published_active_params));
   }
   fmt::print("\n");
-  if (m.mtp_params() > 0) fmt::print("  multi-token prediction modules (apart): {} ({})\n", m.mtp_params(), billions(static_cast<double>(m.mtp_params())));
+  if (m.mtp_params() > 0)
+    fmt::print("  multi-token prediction modules (apart): {} ({})\n", m.mtp_params(), billions(static_cast<double>(m.mtp_params())));
   fmt::print("  weights: {:.2f} GB bf16, {:.2f} GB fp8 (checkpoint: {})\n", m.weight_bytes(sim::DType::BF16) / 1e9,
              m.weight_bytes(sim::DType::FP8) / 1e9, sim::to_string(m.checkpoint_dtype));
-  fmt::print("  KV cache: {} B per token bf16 ({} B fp8){}\n", m.kv_bytes_per_token(sim::DType::BF16), m.kv_bytes_per_token(sim::DType::FP8),
-             mla ? ", the latent and rope key" : "");
+  fmt::print("  KV cache: {} B per token bf16 ({} B fp8){}\n", m.kv_bytes_per_token(sim::DType::BF16),
+             m.kv_bytes_per_token(sim::DType::FP8), mla ? ", the latent and rope key" : "");
   fmt::print("  FLOPs per token: {:.3f} GFLOP in linear layers, {:.1f} kFLOP of attention per cached token{}\n",
              m.linear_flops_per_token() / 1e9, m.attention_flops_per_token(1, true) / 1e3, mla ? " (absorbed MLA)" : "");
   fmt::print("\n  engines on {} ({:.0f} MiB = {:.1f} GB per GPU, {} of it for weights + KV cache, {} weights):\n", hw.name,
-             hw.hbm_bytes / sim::kBytesPerMiB, hw.hbm_bytes / 1e9,
-             o.memory_fraction, sim::to_string(o.weight_dtype));
+             hw.hbm_bytes / sim::kBytesPerMiB, hw.hbm_bytes / 1e9, o.memory_fraction, sim::to_string(o.weight_dtype));
   fmt::print("  {:>4}  {:>14}  {:>12}  {:>16}\n", "TP", "weights/GPU", "KV/GPU", "KV capacity");
   for (const auto tp : layouts(o, m, hw)) {
     const auto mem = sim::engine_memory(m, hw, {tp, o.memory_fraction, o.weight_dtype, sim::DType::BF16});
@@ -199,7 +215,8 @@ int model_show(const ShowOptions& o) {
       fmt::print("  {:>4}  {:>11.2f} GB  {:>9.2f} GB  {:>12} tok\n", tp, mem.weights_per_gpu_bytes / 1e9, mem.kv_per_gpu_bytes / 1e9,
                  mem.kv_capacity_tok);
     } else {
-      fmt::print("  {:>4}  {:>11.2f} GB  does not fit ({:.2f} GB usable)\n", tp, mem.weights_per_gpu_bytes / 1e9, mem.usable_per_gpu_bytes / 1e9);
+      fmt::print("  {:>4}  {:>11.2f} GB  does not fit ({:.2f} GB usable)\n", tp, mem.weights_per_gpu_bytes / 1e9,
+                 mem.usable_per_gpu_bytes / 1e9);
     }
   }
   return 0;
@@ -258,14 +275,20 @@ int hardware_command(const std::vector<std::string>& args) {
   bool json = false;
   std::string target;
   for (std::size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--json") json = true;
-    else if (!args[i].empty() && args[i][0] == '-') throw std::invalid_argument(fmt::format("unknown option '{}'", args[i]));
-    else if (target.empty()) target = args[i];
-    else throw std::invalid_argument(fmt::format("unexpected argument '{}'", args[i]));
+    if (args[i] == "--json")
+      json = true;
+    else if (!args[i].empty() && args[i][0] == '-')
+      throw std::invalid_argument(fmt::format("unknown option '{}'", args[i]));
+    else if (target.empty())
+      target = args[i];
+    else
+      throw std::invalid_argument(fmt::format("unexpected argument '{}'", args[i]));
   }
   std::vector<sim::Accelerator> shown;
-  if (target.empty()) shown = sim::builtin_accelerators();
-  else shown.push_back(sim::resolve_accelerator(target));
+  if (target.empty())
+    shown = sim::builtin_accelerators();
+  else
+    shown.push_back(sim::resolve_accelerator(target));
   if (json) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& a : shown) j.push_back(accelerator_json(a));
@@ -279,10 +302,11 @@ int hardware_command(const std::vector<std::string>& args) {
                a.fp8_flop_s / 1e12, a.hbm_bytes / sim::kBytesPerMiB, a.hbm_bytes_s / 1e12, a.scale_up_bytes_s / 1e9, a.gpus_per_node,
                a.scale_up_domain_gpus, a.nic_bytes_s * 8 / 1e9);
   }
-  fmt::print("\nFLOP/s dense (datasheets often quote 2:4-sparse figures, twice these); link = scale-up (NVLink / Infinity Fabric)\n"
-             "per GPU, one direction (vendors add both); HBM = the total the driver reports (nvidia-smi, rocm-smi), which\n"
-             "frameworks take their memory fraction of (datasheets round it: an \"80 GB\" H100 reports 81,559 MiB);\n"
-             "node = GPUs per node; domain = GPUs one scale-up fabric joins.\n\n");
+  fmt::print(
+      "\nFLOP/s dense (datasheets often quote 2:4-sparse figures, twice these); link = scale-up (NVLink / Infinity Fabric)\n"
+      "per GPU, one direction (vendors add both); HBM = the total the driver reports (nvidia-smi, rocm-smi), which\n"
+      "frameworks take their memory fraction of (datasheets round it: an \"80 GB\" H100 reports 81,559 MiB);\n"
+      "node = GPUs per node; domain = GPUs one scale-up fabric joins.\n\n");
   for (const auto& a : shown) fmt::print("{}: {}\n  {}\n", a.name, a.description, a.source);
   return 0;
 }

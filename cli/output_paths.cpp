@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <vector>
 #include <stdexcept>
+#include <vector>
 
 #include "base/atomic_file.hpp"
 

@@ -10,22 +10,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/run_keys.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
-#include "cli/output_paths.hpp"
 #include "cli/distributed_runs.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/progress.hpp"
 #include "rl/metric_columns.hpp"
 #include "rl/step_metrics.hpp"
 #include "scenario/scenario.hpp"
-#include "base/run_keys.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "studies/plan.hpp"
 #include "studies/plan_search.hpp"
-#include "studies/run_batch.hpp"
 #include "studies/prediction_trust.hpp"
+#include "studies/run_batch.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -52,10 +52,8 @@ std::vector<T> parse_list(const std::string& text, const char* option) {
 }
 
 nlohmann::json result_json(const studies::PlanResult& r) {
-  nlohmann::json j = {{"plan", r.plan.label()},
-                      {"policy", r.plan.policy},
-                      {"tensor_parallel", r.plan.tensor_parallel},
-                      {"design", r.plan.design()}};
+  nlohmann::json j = {
+      {"plan", r.plan.label()}, {"policy", r.plan.policy}, {"tensor_parallel", r.plan.tensor_parallel}, {"design", r.plan.design()}};
   if (r.plan.alpha) j["alpha"] = *r.plan.alpha;
   if (r.plan.tail_engines) j["tail_engines"] = *r.plan.tail_engines;
   if (!r.excluded.empty()) {
@@ -231,9 +229,15 @@ int plan_command(const std::vector<std::string>& args) {
   const auto ranked = studies::rank_plans(candidates, metrics);
 
   if (!json_path.empty()) {
-    nlohmann::json out = {{"scenario", scenario}, {"seeds", repeats}, {"wall_s", wall_s}, {"search", exhaustive ? "exhaustive" : "race"},
-                          {"simulations", search.simulations},
-                          {"simulated_steps_fraction", search.exhaustive_steps > 0 ? search.simulated_steps / search.exhaustive_steps : 0.0}, {"constraints", nlohmann::json::array()}, {"plans", nlohmann::json::array()}};
+    nlohmann::json out = {
+        {"scenario", scenario},
+        {"seeds", repeats},
+        {"wall_s", wall_s},
+        {"search", exhaustive ? "exhaustive" : "race"},
+        {"simulations", search.simulations},
+        {"simulated_steps_fraction", search.exhaustive_steps > 0 ? search.simulated_steps / search.exhaustive_steps : 0.0},
+        {"constraints", nlohmann::json::array()},
+        {"plans", nlohmann::json::array()}};
     for (const auto& c : constraints) out["constraints"].push_back(c.text);
     for (const auto& r : ranked) out["plans"].push_back(result_json(r));
     write_output_file(json_path, out.dump(1) + "\n");
@@ -246,20 +250,21 @@ int plan_command(const std::vector<std::string>& args) {
     stopped_plans += r.stopped.empty() ? 0u : 1u;
   }
   const std::string hardware = sim::describe_hardware(base);
-  fmt::print("april plan: {} on {} x{}{}, B = {} x n = {}, {} steps, {} seed{} per plan\n", base.get(sim::keys::kModel),
-             hardware, shape.gpus, shape.nodes > 1 ? fmt::format(" ({} nodes)", shape.nodes) : "",
-             base.get(base::keys::kRolloutBatchSize), base.get(base::keys::kSamplesPerPrompt), base.get(base::keys::kSteps), repeats,
-             repeats == 1 ? "" : "s");
+  fmt::print("april plan: {} on {} x{}{}, B = {} x n = {}, {} steps, {} seed{} per plan\n", base.get(sim::keys::kModel), hardware,
+             shape.gpus, shape.nodes > 1 ? fmt::format(" ({} nodes)", shape.nodes) : "", base.get(base::keys::kRolloutBatchSize),
+             base.get(base::keys::kSamplesPerPrompt), base.get(base::keys::kSteps), repeats, repeats == 1 ? "" : "s");
   std::vector<std::string> constraint_texts;
   for (const auto& c : constraints) constraint_texts.push_back(c.text);
-  fmt::print("constraints: {}\n", constraints.empty() ? std::string("none") : fmt::format("{}{}", fmt::join(constraint_texts, ", "),
-                                                                                              vm.count("constraint") ? "" : " (the default)"));
+  fmt::print("constraints: {}\n",
+             constraints.empty() ? std::string("none")
+                                 : fmt::format("{}{}", fmt::join(constraint_texts, ", "), vm.count("constraint") ? "" : " (the default)"));
   const auto excluded_plans = ranked.size() - run_plans - stopped_plans;
   if (search.screening_steps > 0) {
-    fmt::print("{} plan{}: {} run in full, {} stopped early by the race, {} excluded ({} simulations, {:.0f}% of the steps of every "
-               "plan in full; --exhaustive runs them all)\n",
-               ranked.size(), ranked.size() == 1 ? "" : "s", run_plans, stopped_plans, excluded_plans, search.simulations,
-               search.exhaustive_steps > 0 ? 100.0 * search.simulated_steps / search.exhaustive_steps : 0.0);
+    fmt::print(
+        "{} plan{}: {} run in full, {} stopped early by the race, {} excluded ({} simulations, {:.0f}% of the steps of every "
+        "plan in full; --exhaustive runs them all)\n",
+        ranked.size(), ranked.size() == 1 ? "" : "s", run_plans, stopped_plans, excluded_plans, search.simulations,
+        search.exhaustive_steps > 0 ? 100.0 * search.simulated_steps / search.exhaustive_steps : 0.0);
   } else {
     fmt::print("{} plan{}: {} run ({} simulation{}), {} excluded\n", ranked.size(), ranked.size() == 1 ? "" : "s", run_plans,
                search.simulations, search.simulations == 1 ? "" : "s", excluded_plans);
@@ -272,7 +277,8 @@ int plan_command(const std::vector<std::string>& args) {
   }
   const auto& best = ranked.front();
   fmt::print("searched in {:.2f} s: {:.0f} x one simulation of the best plan ({:.3f} s)\n\n", wall_s,
-             best.wall_s > 0 ? wall_s / (best.wall_s / static_cast<double>(best.seeds)) : 0.0, best.wall_s / static_cast<double>(best.seeds));
+             best.wall_s > 0 ? wall_s / (best.wall_s / static_cast<double>(best.seeds)) : 0.0,
+             best.wall_s / static_cast<double>(best.seeds));
   fmt::print("best plans by effective throughput (trained tok/s, mean over seeds, 95% interval):\n");
   for (std::size_t k = 0; k < run_plans && k < static_cast<std::size_t>(top); ++k) {
     const auto& r = ranked[k];
@@ -282,7 +288,8 @@ int plan_command(const std::vector<std::string>& args) {
                r.staleness_mean, r.reason);
   }
   for (const auto& note : studies::edge_of_grid_notes(best.plan, space)) fmt::print("note: {}\n", note);
-  fmt::print("\neach design's best:\n  {:<14} {:<36} {:>10} {:>9} {:>10} {:>8}\n", "policy", "plan", "eff tok/s", "+/-", "staleness", "step s");
+  fmt::print("\neach design's best:\n  {:<14} {:<36} {:>10} {:>9} {:>10} {:>8}\n", "policy", "plan", "eff tok/s", "+/-", "staleness",
+             "step s");
   for (const auto* r : studies::best_per_design(ranked)) {
     fmt::print("  {:<14} {:<36} {:>10.0f} {:>9} {:>10.2f} {:>8.1f}\n", r->plan.policy, r->plan.label(), r->throughput_tok_s,
                r->seeds > 1 ? fmt::format("{:.0f}", r->throughput_ci95) : std::string("-"), r->staleness_mean, r->step_s);

@@ -24,8 +24,8 @@ void print_scenario_header(const base::Config& c, const scenario::ResolvedScenar
   fmt::print("scenario {}: {} on {} x{}, {}, B = {} groups x n = {}, max response {} tok, {} steps, seed {}\n", scenario,
              c.get(sim::keys::kModel), hardware, shape.gpus, cluster, c.get(base::keys::kRolloutBatchSize),
              c.get(base::keys::kSamplesPerPrompt), c.get(base::keys::kMaxResponseLen), c.get(base::keys::kSteps), c.get(base::keys::kSeed));
-  fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", sim::make_iteration_model(c)->describe(),
-             resolved.kv_capacity_tok, c.get(sim::keys::kEngineMaxRunning) == 0 ? std::string("none") : std::to_string(c.get(sim::keys::kEngineMaxRunning)));
+  fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", sim::make_iteration_model(c)->describe(), resolved.kv_capacity_tok,
+             c.get(sim::keys::kEngineMaxRunning) == 0 ? std::string("none") : std::to_string(c.get(sim::keys::kEngineMaxRunning)));
   if (const auto idle = sim::idle_gpus_note(shape); !idle.empty()) fmt::print("{}\n", idle);
   fmt::print("weight sync: {}\n", resolved.sync.how);
   fmt::print("workload: {}\n\n", trace.empty() ? "long-tail generator (see `april keys`, workload.*)" : "trace " + trace);
@@ -80,11 +80,10 @@ void print_report_table(const std::vector<ReportRow>& rows) {
     line(r.policy, policy_w, cluster_cell(row.shape), fmt::format("{:.2f}", step_s), clock_cell(d.total_time_s),
          fmt::format("{:.1f}", d.gpu_hours), fmt::format("{:.0f}", d.effective_throughput_tok_s),
          ratio_cell(d.effective_throughput_tok_s, sync_effective), fmt::format("{:.0f}", d.rollout_throughput_tok_s),
-         ratio_cell(d.rollout_throughput_tok_s, sync_rollout),
-         fmt::format("{:.1f}%", 100.0 * d.offpolicy_token_fraction), fmt::format("{:.1f}%", 100.0 * r.summary.april_offpolicy_ratio),
-         fmt::format("{:.2f}", d.staleness_mean), t.staleness_max,
-         fmt::format("{:.0f}%", 100.0 * d.engine_busy_fraction), fmt::format("{:.0f}%", 100.0 * d.trainer_busy_fraction),
-         t.tokens_wasted, fmt::format("{}/{:.2f}", r.summary.buffer_peak_groups, static_cast<double>(r.summary.buffer_peak_tokens) / 1e6));
+         ratio_cell(d.rollout_throughput_tok_s, sync_rollout), fmt::format("{:.1f}%", 100.0 * d.offpolicy_token_fraction),
+         fmt::format("{:.1f}%", 100.0 * r.summary.april_offpolicy_ratio), fmt::format("{:.2f}", d.staleness_mean), t.staleness_max,
+         fmt::format("{:.0f}%", 100.0 * d.engine_busy_fraction), fmt::format("{:.0f}%", 100.0 * d.trainer_busy_fraction), t.tokens_wasted,
+         fmt::format("{}/{:.2f}", r.summary.buffer_peak_groups, static_cast<double>(r.summary.buffer_peak_tokens) / 1e6));
   }
   // The answer the table is read for: the most trained tokens per second, the
   // figure comparable across designs, with the staleness it costs.
@@ -96,17 +95,19 @@ void print_report_table(const std::vector<ReportRow>& rows) {
       if (tok_s > best_tok_s) best = &row, best_tok_s = tok_s;
     }
     const auto d = rl::derive(best->run.summary.totals);
-    const std::string versus = sync_effective > 0 ? fmt::format(" ({} sync's effective tok/s)", ratio_cell(best_tok_s, sync_effective)) : "";
-    fmt::print("\nmost effective: {}{}, {:.1f}% of its trained tokens off-policy, staleness up to {} version{}\n", best->run.policy,
-               versus, 100.0 * d.offpolicy_token_fraction, best->run.summary.totals.staleness_max,
+    const std::string versus =
+        sync_effective > 0 ? fmt::format(" ({} sync's effective tok/s)", ratio_cell(best_tok_s, sync_effective)) : "";
+    fmt::print("\nmost effective: {}{}, {:.1f}% of its trained tokens off-policy, staleness up to {} version{}\n", best->run.policy, versus,
+               100.0 * d.offpolicy_token_fraction, best->run.summary.totals.staleness_max,
                best->run.summary.totals.staleness_max == 1 ? "" : "s");
   }
-  fmt::print("\nGPUs: N coloc = rollout, train and sync take turns on all N; R+T = R rollout GPUs and T train GPUs working at\n"
-             "the same time. run = wall time of all steps; GPU-h run = GPUs x run. effective tok/s = trained tokens / wall time,\n"
-             "the figure comparable across designs; rollout tok/s = decoded tokens (aborted ones too) / rollout time;\n"
-             "off-policy = share of trained tokens from an older version; APRIL off-pol = the APRIL reference's logged\n"
-             "off_policy_ratio, resumed samples' last-segment tokens / (decoded + those), mean over steps; engine busy = engine\n"
-             "time with an iteration running; trainer busy = share of the wall time spent training.\n");
+  fmt::print(
+      "\nGPUs: N coloc = rollout, train and sync take turns on all N; R+T = R rollout GPUs and T train GPUs working at\n"
+      "the same time. run = wall time of all steps; GPU-h run = GPUs x run. effective tok/s = trained tokens / wall time,\n"
+      "the figure comparable across designs; rollout tok/s = decoded tokens (aborted ones too) / rollout time;\n"
+      "off-policy = share of trained tokens from an older version; APRIL off-pol = the APRIL reference's logged\n"
+      "off_policy_ratio, resumed samples' last-segment tokens / (decoded + those), mean over steps; engine busy = engine\n"
+      "time with an iteration running; trainer busy = share of the wall time spent training.\n");
   for (const auto& row : rows) {
     if (row.split_trials.empty()) continue;
     std::vector<std::string> tried;

@@ -31,8 +31,7 @@ constexpr const char* kUsage =
 void print_error_summary(const char* what, const std::vector<double>& errors) {
   if (errors.empty()) return;
   fmt::print("  {}: {} figure{}, median absolute error {:.1f}%, largest {:.1f}%\n", what, errors.size(), errors.size() == 1 ? "" : "s",
-             100.0 * base::median(errors),
-             100.0 * *std::max_element(errors.begin(), errors.end()));
+             100.0 * base::median(errors), 100.0 * *std::max_element(errors.begin(), errors.end()));
 }
 
 }  // namespace
@@ -45,11 +44,16 @@ int reproduce_command(const std::vector<std::string>& args) {
       fmt::print("{}", kUsage);
       return 0;
     }
-    if (a == "--json") json = true;
-    else if (a == "--fit") fit = true;
-    else if (a == "--no-fit") no_fit = true;
-    else if (!a.empty() && a[0] == '-') throw std::invalid_argument(fmt::format("unknown option '{}'\n{}", a, kUsage));
-    else files.push_back(a);
+    if (a == "--json")
+      json = true;
+    else if (a == "--fit")
+      fit = true;
+    else if (a == "--no-fit")
+      no_fit = true;
+    else if (!a.empty() && a[0] == '-')
+      throw std::invalid_argument(fmt::format("unknown option '{}'\n{}", a, kUsage));
+    else
+      files.push_back(a);
   }
   if (files.empty()) {
     print_error(fmt::format("april reproduce: no FILE\n{}", kUsage));
@@ -75,8 +79,13 @@ int reproduce_command(const std::vector<std::string>& args) {
     const auto results = studies::reproduce(s, registry, no_fit);
     if (json) {
       for (const auto& r : results) {
-        all.push_back({{"source", s.source.value("title", s.path)}, {"row", r.row}, {"metric", r.metric}, {"published", r.published},
-                       {"predicted", r.predicted}, {"error", r.error()}, {"fitted_row", r.fitted_row}});
+        all.push_back({{"source", s.source.value("title", s.path)},
+                       {"row", r.row},
+                       {"metric", r.metric},
+                       {"published", r.published},
+                       {"predicted", r.predicted},
+                       {"error", r.error()},
+                       {"fitted_row", r.fitted_row}});
       }
       continue;
     }
@@ -86,12 +95,12 @@ int reproduce_command(const std::vector<std::string>& args) {
         if (r.fitted_row && std::find(profile_rows.begin(), profile_rows.end(), r.row) == profile_rows.end()) profile_rows.push_back(r.row);
       }
       fmt::print("{}\n  {}\n  nothing fitted: the defaults and what the source states{}\n\n", s.path, s.source.value("title", ""),
-                 profile_rows.empty() ? ""
-                                      : fmt::format(" (a framework profile's fixed cost per step was fitted on '{}')",
-                                                    fmt::join(profile_rows, "', '")));
-    }
-    else fmt::print("{}\n  {}\n  fitted on '{}': {}\n\n", s.path, s.source.value("title", ""), fmt::join(studies::fitted_rows(s), "', '"),
-                    s.fitted.dump());
+                 profile_rows.empty()
+                     ? ""
+                     : fmt::format(" (a framework profile's fixed cost per step was fitted on '{}')", fmt::join(profile_rows, "', '")));
+    } else
+      fmt::print("{}\n  {}\n  fitted on '{}': {}\n\n", s.path, s.source.value("title", ""), fmt::join(studies::fitted_rows(s), "', '"),
+                 s.fitted.dump());
     std::size_t w = 4;
     for (const auto& r : results) w = std::max(w, r.row.size());
     fmt::print("  {:<{}} {:<14} {:>10} {:>10} {:>8}\n", "row", w, "metric", "published", "april", "error");

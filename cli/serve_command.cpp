@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <unistd.h>
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -77,7 +77,8 @@ void add_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open)
     // Requests still open at a shutdown hold the bound until their replies
     // are written: a refusal then says why it is refused.
     if (!hold.held()) {
-      return reply_error(res, 503, fmt::format("POST /generate: {}", engine.closed() ? "the server is shutting down" : queue_full(open.max())));
+      return reply_error(res, 503,
+                         fmt::format("POST /generate: {}", engine.closed() ? "the server is shutting down" : queue_full(open.max())));
     }
     std::future<http::GenerateOutcome> reply;
     try {
@@ -148,7 +149,8 @@ void add_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open)
     // As SGLang's: one token generated for input_ids [0].
     const auto hold = open.try_open();
     if (!hold.held()) {
-      return reply_error(res, 503, fmt::format("GET /health_generate: {}", engine.closed() ? "the server is shutting down" : queue_full(open.max())));
+      return reply_error(res, 503,
+                         fmt::format("GET /health_generate: {}", engine.closed() ? "the server is shutting down" : queue_full(open.max())));
     }
     http::GenerateCall c;
     c.input_ids = {0};
@@ -165,8 +167,11 @@ void add_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open)
   svr.Get("/get_model_info", [&engine](const httplib::Request&, httplib::Response& res) {
     const auto s = engine.status();
     reply_json(res, 200,
-               nlohmann::json{{"model_path", s.checkpoint_dir}, {"tokenizer_path", s.checkpoint_dir}, {"is_generation", true},
-                              {"preferred_sampling_params", nullptr}, {"weight_version", s.weight_version}}
+               nlohmann::json{{"model_path", s.checkpoint_dir},
+                              {"tokenizer_path", s.checkpoint_dir},
+                              {"is_generation", true},
+                              {"preferred_sampling_params", nullptr},
+                              {"weight_version", s.weight_version}}
                    .dump());
   });
   svr.Get("/get_weight_version", [&engine](const httplib::Request&, httplib::Response& res) {
@@ -194,13 +199,16 @@ void add_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open)
   });
   svr.Get("/v1/loads", [&engine](const httplib::Request&, httplib::Response& res) {
     const auto s = engine.status();
-    const double usage = s.slots > 0 && s.context_length > 0
-                             ? static_cast<double>(s.resident_tok) / static_cast<double>(s.slots * s.context_length)
-                             : 0.0;
+    const double usage =
+        s.slots > 0 && s.context_length > 0 ? static_cast<double>(s.resident_tok) / static_cast<double>(s.slots * s.context_length) : 0.0;
     reply_json(res, 200,
                nlohmann::json{{"version", "april serve"},
-                              {"loads", {{{"dp_rank", 0}, {"num_running_reqs", s.running}, {"num_waiting_reqs", s.waiting},
-                                          {"num_used_tokens", s.resident_tok}, {"token_usage", usage}}}}}
+                              {"loads",
+                               {{{"dp_rank", 0},
+                                 {"num_running_reqs", s.running},
+                                 {"num_waiting_reqs", s.waiting},
+                                 {"num_used_tokens", s.resident_tok},
+                                 {"token_usage", usage}}}}}
                    .dump());
   });
   const auto flush = [&engine](httplib::Response& res) {
@@ -257,7 +265,7 @@ int serve_command(const std::vector<std::string>& args) {
       "with the checkpoint's tokenizer.json) and /v1/chat/completions (the --chat family's template), streamed or not,\n"
       "with stop strings, n choices, seeds, token_ids and logprobs 0 in the reply, and vLLM's error bodies; a stream\n"
       "whose client closes it is aborted. Streaming /generate, top-k and penalties are refused by name (docs/serve.md).\n"
-"--port 0 picks a free port. Prints \"april serve: listening on http://HOST:PORT\" once ready.\n"
+      "--port 0 picks a free port. Prints \"april serve: listening on http://HOST:PORT\" once ready.\n"
       "Under load: past --slots + --max-queued-requests open requests a request is refused 503, a body past\n"
       "--max-body-bytes 413, and a client silent for 5 s is dropped. SIGINT or SIGTERM stops it: requests in flight\n"
       "are answered as aborted, with their partial output, and new ones refused 503.\n\noptions");
@@ -265,15 +273,18 @@ int serve_command(const std::vector<std::string>& args) {
   std::string host = "127.0.0.1";
   std::int64_t port = 30000, slots = 64, context = 0, threads = 1, seed = 0, max_queued = kDefaultMaxQueued, max_body = 0;
   std::string chat;
-  opts.add_options()("help,h", "show this help")("checkpoint", po::value(&o.checkpoint_dir)->required(), "the Hugging Face checkpoint folder")(
-      "host", po::value(&host), "address to listen on (default 127.0.0.1)")("port", integer_option(&port, 30000), "port; 0 picks a free one")(
+  opts.add_options()("help,h", "show this help")("checkpoint", po::value(&o.checkpoint_dir)->required(),
+                                                 "the Hugging Face checkpoint folder")(
+      "host", po::value(&host), "address to listen on (default 127.0.0.1)")("port", integer_option(&port, 30000),
+                                                                            "port; 0 picks a free one")(
       "slots", integer_option(&slots, 64), "requests decoded together (SGLang's max_running_requests); more wait")(
       "context-length", integer_option(&context, 0), "prompt + new tokens at most (default min(max_position_embeddings, 4096))")(
       "device", po::value(&o.device), "cpu or cuda")("dtype", po::value(&o.dtype), "the engine's dtype: float32 or bfloat16")(
       "threads", integer_option(&threads, 1), "torch intra-op threads")("seed", integer_option(&seed, 0),
-                                                                         "draws of a request without sampling_seed: (seed, arrival number)")(
+                                                                        "draws of a request without sampling_seed: (seed, arrival number)")(
       "weight-version", po::value(&o.weight_version), "the weight_version replies carry (default \"default\", as SGLang)")(
-      "exact-prefill", po::bool_switch(&o.exact_prefill), "prefill one token per iteration through the decode kernel: tokens that do not "
+      "exact-prefill", po::bool_switch(&o.exact_prefill),
+      "prefill one token per iteration through the decode kernel: tokens that do not "
       "depend on the batch, and a resumed abort that continues exactly (slower for long prompts)")(
       "max-queued-requests", integer_option(&max_queued, kDefaultMaxQueued),
       "requests that may wait beyond the --slots running; past that many, 503 (each open request holds a thread)")(
@@ -334,10 +345,11 @@ int serve_command(const std::vector<std::string>& args) {
   int stop_pipe[2] = {-1, -1};
   if (::pipe(stop_pipe) != 0) throw std::runtime_error("cannot make a pipe for the stop signals");
   g_stop_pipe_write = stop_pipe[1];
-  struct sigaction on_stop{};
+  struct sigaction on_stop {};
   on_stop.sa_handler = on_stop_signal;
   sigemptyset(&on_stop.sa_mask);
-  struct sigaction old_int{}, old_term{};
+  struct sigaction old_int {
+  }, old_term{};
   sigaction(SIGINT, &on_stop, &old_int);
   sigaction(SIGTERM, &on_stop, &old_term);
   std::thread stopper([&svr, &engine, &open, read_fd = stop_pipe[0]] {

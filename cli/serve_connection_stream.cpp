@@ -27,7 +27,8 @@ bool wait_for(socket_t sock, short events, int timeout_ms) {
 void name_of(const sockaddr_storage& addr, socklen_t len, std::string& ip, int& port) {
   char host[NI_MAXHOST] = {};
   char serv[NI_MAXSERV] = {};
-  if (::getnameinfo(reinterpret_cast<const sockaddr*>(&addr), len, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+  if (::getnameinfo(reinterpret_cast<const sockaddr*>(&addr), len, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) ==
+      0) {
     ip = host;
     port = std::atoi(serv);
   }

@@ -1,7 +1,7 @@
 #include "cli/serve_http.hpp"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/resource.h>
@@ -17,9 +17,9 @@
 #include <utility>
 
 #include "adapters/http/sglang_protocol.hpp"
-#include "hf/utf8.hpp"
 #include "cli/serve_connection_stream.hpp"
 #include "cli/serve_request_head.hpp"
+#include "hf/utf8.hpp"
 
 namespace april::cli {
 namespace {
@@ -132,7 +132,8 @@ HttpServer::HttpServer(const HttpLimits& limits)
     : limits_(limits), pool_(std::make_shared<HandlerPool>(limits.first_threads, limits.max_threads)) {
   parked_ = std::make_unique<ParkedConnections>(
       std::chrono::duration_cast<std::chrono::milliseconds>(limits.io_timeout),
-      std::chrono::duration_cast<std::chrono::milliseconds>(limits.request_timeout), [this](int sock, std::size_t served, std::string sent) {
+      std::chrono::duration_cast<std::chrono::milliseconds>(limits.request_timeout),
+      [this](int sock, std::size_t served, std::string sent) {
         pool_->enqueue([this, sock, served, sent = std::move(sent)]() mutable { (void)serve_connection(sock, served, std::move(sent)); });
       });
   new_task_queue = [pool = pool_] { return new PoolQueue(pool); };
@@ -150,10 +151,18 @@ HttpServer::HttpServer(const HttpLimits& limits)
     if (!res.body.empty()) return HandlerResponse::Unhandled;
     std::string what;
     switch (res.status) {
-      case 404: what = "no such route"; break;
-      case 414: what = "the request line is longer than 8 KiB"; break;
-      case 400: what = "a malformed HTTP request, or one not sent whole within the timeout"; break;
-      default: what = fmt::format("HTTP {}", res.status); break;
+      case 404:
+        what = "no such route";
+        break;
+      case 414:
+        what = "the request line is longer than 8 KiB";
+        break;
+      case 400:
+        what = "a malformed HTTP request, or one not sent whole within the timeout";
+        break;
+      default:
+        what = fmt::format("HTTP {}", res.status);
+        break;
     }
     res.set_content(http::error_json(req.method.empty() ? what : fmt::format("{} {}: {}", req.method, req.path, what)), "application/json");
     // A request that could not be read leaves the connection at no known
@@ -197,9 +206,9 @@ void HttpServer::serve(const std::string& host, int port) {
     // httplib closed the socket and kept its number, which another file
     // may now have: forgotten before binding again.
     svr_sock_ = INVALID_SOCKET;
-    std::fputs(
-        fmt::format("april serve: warning: the listener failed (accept: {}); listening again on port {}\n", std::strerror(err), port).c_str(),
-        stderr);
+    std::fputs(fmt::format("april serve: warning: the listener failed (accept: {}); listening again on port {}\n", std::strerror(err), port)
+                   .c_str(),
+               stderr);
     for (int tries = 0; !stopping_ && bind(host, port) < 0; ++tries) {
       if (tries == 100) throw std::runtime_error(fmt::format("cannot listen again on {}:{} after the listener failed", host, port));
       lock.unlock();
@@ -274,14 +283,16 @@ void HttpServer::post_with_body(const std::string& pattern, BodyHandler handler)
   // The body is read here, not by httplib: httplib bounds only a
   // Content-Length, so a chunked or a compressed body would grow without
   // limit in memory.
-  Post(pattern, [this, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+  Post(pattern, [this, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res,
+                                                     const httplib::ContentReader& reader) {
     const auto max = limits_.max_body_bytes;
     const auto where = fmt::format("{} {}", req.method, req.path);
     if (req.is_multipart_form_data()) {
       // Read to its end and dropped, so that the reply is read by a client
       // still sending rather than the connection reset under it.
       const bool whole = reader([](const httplib::MultipartFormData&) { return true; }, [](const char*, std::size_t) { return true; });
-      if (res.status == 413) return reply_error(res, 413, fmt::format("{}: the body is larger than {} bytes (--max-body-bytes)", where, max));
+      if (res.status == 413)
+        return reply_error(res, 413, fmt::format("{}: the body is larger than {} bytes (--max-body-bytes)", where, max));
       if (!whole) {
         return reply_error(res, 400, fmt::format("{}: the body stopped short or stalled past {} s", where, limits_.io_timeout.count()));
       }
@@ -304,16 +315,18 @@ void HttpServer::post_with_body(const std::string& pattern, BodyHandler handler)
       return reply_error(res, 413, fmt::format("{}: the body is larger than {} bytes (--max-body-bytes)", where, max));
     }
     if (!whole) {
-      return reply_error(res, 400, fmt::format("{}: the body stopped short of its length, was malformed, or stalled past {} s", where,
-                                               limits_.io_timeout.count()));
+      return reply_error(
+          res, 400,
+          fmt::format("{}: the body stopped short of its length, was malformed, or stalled past {} s", where, limits_.io_timeout.count()));
     }
     // Every body here is JSON, which is UTF-8 (RFC 8259): said as such,
     // rather than as the JSON parser's "ill-formed UTF-8 byte" inside a
     // string or a syntax error outside one. The byte counts from 1, as the
     // parser's "not JSON at byte N".
     if (const auto bad = hf::utf8::first_invalid(body)) {
-      return reply_error(res, 400, fmt::format("{}: the body is not valid UTF-8 (byte {}, 0x{:02X})", where, *bad + 1,
-                                               static_cast<unsigned>(static_cast<unsigned char>(body[*bad]))));
+      return reply_error(res, 400,
+                         fmt::format("{}: the body is not valid UTF-8 (byte {}, 0x{:02X})", where, *bad + 1,
+                                     static_cast<unsigned>(static_cast<unsigned char>(body[*bad]))));
     }
     handler(req, body, res);
   });

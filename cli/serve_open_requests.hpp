@@ -17,7 +17,9 @@ inline void reply_json(httplib::Response& res, int status, const std::string& bo
   res.set_content(body, "application/json");
 }
 
-inline void reply_error(httplib::Response& res, int status, const std::string& message) { reply_json(res, status, http::error_json(message)); }
+inline void reply_error(httplib::Response& res, int status, const std::string& message) {
+  reply_json(res, status, http::error_json(message));
+}
 
 // The bound on open requests (/generate, /v1/completions and /health_generate, which submit
 // to the engine): --slots running plus --max-queued-requests waiting. Each

@@ -13,9 +13,8 @@ ChoiceRun::ChoiceRun(std::string rid, std::shared_ptr<live::TokenStream> tokens,
 
 void ChoiceRun::wait(std::chrono::milliseconds wait) const {
   std::unique_lock<std::mutex> lock(tokens_->mu);
-  tokens_->grew.wait_for(lock, wait, [&] {
-    return tokens_->ids.size() > seen_ || outcome_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-  });
+  tokens_->grew.wait_for(
+      lock, wait, [&] { return tokens_->ids.size() > seen_ || outcome_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; });
 }
 
 void ChoiceRun::keep(std::int32_t id, float logprob, bool with_logprob, http::CompletionChunk& delta) {

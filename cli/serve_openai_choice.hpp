@@ -41,8 +41,8 @@ class ChoiceRun {
   std::shared_ptr<live::TokenStream> tokens_;
   std::shared_future<http::GenerateOutcome> outcome_;
   std::optional<hf::IncrementalText> text_;
-  std::size_t seen_ = 0;  // tokens taken from the engine
-  std::size_t kept_ = 0;  // of which kept (a stop string cuts the rest)
+  std::size_t seen_ = 0;       // tokens taken from the engine
+  std::size_t kept_ = 0;       // of which kept (a stop string cuts the rest)
   bool include_stop_ = false;  // the text ends with the stop string found
   bool stopped_ = false;
   bool over_ = false;

@@ -67,10 +67,14 @@ std::optional<Refusal> prepare(http::CompletionCall& call, const OpenAIText& tex
   const char* prompt_field = call.chat ? "messages" : "prompt";
   if (call.chat) {
     if (!text.chat) {
-      return Refusal{400, fmt::format("this server has no chat template: start april serve with --chat FAMILY ({})",
-                                      fmt::join(hf::chat_family_names(), ", ")), "messages"};
+      return Refusal{400,
+                     fmt::format("this server has no chat template: start april serve with --chat FAMILY ({})",
+                                 fmt::join(hf::chat_family_names(), ", ")),
+                     "messages"};
     }
-    if (!tok) return Refusal{400, fmt::format("a chat needs the checkpoint's tokenizer.json, which {} does not have", st.checkpoint_dir), "messages"};
+    if (!tok)
+      return Refusal{400, fmt::format("a chat needs the checkpoint's tokenizer.json, which {} does not have", st.checkpoint_dir),
+                     "messages"};
     std::vector<hf::ChatMessage> messages;
     for (const auto& m : call.messages) messages.push_back({m.role, m.content});
     std::string rendered;
@@ -81,17 +85,22 @@ std::optional<Refusal> prepare(http::CompletionCall& call, const OpenAIText& tex
     }
     for (const auto id : tok->encode(rendered)) call.generate.input_ids.push_back(id);
     // The template's end of turn ends the answer, whatever the config's eos says.
-    if (const auto end = tok->token_to_id(hf::chat_end_of_turn(*text.chat)); end && *end < st.vocab) call.generate.stop_token_ids.push_back(*end);
+    if (const auto end = tok->token_to_id(hf::chat_end_of_turn(*text.chat)); end && *end < st.vocab)
+      call.generate.stop_token_ids.push_back(*end);
   } else if (call.prompt_text) {
     if (!tok) {
-      return Refusal{400, fmt::format("a text prompt needs the checkpoint's tokenizer.json, which {} does not have: send token ids",
-                                      st.checkpoint_dir), "prompt"};
+      return Refusal{
+          400,
+          fmt::format("a text prompt needs the checkpoint's tokenizer.json, which {} does not have: send token ids", st.checkpoint_dir),
+          "prompt"};
     }
     for (const auto id : tok->encode(*call.prompt_text)) call.generate.input_ids.push_back(id);
   }
   if (!call.stop.empty() && !tok) {
-    return Refusal{400, fmt::format("stop strings need the checkpoint's tokenizer.json, which {} does not have: send stop_token_ids",
-                                    st.checkpoint_dir), "stop"};
+    return Refusal{
+        400,
+        fmt::format("stop strings need the checkpoint's tokenizer.json, which {} does not have: send stop_token_ids", st.checkpoint_dir),
+        "stop"};
   }
   auto& g = call.generate;
   if (g.input_ids.empty()) return Refusal{400, "the prompt has no tokens", prompt_field};
@@ -99,7 +108,8 @@ std::optional<Refusal> prepare(http::CompletionCall& call, const OpenAIText& tex
     if (id >= st.vocab) return Refusal{400, fmt::format("token {} is outside the model's vocabulary of {}", id, st.vocab), prompt_field};
   }
   for (const auto id : g.stop_token_ids) {
-    if (id >= st.vocab) return Refusal{400, fmt::format("token {} is outside the model's vocabulary of {}", id, st.vocab), "stop_token_ids"};
+    if (id >= st.vocab)
+      return Refusal{400, fmt::format("token {} is outside the model's vocabulary of {}", id, st.vocab), "stop_token_ids"};
   }
   const auto prompt_tok = static_cast<std::int64_t>(g.input_ids.size());
   if (!call.max_tokens_given) g.max_new_tokens = st.context_length - prompt_tok;  // vLLM's default: the context left
@@ -170,10 +180,10 @@ void serve_call(const std::string& route, const std::string& body, httplib::Resp
   // vLLM answers a model it does not serve with 404 (NotFoundError), not by
   // serving its own: a client naming the wrong server learns so.
   if (!call.model.empty() && call.model != st.checkpoint_dir) {
-    return reply_openai_error(res, 404,
-                              fmt::format("{}: the model `{}` does not exist (this server serves `{}`, GET /v1/models)", route, call.model,
-                                          st.checkpoint_dir),
-                              "model");
+    return reply_openai_error(
+        res, 404,
+        fmt::format("{}: the model `{}` does not exist (this server serves `{}`, GET /v1/models)", route, call.model, st.checkpoint_dir),
+        "model");
   }
   if (const auto refused = prepare(call, text, st)) {
     return reply_openai_error(res, refused->status, fmt::format("{}: {}", route, refused->message), refused->param);
@@ -183,10 +193,12 @@ void serve_call(const std::string& route, const std::string& body, httplib::Resp
   for (std::int64_t i = 0; i < call.n; ++i) {
     run->holds.push_back(std::unique_ptr<OpenRequests::Hold>(new OpenRequests::Hold(open.try_open())));
     if (!run->holds.back()->held()) {
-      return reply_openai_error(res, 503, fmt::format("{}: {}", route, engine.closed() ? "the server is shutting down" : queue_full(open.max())));
+      return reply_openai_error(res, 503,
+                                fmt::format("{}: {}", route, engine.closed() ? "the server is shutting down" : queue_full(open.max())));
     }
   }
-  const auto base_id = call.generate.rid.empty() ? fmt::format("{}-april-{}", chat ? "chatcmpl" : "cmpl", next_id.fetch_add(1)) : call.generate.rid;
+  const auto base_id =
+      call.generate.rid.empty() ? fmt::format("{}-april-{}", chat ? "chatcmpl" : "cmpl", next_id.fetch_add(1)) : call.generate.rid;
   for (std::int64_t i = 0; i < call.n; ++i) {
     auto g = call.generate;
     // Fixed width: an abort of one choice's rid matches no other as a prefix.
@@ -204,7 +216,7 @@ void serve_call(const std::string& route, const std::string& body, httplib::Resp
       return reply_openai_error(res, 503, fmt::format("{}: {}", route, e.what()));
     }
     run->choices.emplace_back(g.rid, std::move(tokens), outcome.share(), text.tokenizer ? &*text.tokenizer : nullptr, call.stop,
-                               call.include_stop_str);
+                              call.include_stop_str);
   }
   run->started.assign(run->choices.size(), false);
   run->chunk.id = base_id;
@@ -270,9 +282,10 @@ void add_openai_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests
                                  {"max_model_len", s.context_length}}}}}
                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   });
-  svr.post_with_body("/v1/completions", [&engine, &open, &text, next_id](const httplib::Request&, const std::string& body, httplib::Response& res) {
-    serve_call("POST /v1/completions", body, res, engine, open, text, *next_id, false);
-  });
+  svr.post_with_body("/v1/completions",
+                     [&engine, &open, &text, next_id](const httplib::Request&, const std::string& body, httplib::Response& res) {
+                       serve_call("POST /v1/completions", body, res, engine, open, text, *next_id, false);
+                     });
   svr.post_with_body("/v1/chat/completions",
                      [&engine, &open, &text, next_id](const httplib::Request&, const std::string& body, httplib::Response& res) {
                        serve_call("POST /v1/chat/completions", body, res, engine, open, text, *next_id, true);

@@ -6,10 +6,10 @@
 #include <optional>
 
 #include "adapters/live/engine_server.hpp"
-#include "hf/chat_template.hpp"
-#include "hf/tokenizer.hpp"
 #include "cli/serve_http.hpp"
 #include "cli/serve_open_requests.hpp"
+#include "hf/chat_template.hpp"
+#include "hf/tokenizer.hpp"
 
 namespace april::cli {
 

@@ -93,13 +93,12 @@ void ParkedConnections::expire_locked(std::map<int, Entry>::iterator it) {
   const auto& e = it->second;
   if (!e.sent.empty()) {
     // Best effort, without waiting: a client this slow may not read it.
-    const auto body = http::error_json(
-        fmt::format("the request was not sent whole within {} s ({} s at most between two reads)",
-                    std::chrono::duration_cast<std::chrono::seconds>(request_timeout_).count(),
-                    std::chrono::duration_cast<std::chrono::seconds>(idle_timeout_).count()));
-    const auto reply = fmt::format(
-        "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-        body.size(), body);
+    const auto body = http::error_json(fmt::format("the request was not sent whole within {} s ({} s at most between two reads)",
+                                                   std::chrono::duration_cast<std::chrono::seconds>(request_timeout_).count(),
+                                                   std::chrono::duration_cast<std::chrono::seconds>(idle_timeout_).count()));
+    const auto reply =
+        fmt::format("HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                    body.size(), body);
     [[maybe_unused]] const auto n = ::send(it->first, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   }
   close_locked(it);

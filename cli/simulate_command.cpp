@@ -1,28 +1,28 @@
 // `april simulate`: run policies on one scenario and compare them.
 #include <fmt/format.h>
 
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "scenario/design_space.hpp"
-#include "rl/metric_columns.hpp"
-#include "rl/run_timeline.hpp"
-#include "base/chrome_trace.hpp"
-#include "scenario/simulation.hpp"
-#include "sim/cluster_shape.hpp"
 #include "base/atomic_file.hpp"
+#include "base/chrome_trace.hpp"
 #include "base/run_keys.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/report_table.hpp"
-#include "studies/prediction_trust.hpp"
-#include "policies/elastic_policy.hpp"
-#include "sim/elastic_switch.hpp"
 #include "cli/terminal_progress.hpp"
+#include "policies/elastic_policy.hpp"
+#include "rl/metric_columns.hpp"
+#include "rl/run_timeline.hpp"
+#include "scenario/design_space.hpp"
+#include "scenario/simulation.hpp"
+#include "sim/cluster_shape.hpp"
+#include "sim/elastic_switch.hpp"
+#include "studies/prediction_trust.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -40,23 +40,23 @@ int simulate_command(const std::vector<std::string>& args) {
   std::string scenario = "default";
   std::vector<std::string> policy_args, sets;
   std::string trace, trace_format = "ours", out_dir, timeline_path, timeline_detail = "steps";
-  opts.add_options()
-      ("help,h", "show this help")
-      ("scenario", po::value(&scenario), scenario_help().c_str())
-      ("policy", po::value(&policy_args), "policy to run (repeat, or a comma list); default: sync,april,sorted,one_step_off,async")
-      ("set", po::value(&sets), "override a scenario key: --set key=value (repeatable); `april keys` lists them")
-      ("trace", po::value(&trace), "replay prompt groups from a trace instead of the generator (mode: --set trace.mode=replay|resample)")
-      ("trace-format", po::value(&trace_format), trace_format_help().c_str())
-      ("steps", integer_option(), "training steps (overrides the scenario's `steps`)")
-      ("seed", integer_option(), "seed (overrides the scenario's `seed`)")
-      ("out", po::value(&out_dir), "write DIR/summary.json, DIR/<policy>/steps.csv and DIR/<policy>/timeline.csv; DIR is assembled aside and "
-       "replaces any earlier DIR whole")
-      ("timeline", po::value(&timeline_path), "write every policy's run as a Chrome trace-event JSON FILE (open it in ui.perfetto.dev): "
-       "rollout, abort, train and sync spans, step ends with their metrics, engine busy spans")
-      ("timeline-detail", po::value(&timeline_detail), "steps (default: a few events per engine and step), changes (also each "
-       "engine's running and queued requests and KV tokens at every change: about two events per request admitted or finished) "
-       "or windows (changes, and each engine's prefill iterations and decode windows, with batch and KV tokens, in place of its "
-       "busy spans: about two more events per request)");
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
+      "policy", po::value(&policy_args), "policy to run (repeat, or a comma list); default: sync,april,sorted,one_step_off,async")(
+      "set", po::value(&sets), "override a scenario key: --set key=value (repeatable); `april keys` lists them")(
+      "trace", po::value(&trace), "replay prompt groups from a trace instead of the generator (mode: --set trace.mode=replay|resample)")(
+      "trace-format", po::value(&trace_format), trace_format_help().c_str())(
+      "steps", integer_option(), "training steps (overrides the scenario's `steps`)")("seed", integer_option(),
+                                                                                      "seed (overrides the scenario's `seed`)")(
+      "out", po::value(&out_dir),
+      "write DIR/summary.json, DIR/<policy>/steps.csv and DIR/<policy>/timeline.csv; DIR is assembled aside and "
+      "replaces any earlier DIR whole")("timeline", po::value(&timeline_path),
+                                        "write every policy's run as a Chrome trace-event JSON FILE (open it in ui.perfetto.dev): "
+                                        "rollout, abort, train and sync spans, step ends with their metrics, engine busy spans")(
+      "timeline-detail", po::value(&timeline_detail),
+      "steps (default: a few events per engine and step), changes (also each "
+      "engine's running and queued requests and KV tokens at every change: about two events per request admitted or finished) "
+      "or windows (changes, and each engine's prefill iterations and decode windows, with batch and KV tokens, in place of its "
+      "busy spans: about two more events per request)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
 
@@ -84,12 +84,12 @@ int simulate_command(const std::vector<std::string>& args) {
   std::optional<OutputFolder> out;
   if (!out_dir.empty()) out.emplace(out_dir, "--out");
 
-
   print_scenario_header(config, resolved, scenario, trace);
   if (!colocated && std::find(policy_names.begin(), policy_names.end(), "elastic") != policy_names.end()) {
     // The trainer's GPUs as engines, and what lending them costs.
-    fmt::print("elastic: {}\n\n", sim::elastic_switch(config, config.get(policies::keys::kElasticToRolloutS),
-                                                      config.get(policies::keys::kElasticToTrainerS)).how);
+    fmt::print(
+        "elastic: {}\n\n",
+        sim::elastic_switch(config, config.get(policies::keys::kElasticToRolloutS), config.get(policies::keys::kElasticToTrainerS)).how);
   }
   std::fflush(stdout);
   // Progress on a terminal: every policy's steps, each split of a search counted.
@@ -158,8 +158,8 @@ int simulate_command(const std::vector<std::string>& args) {
       base::write_file_atomically((dir / r.policy / "steps.csv").string(), rl::steps_csv(r.steps));
       std::string timeline = "time_s,engine,running,queued,kv_tok\n";
       for (const auto& p : r.timeline) {
-        timeline += fmt::format("{}.{:09},{},{},{},{}\n", p.time_ns / 1000000000, p.time_ns % 1000000000, p.engine, p.running, p.waiting,
-                                p.kv_tok);
+        timeline +=
+            fmt::format("{}.{:09},{},{},{},{}\n", p.time_ns / 1000000000, p.time_ns % 1000000000, p.engine, p.running, p.waiting, p.kv_tok);
       }
       base::write_file_atomically((dir / r.policy / "timeline.csv").string(), timeline);
     }

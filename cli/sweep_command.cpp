@@ -2,21 +2,21 @@
 // threads, every run stored in the SQLite results database as it finishes.
 #include <fmt/format.h>
 
+#include <boost/program_options.hpp>
 #include <map>
 #include <set>
-#include <boost/program_options.hpp>
 
-#include "studies/grid.hpp"
 #include "base/run_keys.hpp"
-#include "studies/results_db.hpp"
-#include "studies/run_batch.hpp"
-#include "scenario/design_space.hpp"
-#include "scenario/scenario.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/distributed_runs.hpp"
 #include "cli/progress.hpp"
 #include "cli/report_table.hpp"
+#include "scenario/design_space.hpp"
+#include "scenario/scenario.hpp"
+#include "studies/grid.hpp"
+#include "studies/results_db.hpp"
+#include "studies/run_batch.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -100,8 +100,9 @@ int sweep_command(const std::vector<std::string>& args) {
   std::int64_t repeats = 1, jobs = 1;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
       "grid", po::value(&grid_text)->required(), "axes KEY=V1,V2 separated by ';' (KEY: a scenario key, policy or design)")(
-      "repeats", integer_option(&repeats), "seeds per configuration")("jobs", integer_option(&jobs), "worker threads (under MPI: per worker rank)")(
-      "db", po::value(&db_path)->required(), "SQLite results database (created if missing)")(
+      "repeats", integer_option(&repeats), "seeds per configuration")(
+      "jobs", integer_option(&jobs), "worker threads (under MPI: per worker rank)")("db", po::value(&db_path)->required(),
+                                                                                    "SQLite results database (created if missing)")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", integer_option(), "steps per run")(
       "seed", integer_option(), "first seed")("trace", po::value(&trace), "drive runs from a trace")(
       "trace-format", po::value(&trace_format), trace_format_help().c_str());
@@ -151,8 +152,10 @@ int sweep_command(const std::vector<std::string>& args) {
         }
         params[axes[i].key] = combo[i];
         if (axes[i].key == "policy") continue;
-        if (axes[i].key == scenario::kDesignKey) scenario::apply_design(c, combo[i], "--grid");
-        else c.set_from_text(axes[i].key, combo[i], "--grid");
+        if (axes[i].key == scenario::kDesignKey)
+          scenario::apply_design(c, combo[i], "--grid");
+        else
+          c.set_from_text(axes[i].key, combo[i], "--grid");
       }
       if (!planned.insert(fmt::format("{}#{}", params.dump(), r)).second) {
         ++merged;
@@ -168,7 +171,8 @@ int sweep_command(const std::vector<std::string>& args) {
     }
   }
 
-  if (specs.empty()) throw std::invalid_argument(fmt::format("sweep: no combination of the grid is a design: {}", fmt::join(not_run, "; ")));
+  if (specs.empty())
+    throw std::invalid_argument(fmt::format("sweep: no combination of the grid is a design: {}", fmt::join(not_run, "; ")));
   if (!not_run.empty()) {
     fmt::print("not run, no design ({}):\n", not_run.size());
     for (const auto& n : not_run) fmt::print("  {}\n", n);
@@ -189,8 +193,7 @@ int sweep_command(const std::vector<std::string>& args) {
   studies::ResultsDb db(db_path);
   const std::string spec_text = fmt::format("grid={};repeats={};sets={};steps={};seed={};trace={}", grid_text, repeats,
                                             fmt::join(sets, ","), vm.count("steps") ? std::to_string(*opt_int(vm, "steps")) : "",
-                                            vm.count("seed") ? std::to_string(*opt_int(vm, "seed")) : "",
-                                            studies::trace_hash(bo.trace));
+                                            vm.count("seed") ? std::to_string(*opt_int(vm, "seed")) : "", studies::trace_hash(bo.trace));
   const auto sweep = db.sweep_id("sweep", scenario, spec_text);
   const auto outcomes = studies::run_batch(db, sweep, registry, specs, bo);
   progress.finish();

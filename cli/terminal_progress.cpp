@@ -25,8 +25,12 @@ std::string duration_text(double s) {
 }  // namespace
 
 TerminalProgress::TerminalProgress(std::string what, std::string unit, std::int64_t total)
-    : what_(std::move(what)), unit_(std::move(unit)), total_(total), terminal_(isatty(fileno(stderr)) != 0),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+    : what_(std::move(what)),
+      unit_(std::move(unit)),
+      total_(total),
+      terminal_(isatty(fileno(stderr)) != 0),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
 
 TerminalProgress::~TerminalProgress() { finish(); }
 

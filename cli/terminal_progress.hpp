@@ -31,8 +31,8 @@ class TerminalProgress {
 
   static constexpr double kQuietFor_s = 1.0;
   // The line drawn for these figures (no terminal codes): what update() shows.
-  static std::string line(const std::string& what, const std::string& unit, std::int64_t done, std::int64_t total,
-                          const std::string& label, double elapsed_s);
+  static std::string line(const std::string& what, const std::string& unit, std::int64_t done, std::int64_t total, const std::string& label,
+                          double elapsed_s);
 
  private:
   std::string what_, unit_;

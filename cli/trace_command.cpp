@@ -4,13 +4,13 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
-#include "scenario/simulation.hpp"
-#include "base/run_keys.hpp"
 #include "base/atomic_file.hpp"
+#include "base/run_keys.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/program_exit.hpp"
+#include "scenario/simulation.hpp"
 #include "traces/jsonl_trace.hpp"
 #include "traces/trace_fit.hpp"
 #include "traces/trace_import.hpp"
@@ -38,10 +38,10 @@ traces::ImportOptions import_options(const po::variables_map& vm) {
 }
 
 void add_input_options(po::options_description& opts, const char* default_format) {
-  opts.add_options()
-      ("format", po::value<std::string>()->default_value(default_format), "input format: ours (our JSONL), azure, csv, jsonl")
-      ("group-size", integer_option(nullptr, 8), "azure: samples per group, packed in file order")
-      ("map", po::value<std::string>(), "csv/jsonl: prompt_id=COL,prompt_tokens=COL,response_tokens=COL");
+  opts.add_options()("format", po::value<std::string>()->default_value(default_format),
+                     "input format: ours (our JSONL), azure, csv, jsonl")("group-size", integer_option(nullptr, 8),
+                                                                          "azure: samples per group, packed in file order")(
+      "map", po::value<std::string>(), "csv/jsonl: prompt_id=COL,prompt_tokens=COL,response_tokens=COL");
 }
 
 int import_cmd(const std::vector<std::string>& args) {
@@ -74,14 +74,17 @@ int stats_cmd(const std::vector<std::string>& args) {
   if (!parse_command_line(args, opts, vm, &pos)) return 0;
   const auto path = vm["file"].as<std::string>();
   const auto s = traces::compute_stats(traces::load_trace(path, import_options(vm)), *opt_int(vm, "cap"));
-  if (vm.count("json")) fmt::print("{}\n", traces::stats_json(s).dump(2));
-  else fmt::print("{}", traces::stats_report(s, path));
+  if (vm.count("json"))
+    fmt::print("{}\n", traces::stats_json(s).dump(2));
+  else
+    fmt::print("{}", traces::stats_report(s, path));
   return 0;
 }
 
 int fit_cmd(const std::vector<std::string>& args) {
-  po::options_description opts("usage: april trace fit [options] FILE\n"
-                               "Prints a scenario fragment with the fitted workload model; use it as --scenario.\noptions");
+  po::options_description opts(
+      "usage: april trace fit [options] FILE\n"
+      "Prints a scenario fragment with the fitted workload model; use it as --scenario.\noptions");
   opts.add_options()("help,h", "show this help")("file", po::value<std::string>()->required(), "trace file")(
       "out", po::value<std::string>(), "write the fragment here (atomically) instead of stdout");
   add_input_options(opts, "ours");
@@ -92,20 +95,22 @@ int fit_cmd(const std::vector<std::string>& args) {
   const auto path = vm["file"].as<std::string>();
   if (vm.count("out")) check_output_file(vm["out"].as<std::string>(), "--out");
   const auto j = traces::fit_scenario_json(traces::fit_workload(traces::load_trace(path, import_options(vm))), path);
-  if (vm.count("out")) write_output_file(vm["out"].as<std::string>(), j.dump(2) + "\n");
-  else fmt::print("{}\n", j.dump(2));
+  if (vm.count("out"))
+    write_output_file(vm["out"].as<std::string>(), j.dump(2) + "\n");
+  else
+    fmt::print("{}\n", j.dump(2));
   return 0;
 }
 
 int synth_cmd(const std::vector<std::string>& args) {
-  po::options_description opts("usage: april trace synth [options] OUT\n"
-                               "Writes groups drawn from the scenario's workload model; lengths are capped at\n"
-                               "max_response_len, as a real trace records them.\noptions");
+  po::options_description opts(
+      "usage: april trace synth [options] OUT\n"
+      "Writes groups drawn from the scenario's workload model; lengths are capped at\n"
+      "max_response_len, as a real trace records them.\noptions");
   std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")("out", po::value<std::string>()->required(), "output JSONL")(
       "scenario", po::value<std::string>()->default_value("default"), (scenario_help() + ", e.g. from `trace fit`").c_str())(
-      "set", po::value(&sets), "override a scenario key (repeatable)")("groups", integer_option(nullptr, 1000),
-                                                                        "groups to write")(
+      "set", po::value(&sets), "override a scenario key (repeatable)")("groups", integer_option(nullptr, 1000), "groups to write")(
       "seed", integer_option(), "seed (overrides the scenario's)");
   po::positional_options_description pos;
   pos.add("out", 1);
@@ -121,9 +126,10 @@ int synth_cmd(const std::vector<std::string>& args) {
   // per sample in memory and as much again as text. Refused up front past 4 GB.
   const double bytes = static_cast<double>(n) * (64.0 + 16.0 * static_cast<double>(c.get(base::keys::kSamplesPerPrompt)));
   if (bytes > 4e9) {
-    throw std::invalid_argument(fmt::format("--groups {} x n_samples_per_prompt {} would take about {:.1f} GB to build and write; "
-                                            "the limit is 4 GB: write several smaller traces",
-                                            n, c.get(base::keys::kSamplesPerPrompt), bytes / 1e9));
+    throw std::invalid_argument(
+        fmt::format("--groups {} x n_samples_per_prompt {} would take about {:.1f} GB to build and write; "
+                    "the limit is 4 GB: write several smaller traces",
+                    n, c.get(base::keys::kSamplesPerPrompt), bytes / 1e9));
   }
   check_output_file(vm["out"].as<std::string>(), "OUT");
   auto gen = scenario::make_generator(c);

@@ -9,20 +9,20 @@
 #include <map>
 #include <set>
 
-#include "rl/step_metrics.hpp"
-#include "rl/metric_columns.hpp"
 #include "base/run_keys.hpp"
-#include "studies/results_db.hpp"
-#include "studies/run_batch.hpp"
-#include "scenario/scenario.hpp"
-#include "studies/tuner.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
-#include "studies/grid.hpp"
 #include "cli/distributed_runs.hpp"
 #include "cli/progress.hpp"
 #include "cli/report_table.hpp"
+#include "rl/metric_columns.hpp"
+#include "rl/step_metrics.hpp"
+#include "scenario/scenario.hpp"
 #include "sim/engine_knobs.hpp"
+#include "studies/grid.hpp"
+#include "studies/results_db.hpp"
+#include "studies/run_batch.hpp"
+#include "studies/tuner.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -53,16 +53,19 @@ int tune_command(const std::vector<std::string>& args) {
   std::vector<std::string> constraints, sets;
   std::int64_t repeats = 3, jobs = 1, rounds = 5, points = 5, step = 0;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
-      "param", po::value(&param)->required(), "the scenario key to tune, e.g. april.alpha")(
-      "range", po::value(&range), "LO:HI (default 1:4)")("objective", po::value(&objective),
-                                                          "summary metric to optimise (default effective_throughput: trained tokens per second, comparable across "
-                                                          "designs; rollout_throughput counts aborted tokens too)")(
-      "direction", po::value(&direction), "max or min (default max)")(
-      "constraint", po::value(&constraints), "METRIC<=V, <, >=, > on the mean over seeds (repeatable)")(
-      "repeats", integer_option(&repeats), "seeds per value (default 3)")("rounds", integer_option(&rounds), "refinement rounds (default 5)")(
-      "points", integer_option(&points), "values in the first round (default 5)")(
-      "step", integer_option(&step), "an integer key's values are LO + k x STEP (default 1; cluster.rollout_gpus and cluster.train_gpus: "
-      "cluster.tensor_parallel, so that every split tried is whole engines)")("jobs", integer_option(&jobs), "worker threads (under MPI: per worker rank)")(
+      "param", po::value(&param)->required(), "the scenario key to tune, e.g. april.alpha")("range", po::value(&range),
+                                                                                            "LO:HI (default 1:4)")(
+      "objective", po::value(&objective),
+      "summary metric to optimise (default effective_throughput: trained tokens per second, comparable across "
+      "designs; rollout_throughput counts aborted tokens too)")("direction", po::value(&direction), "max or min (default max)")(
+      "constraint", po::value(&constraints), "METRIC<=V, <, >=, > on the mean over seeds (repeatable)")("repeats", integer_option(&repeats),
+                                                                                                        "seeds per value (default 3)")(
+      "rounds", integer_option(&rounds), "refinement rounds (default 5)")("points", integer_option(&points),
+                                                                          "values in the first round (default 5)")(
+      "step", integer_option(&step),
+      "an integer key's values are LO + k x STEP (default 1; cluster.rollout_gpus and cluster.train_gpus: "
+      "cluster.tensor_parallel, so that every split tried is whole engines)")("jobs", integer_option(&jobs),
+                                                                              "worker threads (under MPI: per worker rank)")(
       "policy", po::value(&policy), "policy to run (default april)")("db", po::value(&db_path)->required(), "SQLite results database")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", integer_option(), "steps per run")(
       "seed", integer_option(), "first seed");
@@ -82,8 +85,8 @@ int tune_command(const std::vector<std::string>& args) {
   // A round's runs are built before it starts: points x repeats, bounded as any study.
   if (points > 0 && repeats > 0 &&
       static_cast<double>(points) * static_cast<double>(repeats) > static_cast<double>(studies::kMaxStudyRuns)) {
-    throw std::invalid_argument(fmt::format("--points {} x --repeats {} makes more runs per round than the {} one study holds",
-                                            points, repeats, studies::kMaxStudyRuns));
+    throw std::invalid_argument(fmt::format("--points {} x --repeats {} makes more runs per round than the {} one study holds", points,
+                                            repeats, studies::kMaxStudyRuns));
   }
   studies::TuneSpec spec;
   std::tie(spec.lo, spec.hi) = parse_range(range);
@@ -102,11 +105,12 @@ int tune_command(const std::vector<std::string>& args) {
     base::Config probe(schema);
     probe.set_from_text(param, "0", "--param");  // throws, with did-you-mean
   } else if (knob->type != base::KnobType::Int && knob->type != base::KnobType::Double) {
-    throw std::invalid_argument(fmt::format("--param {}: a {} key cannot be tuned; tune takes a numeric key",
-                                            param, base::type_name(knob->type)));
+    throw std::invalid_argument(
+        fmt::format("--param {}: a {} key cannot be tuned; tune takes a numeric key", param, base::type_name(knob->type)));
   }
   const bool integer = knob != nullptr && knob->type == base::KnobType::Int;
-  if (vm.count("step") && !integer) throw std::invalid_argument(fmt::format("--step: {} is not an integer key; --step applies to integer keys", param));
+  if (vm.count("step") && !integer)
+    throw std::invalid_argument(fmt::format("--step: {} is not an integer key; --step applies to integer keys", param));
   if (vm.count("step") && step < 1) throw std::invalid_argument(fmt::format("--step {}: must be at least 1", step));
   if (integer && step == 0) {
     step = 1;
@@ -140,18 +144,19 @@ int tune_command(const std::vector<std::string>& args) {
     throw std::invalid_argument(fmt::format("--range {}: {} is an integer key; give integer ends", range, param));
   }
   if (integer && std::fmod(spec.hi - spec.lo, static_cast<double>(step)) != 0) {
-    throw std::invalid_argument(fmt::format("--range {}: {}'s values are LO + k x {} (--step); HI - LO must be a multiple of {}", range,
-                                            param, step, step));
+    throw std::invalid_argument(
+        fmt::format("--range {}: {}'s values are LO + k x {} (--step); HI - LO must be a multiple of {}", range, param, step, step));
   }
   (void)make(spec.lo, 0);
   (void)make(spec.hi, 0);
   for (double x : studies::first_round_values(spec)) (void)make(x, 0);
 
   studies::ResultsDb db(db_path);
-  const std::string spec_text = fmt::format("param={};range={};objective={};direction={};constraints={};repeats={};rounds={};points={};"
-                                            "policy={};sets={}{}",
-                                            param, range, objective, direction, fmt::join(constraints, ","), repeats, rounds, points,
-                                            policy, fmt::join(sets, ","), step > 1 ? fmt::format(";step={}", step) : "");
+  const std::string spec_text = fmt::format(
+      "param={};range={};objective={};direction={};constraints={};repeats={};rounds={};points={};"
+      "policy={};sets={}{}",
+      param, range, objective, direction, fmt::join(constraints, ","), repeats, rounds, points, policy, fmt::join(sets, ","),
+      step > 1 ? fmt::format(";step={}", step) : "");
   const auto sweep = db.sweep_id("tune", scenario, spec_text);
   ProgressPrinter progress;
   studies::BatchOptions bo;
@@ -176,8 +181,8 @@ int tune_command(const std::vector<std::string>& args) {
   progress.finish();
 
   const std::string obj = studies::resolve_metric(objective, result.curve.front().metric_means);
-  fmt::print("{} for {} ({} {}), {} seeds per value, {} runs; stored as sweep {} in {}\n\n", param, obj, direction == "max" ? "maximise" : "minimise",
-             policy, repeats, result.runs, sweep, db_path);
+  fmt::print("{} for {} ({} {}), {} seeds per value, {} runs; stored as sweep {} in {}\n\n", param, obj,
+             direction == "max" ? "maximise" : "minimise", policy, repeats, result.runs, sweep, db_path);
   if (distributed.ranks() > 1) fmt::print("ran on {}\n\n", distributed.describe(studies::BatchProgress{}));
   // Columns as wide as their metric's full name (rollout_throughput_tok_s was cut to 14).
   std::string chead;
@@ -191,7 +196,8 @@ int tune_command(const std::vector<std::string>& args) {
       const auto m = studies::resolve_metric(c.metric, p.metric_means);
       cells += fmt::format(" {:>{}.6g}", p.metric_means.at(m), std::max<std::size_t>(22, c.metric.size()));
     }
-    fmt::print("{:>10.4g} {:>{}.6g} {:>12.4g}{}  {}{}\n", p.x, p.mean, obj_w, p.ci95, cells, p.feasible ? "yes" : "no (" + fmt::format("{}", fmt::join(p.violated, ", ")) + ")",
+    fmt::print("{:>10.4g} {:>{}.6g} {:>12.4g}{}  {}{}\n", p.x, p.mean, obj_w, p.ci95, cells,
+               p.feasible ? "yes" : "no (" + fmt::format("{}", fmt::join(p.violated, ", ")) + ")",
                result.best && *result.best == i ? "   <- best" : "");
   }
   if (!result.best) {
@@ -201,8 +207,10 @@ int tune_command(const std::vector<std::string>& args) {
   const auto& b = result.curve[*result.best];
   fmt::print("\nrecommended {} = {:.4g}: {} = {:.6g} +/- {:.4g} (95% CI over {} seeds)\n", param, b.x, obj, b.mean, b.ci95, repeats);
   fmt::print("values within noise of the best: {} in [{:.4g}, {:.4g}]\n", param, result.indistinguishable_lo, result.indistinguishable_hi);
-  if (result.binding.empty()) fmt::print("binding constraints: none\n");
-  else fmt::print("binding constraints: {} (the nearest better value violates it)\n", fmt::join(result.binding, ", "));
+  if (result.binding.empty())
+    fmt::print("binding constraints: none\n");
+  else
+    fmt::print("binding constraints: {} (the nearest better value violates it)\n", fmt::join(result.binding, ", "));
   return 0;
 }
 

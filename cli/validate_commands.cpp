@@ -4,31 +4,31 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
-#include "studies/calibration.hpp"
-#include "rl/metric_columns.hpp"
-#include "base/run_keys.hpp"
 #include "adapters/live/live_config.hpp"
 #include "adapters/live/profiler.hpp"
-#include "studies/live_validation.hpp"
-#include "studies/results_db.hpp"
+#include "base/atomic_file.hpp"
+#include "base/chrome_trace.hpp"
+#include "base/run_keys.hpp"
+#include "cli/terminal_progress.hpp"
+#include "rl/metric_columns.hpp"
+#include "rl/run_timeline.hpp"
 #include "scenario/model_version.hpp"
 #include "scenario/scenario.hpp"
-#include "base/atomic_file.hpp"
-#include "cli/terminal_progress.hpp"
-#include "base/chrome_trace.hpp"
-#include "rl/run_timeline.hpp"
+#include "studies/calibration.hpp"
+#include "studies/live_validation.hpp"
+#include "studies/results_db.hpp"
 #ifdef APRIL_WITH_SERVE
 #include "adapters/live/http_profiler.hpp"
 #include "cli/engine_urls.hpp"
 #include "studies/engines_validation.hpp"
 #endif
-#include "cli/live_task_options.hpp"
 #include "base/hash.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/live_task_options.hpp"
 #include "cli/output_paths.hpp"
 #include "traces/jsonl_trace.hpp"
 
@@ -85,7 +85,8 @@ int profile_command(const std::vector<std::string>& args) {
       "max-token-id", integer_option(&max_token_id), "with --engine: prompts draw token ids from 1 to this (default 100)")(
       "no-weight-load", po::bool_switch(&no_weight_load), "with --engine: do not time a reload of the served checkpoint")(
       "engine-api", po::value(&engine_api), "with --engine: sglang (default) or vllm (/v1/completions)")(
-      "engine-slots", integer_option(&engine_slots), "with --engine: the most requests in a wave (default: the server's "
+      "engine-slots", integer_option(&engine_slots),
+      "with --engine: the most requests in a wave (default: the server's "
       "max_running_requests; a vLLM server says none: give its --max-num-seqs)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
@@ -188,23 +189,28 @@ int validate_command(const std::vector<std::string>& args) {
   bool quick = false;
   opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
       "policy", po::value(&policy_args), "policies (default sync,april)")("steps", integer_option(), "RL steps")(
-      "quick", po::bool_switch(&quick), kQuickHelp)(
-      "warmup-steps", integer_option(&warmup_steps), "leading steps left out of the errors and gains (default 1)")(
+      "quick", po::bool_switch(&quick), kQuickHelp)("warmup-steps", integer_option(&warmup_steps),
+                                                    "leading steps left out of the errors and gains (default 1)")(
       "seed", integer_option(), "seed")("set", po::value(&sets), "override a key")(
       "calibration", po::value(&calibration), "a fragment from `april calibrate`")("device", po::value(&device), "cpu or cuda")(
       "db", po::value(&db_path), "store both sides of every run in this results database")(
-      "out", po::value(&out_dir), "write report.json, each policy's live trace and, when profiled between the live steps, profile.json here")(
-      "timeline", po::value(&timeline_path), "write each policy's live run and its simulator twin side by side as a Chrome trace-event "
+      "out", po::value(&out_dir),
+      "write report.json, each policy's live trace and, when profiled between the live steps, profile.json here")(
+      "timeline", po::value(&timeline_path),
+      "write each policy's live run and its simulator twin side by side as a Chrome trace-event "
       "JSON FILE (ui.perfetto.dev), each with its engine's track")(
-      "timeline-detail", po::value(&timeline_detail), "steps (default: engine busy spans), changes (also the engines' running and "
+      "timeline-detail", po::value(&timeline_detail),
+      "steps (default: engine busy spans), changes (also the engines' running and "
       "queued requests and KV tokens at every change) or windows (changes, and every live iteration and every twin prefill "
       "iteration and decode window, in place of the busy spans)")(
-      "engines", po::value(&engines), "instead of april's engine in process: rollout-only runs on these inference servers over "
+      "engines", po::value(&engines),
+      "instead of april's engine in process: rollout-only runs on these inference servers over "
       "SGLang's HTTP API (URL,...: SGLang or april serve), with --checkpoint and --dataset (the tokenizer and the prompts) and "
       "--calibration (a server's, from april profile --engine and april calibrate); the twin has one engine per server")(
       "engine-timeout", po::value(&engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take")(
       "engine-api", po::value(&engine_api), "with --engines: sglang (default) or vllm (/v1/completions, aborted by closing the stream)")(
-      "engine-slots", integer_option(&engine_slots), "with --engines: requests sent to a server at once, the twin's slots (default: the "
+      "engine-slots", integer_option(&engine_slots),
+      "with --engines: requests sent to a server at once, the twin's slots (default: the "
       "server's max_running_requests; a vLLM server says none: give its --max-num-seqs)");
   LiveTaskOptions task_options;
   task_options.add_to(opts);
@@ -223,7 +229,8 @@ int validate_command(const std::vector<std::string>& args) {
   }
   const auto policies = policy_list(policy_args, registry, {"sync", "april"});
   if (warmup_steps < 0 || warmup_steps >= c.get(base::keys::kSteps)) {
-    throw std::invalid_argument(fmt::format("--warmup-steps {}: must be at least 0 and fewer than the {} steps", warmup_steps, c.get(base::keys::kSteps)));
+    throw std::invalid_argument(
+        fmt::format("--warmup-steps {}: must be at least 0 and fewer than the {} steps", warmup_steps, c.get(base::keys::kSteps)));
   }
 
   if (engines.empty() && !task_options.checkpoint.empty()) {
@@ -237,7 +244,8 @@ int validate_command(const std::vector<std::string>& args) {
     if (calibration.empty()) {
       throw std::invalid_argument("--engines needs --calibration: a server's, from `april profile --engine URL` and `april calibrate`");
     }
-    if (task_options.checkpoint.empty()) throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
+    if (task_options.checkpoint.empty())
+      throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
     base::Config k(schema);
     base::load_config_file(k, calibration);
     const auto cal = studies::calibration_from_config(k);
@@ -255,7 +263,8 @@ int validate_command(const std::vector<std::string>& args) {
       throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", engine_slots));
     }
     if (ho.api == live::ServerApi::kVllm && engine_slots == 0) {
-      throw std::invalid_argument("--engine-api vllm needs --engine-slots: vLLM does not say its --max-num-seqs over HTTP, and the twin needs it");
+      throw std::invalid_argument(
+          "--engine-api vllm needs --engine-slots: vLLM does not say its --max-num-seqs over HTTP, and the twin needs it");
     }
     ho.slots = engine_slots;
     fmt::print("validate on {} server(s) ({}): {}, B = {} x n = {}, {} steps, the first {} left out\n", ho.urls.size(), engines,
@@ -276,8 +285,8 @@ int validate_command(const std::vector<std::string>& args) {
                    static_cast<std::int64_t>(s) < warmup_steps ? "  (warm-up)" : "");
       }
     }
-    fmt::print("\n{:<8} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8}\n", "policy", "median err", "p90 err", "live tok/s", "twin tok/s", "requests",
-               "aborted");
+    fmt::print("\n{:<8} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8}\n", "policy", "median err", "p90 err", "live tok/s", "twin tok/s",
+               "requests", "aborted");
     for (const auto& p : report.policies) {
       fmt::print("{:<8} {:>11.1f}% {:>11.1f}% {:>12.0f} {:>12.0f} {:>10} {:>8}\n", p.policy, 100 * p.median_error, 100 * p.p90_error,
                  p.live_rollout_tok_s, p.sim_rollout_tok_s, p.requests, p.aborted);
@@ -394,20 +403,23 @@ int validate_command(const std::vector<std::string>& args) {
       continue;
     }
     any_overlapped = true;
-    fmt::print("{}: live iteration time / calibrated prediction, median (in sum): {} ({}) beside a computing train step, "
-               "profiled {:.2f} in sum; {} ({}) alone\n",
-               p.policy, ratio(p.iteration_ratio_beside_train), ratio(p.iteration_sum_ratio_beside_train),
-               cal.engine_slowdown_beside_train, ratio(p.iteration_ratio_alone), ratio(p.iteration_sum_ratio_alone));
-    fmt::print("{}: live train step compute time / the twin's model of it, median: {} (the engine ran beside {:.0f}% of it); "
-               "slowdown beside the engine the steps imply: {} (profiled {:.2f})\n",
-               p.policy, ratio(p.train_ratio), 100 * p.train_beside_engine_share, ratio(p.train_slowdown_implied),
-               report.calibration.train_slowdown_beside_engines);
+    fmt::print(
+        "{}: live iteration time / calibrated prediction, median (in sum): {} ({}) beside a computing train step, "
+        "profiled {:.2f} in sum; {} ({}) alone\n",
+        p.policy, ratio(p.iteration_ratio_beside_train), ratio(p.iteration_sum_ratio_beside_train), cal.engine_slowdown_beside_train,
+        ratio(p.iteration_ratio_alone), ratio(p.iteration_sum_ratio_alone));
+    fmt::print(
+        "{}: live train step compute time / the twin's model of it, median: {} (the engine ran beside {:.0f}% of it); "
+        "slowdown beside the engine the steps imply: {} (profiled {:.2f})\n",
+        p.policy, ratio(p.train_ratio), 100 * p.train_beside_engine_share, ratio(p.train_slowdown_implied),
+        report.calibration.train_slowdown_beside_engines);
   }
   if (any_overlapped) {
-    fmt::print("overlapped policies: the trainer runs beside the engine (one thread each) and the twin is disaggregated (one GPU\n"
-               "each); err compares whole steps; the twin slows iterations that start beside a train step and train steps while\n"
-               "the engine runs by the profiled factors (\"side by side\" on the calibration line; the ratios above\n"
-               "are the live run's own), and adds the profiled train handoff to each train step\n");
+    fmt::print(
+        "overlapped policies: the trainer runs beside the engine (one thread each) and the twin is disaggregated (one GPU\n"
+        "each); err compares whole steps; the twin slows iterations that start beside a train step and train steps while\n"
+        "the engine runs by the profiled factors (\"side by side\" on the calibration line; the ratios above\n"
+        "are the live run's own), and adds the profiled train handoff to each train step\n");
   }
   if (report.warmup_steps > 0) {
     std::string ratios;
@@ -422,12 +434,14 @@ int validate_command(const std::vector<std::string>& args) {
     for (const auto& m : report.machine_slowdown_by_step) {
       if (m) known.push_back(*m);
     }
-    const auto [lo, hi] = known.empty() ? std::pair{1.0, 1.0} : std::pair{*std::min_element(known.begin(), known.end()),
-                                                                          *std::max_element(known.begin(), known.end())};
-    fmt::print("drift-adj: the median error with each twin step scaled by how much slower than on average the machine ran then,\n"
-               "by the profile's slices beside the step (x{:.2f} to x{:.2f} in this run): the machine's drift, which no fixed\n"
-               "model predicts, taken out; the gains need no such help (the policies take turns, so drift hits all alike)\n",
-               lo, hi);
+    const auto [lo, hi] = known.empty()
+                              ? std::pair{1.0, 1.0}
+                              : std::pair{*std::min_element(known.begin(), known.end()), *std::max_element(known.begin(), known.end())};
+    fmt::print(
+        "drift-adj: the median error with each twin step scaled by how much slower than on average the machine ran then,\n"
+        "by the profile's slices beside the step (x{:.2f} to x{:.2f} in this run): the machine's drift, which no fixed\n"
+        "model predicts, taken out; the gains need no such help (the policies take turns, so drift hits all alike)\n",
+        lo, hi);
   }
   fmt::print("instant: steps whose batch was complete in the buffer (no rollout time), predicted as such / seen\n");
   fmt::print("same tok: steps whose rollout decoded as many tokens in the simulator as live (it replays the live schedule)\n");
@@ -443,7 +457,8 @@ int validate_command(const std::vector<std::string>& args) {
     base::write_file_atomically((dir / "report.json").string(), j.dump(2) + "\n");
     // The profile fitted between the live steps: `april calibrate` re-fits it,
     // and its points show what the fit made of the machine.
-    if (report.profile) base::write_file_atomically((dir / "profile.json").string(), studies::profile_to_json(*report.profile).dump(2) + "\n");
+    if (report.profile)
+      base::write_file_atomically((dir / "profile.json").string(), studies::profile_to_json(*report.profile).dump(2) + "\n");
     for (const auto& p : report.policies) {
       traces::write_jsonl_trace((dir / (p.policy + "_trace.jsonl")).string(), p.trace);
       // predicted_s is the model alone: an iteration beside a computing train
@@ -473,8 +488,8 @@ int validate_command(const std::vector<std::string>& args) {
   }
   if (db) {
     const auto now = studies::utc_now_iso8601();
-    const auto sweep = db->sweep_id("validate", scenario, fmt::format("policies={};steps={};at={}", fmt::join(policies, ","),
-                                                                    c.get(base::keys::kSteps), now));
+    const auto sweep = db->sweep_id("validate", scenario,
+                                    fmt::format("policies={};steps={};at={}", fmt::join(policies, ","), c.get(base::keys::kSteps), now));
     const base::Config twin = studies::simulator_twin(c, cal);
     for (const auto& p : report.policies) {
       for (const std::string side : {"live", "sim"}) {

@@ -6,23 +6,23 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
-#include "studies/grid.hpp"
-#include "studies/prediction_trust.hpp"
-#include "scenario/design_space.hpp"
-#include "scenario/simulation.hpp"
 #include "base/atomic_file.hpp"
+#include "base/chrome_trace.hpp"
 #include "base/run_keys.hpp"
 #include "cli/cli_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/report_table.hpp"
 #include "cli/terminal_progress.hpp"
-#include "base/chrome_trace.hpp"
 #include "rl/run_timeline.hpp"
+#include "scenario/design_space.hpp"
+#include "scenario/simulation.hpp"
 #include "sim/train_sync_knobs.hpp"
+#include "studies/grid.hpp"
+#include "studies/prediction_trust.hpp"
 
 namespace april::cli {
 namespace po = boost::program_options;
@@ -98,11 +98,14 @@ int whatif_command(const std::vector<std::string>& args) {
       "vary", po::value(&vary), "KEY=V1,V2,... (repeatable; the runs are the cartesian product; KEY: a scenario key or design)")(
       "policy", po::value(&policies_arg), "policies (repeat or comma list); default: sync,april")(
       "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", integer_option(), "steps per run")(
-      "seed", integer_option(), "seed")("csv", po::value(&csv_out), "also write the rows as CSV (- for standard output, the table then on standard error)")(
+      "seed", integer_option(), "seed")("csv", po::value(&csv_out),
+                                        "also write the rows as CSV (- for standard output, the table then on standard error)")(
       "json", po::value(&json_out), "also write the rows as JSON (- for standard output)")(
-      "timeline", po::value(&timeline_path), "write every row's run into one Chrome trace-event JSON FILE (ui.perfetto.dev), "
+      "timeline", po::value(&timeline_path),
+      "write every row's run into one Chrome trace-event JSON FILE (ui.perfetto.dev), "
       "each row's tracks named by its combination and policy")(
-      "timeline-detail", po::value(&timeline_detail), "steps (default), changes (also each engine's running and queued requests and KV tokens at every change) or windows "
+      "timeline-detail", po::value(&timeline_detail),
+      "steps (default), changes (also each engine's running and queued requests and KV tokens at every change) or windows "
       "(changes, and each engine's prefill iterations and decode windows in place of its busy spans)");
   po::variables_map vm;
   if (!parse_command_line(args, opts, vm)) return 0;
@@ -139,8 +142,10 @@ int whatif_command(const std::vector<std::string>& args) {
     base::Config c(schema);
     apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
     for (std::size_t i = 0; i < axes.size(); ++i) {
-      if (axes[i].key == scenario::kDesignKey) scenario::apply_design(c, combo[i], "--vary");
-      else c.set_from_text(axes[i].key, combo[i], "--vary");
+      if (axes[i].key == scenario::kDesignKey)
+        scenario::apply_design(c, combo[i], "--vary");
+      else
+        c.set_from_text(axes[i].key, combo[i], "--vary");
     }
     scenario::validate_scenario(c, ro.trace ? &*ro.trace : nullptr, ro.trace_name);
     return c;
@@ -288,9 +293,10 @@ int whatif_command(const std::vector<std::string>& args) {
   if (!csv_out.empty()) {
     std::string csv;
     for (const auto& a : axes) csv += a.key + ",";
-    csv += "policy,step_time_s,seconds_per_trained_sample,effective_speedup_vs_sync,rollout_throughput_tok_s,"
-           "rollout_throughput_vs_sync,effective_throughput_tok_s,gpu_hours_per_1000_steps,offpolicy_token_fraction,staleness_mean,"
-           "staleness_max,rank\n";
+    csv +=
+        "policy,step_time_s,seconds_per_trained_sample,effective_speedup_vs_sync,rollout_throughput_tok_s,"
+        "rollout_throughput_vs_sync,effective_throughput_tok_s,gpu_hours_per_1000_steps,offpolicy_token_fraction,staleness_mean,"
+        "staleness_max,rank\n";
     const auto optional = [](double x) { return x > 0 ? fmt::format("{:.9g}", x) : std::string(); };
     for (const auto& r : rows) {
       for (const auto& v : r.config) csv += v + ",";

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <utility>
 
+#include "base/config.hpp"
 #include "hf/unicode_classes.hpp"
 #include "hf/utf8.hpp"
-#include "base/config.hpp"
 
 namespace april::hf {
 namespace {
@@ -35,7 +35,9 @@ std::string jinja_trim(const std::string& text) {
 }
 
 // ChatML, the Qwen families' format.
-std::string chatml_turn(std::string_view role, std::string_view content) { return fmt::format("<|im_start|>{}\n{}<|im_end|>\n", role, content); }
+std::string chatml_turn(std::string_view role, std::string_view content) {
+  return fmt::format("<|im_start|>{}\n{}<|im_end|>\n", role, content);
+}
 
 // Qwen/Qwen2-7B-Instruct, tokenizer_config.json "chat_template"
 // (https://huggingface.co/Qwen/Qwen2-7B-Instruct/blob/main/tokenizer_config.json):
@@ -119,7 +121,8 @@ std::string render_llama3(const std::vector<ChatMessage>& m) {
 std::string render_llama3_1(const std::vector<ChatMessage>& m) {
   const bool has_system = m.front().role == "system";
   const std::string system = has_system ? jinja_trim(m.front().content) : std::string();
-  std::string out = "<|begin_of_text|>" + llama_turn("system", "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n" + system);
+  std::string out =
+      "<|begin_of_text|>" + llama_turn("system", "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n" + system);
   for (std::size_t i = has_system ? 1 : 0; i < m.size(); ++i) out += llama_turn(m[i].role, jinja_trim(m[i].content));
   return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
 }
@@ -130,8 +133,8 @@ ChatFamily chat_family_from_name(const std::string& name) {
   for (const auto& [n, family] : kFamilies) {
     if (name == n) return family;
   }
-  throw base::ConfigError(fmt::format("chat template '{}' is not supported; april writes those of {}", name,
-                                      fmt::join(chat_family_names(), ", ")));
+  throw base::ConfigError(
+      fmt::format("chat template '{}' is not supported; april writes those of {}", name, fmt::join(chat_family_names(), ", ")));
 }
 
 const char* chat_family_name(ChatFamily family) {

@@ -49,7 +49,8 @@ struct ChatMessage {
 // its last "</think>"), as its template does. Anything else (another role,
 // a system message later, a last message not a user's) is refused with
 // base::ConfigError naming the message's index.
-std::string render_chat_messages(ChatFamily family, const std::vector<ChatMessage>& messages, std::optional<bool> enable_thinking = std::nullopt);
+std::string render_chat_messages(ChatFamily family, const std::vector<ChatMessage>& messages,
+                                 std::optional<bool> enable_thinking = std::nullopt);
 
 // The token that ends an assistant turn in `family`'s template
 // ("<|im_end|>" for the Qwen families, "<|eot_id|>" for Llama 3): where a

@@ -43,11 +43,11 @@ class IncrementalText {
   const Tokenizer* tokenizer_;
   std::vector<std::string> stops_;
   std::size_t longest_stop_ = 0;
-  std::vector<TokenId> ids_;      // the text's tokens (special and unknown ids left out)
-  std::size_t prefix_ = 0;        // ids_[prefix_, read_) decode to text already taken
+  std::vector<TokenId> ids_;  // the text's tokens (special and unknown ids left out)
+  std::size_t prefix_ = 0;    // ids_[prefix_, read_) decode to text already taken
   std::size_t read_ = 0;
-  std::size_t added_ = 0;         // every id added, counted
-  std::string held_;              // taken from the tokens, not yet released
+  std::size_t added_ = 0;  // every id added, counted
+  std::string held_;       // taken from the tokens, not yet released
   std::optional<std::string> stop_;
   std::size_t tokens_at_stop_ = 0;
 };

@@ -38,14 +38,13 @@ std::optional<char32_t> compose(char32_t first, char32_t second) {
   if (first >= kLBase && first < kLBase + kLCount && second >= kVBase && second < kVBase + kVCount) {
     return kSBase + ((first - kLBase) * kVCount + (second - kVBase)) * kTCount;
   }
-  if (first >= kSBase && first < kSBase + kSCount && (first - kSBase) % kTCount == 0 && second > kTBase &&
-      second < kTBase + kTCount) {
+  if (first >= kSBase && first < kSBase + kSCount && (first - kSBase) % kTCount == 0 && second > kTBase && second < kTBase + kTCount) {
     return first + (second - kTBase);
   }
   const auto table = unicode::compositions();
-  const auto it = std::lower_bound(table.begin(), table.end(), std::pair{first, second}, [](const unicode::Composition& c, const auto& key) {
-    return c.first != key.first ? c.first < key.first : c.second < key.second;
-  });
+  const auto it = std::lower_bound(
+      table.begin(), table.end(), std::pair{first, second},
+      [](const unicode::Composition& c, const auto& key) { return c.first != key.first ? c.first < key.first : c.second < key.second; });
   if (it == table.end() || it->first != first || it->second != second) return std::nullopt;
   return it->composite;
 }

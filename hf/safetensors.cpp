@@ -30,8 +30,8 @@ struct DtypeName {
   StDtype dtype;
   std::size_t bytes;
 };
-constexpr DtypeName kDtypes[] = {{"F64", StDtype::F64, 8}, {"F32", StDtype::F32, 4}, {"F16", StDtype::F16, 2}, {"BF16", StDtype::BF16, 2},
-                                 {"I64", StDtype::I64, 8}, {"I32", StDtype::I32, 4}, {"I16", StDtype::I16, 2}, {"I8", StDtype::I8, 1},
+constexpr DtypeName kDtypes[] = {{"F64", StDtype::F64, 8}, {"F32", StDtype::F32, 4},  {"F16", StDtype::F16, 2}, {"BF16", StDtype::BF16, 2},
+                                 {"I64", StDtype::I64, 8}, {"I32", StDtype::I32, 4},  {"I16", StDtype::I16, 2}, {"I8", StDtype::I8, 1},
                                  {"U8", StDtype::U8, 1},   {"BOOL", StDtype::BOOL, 1}};
 
 [[noreturn]] void refuse(const std::string& path, const std::string& why) { throw base::ConfigError(fmt::format("{}: {}", path, why)); }
@@ -69,7 +69,8 @@ std::vector<StTensor> parse_safetensors(const std::byte* bytes, std::size_t size
   if (n > size - 8) refuse(path, fmt::format("header of {} bytes runs past the end of the {}-byte file", n, size));
   const std::string text(reinterpret_cast<const char*>(base + 8), static_cast<std::size_t>(n));
   nlohmann::json doc;
-  if (const auto err = base::parse_json(text, doc)) refuse(path, fmt::format("header: invalid JSON at byte {} ({})", err->byte + 8, err->reason));
+  if (const auto err = base::parse_json(text, doc))
+    refuse(path, fmt::format("header: invalid JSON at byte {} ({})", err->byte + 8, err->reason));
   if (!doc.is_object()) refuse(path, "header: not a JSON object");
   const base::JsonValue root(doc, path);
   const std::size_t data_start = 8 + static_cast<std::size_t>(n);
@@ -90,7 +91,8 @@ std::vector<StTensor> parse_safetensors(const std::byte* bytes, std::size_t size
     t.name = name;
     const auto dtype = e.at("dtype").string();
     const auto* d = std::find_if(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeName& x) { return dtype == x.name; });
-    if (d == std::end(kDtypes)) e.at("dtype").fail(fmt::format("'{}' is not read (F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL)", dtype));
+    if (d == std::end(kDtypes))
+      e.at("dtype").fail(fmt::format("'{}' is not read (F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL)", dtype));
     t.dtype = d->dtype;
     t.shape = e.at("shape").integers(0, std::numeric_limits<std::int64_t>::max());
     std::uint64_t numel = 1;
@@ -105,7 +107,8 @@ std::vector<StTensor> parse_safetensors(const std::byte* bytes, std::size_t size
     const auto begin = static_cast<std::uint64_t>(offsets[0]), end = static_cast<std::uint64_t>(offsets[1]);
     if (end > data_size) e.at("data_offsets").fail(fmt::format("ends at byte {} of a {}-byte data section", end, data_size));
     if (end - begin != numel * d->bytes) {
-      e.at("data_offsets").fail(fmt::format("{} bytes for shape [{}] of {} ({} expected)", end - begin, fmt::join(t.shape, ", "), dtype, numel * d->bytes));
+      e.at("data_offsets")
+          .fail(fmt::format("{} bytes for shape [{}] of {} ({} expected)", end - begin, fmt::join(t.shape, ", "), dtype, numel * d->bytes));
     }
     t.data = base + data_start + begin;
     t.bytes = static_cast<std::size_t>(end - begin);
@@ -155,7 +158,11 @@ SafetensorsFile::~SafetensorsFile() {
 }
 
 SafetensorsFile::SafetensorsFile(SafetensorsFile&& other) noexcept
-    : path_(std::move(other.path_)), map_(other.map_), size_(other.size_), tensors_(std::move(other.tensors_)), metadata_(std::move(other.metadata_)) {
+    : path_(std::move(other.path_)),
+      map_(other.map_),
+      size_(other.size_),
+      tensors_(std::move(other.tensors_)),
+      metadata_(std::move(other.metadata_)) {
   other.map_ = nullptr;
   other.size_ = 0;
 }
@@ -177,7 +184,8 @@ void SafetensorsFile::release(const std::byte* data, std::size_t bytes) const {
   if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
-void write_safetensors(const std::string& path, const std::vector<StTensorOut>& tensors, const std::map<std::string, std::string>& metadata) {
+void write_safetensors(const std::string& path, const std::vector<StTensorOut>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
   nlohmann::ordered_json header;
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::uint64_t offset = 0;
@@ -185,7 +193,8 @@ void write_safetensors(const std::string& path, const std::vector<StTensorOut>& 
     std::uint64_t numel = 1;
     for (const auto d : t.shape) numel *= static_cast<std::uint64_t>(d);
     if (numel * element_bytes(t.dtype) != t.bytes) {
-      throw std::logic_error(fmt::format("{}: tensor '{}' has {} bytes for its shape's {}", path, t.name, t.bytes, numel * element_bytes(t.dtype)));
+      throw std::logic_error(
+          fmt::format("{}: tensor '{}' has {} bytes for its shape's {}", path, t.name, t.bytes, numel * element_bytes(t.dtype)));
     }
     header[t.name] = {{"dtype", to_string(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes}}};
     offset += t.bytes;

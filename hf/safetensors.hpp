@@ -76,6 +76,7 @@ struct StTensorOut {
 // checkpoint is assembled in a fresh folder and put in place whole). The
 // header is padded with spaces to a multiple of 8 bytes, so that every
 // tensor's data is 8-byte aligned in the file when their sizes are.
-void write_safetensors(const std::string& path, const std::vector<StTensorOut>& tensors, const std::map<std::string, std::string>& metadata);
+void write_safetensors(const std::string& path, const std::vector<StTensorOut>& tensors,
+                       const std::map<std::string, std::string>& metadata);
 
 }  // namespace april::live

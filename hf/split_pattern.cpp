@@ -117,9 +117,7 @@ std::optional<SplitPattern> split_pattern_of(std::string_view regex) {
   return std::nullopt;
 }
 
-std::string_view split_pattern_regex(SplitPattern pattern) {
-  return pattern == SplitPattern::kQwen2 ? kQwen2Regex : kLlama3Regex;
-}
+std::string_view split_pattern_regex(SplitPattern pattern) { return pattern == SplitPattern::kQwen2 ? kQwen2Regex : kLlama3Regex; }
 
 std::vector<std::pair<std::size_t, std::size_t>> split_pieces(SplitPattern pattern, const std::vector<char32_t>& cps) {
   const Matcher matcher(cps, pattern == SplitPattern::kQwen2 ? 1 : 3);

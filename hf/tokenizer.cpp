@@ -139,10 +139,14 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text) const {
   ids.reserve(text.size() / 3 + 1);
   WordMerger merger(impl);
   const auto add_token = [&ids](TokenId id) { ids.push_back(id); };
-  split_added(impl.raw_added, text, [&](std::string_view raw) {
-    const std::string normalized = impl.nfc ? nfc(raw) : std::string(raw);
-    split_added(impl.normalized_added, normalized, [&](std::string_view words) { encode_words(impl, words, merger, ids); }, add_token);
-  }, add_token);
+  split_added(
+      impl.raw_added, text,
+      [&](std::string_view raw) {
+        const std::string normalized = impl.nfc ? nfc(raw) : std::string(raw);
+        split_added(
+            impl.normalized_added, normalized, [&](std::string_view words) { encode_words(impl, words, merger, ids); }, add_token);
+      },
+      add_token);
   return ids;
 }
 

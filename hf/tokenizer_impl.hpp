@@ -67,17 +67,17 @@ struct Tokenizer::Impl {
     std::uint32_t length = kNone;
     static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
   };
-  std::vector<Entry> by_id;               // what decode reads; an added token's content wins
-  std::vector<std::uint8_t> special_by_id;  // 1: skipped by decode(skip_special_tokens)
-  std::unordered_map<std::string_view, TokenId> vocab;     // /model/vocab
+  std::vector<Entry> by_id;                                 // what decode reads; an added token's content wins
+  std::vector<std::uint8_t> special_by_id;                  // 1: skipped by decode(skip_special_tokens)
+  std::unordered_map<std::string_view, TokenId> vocab;      // /model/vocab
   std::unordered_map<std::string_view, TokenId> added_ids;  // /added_tokens by content
 
-  std::array<TokenId, 256> byte_token{};  // the vocabulary id of each byte's character; -1: none
+  std::array<TokenId, 256> byte_token{};                  // the vocabulary id of each byte's character; -1: none
   std::unordered_map<std::uint64_t, MergeResult> merges;  // key: (left id << 32) | right id
-  bool ignore_merges = false;  // a word that is a vocabulary entry is that token, unmerged
+  bool ignore_merges = false;                             // a word that is a vocabulary entry is that token, unmerged
 
   bool nfc = false;
-  std::optional<SplitPattern> split;  // nullopt: the byte-level pre-tokenizer alone (one word)
+  std::optional<SplitPattern> split;   // nullopt: the byte-level pre-tokenizer alone (one word)
   AddedTokenMatcher raw_added;         // normalized == false: matched before normalizing
   AddedTokenMatcher normalized_added;  // normalized == true: matched after
 

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/bounded_read.hpp"
+#include "base/json_value.hpp"
 #include "hf/byte_level.hpp"
 #include "hf/nfc.hpp"
 #include "hf/tokenizer_impl.hpp"
-#include "base/bounded_read.hpp"
-#include "base/json_value.hpp"
 
 namespace april::hf {
 namespace {
@@ -85,7 +85,8 @@ void read_pre_tokenizer(const JsonValue& root, Tokenizer::Impl& impl) {
     return;
   }
   const std::string expected = "Sequence of [Split, ByteLevel]";
-  if (type != "Sequence") refuse(pre->at("type"), fmt::format("pre-tokenizer '{}' is not supported ({} or a lone ByteLevel is)", type, expected));
+  if (type != "Sequence")
+    refuse(pre->at("type"), fmt::format("pre-tokenizer '{}' is not supported ({} or a lone ByteLevel is)", type, expected));
   const auto steps = pre->at("pretokenizers").elements();
   if (steps.size() != 2 || type_of(steps[0]) != "Split" || type_of(steps[1]) != "ByteLevel") {
     refuse(pre->at("pretokenizers"), fmt::format("this pre-tokenizer Sequence is not supported (a {} is)", expected));
@@ -103,7 +104,8 @@ void read_decoder(const JsonValue& root) {
 }
 
 void check_model_options(const JsonValue& model, Tokenizer::Impl& impl) {
-  if (const std::string type = type_of(model); type != "BPE") refuse(model.at("type"), fmt::format("model type '{}' is not supported (BPE is)", type));
+  if (const std::string type = type_of(model); type != "BPE")
+    refuse(model.at("type"), fmt::format("model type '{}' is not supported (BPE is)", type));
   // Dropout 0 merges as none does (tokenizers skips a merge when a draw is < p).
   if (const auto dropout = model.find("dropout"); dropout && dropout->number(0, 1) != 0) {
     refuse(*dropout, "BPE dropout (random segmentation) is not supported");
@@ -223,8 +225,7 @@ void read_merges(const JsonValue& merges, Tokenizer::Impl& impl) {
   }
 }
 
-void build_tables(const JsonValue& vocab_json, const std::vector<RawToken>& vocab, std::vector<AddedEntry>& added,
-                  Tokenizer::Impl& impl) {
+void build_tables(const JsonValue& vocab_json, const std::vector<RawToken>& vocab, std::vector<AddedEntry>& added, Tokenizer::Impl& impl) {
   TokenId max_id = -1;
   std::size_t bytes = 0;
   for (const RawToken& t : vocab) {
@@ -265,8 +266,8 @@ void build_tables(const JsonValue& vocab_json, const std::vector<RawToken>& voca
     if (impl.added_ids.count(t.content) != 0) refuse(added[i].where.at("content"), "a repeated added token is not supported");
     const TokenId hf_id = hugging_face_added_id(t.content, impl, vocab.size(), max_added);
     if (hf_id != t.id) {
-      added[i].where.at("id").fail(fmt::format("Hugging Face would give '{}' id {} (the vocabulary's, or the next after it), not {}",
-                                               t.content, hf_id, t.id));
+      added[i].where.at("id").fail(
+          fmt::format("Hugging Face would give '{}' id {} (the vocabulary's, or the next after it), not {}", t.content, hf_id, t.id));
     }
     impl.by_id[static_cast<std::size_t>(t.id)] = {added_offsets[i], static_cast<std::uint32_t>(t.content.size())};
     impl.added_ids.emplace(impl.text_of(t.id), t.id);

@@ -33,7 +33,7 @@
 namespace april::policies {
 
 struct AlphaControllerParams {
-  double alpha = 2.0;               // the first step's alpha
+  double alpha = 2.0;  // the first step's alpha
   double alpha_min = 1.0, alpha_max = 4.0;
   double target_offpolicy = 0.5;    // off-policy share of the trained tokens to settle at
   double gain = 1.0;                // alpha per unit of share error, per step
@@ -48,8 +48,7 @@ class AlphaController {
   // After a step: its batch's off-policy token share (none where the step
   // says nothing about alpha), and what the partial buffer holds now (groups
   // and tokens), for batches of `batch_size` groups. Returns the next alpha.
-  double update(std::optional<double> offpolicy_share, std::int64_t buffer_groups, std::int64_t buffer_tok,
-                std::int64_t batch_size);
+  double update(std::optional<double> offpolicy_share, std::int64_t buffer_groups, std::int64_t buffer_tok, std::int64_t batch_size);
 
  private:
   AlphaControllerParams p_;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 namespace april::policies {
 Decisions AprilAdaptivePolicy::wave(const RolloutView& view) const {
   Decisions d = take_from_buffer_fifo(view, b_prime_, p_.max_staleness);

@@ -8,10 +8,10 @@
 // token counts and the version of each token held; never a length to come.
 #include <cstdint>
 
+#include "base/config.hpp"
 #include "policies/alpha_controller.hpp"
 #include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
-#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -43,7 +43,6 @@ class AprilAdaptivePolicy final : public FirstCompleteBatchPolicy {
 };
 
 PolicyEntry april_adaptive_policy_entry();
-
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

@@ -44,8 +44,8 @@ PolicyEntry april_policy_entry() {
        "trains; -1 = no cap",
        base::at_least(-1)},
   };
-  return {"april", "Active Partial Rollouts: over-provision B' groups, abort once B complete, resume partials first",
-          std::move(knobs), [](const base::Config& c) {
+  return {"april", "Active Partial Rollouts: over-provision B' groups, abort once B complete, resume partials first", std::move(knobs),
+          [](const base::Config& c) {
             AprilParams p;
             const std::int64_t b = c.get(base::keys::kRolloutBatchSize);
             p.over_sampling_batch_size = c.get(policies::keys::kAprilOverSamplingBatchSize);
@@ -54,14 +54,16 @@ PolicyEntry april_policy_entry() {
               const double alpha = c.get(policies::keys::kAprilAlpha);
               const double b_prime = std::ceil(alpha * static_cast<double>(b) - 1e-9);
               if (!(b_prime <= static_cast<double>(kMaxOverSampling))) {
-                throw base::ConfigError(fmt::format("key 'april.alpha': {} x rollout_batch_size {} asks for {:.3g} groups per step, more "
-                                                    "than {}", alpha, b, b_prime, kMaxOverSampling));
+                throw base::ConfigError(
+                    fmt::format("key 'april.alpha': {} x rollout_batch_size {} asks for {:.3g} groups per step, more "
+                                "than {}",
+                                alpha, b, b_prime, kMaxOverSampling));
               }
               p.over_sampling_batch_size = over_sampling_groups(alpha, b);
             }
             if (p.over_sampling_batch_size < b) {
               throw base::ConfigError(fmt::format("key 'april.over_sampling_batch_size': B' = {} is smaller than rollout_batch_size = {}",
-                                                 p.over_sampling_batch_size, b));
+                                                  p.over_sampling_batch_size, b));
             }
             p.max_staleness = c.get(policies::keys::kAprilMaxStaleness);
             // mask_offpolicy masks every token of an older version: a cap of 0.

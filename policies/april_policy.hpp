@@ -5,9 +5,9 @@
 // be resumed first next step (re-prefilling prompt + tokens so far).
 #include <cstdint>
 
+#include "base/config.hpp"
 #include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
-#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -34,7 +34,6 @@ class AprilPolicy final : public FirstCompleteBatchPolicy {
 };
 
 PolicyEntry april_policy_entry();
-
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

@@ -18,9 +18,9 @@
 // count as submitted (they yield no training data; counting them would stall
 // the bound), and a long sample may outlive several versions: its staleness
 // is reported, not capped.
+#include "base/config.hpp"
 #include "policies/policy.hpp"
 #include "policies/registry.hpp"
-#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -55,7 +55,6 @@ class AsyncPolicy final : public Policy {
 };
 
 PolicyEntry async_policy_entry();
-
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

@@ -13,7 +13,8 @@ std::int64_t queued_groups(const RolloutView& view) { return static_cast<std::in
 
 }  // namespace
 
-ElasticPolicy::ElasticPolicy(std::unique_ptr<Policy> base, ElasticParams p) : PolicyDecorator(std::move(base)), p_(p), ratio_(p.threshold_ratio) {
+ElasticPolicy::ElasticPolicy(std::unique_ptr<Policy> base, ElasticParams p)
+    : PolicyDecorator(std::move(base)), p_(p), ratio_(p.threshold_ratio) {
   if (!PolicyDecorator::overlaps() || PolicyDecorator::publishes_to_relays()) {
     throw std::invalid_argument("elastic lends the trainer's GPUs under a policy that overlaps rollout and training (async)");
   }
@@ -106,7 +107,10 @@ PolicyEntry elastic_policy_entry() {
        "take the trainer's GPUs back once round(ratio x B) groups are queued for training (verl switch_threshold_ratio, "
        "whose 0.4 is for a trainer that starts on a mini-batch); the first step's ratio when adaptive",
        base::in_range(0.01, 1.0)},
-      {keys::kElasticAdaptive.name, KnobType::Bool, true, "",
+      {keys::kElasticAdaptive.name,
+       KnobType::Bool,
+       true,
+       "",
        "adapt the ratio: up after release_steps steps in a row in which the trainer waited for data, down after as many in "
        "which it did not (verl adaptive_switch_threshold)",
        {}},
@@ -128,7 +132,8 @@ PolicyEntry elastic_policy_entry() {
   return {"elastic",
           "async plus elastic splits (verl PR #7373): the idle trainer's GPUs serve as extra engines until round(ratio x B) "
           "groups are queued, with an adaptive ratio",
-          std::move(knobs), [](const base::Config& c) -> std::unique_ptr<Policy> {
+          std::move(knobs),
+          [](const base::Config& c) -> std::unique_ptr<Policy> {
             ElasticParams p;
             p.threshold_ratio = c.get(policies::keys::kElasticThresholdRatio);
             p.adaptive = c.get(policies::keys::kElasticAdaptive);

@@ -74,7 +74,6 @@ class ElasticPolicy final : public PolicyDecorator {
 
 PolicyEntry elastic_policy_entry();
 
-
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {
 inline constexpr base::BoolKey kElasticAdaptive{"elastic.adaptive"};

@@ -185,8 +185,7 @@ PolicyEntry laminar_policy_entry() {
   using base::KnobType;
   std::vector<Knob> knobs = {
       {keys::kLaminarEngineBatchGroups.name, KnobType::Int, std::int64_t{0}, "groups",
-       "groups each engine generates per batch, all with the version it holds (0: B / engines, rounded up)",
-       base::in_range(0, 1 << 24)},
+       "groups each engine generates per batch, all with the version it holds (0: B / engines, rounded up)", base::in_range(0, 1 << 24)},
       {keys::kLaminarMaxQueuedBatches.name, KnobType::Int, std::int64_t{2}, "batches",
        "an engine whose batch is done starts the next only while fewer than this many x B complete groups wait for the "
        "trainer (the paper bounds none; an unbounded buffer is not run)",

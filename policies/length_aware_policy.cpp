@@ -4,7 +4,6 @@
 #include <string>
 #include <utility>
 
-
 namespace april::policies {
 
 LengthAwarePolicy::LengthAwarePolicy(std::unique_ptr<Policy> base, LengthAwareParams p)
@@ -60,12 +59,16 @@ PolicyEntry length_aware_policy_entry() {
       {keys::kLengthAwareHistoryPerPrompt.name, KnobType::Int, std::int64_t{16}, "samples",
        "finished lengths remembered per prompt for the prediction", base::in_range(1, 1 << 20)},
   };
-  return {"length_aware", "another policy (length_aware.base) plus admission order and routing by each sample's predicted length",
-          std::move(knobs), [](const base::Config& c) -> std::unique_ptr<Policy> {
+  return {"length_aware",
+          "another policy (length_aware.base) plus admission order and routing by each sample's predicted length",
+          std::move(knobs),
+          [](const base::Config& c) -> std::unique_ptr<Policy> {
             std::unique_ptr<Policy> inner = make_base_policy(c.get(policies::keys::kLengthAwareBase), c);
             LengthAwareParams p;
             const std::string order = c.get(policies::keys::kLengthAwareOrder);
-            p.order = order == "long_first" ? AdmissionOrder::LongFirst : order == "short_first" ? AdmissionOrder::ShortFirst : AdmissionOrder::AsGiven;
+            p.order = order == "long_first"    ? AdmissionOrder::LongFirst
+                      : order == "short_first" ? AdmissionOrder::ShortFirst
+                                               : AdmissionOrder::AsGiven;
             p.route_by_work = c.get(policies::keys::kLengthAwareRoute) == "work";
             p.history_per_prompt = static_cast<std::size_t>(c.get(policies::keys::kLengthAwareHistoryPerPrompt));
             return std::make_unique<LengthAwarePolicy>(std::move(inner), p);

@@ -21,11 +21,11 @@
 #include <cstddef>
 #include <memory>
 
-#include "policies/view_length_predictor.hpp"
+#include "base/config.hpp"
 #include "policies/policy.hpp"
 #include "policies/policy_decorator.hpp"
 #include "policies/registry.hpp"
-#include "base/config.hpp"
+#include "policies/view_length_predictor.hpp"
 
 namespace april::policies {
 
@@ -53,7 +53,6 @@ class LengthAwarePolicy final : public PolicyDecorator {
 };
 
 PolicyEntry length_aware_policy_entry();
-
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

@@ -6,9 +6,7 @@ namespace april::policies {
 namespace {
 
 // The rollout in progress has made its batch.
-bool rollout_done(const RolloutView& view) {
-  return static_cast<std::int64_t>(view.accepted_groups().size()) >= view.batch_size();
-}
+bool rollout_done(const RolloutView& view) { return static_cast<std::int64_t>(view.accepted_groups().size()) >= view.batch_size(); }
 
 // Train the ready batch and start the next rollout, at one instant.
 Decisions train_and_roll(const RolloutView& view) {

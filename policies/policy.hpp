@@ -35,7 +35,7 @@ struct SampleState {
 
 class RolloutView {
  public:
-  [[nodiscard]] virtual std::int64_t step() const = 0;     // the policy version being rolled out
+  [[nodiscard]] virtual std::int64_t step() const = 0;        // the policy version being rolled out
   [[nodiscard]] virtual std::int64_t batch_size() const = 0;  // B: complete groups per training batch
   // The partial buffer, oldest first: groups returned by earlier aborts.
   [[nodiscard]] virtual const std::deque<GroupId>& buffer() const = 0;
@@ -58,7 +58,7 @@ class RolloutView {
 
   // Overlapped runs (docs/design.md 3b). step() is the engines' version there,
   // and accepted_groups() the complete groups queued for training.
-  [[nodiscard]] virtual bool trainer_idle() const = 0;   // no train step and no sync running
+  [[nodiscard]] virtual bool trainer_idle() const = 0;  // no train step and no sync running
   [[nodiscard]] virtual bool sync_running() const = 0;
   [[nodiscard]] virtual std::int64_t trained_steps() const = 0;  // train steps started so far
   // Groups submitted since the run began, not counting those the filter rejected.

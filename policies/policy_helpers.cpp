@@ -36,8 +36,7 @@ bool end_if_batch_ready(const RolloutView& view, Decisions& d) {
 }
 
 std::int64_t shortfall(const RolloutView& view) {
-  const auto have =
-      static_cast<std::int64_t>(view.accepted_groups().size()) + view.in_flight_groups() + view.pending_complete_groups();
+  const auto have = static_cast<std::int64_t>(view.accepted_groups().size()) + view.in_flight_groups() + view.pending_complete_groups();
   return std::max<std::int64_t>(0, view.batch_size() - have);
 }
 

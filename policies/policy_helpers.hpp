@@ -9,8 +9,7 @@ namespace april::policies {
 // Takes up to `max_groups` groups from the front of the buffer (FIFO). A group
 // whose oldest token is more than `max_staleness` versions old restarts from
 // scratch (max_staleness < 0: no cap); `restart_all` restarts every one.
-Decisions take_from_buffer_fifo(const RolloutView& view, std::int64_t max_groups, std::int64_t max_staleness,
-                                bool restart_all = false);
+Decisions take_from_buffer_fifo(const RolloutView& view, std::int64_t max_groups, std::int64_t max_staleness, bool restart_all = false);
 
 // B' = ceil(alpha x B), at least B. The tolerance keeps an alpha x B that is
 // an integer up to floating-point error (2.0000000001 x 32) from rounding up.

@@ -75,8 +75,6 @@ PolicyRegistry builtin_policies() {
   return r;
 }
 
-std::unique_ptr<Policy> make_base_policy(const std::string& name, const base::Config& c) {
-  return builtin_policies().get(name).make(c);
-}
+std::unique_ptr<Policy> make_base_policy(const std::string& name, const base::Config& c) { return builtin_policies().get(name).make(c); }
 
 }  // namespace april::policies

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "policies/policy.hpp"
 #include "base/config.hpp"
+#include "policies/policy.hpp"
 
 namespace april::policies {
 

@@ -4,7 +4,6 @@
 #include <string>
 #include <utility>
 
-
 namespace april::policies {
 
 SeerPolicy::SeerPolicy(std::unique_ptr<Policy> base, SeerScheduling scheduling, std::int32_t chunk_tok, bool chunk_keeps_kv)
@@ -41,9 +40,7 @@ SeerPolicy::GroupQueue& SeerPolicy::queue_of(const RolloutView& view, GroupId gr
   return q;
 }
 
-SeerPolicy::RestKey SeerPolicy::rest_key(GroupId group, const GroupQueue& q) const {
-  return {-q.estimate_tok, q.seq, group};
-}
+SeerPolicy::RestKey SeerPolicy::rest_key(GroupId group, const GroupQueue& q) const { return {-q.estimate_tok, q.seq, group}; }
 
 void SeerPolicy::add_to_pool(GroupQueue& q, GroupId group, const Submission& s) {
   if (scheduling_ == SeerScheduling::Fifo) {
@@ -179,7 +176,9 @@ PolicyEntry seer_policy_entry() {
        "(prompt + tokens prefilled again)",
        base::one_of({"pool", "reprefill"})},
   };
-  return {"seer", "Seer's global request pool and context-aware scheduling (arXiv 2511.14617) over sync or april", std::move(knobs),
+  return {"seer",
+          "Seer's global request pool and context-aware scheduling (arXiv 2511.14617) over sync or april",
+          std::move(knobs),
           [](const base::Config& c) -> std::unique_ptr<Policy> {
             std::unique_ptr<Policy> inner = make_base_policy(c.get(keys::kSeerBase), c);
             const SeerScheduling s = c.get(keys::kSeerScheduling) == "fifo" ? SeerScheduling::Fifo : SeerScheduling::ContextAware;

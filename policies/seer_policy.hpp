@@ -86,9 +86,9 @@ class SeerPolicy final : public PolicyDecorator {
 
   struct GroupQueue {
     std::int64_t estimate_tok = kUnknown;
-    std::int64_t seq = 0;         // when this policy first saw it: ties between groups
-    bool probe_sent = false;      // its probe has been picked this phase
-    std::int32_t probe = -1;      // which sample that is
+    std::int64_t seq = 0;           // when this policy first saw it: ties between groups
+    bool probe_sent = false;        // its probe has been picked this phase
+    std::int32_t probe = -1;        // which sample that is
     std::deque<std::int32_t> held;  // its other samples waiting in the pool, by index
   };
   // The order keys: probes by (generated tokens, arrival), the others by

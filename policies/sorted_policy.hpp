@@ -12,9 +12,9 @@
 //     sorted.max_staleness tightens it by restarting older groups from scratch.
 #include <cstdint>
 
+#include "base/config.hpp"
 #include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
-#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -36,7 +36,6 @@ class SortedPolicy final : public FirstCompleteBatchPolicy {
 };
 
 PolicyEntry sorted_policy_entry();
-
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

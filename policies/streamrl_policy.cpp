@@ -32,7 +32,8 @@ StreamRlPolicy::StreamRlPolicy(std::unique_ptr<Policy> base, StreamRlParams p)
 double StreamRlPolicy::noise_factor(std::uint64_t seed, GroupId group, std::int32_t sample, double sigma) {
   // Box-Muller on two uniforms hashed from (seed, group, sample): no state,
   // so the draw does not depend on the order samples are dispatched in.
-  const std::uint64_t h = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(group) * 0x100000001b3ULL + static_cast<std::uint32_t>(sample)));
+  const std::uint64_t h =
+      splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(group) * 0x100000001b3ULL + static_cast<std::uint32_t>(sample)));
   const double u1 = unit_open(h), u2 = unit_open(splitmix64(h));
   const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   return std::exp(sigma * z);
@@ -91,8 +92,8 @@ SubmissionPlan StreamRlPolicy::plan_submissions(const RolloutView& view, const s
     // order), and the bar later dispatches must pass: longer than its
     // longest sample outside the tail.
     largest_dispatch_ = std::max(largest_dispatch_, subs.size());
-    const std::size_t tail = std::clamp<std::size_t>(
-        static_cast<std::size_t>(std::ceil(p_.tail_fraction * static_cast<double>(subs.size()))), 1, subs.size());
+    const std::size_t tail =
+        std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(p_.tail_fraction * static_cast<double>(subs.size()))), 1, subs.size());
     for (std::size_t r = 0; r < tail; ++r) in_tail[plan.order[r]] = 1;
     threshold_tok_ = tail < subs.size() ? total[plan.order[tail]] : total[plan.order[tail - 1]];
     if (engines >= 2) {
@@ -147,14 +148,15 @@ PolicyEntry streamrl_policy_entry() {
        "engines dedicated to the long tail (at most all but one); 0: the tail's share of the predicted tokens times the engines",
        base::in_range(0, 1 << 24)},
   };
-  return {"streamrl", "StreamRL's skewness-aware dispatch (arXiv 2504.15930): the predicted long tail on dedicated engines, LPT in each pool",
+  return {"streamrl",
+          "StreamRL's skewness-aware dispatch (arXiv 2504.15930): the predicted long tail on dedicated engines, LPT in each pool",
           std::move(knobs),
           [](const base::Config& c) -> std::unique_ptr<Policy> {
             std::unique_ptr<Policy> inner = make_base_policy(c.get(keys::kStreamRlBase), c);
             StreamRlParams p;
             const std::string predictor = c.get(keys::kStreamRlPredictor);
-            p.predictor = predictor == "perfect" ? StreamRlPredictor::Perfect
-                          : predictor == "noisy" ? StreamRlPredictor::Noisy
+            p.predictor = predictor == "perfect"   ? StreamRlPredictor::Perfect
+                          : predictor == "noisy"   ? StreamRlPredictor::Noisy
                           : predictor == "history" ? StreamRlPredictor::History
                                                    : StreamRlPredictor::None;
             p.noise_sigma = c.get(keys::kStreamRlNoiseSigma);

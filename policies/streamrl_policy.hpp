@@ -48,10 +48,10 @@
 #include <vector>
 
 #include "base/config.hpp"
-#include "policies/view_length_predictor.hpp"
 #include "policies/policy.hpp"
 #include "policies/policy_decorator.hpp"
 #include "policies/registry.hpp"
+#include "policies/view_length_predictor.hpp"
 
 namespace april::policies {
 

@@ -33,11 +33,10 @@ PolicyEntry sync_policy_entry() {
        "still in flight at the batch (slime); missing = submit only the missing number, regenerate leftovers next step",
        base::one_of({"wave", "missing"})},
   };
-  return {"sync", "synchronous: submit B groups, wait for all of them (the baseline)", std::move(knobs),
-          [](const base::Config& c) {
-            return std::make_unique<SyncPolicy>(c.get(policies::keys::kSyncFilterRefill) == "missing" ? SyncRefill::Missing
-                                                                                          : SyncRefill::Wave);
-          }};
+  return {
+      "sync", "synchronous: submit B groups, wait for all of them (the baseline)", std::move(knobs), [](const base::Config& c) {
+        return std::make_unique<SyncPolicy>(c.get(policies::keys::kSyncFilterRefill) == "missing" ? SyncRefill::Missing : SyncRefill::Wave);
+      }};
 }
 
 }  // namespace april::policies

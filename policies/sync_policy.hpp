@@ -8,9 +8,9 @@
 // groups and regenerates any group left over from scratch, first, next step.
 #include <cstdint>
 
+#include "base/config.hpp"
 #include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
-#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -30,7 +30,6 @@ class SyncPolicy final : public FirstCompleteBatchPolicy {
 };
 
 PolicyEntry sync_policy_entry();
-
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

@@ -22,8 +22,7 @@ PolicyEntry tail_batching_policy_entry() {
   constexpr double kMaxAlpha = 1024.0;
   std::vector<Knob> knobs = {
       {keys::kTailBatchingAlpha.name, KnobType::Double, 1.25, "",
-       "short rounds submit B' = ceil(alpha * B) fresh groups and train on the first B to complete",
-       base::in_range(1.0, kMaxAlpha)},
+       "short rounds submit B' = ceil(alpha * B) fresh groups and train on the first B to complete", base::in_range(1.0, kMaxAlpha)},
       {keys::kTailBatchingResume.name, KnobType::String, std::string("restart"), "",
        "a set-aside prompt in its long round: restart (from scratch, on-policy; RollPacker) or keep (continue its tokens, "
        "off-policy)",

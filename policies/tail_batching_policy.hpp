@@ -19,9 +19,9 @@
 //     (in a long round too, so that it can still fill its batch).
 #include <cstdint>
 
+#include "base/config.hpp"
 #include "policies/policy_helpers.hpp"
 #include "policies/registry.hpp"
-#include "base/config.hpp"
 
 namespace april::policies {
 
@@ -45,7 +45,6 @@ class TailBatchingPolicy final : public FirstCompleteBatchPolicy {
 };
 
 PolicyEntry tail_batching_policy_entry();
-
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

@@ -25,7 +25,7 @@ inline std::int32_t key_index(SampleKey k) { return static_cast<std::int32_t>(k 
 
 struct SampleRequest {
   SampleKey key = 0;
-  std::string prompt_id;           // a live backend looks the prompt's tokens up by it
+  std::string prompt_id;  // a live backend looks the prompt's tokens up by it
   std::int32_t prompt_tok = 0;
   std::int32_t generated_tok = 0;  // tokens already held: a resumed sample re-prefills them
   std::int32_t max_new_tok = 0;    // max_response_len - generated_tok
@@ -111,8 +111,8 @@ struct TrainReport {
 };
 
 struct BackendCounters {
-  double busy_engine_s = 0;     // summed over engines: time with an iteration in progress
-  double running_slot_s = 0;    // summed over engines: running requests x time
+  double busy_engine_s = 0;   // summed over engines: time with an iteration in progress
+  double running_slot_s = 0;  // summed over engines: running requests x time
   std::int64_t preemptions = 0;
   std::int64_t prefill_tok = 0;
 };
@@ -122,7 +122,7 @@ struct BackendCounters {
 struct BackendEvents {
   std::vector<SampleProgress> finished;
   std::optional<TrainReport> train_ended;  // the report of the train step that ended
-  bool sync_ended = false;  // a sync, or a publish to the relays, ended
+  bool sync_ended = false;                 // a sync, or a publish to the relays, ended
   // Engines whose pull (OverlappingBackend::start_pull) ended: they hold the
   // version published last, in engine order.
   std::vector<std::int32_t> pulled;

@@ -12,7 +12,8 @@ namespace april::rl {
 namespace {
 
 nlohmann::json spread(const std::vector<double>& v) {
-  return {{"median_s", base::median(v)}, {"p25_s", base::sample_quantile(v, 0.25)}, {"p75_s", base::sample_quantile(v, 0.75)}, {"n", v.size()}};
+  return {
+      {"median_s", base::median(v)}, {"p25_s", base::sample_quantile(v, 0.25)}, {"p75_s", base::sample_quantile(v, 0.75)}, {"n", v.size()}};
 }
 
 nlohmann::json iteration_json(const IterationPoint& it) {
@@ -137,13 +138,15 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& where) {
   if (const auto v = root.find("slices")) {
     std::int64_t iterations_before = 0, train_before = 0;
     for (const auto& sl : v->elements()) {
-      const Profile::Slice slice{sl.at("iterations_end").integer(0, std::int64_t{1} << 50), sl.at("train_end").integer(0, std::int64_t{1} << 50)};
+      const Profile::Slice slice{sl.at("iterations_end").integer(0, std::int64_t{1} << 50),
+                                 sl.at("train_end").integer(0, std::int64_t{1} << 50)};
       if (slice.iterations_end < iterations_before || slice.train_end < train_before ||
           slice.iterations_end > static_cast<std::int64_t>(p.iterations.size()) ||
           slice.train_end > static_cast<std::int64_t>(p.train.size())) {
-        sl.fail(fmt::format("iterations_end {} and train_end {} must not decrease and must not pass the {} iterations and {} train "
-                            "steps",
-                            slice.iterations_end, slice.train_end, p.iterations.size(), p.train.size()));
+        sl.fail(
+            fmt::format("iterations_end {} and train_end {} must not decrease and must not pass the {} iterations and {} train "
+                        "steps",
+                        slice.iterations_end, slice.train_end, p.iterations.size(), p.train.size()));
       }
       iterations_before = slice.iterations_end;
       train_before = slice.train_end;

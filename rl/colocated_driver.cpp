@@ -59,9 +59,10 @@ StepMetrics ColocatedDriver::run_step() {
       continue;
     }
     if (st.in_flight_samples == st.held_samples) {
-      throw std::logic_error(fmt::format("step {}: the policy left nothing at the engines without forming a batch "
-                                         "({} accepted of {} needed, {} samples held)",
-                                         st.version, st.accepted.size(), loop_.opt_.batch_size, st.held_samples));
+      throw std::logic_error(
+          fmt::format("step {}: the policy left nothing at the engines without forming a batch "
+                      "({} accepted of {} needed, {} samples held)",
+                      st.version, st.accepted.size(), loop_.opt_.batch_size, st.held_samples));
     }
     backend_.wait_for_completions_into(finished_);
     loop_.record_finished(finished_);
@@ -79,21 +80,23 @@ void ColocatedDriver::end_phase(const std::vector<GroupId>& batch, StepMetrics& 
   // goes back to the buffer with the others.
   const double t_abort_start = backend_.now_s();
   const std::vector<SampleProgress> aborted = backend_.abort_all();
-  st.for_each_sample_fetched_ahead(aborted.size(), [&](std::size_t i) { return aborted[i].key; }, [&](std::size_t i) {
-    const SampleProgress& p = aborted[i];
-    RolloutGroup& g = st.group(key_group(p.key));
-    RolloutSample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
-    if (!s.in_flight || s.held) throw std::logic_error("backend aborted a sample that is not in flight");
-    if (p.finished) {
-      if (p.stopped_at_max_new && s.generated_tok + p.new_tok < st.max_response_len) {
-        st.take_back(p);  // its chunk ended, not the sample
-        return;
-      }
-      (void)st.finish_sample(g, s, p);  // a complete group waits in the buffer like the others
-      return;
-    }
-    st.take_back(p);
-  });
+  st.for_each_sample_fetched_ahead(
+      aborted.size(), [&](std::size_t i) { return aborted[i].key; },
+      [&](std::size_t i) {
+        const SampleProgress& p = aborted[i];
+        RolloutGroup& g = st.group(key_group(p.key));
+        RolloutSample& s = g.samples.at(static_cast<std::size_t>(key_index(p.key)));
+        if (!s.in_flight || s.held) throw std::logic_error("backend aborted a sample that is not in flight");
+        if (p.finished) {
+          if (p.stopped_at_max_new && s.generated_tok + p.new_tok < st.max_response_len) {
+            st.take_back(p);  // its chunk ended, not the sample
+            return;
+          }
+          (void)st.finish_sample(g, s, p);  // a complete group waits in the buffer like the others
+          return;
+        }
+        st.take_back(p);
+      });
   if (st.held_samples > 0) {
     for (GroupId id : st.submitted) st.drop_held(st.group(id));  // held samples go back unstarted
   }

@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "rl/backend.hpp"
 #include <stdexcept>
+#include "rl/backend.hpp"
 
 #include "rl/step_driver.hpp"
 
@@ -21,7 +21,8 @@ class ColocatedDriver final : public StepDriver {
   void act_on(const policies::Decisions& d) override;
   void act_before_submissions(const policies::Decisions& d) override {
     if (!d.move_requests.empty()) throw std::logic_error("only a policy that overlaps rollout and training moves requests between engines");
-    if (d.lend_trainer || d.reclaim_trainer) throw std::logic_error("only a policy that overlaps rollout and training lends the trainer's GPUs");
+    if (d.lend_trainer || d.reclaim_trainer)
+      throw std::logic_error("only a policy that overlaps rollout and training lends the trainer's GPUs");
   }
   [[nodiscard]] bool phase_ended() const override { return batch_.has_value(); }
   void on_submitted(policies::GroupId id) override;

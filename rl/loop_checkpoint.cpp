@@ -63,8 +63,8 @@ RolloutGroup& hold_group_from_json(RolloutState& st, const base::JsonValue& j) {
   const base::JsonValue id = j.at("id");
   if (st.groups.find(g.id) != nullptr) id.fail(fmt::format("group {} is in the checkpoint twice", g.id));
   if (!st.groups.fits(g.id)) {
-    id.fail(fmt::format("group {} is more than {} ids from the others held with it; april never holds groups so far apart",
-                        g.id, GroupStore<RolloutGroup>::kMaxSpan));
+    id.fail(fmt::format("group {} is more than {} ids from the others held with it; april never holds groups so far apart", g.id,
+                        GroupStore<RolloutGroup>::kMaxSpan));
   }
   return st.groups.emplace(std::move(g));
 }
@@ -74,11 +74,11 @@ namespace {
 // The counts of a step in progress that a checkpoint keeps, written and read
 // from this one list.
 constexpr std::pair<const char*, std::int64_t StepMetrics::*> kWindowCounts[] = {
-    {"tokens_generated", &StepMetrics::tokens_generated}, {"batch_response_tok", &StepMetrics::batch_response_tok},
-    {"tokens_trained", &StepMetrics::tokens_trained},     {"tokens_offpolicy", &StepMetrics::tokens_offpolicy},
-    {"tokens_wasted", &StepMetrics::tokens_wasted},       {"tokens_masked", &StepMetrics::tokens_masked},
-    {"tokens_carried", &StepMetrics::tokens_carried},     {"staleness_max", &StepMetrics::staleness_max},
-    {"groups_submitted", &StepMetrics::groups_submitted}, {"groups_rejected", &StepMetrics::groups_rejected},
+    {"tokens_generated", &StepMetrics::tokens_generated},  {"batch_response_tok", &StepMetrics::batch_response_tok},
+    {"tokens_trained", &StepMetrics::tokens_trained},      {"tokens_offpolicy", &StepMetrics::tokens_offpolicy},
+    {"tokens_wasted", &StepMetrics::tokens_wasted},        {"tokens_masked", &StepMetrics::tokens_masked},
+    {"tokens_carried", &StepMetrics::tokens_carried},      {"staleness_max", &StepMetrics::staleness_max},
+    {"groups_submitted", &StepMetrics::groups_submitted},  {"groups_rejected", &StepMetrics::groups_rejected},
     {"samples_truncated", &StepMetrics::samples_truncated}};
 
 }  // namespace

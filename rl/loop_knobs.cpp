@@ -7,14 +7,23 @@ namespace april::rl {
 
 void declare_loop_knobs(base::ConfigSchema& s) {
   using base::KnobType;
-  s.add({base::keys::kRolloutBatchSize.name, KnobType::Int, std::int64_t{32}, "groups", "B: complete groups per training batch", base::in_range(1, 1 << 20)});
-  s.add({base::keys::kMaxResponseLen.name, KnobType::Int, std::int64_t{16384}, "tok", "cap on a sample's response; longer ones are truncated",
-         base::in_range(1, 1 << 24)});
-  s.add({base::keys::kDynamicSampling.name, KnobType::Bool, false, "",
-         "reject groups whose samples are all correct or all wrong (DAPO); their tokens are wasted", {}});
-  s.add({base::keys::kKeepWhenInsufficient.name, KnobType::Bool, false, "",
+  s.add({base::keys::kRolloutBatchSize.name, KnobType::Int, std::int64_t{32}, "groups", "B: complete groups per training batch",
+         base::in_range(1, 1 << 20)});
+  s.add({base::keys::kMaxResponseLen.name, KnobType::Int, std::int64_t{16384}, "tok",
+         "cap on a sample's response; longer ones are truncated", base::in_range(1, 1 << 24)});
+  s.add({base::keys::kDynamicSampling.name,
+         KnobType::Bool,
+         false,
+         "",
+         "reject groups whose samples are all correct or all wrong (DAPO); their tokens are wasted",
+         {}});
+  s.add({base::keys::kKeepWhenInsufficient.name,
+         KnobType::Bool,
+         false,
+         "",
          "slime's fallback: keep a rejected group when dropping it would leave fewer than B candidates, "
-         "rather than launch another wave", {}});
+         "rather than launch another wave",
+         {}});
 }
 
 LoopOptions loop_options(const base::Config& c) {

@@ -16,7 +16,7 @@ LoopOptions loop_options(const base::Config& config);
 
 // The loop of a run: loop_options(config), on `gpus` GPUs (the cluster's,
 // for GPU-hours: the simulated cluster's size, a live run's one device).
-std::unique_ptr<RlLoop> make_loop(const base::Config& config, Backend& backend, policies::Policy& policy,
-                                  base::WorkloadSource& workload, std::int64_t gpus);
+std::unique_ptr<RlLoop> make_loop(const base::Config& config, Backend& backend, policies::Policy& policy, base::WorkloadSource& workload,
+                                  std::int64_t gpus);
 
 }  // namespace april::rl

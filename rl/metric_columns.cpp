@@ -24,9 +24,7 @@ auto of_optional(std::optional<double> M::*field) {
   return [field](const M& m, const D&, const RunSummary*) { return m.*field; };
 }
 auto of_phase(double TrainPhases::*field) {
-  return [field](const M& m, const D&, const RunSummary*) {
-    return m.train_phases ? Value((*m.train_phases).*field) : std::nullopt;
-  };
+  return [field](const M& m, const D&, const RunSummary*) { return m.train_phases ? Value((*m.train_phases).*field) : std::nullopt; };
 }
 // A whole-run value: summary only.
 template <typename T>
@@ -53,8 +51,7 @@ std::vector<MetricColumn> make_table() {
       {"tokens_wasted", true, kBoth, of_step(&M::tokens_wasted)},
       {"engine_busy_fraction", false, kBoth, of_derived(&D::engine_busy_fraction)},
       {"slot_occupancy", false, kBoth,
-       [](const M&, const D& d, const RunSummary*) { return d.slot_occupancy >= 0 ? Value(d.slot_occupancy) : std::nullopt; },
-       true},
+       [](const M&, const D& d, const RunSummary*) { return d.slot_occupancy >= 0 ? Value(d.slot_occupancy) : std::nullopt; }, true},
       {"buffer_groups", true, kStep, of_step(&M::buffer_groups)},
       {"buffer_tokens", true, kStep, of_step(&M::buffer_tokens)},
       {"groups_submitted", true, kBoth, of_step(&M::groups_submitted)},

@@ -34,7 +34,8 @@ void OverlappedDriver::act_on(const policies::Decisions& d) {
 
 void OverlappedDriver::act_before_submissions(const policies::Decisions& d) {
   if (!d.move_requests.empty()) {
-    if (!loop_.policy_.publishes_to_relays()) throw std::logic_error("a policy that does not publish to relays moved requests between engines");
+    if (!loop_.policy_.publishes_to_relays())
+      throw std::logic_error("a policy that does not publish to relays moved requests between engines");
     for (const auto& [from, to] : d.move_requests) overlap_.move_requests(from, to);
   }
   if (d.lend_trainer && d.reclaim_trainer) throw std::logic_error("the policy lent and reclaimed the trainer's GPUs at once");
@@ -45,8 +46,10 @@ void OverlappedDriver::act_before_submissions(const policies::Decisions& d) {
 void OverlappedDriver::lend_trainer() {
   if (!loop_.policy_.lends_trainer_gpus()) throw std::logic_error("a policy that does not lend the trainer's GPUs lent them");
   if (!trainer_idle() || published_steps_ != trained_steps_) {
-    throw std::logic_error(fmt::format("step {}: the policy lent the trainer's GPUs while the trainer was busy or its last "
-                                       "version was not synced", loop_.state_.version));
+    throw std::logic_error(
+        fmt::format("step {}: the policy lent the trainer's GPUs while the trainer was busy or its last "
+                    "version was not synced",
+                    loop_.state_.version));
   }
   overlap_.start_lend(loop_.state_.version);
   trainer_gpus_ = TrainerGpus::Lending;
@@ -55,8 +58,8 @@ void OverlappedDriver::lend_trainer() {
 
 void OverlappedDriver::reclaim_trainer() {
   if (trainer_gpus_ != TrainerGpus::Lent) {
-    throw std::logic_error(fmt::format("step {}: the policy reclaimed the trainer's GPUs, which are not lent (or not yet serving)",
-                                       loop_.state_.version));
+    throw std::logic_error(
+        fmt::format("step {}: the policy reclaimed the trainer's GPUs, which are not lent (or not yet serving)", loop_.state_.version));
   }
   overlap_.start_reclaim();
   trainer_gpus_ = TrainerGpus::Reclaiming;
@@ -76,8 +79,10 @@ void OverlappedDriver::begin_window() {
 void OverlappedDriver::start_train(const std::vector<GroupId>& batch) {
   RolloutState& st = loop_.state_;
   if (!trainer_idle() || published_steps_ != trained_steps_) {
-    throw std::logic_error(fmt::format("step {}: the policy started a train step while the trainer was busy or its last "
-                                       "version was not synced", st.version));
+    throw std::logic_error(
+        fmt::format("step {}: the policy started a train step while the trainer was busy or its last "
+                    "version was not synced",
+                    st.version));
   }
   if (batch.empty()) throw std::logic_error("the policy started a train step on an empty batch");
   const SortedGroupIds in_batch(batch);
@@ -91,8 +96,8 @@ void OverlappedDriver::start_train(const std::vector<GroupId>& batch) {
   }
   // One pass over the queue, not one per batch group (a 4,096-group batch
   // against as many queued was 2% of a 1,024-GPU run).
-  const auto queued = static_cast<std::size_t>(
-      std::count_if(st.accepted.begin(), st.accepted.end(), [&](GroupId id) { return in_batch.contains(id); }));
+  const auto queued =
+      static_cast<std::size_t>(std::count_if(st.accepted.begin(), st.accepted.end(), [&](GroupId id) { return in_batch.contains(id); }));
   if (queued != batch.size()) {
     const SortedGroupIds accepted(st.accepted);
     for (GroupId id : batch) {
@@ -113,8 +118,8 @@ void OverlappedDriver::start_train(const std::vector<GroupId>& batch) {
 
 void OverlappedDriver::start_sync() {
   if (train_running_ || sync_running_ || published_steps_ == trained_steps_) {
-    throw std::logic_error(fmt::format("step {}: the policy started a sync with the trainer busy or nothing new to push",
-                                       loop_.state_.version));
+    throw std::logic_error(
+        fmt::format("step {}: the policy started a sync with the trainer busy or nothing new to push", loop_.state_.version));
   }
   sync_start_s_ = backend_.now_s();
   if (loop_.policy_.publishes_to_relays()) {
@@ -169,8 +174,8 @@ StepMetrics OverlappedDriver::run_step() {
     loop_.drain_completed();
     const bool switching = trainer_gpus_ == TrainerGpus::Lending || trainer_gpus_ == TrainerGpus::Reclaiming;
     if (st.in_flight_samples == 0 && !train_running_ && !sync_running_ && pulls_running_ == 0 && !switching) {
-      throw std::logic_error(fmt::format("step {}: the policy left nothing in flight, training or syncing ({} groups queued)",
-                                         st.version, st.accepted.size()));
+      throw std::logic_error(fmt::format("step {}: the policy left nothing in flight, training or syncing ({} groups queued)", st.version,
+                                         st.accepted.size()));
     }
     overlap_.wait_for_events_into(events_);
     const BackendEvents& ev = events_;
@@ -235,12 +240,14 @@ StepMetrics OverlappedDriver::run_step() {
 
 void OverlappedDriver::check_can_save() const {
   if (loop_.policy_.lends_trainer_gpus()) {
-    throw std::invalid_argument("saving a run that lends the trainer's GPUs to rollout (elastic) is not supported: where they "
-                                "are, and the threshold's adaptation, would be lost");
+    throw std::invalid_argument(
+        "saving a run that lends the trainer's GPUs to rollout (elastic) is not supported: where they "
+        "are, and the threshold's adaptation, would be lost");
   }
   if (loop_.policy_.publishes_to_relays()) {
-    throw std::invalid_argument("saving a run whose engines pull weights one by one (Laminar's relays) is not supported: each "
-                                "engine's version would be lost");
+    throw std::invalid_argument(
+        "saving a run whose engines pull weights one by one (Laminar's relays) is not supported: each "
+        "engine's version would be lost");
   }
   if (started_ && (!suspended_ || loop_.state_.in_flight_samples != 0)) {
     throw std::logic_error("save_state of an overlapped run: suspend() it first");
@@ -260,8 +267,7 @@ std::optional<nlohmann::json> OverlappedDriver::save() const {
   st.groups.for_each([&](const RolloutGroup& g) {
     if (g.in_flight) in_flight.push_back(&g);
   });
-  std::sort(in_flight.begin(), in_flight.end(),
-            [](const RolloutGroup* a, const RolloutGroup* b) { return a->submit_seq < b->submit_seq; });
+  std::sort(in_flight.begin(), in_flight.end(), [](const RolloutGroup* a, const RolloutGroup* b) { return a->submit_seq < b->submit_seq; });
   o["in_flight"] = nlohmann::json::array();
   for (const RolloutGroup* g : in_flight) o["in_flight"].push_back(group_json(*g));
   // Complete groups not yet counted are queued after those already accepted.

@@ -45,7 +45,7 @@ class OverlappedDriver final : public StepDriver {
   bool suspended_ = false;  // in-flight samples were taken back (suspend) and await resubmission
   bool train_running_ = false, sync_running_ = false;
   std::int64_t trained_steps_ = 0, published_steps_ = 0;  // train steps started, syncs started
-  std::int64_t pulls_running_ = 0;                         // engines loading weights from their relays
+  std::int64_t pulls_running_ = 0;                        // engines loading weights from their relays
   enum class TrainerGpus { Training, Lending, Lent, Reclaiming } trainer_gpus_ = TrainerGpus::Training;
   void lend_trainer();
   void reclaim_trainer();

@@ -23,12 +23,14 @@ std::unique_ptr<StepDriver> make_driver(RlLoop& loop, Backend& backend, const po
     throw std::logic_error("this policy overlaps rollout and training; the backend cannot (a disaggregated cluster is needed)");
   }
   if (policy.publishes_to_relays() && !overlap->pulls_per_engine()) {
-    throw std::invalid_argument("this policy publishes weights to relays that each engine pulls from when it is told (Laminar); "
-                                "this backend's engines cannot pull one by one: run it in the simulator");
+    throw std::invalid_argument(
+        "this policy publishes weights to relays that each engine pulls from when it is told (Laminar); "
+        "this backend's engines cannot pull one by one: run it in the simulator");
   }
   if (policy.lends_trainer_gpus() && overlap->hybrid_engines() == 0) {
-    throw std::invalid_argument("this policy lends the idle trainer's GPUs to rollout (elastic splits); this backend has no "
-                                "engines on the trainer's GPUs: run it in the simulator");
+    throw std::invalid_argument(
+        "this policy lends the idle trainer's GPUs to rollout (elastic splits); this backend has no "
+        "engines on the trainer's GPUs: run it in the simulator");
   }
   return std::make_unique<OverlappedDriver>(loop, backend, *overlap);
 }
@@ -51,8 +53,9 @@ RlLoop::RlLoop(Backend& backend, policies::Policy& policy, base::WorkloadSource&
     if (policy_.overlaps()) throw std::logic_error("a policy that overlaps rollout and training cannot chunk requests");
     if (!sample_events_) throw std::logic_error("a policy that chunks requests must take sample events to release the chunks");
     if (!backend_.reports_chunk_ends()) {
-      throw std::invalid_argument("this backend cannot report a request stopped at a chunk's end; chunked requests (seer.chunk_tok) "
-                                  "run in the simulator, on april's live engine and over HTTP");
+      throw std::invalid_argument(
+          "this backend cannot report a request stopped at a chunk's end; chunked requests (seer.chunk_tok) "
+          "run in the simulator, on april's live engine and over HTTP");
     }
   }
   driver_ = make_driver(*this, backend_, policy_);
@@ -136,7 +139,8 @@ void RlLoop::submit_samples(RolloutGroup& g) {
 void RlLoop::release(const std::vector<policies::SampleRef>& samples) {
   for (const policies::SampleRef& ref : samples) {
     RolloutGroup& g = state_.group(ref.group);
-    if (ref.sample < 0 || static_cast<std::size_t>(ref.sample) >= g.samples.size() || !g.samples[static_cast<std::size_t>(ref.sample)].held) {
+    if (ref.sample < 0 || static_cast<std::size_t>(ref.sample) >= g.samples.size() ||
+        !g.samples[static_cast<std::size_t>(ref.sample)].held) {
       throw std::logic_error(fmt::format("policy released sample {} of group {}, which is not held", ref.sample, ref.group));
     }
     g.samples[static_cast<std::size_t>(ref.sample)].held = false;
@@ -197,15 +201,18 @@ void RlLoop::flush_submissions() {
     seen[i] = 1;
   }
   if (!plan.engines.empty()) {
-    if (plan.engines.size() != n) throw std::logic_error(fmt::format("policy gave engine ranges for {} of {} submissions", plan.engines.size(), n));
+    if (plan.engines.size() != n)
+      throw std::logic_error(fmt::format("policy gave engine ranges for {} of {} submissions", plan.engines.size(), n));
     for (std::size_t i = 0; i < n; ++i) {
       const policies::EngineRange& e = plan.engines[i];
       if (e.count == 0 && e.first == 0) continue;
       if (e.first < 0 || e.count < 1 || std::int64_t{e.first} + e.count > engines_) {
-        throw std::logic_error(fmt::format("policy sent a submission to engines [{}, {}) of {}", e.first, std::int64_t{e.first} + e.count, engines_));
+        throw std::logic_error(
+            fmt::format("policy sent a submission to engines [{}, {}) of {}", e.first, std::int64_t{e.first} + e.count, engines_));
       }
       if (e.count < engines_ && !backend_.routes_within_engine_ranges()) {
-        throw std::logic_error(fmt::format("policy pinned a submission to {} of the {} engines; this backend routes over every engine only", e.count, engines_));
+        throw std::logic_error(fmt::format("policy pinned a submission to {} of the {} engines; this backend routes over every engine only",
+                                           e.count, engines_));
       }
     }
   }
@@ -284,10 +291,10 @@ void RlLoop::on_group_complete(GroupId id) {
     ++state_.rejected_total;
     ++state_.metrics->groups_rejected;
     if (++state_.rejected_in_a_row > std::max<std::int64_t>(1000, 100 * opt_.batch_size)) {
-      throw std::runtime_error(fmt::format(
-          "step {}: filter.dynamic_sampling rejected {} groups in a row (every one all correct or all wrong; {} rejected in "
-          "all) without accepting one: the workload cannot fill a batch of {} under the filter",
-          state_.version, state_.rejected_in_a_row, state_.rejected_total, opt_.batch_size));
+      throw std::runtime_error(
+          fmt::format("step {}: filter.dynamic_sampling rejected {} groups in a row (every one all correct or all wrong; {} rejected in "
+                      "all) without accepting one: the workload cannot fill a batch of {} under the filter",
+                      state_.version, state_.rejected_in_a_row, state_.rejected_total, opt_.batch_size));
     }
     const std::int64_t n = RolloutState::group_tokens(g);
     state_.total_wasted += n;

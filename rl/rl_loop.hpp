@@ -30,7 +30,7 @@
 namespace april::rl {
 
 struct LoopOptions {
-  std::int64_t batch_size = 32;          // B, rollout_batch_size
+  std::int64_t batch_size = 32;           // B, rollout_batch_size
   std::int32_t max_response_len = 16384;  // tokens per sample, counting resumed ones
   bool dynamic_sampling_filter = false;   // reject groups whose samples are all correct or all wrong
   // slime's keep_when_insufficient: keep a group the filter rejects when
@@ -62,16 +62,12 @@ class RlLoop final : public policies::RolloutView {
   [[nodiscard]] const std::deque<policies::GroupId>& buffer() const override { return state_.buffer; }
   [[nodiscard]] std::int64_t in_flight_groups() const override { return state_.in_flight_groups; }
   [[nodiscard]] const std::vector<policies::GroupId>& accepted_groups() const override { return state_.accepted; }
-  [[nodiscard]] std::int64_t pending_complete_groups() const override {
-    return static_cast<std::int64_t>(state_.completed_pending.size());
-  }
+  [[nodiscard]] std::int64_t pending_complete_groups() const override { return static_cast<std::int64_t>(state_.completed_pending.size()); }
   [[nodiscard]] policies::GroupInfo group(policies::GroupId id) const override { return state_.info(id); }
   [[nodiscard]] bool trainer_idle() const override;
   [[nodiscard]] bool sync_running() const override;
   [[nodiscard]] std::int64_t trained_steps() const override;
-  [[nodiscard]] std::int64_t groups_submitted_unrejected() const override {
-    return state_.submitted_total - state_.rejected_total;
-  }
+  [[nodiscard]] std::int64_t groups_submitted_unrejected() const override { return state_.submitted_total - state_.rejected_total; }
   [[nodiscard]] std::int64_t held_samples() const override { return state_.held_samples; }
   // Samples queued to submit at this instant are not at an engine yet.
   [[nodiscard]] std::int64_t dispatched_samples() const override {
@@ -140,14 +136,14 @@ class RlLoop final : public policies::RolloutView {
   policies::Policy& policy_;
   base::WorkloadSource& workload_;
   LoopOptions opt_;
-  bool sample_events_ = false;    // policy_.wants_sample_events(), asked once
-  std::int32_t chunk_tok_ = 0;     // policy_.chunk_tok(), asked once; 0: whole requests
+  bool sample_events_ = false;  // policy_.wants_sample_events(), asked once
+  std::int32_t chunk_tok_ = 0;  // policy_.chunk_tok(), asked once; 0: whole requests
   bool chunk_keeps_kv_ = false;
   std::int64_t engine_slots_ = 0;  // engines x cap on running requests; 0: no cap
   std::int64_t engines_ = 0;
   RolloutState state_;
   std::vector<policies::Submission> to_submit_;  // queued by submit_samples, in the loop's order
-  std::unique_ptr<StepDriver> driver_;    // colocated or overlapped, chosen once
+  std::unique_ptr<StepDriver> driver_;           // colocated or overlapped, chosen once
 };
 
 }  // namespace april::rl

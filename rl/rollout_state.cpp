@@ -23,9 +23,7 @@ const RolloutGroup& RolloutState::group(GroupId id) const {
   return *g;
 }
 
-RolloutSample& RolloutState::sample(SampleKey key) {
-  return group(key_group(key)).samples.at(static_cast<std::size_t>(key_index(key)));
-}
+RolloutSample& RolloutState::sample(SampleKey key) { return group(key_group(key)).samples.at(static_cast<std::size_t>(key_index(key))); }
 
 policies::GroupInfo RolloutState::info(GroupId id) const {
   const RolloutGroup& g = group(id);

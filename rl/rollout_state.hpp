@@ -12,8 +12,8 @@
 
 #include "base/inline_vector.hpp"
 #include "policies/policy.hpp"
-#include "rl/group_store.hpp"
 #include "rl/backend.hpp"
+#include "rl/group_store.hpp"
 #include "rl/step_metrics.hpp"
 
 namespace april::rl {
@@ -37,8 +37,8 @@ struct RolloutSample {
   std::int32_t generated_tok = 0;
   Segments segments;
   bool finished = false;
-  bool in_flight = false;  // submitted this phase and not finished: at an engine, or held
-  bool held = false;       // in the loop's dispatch queue, at no engine (SubmissionPlan::hold)
+  bool in_flight = false;    // submitted this phase and not finished: at an engine, or held
+  bool held = false;         // in the loop's dispatch queue, at no engine (SubmissionPlan::hold)
   bool chunk_ended = false;  // its last chunk ended this phase: its KV is in the global cache
 };
 static_assert(sizeof(RolloutSample) == 64, "a new field costs a second cache line per sample: weigh it");
@@ -75,13 +75,13 @@ struct RolloutState {
   GroupStore<RolloutGroup> groups;
   std::deque<policies::GroupId> buffer;
 
-  std::vector<policies::GroupId> submitted;  // this phase's, in submission order (colocated)
-  std::vector<policies::GroupId> accepted;   // accepted and complete, not yet trained
+  std::vector<policies::GroupId> submitted;         // this phase's, in submission order (colocated)
+  std::vector<policies::GroupId> accepted;          // accepted and complete, not yet trained
   std::deque<policies::GroupId> completed_pending;  // complete, policy not told yet
   std::int64_t in_flight_groups = 0;
   std::int64_t in_flight_samples = 0;  // at the engines or held
   std::int64_t held_samples = 0;       // of those, held in the loop's dispatch queue
-  StepMetrics* metrics = nullptr;  // the step the counts go to
+  StepMetrics* metrics = nullptr;      // the step the counts go to
 
   std::int64_t total_generated = 0, total_trained = 0, total_wasted = 0, total_masked = 0;
   std::int64_t submit_counter = 0;
@@ -149,8 +149,7 @@ struct RolloutState {
   // The batch's staleness and masking into `m` (tokens staler than
   // `mask_above` get zero weight; < 0: none). The groups stay until the
   // caller erases them (after on_batch has read them).
-  TakenBatch take_batch(const std::vector<policies::GroupId>& batch, StepMetrics& m, std::int64_t trained_version,
-                        std::int64_t mask_above);
+  TakenBatch take_batch(const std::vector<policies::GroupId>& batch, StepMetrics& m, std::int64_t trained_version, std::int64_t mask_above);
 
   // Asks the cache for the group's first kHotBytes (a hint: nothing is read).
   void prefetch_group(policies::GroupId id) const;

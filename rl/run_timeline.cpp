@@ -59,9 +59,12 @@ nlohmann::json train_args(const StepMetrics& m) {
 // it here), scaled to the span: a step slowed beside the engines stretches
 // them all alike.
 void add_train_phases(base::ChromeTrace& trace, std::int64_t pid, const TrainPhases& p, std::int64_t t0, std::int64_t t1) {
-  const std::pair<const char*, double> phases[] = {{"old log-prob", p.old_logprob_s}, {"reference log-prob", p.ref_logprob_s},
-                                                   {"update", p.update_s},            {"gradient reduction", p.grad_reduce_s},
-                                                   {"optimizer", p.optimizer_s},      {"offload", p.offload_s},
+  const std::pair<const char*, double> phases[] = {{"old log-prob", p.old_logprob_s},
+                                                   {"reference log-prob", p.ref_logprob_s},
+                                                   {"update", p.update_s},
+                                                   {"gradient reduction", p.grad_reduce_s},
+                                                   {"optimizer", p.optimizer_s},
+                                                   {"offload", p.offload_s},
                                                    {"other", p.other_s}};
   double total = 0;
   for (const auto& [name, s] : phases) total += s;
@@ -124,8 +127,8 @@ void remove_gaps_between_steps(const std::vector<StepMetrics>& steps, std::vecto
   }
   const auto moved = [&stretches](std::int64_t t) {
     // The last step that started at or before t.
-    const auto it = std::upper_bound(stretches.begin(), stretches.end(), t,
-                                     [](std::int64_t v, const Stretch& st) { return v < st.start_ns; });
+    const auto it =
+        std::upper_bound(stretches.begin(), stretches.end(), t, [](std::int64_t v, const Stretch& st) { return v < st.start_ns; });
     if (it == stretches.begin()) return t;
     const Stretch& st = *(it - 1);
     return std::min(t, st.end_ns) - st.removed_ns;

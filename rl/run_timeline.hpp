@@ -60,7 +60,7 @@ enum class TimelineDetail {
 TimelineDetail parse_timeline_detail(const std::string& text);  // "steps" | "changes" | "windows"; throws std::invalid_argument
 
 struct RunTimeline {
-  std::string label;                   // the run's name in the track titles ("april")
+  std::string label;  // the run's name in the track titles ("april")
   std::int64_t engines = 0;
   const std::vector<StepMetrics>* steps = nullptr;
   const std::vector<EngineRunningChange>* engine_changes = nullptr;  // may be null: no engine tracks
@@ -68,7 +68,7 @@ struct RunTimeline {
   // after its warm start, its simulator twin from zero) start together.
   double clock_origin_s = 0;
   const std::vector<EngineWindowSpan>* engine_windows = nullptr;  // drawn at TimelineDetail::kWindows; may be null
-  double sync_bytes = 0;  // the weights one sync pushes, an arg of its spans; 0: not known
+  double sync_bytes = 0;                                          // the weights one sync pushes, an arg of its spans; 0: not known
   // Engines on the trainer's GPUs (elastic splits), numbered after `engines`.
   std::int64_t hybrid_engines = 0;
 };

@@ -26,8 +26,7 @@ DerivedMetrics derive(const StepMetrics& m) {
   d.trainer_busy_fraction = ratio(m.train_time_s, d.total_time_s);
   d.trainer_lent_fraction = ratio(m.trainer_lent_s, d.total_time_s);
   d.gpu_hours = d.total_time_s * static_cast<double>(m.gpus) / 3600.0;
-  d.april_offpolicy_ratio =
-      ratio(static_cast<double>(m.tokens_carried), static_cast<double>(m.tokens_generated + m.tokens_carried));
+  d.april_offpolicy_ratio = ratio(static_cast<double>(m.tokens_carried), static_cast<double>(m.tokens_generated + m.tokens_carried));
   return d;
 }
 

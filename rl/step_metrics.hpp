@@ -23,8 +23,8 @@ struct StepMetrics {
   // Part of rollout_time_s: from the decision to abort (the batch formed) to
   // the engines idle. Zero when nothing was in flight.
   double abort_time_s = 0;
-  std::int64_t gpus = 0;  // the cluster's GPU budget, what GPU-hours are charged on
-  std::int64_t tokens_generated = 0;   // decoded this rollout phase, aborted ones too
+  std::int64_t gpus = 0;                // the cluster's GPU budget, what GPU-hours are charged on
+  std::int64_t tokens_generated = 0;    // decoded this rollout phase, aborted ones too
   std::int64_t batch_response_tok = 0;  // response tokens of the training batch
   std::int64_t tokens_trained = 0;      // batch tokens with non-zero weight
   std::int64_t tokens_offpolicy = 0;    // batch tokens with staleness >= 1
@@ -33,7 +33,7 @@ struct StepMetrics {
   // Over the unfinished samples resumed this step, the tokens of their last
   // segment (docs/design.md 3: the numerator of april_offpolicy_ratio).
   std::int64_t tokens_carried = 0;
-  double staleness_token_sum = 0;       // sum over batch tokens of their staleness
+  double staleness_token_sum = 0;  // sum over batch tokens of their staleness
   std::int64_t staleness_max = 0;
   double busy_engine_s = 0, running_slot_s = 0;
   // Elastic splits: time the trainer's GPUs spent away from training, from
@@ -55,7 +55,7 @@ struct DerivedMetrics {
   double offpolicy_token_fraction = 0;
   double staleness_mean = 0;
   double engine_busy_fraction = 0;
-  double slot_occupancy = -1;  // < 0 when engines have no running cap
+  double slot_occupancy = -1;              // < 0 when engines have no running cap
   double generation_throughput_tok_s = 0;  // tokens_generated / total_time_s
   double trainer_busy_fraction = 0;        // train_time_s / total_time_s
   double trainer_lent_fraction = 0;        // trainer_lent_s / total_time_s
@@ -74,7 +74,7 @@ struct RunSummary {
   std::int64_t buffer_peak_groups = 0, buffer_peak_tokens = 0;
   std::int64_t tokens_buffered_at_end = 0;
   double april_offpolicy_ratio = 0;  // mean over steps of each step's ratio
-  double wall_time_s = 0;  // host time the run took
+  double wall_time_s = 0;            // host time the run took
   std::uint64_t fingerprint = 0;
 };
 

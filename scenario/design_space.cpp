@@ -56,7 +56,8 @@ std::optional<std::string> not_a_design(const base::Config& c, const policies::P
   if (c.get(sim::keys::kClusterRolloutGpus) != 0 || c.get(sim::keys::kClusterTrainGpus) != 0) {
     return std::string("a colocated cluster has no rollout/train split");
   }
-  if (policy_overlaps(c, registry, policy)) return fmt::format("{} overlaps rollout and training, which a colocated cluster cannot", policy);
+  if (policy_overlaps(c, registry, policy))
+    return fmt::format("{} overlaps rollout and training, which a colocated cluster cannot", policy);
   return std::nullopt;
 }
 
@@ -91,17 +92,19 @@ SplitSearch fastest_split(const base::Config& config, const policies::PolicyRegi
                           const RunOptions& options) {
   const auto candidates = split_candidates(config);
   if (candidates.empty()) {
-    throw base::ConfigError(fmt::format("policy '{}' needs separate rollout and train GPUs, but cluster.gpus ({}) at "
-                                        "cluster.tensor_parallel {} leaves no split with whole engines and a trainer its "
-                                        "parallel layout divides (train.* parallel sizes)",
-                                        policy, sim::cluster_shape(config).gpus, config.get(sim::keys::kClusterTensorParallel)));
+    throw base::ConfigError(
+        fmt::format("policy '{}' needs separate rollout and train GPUs, but cluster.gpus ({}) at "
+                    "cluster.tensor_parallel {} leaves no split with whole engines and a trainer its "
+                    "parallel layout divides (train.* parallel sizes)",
+                    policy, sim::cluster_shape(config).gpus, config.get(sim::keys::kClusterTensorParallel)));
   }
   SplitSearch s;
   for (const std::int64_t r : candidates) {
     const base::Config c = on_split(config, r);
     RunResult run = simulate(c, registry, policy, options);
     const auto shape = sim::cluster_shape(c);
-    const double step_time_s = rl::derive(run.summary.totals).total_time_s / static_cast<double>(std::max<std::int64_t>(1, run.summary.steps));
+    const double step_time_s =
+        rl::derive(run.summary.totals).total_time_s / static_cast<double>(std::max<std::int64_t>(1, run.summary.steps));
     s.trials.push_back({shape.rollout_gpus, shape.train_gpus, step_time_s});
     if (s.trials.size() == 1 || step_time_s < s.trials[s.best].step_time_s) {
       s.best = s.trials.size() - 1;

@@ -30,8 +30,7 @@ bool policy_overlaps(const base::Config& config, const policies::PolicyRegistry&
 // Why (config, policy) is no design, or nothing when it is one: an
 // overlapping policy on a colocated cluster, or a colocated cluster given a
 // split (cluster.rollout_gpus or cluster.train_gpus).
-std::optional<std::string> not_a_design(const base::Config& config, const policies::PolicyRegistry& registry,
-                                        const std::string& policy);
+std::optional<std::string> not_a_design(const base::Config& config, const policies::PolicyRegistry& registry, const std::string& policy);
 
 // The rollout GPU counts a split of cluster.gpus can have: whole engines
 // (multiples of cluster.tensor_parallel) and at least one train GPU. When

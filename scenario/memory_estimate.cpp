@@ -23,8 +23,8 @@ MemoryEstimate estimate_memory(const base::Config& c, std::int64_t resident_grou
   const double steps = static_cast<double>(c.get(base::keys::kSteps));
   e.resident_samples = samples;
   e.bytes = samples * kResidentSampleBytes + steps * kStepBytes;
-  e.breakdown = fmt::format("{:.0f} resident samples x {:.0f} B + {:.0f} steps x {:.0f} B", samples, kResidentSampleBytes, steps,
-                            kStepBytes);
+  e.breakdown =
+      fmt::format("{:.0f} resident samples x {:.0f} B + {:.0f} steps x {:.0f} B", samples, kResidentSampleBytes, steps, kStepBytes);
   if (c.get(sim::keys::kTopologyPreset) != "none" && c.get(sim::keys::kTopologyFile).empty()) {
     const double gpus = static_cast<double>(sim::cluster_shape(c).gpus);
     e.bytes += gpus * kTopologyGpuBytes;
@@ -45,11 +45,11 @@ MemoryEstimate estimate_memory(const base::Config& c, std::int64_t resident_grou
 
 void check_memory(const MemoryEstimate& e, std::uint64_t limit_bytes) {
   if (limit_bytes == 0 || e.bytes <= static_cast<double>(limit_bytes)) return;
-  throw base::ConfigError(fmt::format(
-      "this scenario needs about {} of memory ({}), more than the {} this machine has; lower rollout_batch_size, "
-      "n_samples_per_prompt, the over-provisioning or steps{}",
-      gib(e.bytes), e.breakdown, gib(static_cast<double>(limit_bytes)),
-      e.breakdown.find("timeline") != std::string::npos ? ", or run without --out (its timeline.csv)" : ""));
+  throw base::ConfigError(
+      fmt::format("this scenario needs about {} of memory ({}), more than the {} this machine has; lower rollout_batch_size, "
+                  "n_samples_per_prompt, the over-provisioning or steps{}",
+                  gib(e.bytes), e.breakdown, gib(static_cast<double>(limit_bytes)),
+                  e.breakdown.find("timeline") != std::string::npos ? ", or run without --out (its timeline.csv)" : ""));
 }
 
 }  // namespace april::scenario

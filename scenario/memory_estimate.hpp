@@ -22,7 +22,7 @@ inline constexpr double kResidentSampleBytes = 320;
 inline constexpr double kStepBytes = 256;
 inline constexpr double kTopologyGpuBytes = 1024;
 inline constexpr double kTimelinePointBytes = sizeof(rl::EngineRunningChange);  // five 64-bit integers: 40 B
-inline constexpr double kTimelineWindowBytes = sizeof(rl::EngineWindowSpan);     // seven 64-bit integers and a flag: 64 B
+inline constexpr double kTimelineWindowBytes = sizeof(rl::EngineWindowSpan);    // seven 64-bit integers and a flag: 64 B
 
 struct MemoryEstimate {
   double resident_samples = 0;  // the policy's resident groups x n_samples_per_prompt
@@ -31,8 +31,7 @@ struct MemoryEstimate {
 };
 
 // `resident_groups`: the policy's bound (Policy::resident_groups_bound).
-MemoryEstimate estimate_memory(const base::Config& config, std::int64_t resident_groups, bool record_timeline,
-                               bool record_windows = false);
+MemoryEstimate estimate_memory(const base::Config& config, std::int64_t resident_groups, bool record_timeline, bool record_windows = false);
 
 // Throws base::ConfigError with the estimate when it exceeds `limit_bytes`.
 void check_memory(const MemoryEstimate& estimate, std::uint64_t limit_bytes);

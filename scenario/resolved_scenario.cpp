@@ -21,14 +21,16 @@ void check_engine_heads(const base::Config& c, std::int64_t tp) {
   const auto model = sim::resolve_model(c.get(sim::keys::kModel));
   const auto q = model.q_heads, kv = model.kv_heads;
   if (q > 0 && q % tp != 0) {
-    throw base::ConfigError(fmt::format("cluster.tensor_parallel {} does not divide {}'s {} attention heads; vLLM and SGLang refuse "
-                                        "such an engine",
-                                        tp, model.name, q));
+    throw base::ConfigError(
+        fmt::format("cluster.tensor_parallel {} does not divide {}'s {} attention heads; vLLM and SGLang refuse "
+                    "such an engine",
+                    tp, model.name, q));
   }
   if (kv > 0 && kv % tp != 0 && tp % kv != 0) {
-    throw base::ConfigError(fmt::format("cluster.tensor_parallel {} neither divides {}'s {} KV heads nor is a multiple of them; vLLM "
-                                        "and SGLang refuse such an engine",
-                                        tp, model.name, kv));
+    throw base::ConfigError(
+        fmt::format("cluster.tensor_parallel {} neither divides {}'s {} KV heads nor is a multiple of them; vLLM "
+                    "and SGLang refuse such an engine",
+                    tp, model.name, kv));
   }
 }
 

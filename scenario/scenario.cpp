@@ -1,8 +1,8 @@
 #include "scenario/scenario.hpp"
 
-#include "base/run_keys.hpp"
 #include "base/bounded_read.hpp"
 #include "base/json_value.hpp"
+#include "base/run_keys.hpp"
 
 #include <fmt/format.h>
 
@@ -13,12 +13,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "sim/topology.hpp"
 #include "adapters/live/live_config.hpp"
 #include "rl/loop_knobs.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/framework_profiles.hpp"
+#include "sim/topology.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "sim/workload.hpp"
 
@@ -52,9 +52,7 @@ base::ConfigSchema make_schema(const policies::PolicyRegistry& registry) {
 
 std::vector<BuiltinScenario> builtin_scenarios() {
   return {
-      {"default",
-       "APRIL paper setting: Qwen3-4B on 8 H100 colocated, 4 engines at TP 2, B = 32, n = 8, alpha 2, max response 16384",
-       {}},
+      {"default", "APRIL paper setting: Qwen3-4B on 8 H100 colocated, 4 engines at TP 2, B = 32, n = 8, alpha 2, max response 16384", {}},
       {"handcheck",
        "one engine, 1 ms per iteration, no running cap, zero prefill, train, sync and abort time: results checkable by hand",
        {{"cluster.gpus", "1"},
@@ -98,8 +96,8 @@ void apply_scenario(base::Config& config, const std::string& name_or_path) {
   if (!std::filesystem::exists(name_or_path, ec)) {
     std::vector<std::string> names;
     for (const auto& b : builtin_scenarios()) names.push_back(b.name);
-    throw base::ConfigError(fmt::format("{}: no such scenario file, and not a built-in scenario ({})", name_or_path,
-                                       fmt::join(names, ", ")));
+    throw base::ConfigError(
+        fmt::format("{}: no such scenario file, and not a built-in scenario ({})", name_or_path, fmt::join(names, ", ")));
   }
   apply_scenario_text(config, base::read_file_bounded(name_or_path, base::kSmallJsonMaxBytes, "scenario"), name_or_path);
 }
@@ -121,10 +119,11 @@ ResolvedScenario validate_scenario(const base::Config& c, const std::vector<base
   // A group of one sample is always all right or all wrong: the filter would
   // reject every group and the rollout would refill forever.
   if (c.get(base::keys::kDynamicSampling) && c.get(base::keys::kSamplesPerPrompt) < 2) {
-    throw base::ConfigError(fmt::format("filter.dynamic_sampling rejects groups whose samples all agree, which a group of "
-                                        "n_samples_per_prompt = {} always does; no batch could fill. Set n_samples_per_prompt "
-                                        ">= 2 or turn the filter off",
-                                        c.get(base::keys::kSamplesPerPrompt)));
+    throw base::ConfigError(
+        fmt::format("filter.dynamic_sampling rejects groups whose samples all agree, which a group of "
+                    "n_samples_per_prompt = {} always does; no batch could fill. Set n_samples_per_prompt "
+                    ">= 2 or turn the filter off",
+                    c.get(base::keys::kSamplesPerPrompt)));
   }
   const ResolvedScenario resolved = resolve_scenario(c);
   const std::int64_t kv = resolved.kv_capacity_tok;
@@ -151,9 +150,11 @@ ResolvedScenario validate_scenario(const base::Config& c, const std::vector<base
   }
   const double longest = c.get(sim::keys::kWorkloadPromptMedianTok) * 4 + static_cast<double>(cap);
   if (static_cast<double>(kv) < longest) {
-    throw base::ConfigError(fmt::format("engine KV capacity of {} tokens cannot hold one long request (~{:.0f} tokens: 4x "
-                                       "workload.prompt_median_tok + max_response_len); raise engine.kv_capacity_tok or lower "
-                                       "max_response_len", kv, longest));
+    throw base::ConfigError(
+        fmt::format("engine KV capacity of {} tokens cannot hold one long request (~{:.0f} tokens: 4x "
+                    "workload.prompt_median_tok + max_response_len); raise engine.kv_capacity_tok or lower "
+                    "max_response_len",
+                    kv, longest));
   }
   return resolved;
 }

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "policies/registry.hpp"
-#include "sim/iteration_model.hpp"
 #include "base/config.hpp"
+#include "policies/registry.hpp"
 #include "scenario/resolved_scenario.hpp"
+#include "sim/iteration_model.hpp"
 #include "sim/workload.hpp"
 
 namespace april::scenario {

@@ -9,6 +9,7 @@
 #include "policies/elastic_policy.hpp"
 #include "rl/loop_knobs.hpp"
 #include "scenario/memory_estimate.hpp"
+#include "scenario/scenario.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/sync_paths.hpp"
@@ -16,7 +17,6 @@
 #include "sim/workload.hpp"
 #include "traces/trace_resample.hpp"
 #include "traces/trace_workload.hpp"
-#include "scenario/scenario.hpp"
 
 namespace april::scenario {
 
@@ -64,9 +64,10 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
   const ResolvedScenario resolved = validate_scenario(c, options.trace ? &*options.trace : nullptr, options.trace_name);
   policy_ = registry.get(policy_name).make(c);
   if (policy_->overlaps() && !resolved.shape.disaggregated()) {
-    throw base::ConfigError(fmt::format("policy '{}' overlaps rollout and training, which needs separate GPUs: set "
-                                        "cluster.mode=disaggregated (and the split: cluster.rollout_gpus, cluster.train_gpus)",
-                                        policy_name));
+    throw base::ConfigError(
+        fmt::format("policy '{}' overlaps rollout and training, which needs separate GPUs: set "
+                    "cluster.mode=disaggregated (and the split: cluster.rollout_gpus, cluster.train_gpus)",
+                    policy_name));
   }
   check_memory(estimate_memory(c, policy_->resident_groups_bound(c.get(base::keys::kRolloutBatchSize)), options.record_timeline,
                                options.record_timeline && options.record_windows),
@@ -74,8 +75,8 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
 
   if (options.trace) {
     if (c.get(scenario::keys::kTraceMode) == "resample") {
-      workload_ = std::make_unique<traces::TraceResample>(*options.trace, options.trace_name,
-                                                          static_cast<std::uint64_t>(c.get(base::keys::kSeed)));
+      workload_ =
+          std::make_unique<traces::TraceResample>(*options.trace, options.trace_name, static_cast<std::uint64_t>(c.get(base::keys::kSeed)));
     } else {
       workload_ = std::make_unique<traces::TraceReplay>(*options.trace, options.trace_name);
     }

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "rl/rl_loop.hpp"
-#include "sim/elastic_switch.hpp"
-#include "scenario/scenario.hpp"
 #include "adapters/sim/sim_backend.hpp"
+#include "rl/rl_loop.hpp"
 #include "rl/step_metrics.hpp"
+#include "scenario/scenario.hpp"
+#include "sim/elastic_switch.hpp"
 
 namespace april::scenario {
 
@@ -71,9 +71,8 @@ class Simulation {
 // form; the first resolves the scenario itself. With `elastic`, hybrid
 // engines on the trainer's GPUs too (a policy that lends them).
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, bool record_timeline = false);
-std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, const ResolvedScenario& resolved,
-                                                       bool record_timeline, bool record_windows = false,
-                                                       const sim::ElasticSwitch* elastic = nullptr);
+std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, const ResolvedScenario& resolved, bool record_timeline,
+                                                       bool record_windows = false, const sim::ElasticSwitch* elastic = nullptr);
 
 // The scenario's long-tail workload generator (workload.* keys, seed).
 std::unique_ptr<base::WorkloadSource> make_generator(const base::Config& config);

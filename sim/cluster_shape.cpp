@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "sim/hardware.hpp"
 #include "sim/engine_knobs.hpp"
+#include "sim/hardware.hpp"
 
 namespace april::sim {
 
@@ -47,20 +47,21 @@ void check_placement(const ClusterShape& s) {
   if (s.nodes <= 1) return;
   const auto tp = s.tensor_parallel, per = s.gpus_per_node;
   if ((tp <= per && per % tp != 0) || (tp > per && tp % per != 0)) {
-    throw base::ConfigError(fmt::format("cluster.tensor_parallel {} neither divides the {} GPUs of a node nor spans whole nodes",
-                                        tp, per));
+    throw base::ConfigError(fmt::format("cluster.tensor_parallel {} neither divides the {} GPUs of a node nor spans whole nodes", tp, per));
   }
   if (!s.disaggregated()) return;
   if (s.per_node_split) {
     if (s.rollout_gpus % s.nodes != 0 || s.train_gpus % s.nodes != 0) {
-      throw base::ConfigError(fmt::format("cluster.split_placement per_node splits each of the {} nodes alike, but cluster.rollout_gpus "
-                                          "({}) and cluster.train_gpus ({}) are not both multiples of {}",
-                                          s.nodes, s.rollout_gpus, s.train_gpus, s.nodes));
+      throw base::ConfigError(
+          fmt::format("cluster.split_placement per_node splits each of the {} nodes alike, but cluster.rollout_gpus "
+                      "({}) and cluster.train_gpus ({}) are not both multiples of {}",
+                      s.nodes, s.rollout_gpus, s.train_gpus, s.nodes));
     }
     if (tp > per || (s.rollout_gpus / s.nodes) % tp != 0) {
-      throw base::ConfigError(fmt::format("cluster.split_placement per_node puts {} engine GPUs on each node, which engines at "
-                                          "cluster.tensor_parallel {} do not fill inside the node",
-                                          s.rollout_gpus / s.nodes, tp));
+      throw base::ConfigError(
+          fmt::format("cluster.split_placement per_node puts {} engine GPUs on each node, which engines at "
+                      "cluster.tensor_parallel {} do not fill inside the node",
+                      s.rollout_gpus / s.nodes, tp));
     }
     return;
   }
@@ -92,9 +93,10 @@ ClusterShape cluster_shape(const base::Config& c) {
   const std::int64_t rollout = c.get(sim::keys::kClusterRolloutGpus), train = c.get(sim::keys::kClusterTrainGpus);
   if (c.get(sim::keys::kClusterMode) == "colocated") {
     if (rollout != 0 || train != 0) {
-      throw base::ConfigError(fmt::format("cluster.{} is set ({}), but cluster.mode is colocated, where every GPU rolls out and "
-                                          "trains; set cluster.mode=disaggregated or leave it at 0",
-                                          rollout != 0 ? "rollout_gpus" : "train_gpus", rollout != 0 ? rollout : train));
+      throw base::ConfigError(
+          fmt::format("cluster.{} is set ({}), but cluster.mode is colocated, where every GPU rolls out and "
+                      "trains; set cluster.mode=disaggregated or leave it at 0",
+                      rollout != 0 ? "rollout_gpus" : "train_gpus", rollout != 0 ? rollout : train));
     }
     s.engines = c.get(sim::keys::kClusterEngines);
     s.rollout_gpus = s.engines * tp;
@@ -118,9 +120,9 @@ ClusterShape cluster_shape(const base::Config& c) {
   }
   s.train_gpus = train != 0 ? train : s.gpus - s.rollout_gpus;
   if (s.rollout_gpus < 1 || s.train_gpus < 1 || s.rollout_gpus + s.train_gpus != s.gpus) {
-    throw base::ConfigError(fmt::format(
-        "cluster.rollout_gpus ({}) + cluster.train_gpus ({}) must be cluster.gpus ({}), each at least 1{}", s.rollout_gpus,
-        s.train_gpus, s.gpus, rollout == 0 && train == 0 ? " (both were derived: raise cluster.gpus)" : ""));
+    throw base::ConfigError(fmt::format("cluster.rollout_gpus ({}) + cluster.train_gpus ({}) must be cluster.gpus ({}), each at least 1{}",
+                                        s.rollout_gpus, s.train_gpus, s.gpus,
+                                        rollout == 0 && train == 0 ? " (both were derived: raise cluster.gpus)" : ""));
   }
   if (s.rollout_gpus % tp != 0) {
     throw base::ConfigError(fmt::format("cluster.rollout_gpus ({}) is not a multiple of cluster.tensor_parallel ({})", s.rollout_gpus, tp));
@@ -129,9 +131,10 @@ ClusterShape cluster_shape(const base::Config& c) {
   s.per_node_split = s.nodes > 1 && c.get(sim::keys::kClusterSplitPlacement) == "per_node";
   // cluster.engines follows from the split; a different explicit value is a contradiction.
   if (c.is_set("cluster.engines") && c.get(sim::keys::kClusterEngines) != s.engines) {
-    throw base::ConfigError(fmt::format("cluster.engines is {}, but cluster.rollout_gpus ({}) / cluster.tensor_parallel ({}) makes {} "
-                                        "engines; in disaggregated mode leave cluster.engines unset",
-                                        c.get(sim::keys::kClusterEngines), s.rollout_gpus, tp, s.engines));
+    throw base::ConfigError(
+        fmt::format("cluster.engines is {}, but cluster.rollout_gpus ({}) / cluster.tensor_parallel ({}) makes {} "
+                    "engines; in disaggregated mode leave cluster.engines unset",
+                    c.get(sim::keys::kClusterEngines), s.rollout_gpus, tp, s.engines));
   }
   check_placement(s);
   return s;
@@ -149,10 +152,11 @@ std::string describe(const ClusterShape& s) {
 std::string idle_gpus_note(const ClusterShape& s) {
   if (s.disaggregated() || s.rollout_gpus >= s.gpus) return {};
   const auto idle = s.gpus - s.rollout_gpus;
-  return fmt::format("note: {} engines x TP {} hold {} of the {} GPUs; the other {} sit idle through every rollout "
-                     "(cluster.engines={} uses them all{})",
-                     s.engines, s.tensor_parallel, s.rollout_gpus, s.gpus, idle, s.gpus / s.tensor_parallel,
-                     s.gpus % s.tensor_parallel == 0 ? "" : ", but for the GPUs TP does not divide");
+  return fmt::format(
+      "note: {} engines x TP {} hold {} of the {} GPUs; the other {} sit idle through every rollout "
+      "(cluster.engines={} uses them all{})",
+      s.engines, s.tensor_parallel, s.rollout_gpus, s.gpus, idle, s.gpus / s.tensor_parallel,
+      s.gpus % s.tensor_parallel == 0 ? "" : ", but for the GPUs TP does not divide");
 }
 
 }  // namespace april::sim

@@ -14,13 +14,13 @@ enum class ClusterMode { Colocated, Disaggregated };
 
 struct ClusterShape {
   ClusterMode mode = ClusterMode::Colocated;
-  std::int64_t gpus = 0;            // the whole budget, what GPU-hours are charged on
-  std::int64_t gpus_per_node = 8;   // the accelerator's node
-  std::int64_t nodes = 1;           // ceil(gpus / gpus_per_node); the trainer's nodes first, then the engines' (disaggregated)
+  std::int64_t gpus = 0;           // the whole budget, what GPU-hours are charged on
+  std::int64_t gpus_per_node = 8;  // the accelerator's node
+  std::int64_t nodes = 1;          // ceil(gpus / gpus_per_node); the trainer's nodes first, then the engines' (disaggregated)
   std::int64_t tensor_parallel = 1;
   std::int64_t engines = 0;
-  std::int64_t rollout_gpus = 0;    // engines x TP
-  std::int64_t train_gpus = 0;      // the GPUs a train step runs on
+  std::int64_t rollout_gpus = 0;  // engines x TP
+  std::int64_t train_gpus = 0;    // the GPUs a train step runs on
   // Disaggregated on several nodes: the trainer's GPUs first and the engines'
   // after them (false), or every node split alike, its first train_gpus /
   // nodes GPUs the trainer's (true: verl's resource pools of
@@ -47,7 +47,6 @@ std::string describe(const ClusterShape& shape);
 // no engine holds sit idle through every rollout (they only train). A line
 // that says so and how to use them, or empty when every GPU rolls out.
 std::string idle_gpus_note(const ClusterShape& shape);
-
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

@@ -34,7 +34,8 @@ Topology cluster_topology(const ClusterShape& shape, const Accelerator& hw, cons
   }
   for (std::int64_t e = 0; e < shape.engines; ++e) {
     std::vector<std::string> engine;
-    for (std::int64_t r = 0; r < shape.tensor_parallel; ++r) engine.push_back(gpus[rollout[static_cast<std::size_t>(e * shape.tensor_parallel + r)]]);
+    for (std::int64_t r = 0; r < shape.tensor_parallel; ++r)
+      engine.push_back(gpus[rollout[static_cast<std::size_t>(e * shape.tensor_parallel + r)]]);
     t.engines.push_back(std::move(engine));
   }
   return t;

@@ -10,9 +10,9 @@
 namespace april::sim {
 
 struct TrainCostParams {
-  double mfu = 0.35;           // model FLOPs utilisation of the trainer
-  std::int64_t gpus = 8;       // GPUs the trainer uses
-  double fixed_s = 0.0;        // per-step fixed cost (optimizer step, offload/onload)
+  double mfu = 0.35;      // model FLOPs utilisation of the trainer
+  std::int64_t gpus = 8;  // GPUs the trainer uses
+  double fixed_s = 0.0;   // per-step fixed cost (optimizer step, offload/onload)
 };
 
 struct SyncCostParams {

@@ -161,7 +161,8 @@ DpImbalance verl_dp_imbalance(const std::vector<std::int64_t>& tokens, const DpL
   for (std::size_t c = 0; c < calls; ++c) {
     const std::size_t from = tokens.size() * c / calls, to = tokens.size() * (c + 1) / calls;
     if (from == to) continue;
-    const std::vector<std::int64_t> call(tokens.begin() + static_cast<std::ptrdiff_t>(from), tokens.begin() + static_cast<std::ptrdiff_t>(to));
+    const std::vector<std::int64_t> call(tokens.begin() + static_cast<std::ptrdiff_t>(from),
+                                         tokens.begin() + static_cast<std::ptrdiff_t>(to));
     const auto parts = balanced_partitions(call, k);
     // Each group's rows: its GPUs' partitions, one after another.
     std::vector<std::vector<std::size_t>> group_rows(groups);

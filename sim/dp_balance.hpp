@@ -27,10 +27,10 @@ namespace april::sim {
 std::vector<std::vector<std::size_t>> balanced_partitions(const std::vector<std::int64_t>& tokens, std::size_t k);
 
 struct DpLayout {
-  std::int64_t partitions = 1;      // GPUs that hold distinct rows (verl: the trainer's world size)
-  std::int64_t group_gpus = 1;      // GPUs that split one sequence (Ulysses / context parallel); a group takes theirs in order
-  std::int64_t update_calls = 1;    // the batch's rows go to the update in this many calls, each balanced alone
-  std::int64_t mini_batches = 1;    // optimizer steps per epoch, over all calls
+  std::int64_t partitions = 1;    // GPUs that hold distinct rows (verl: the trainer's world size)
+  std::int64_t group_gpus = 1;    // GPUs that split one sequence (Ulysses / context parallel); a group takes theirs in order
+  std::int64_t update_calls = 1;  // the batch's rows go to the update in this many calls, each balanced alone
+  std::int64_t mini_batches = 1;  // optimizer steps per epoch, over all calls
 };
 
 // Work of the batch's busiest group over its mean, summed over mini-batches
@@ -43,7 +43,6 @@ struct DpImbalance {
 // `tokens`: each row's prompt + response tokens, in batch order; a row's work
 // is work_per_token x L + work_per_pair x L (L + 1) / 2 (linear layers and
 // causal attention); rows are balanced by tokens, as verl does.
-DpImbalance verl_dp_imbalance(const std::vector<std::int64_t>& tokens, const DpLayout& layout, double work_per_token,
-                              double work_per_pair);
+DpImbalance verl_dp_imbalance(const std::vector<std::int64_t>& tokens, const DpLayout& layout, double work_per_token, double work_per_pair);
 
 }  // namespace april::sim

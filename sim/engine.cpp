@@ -49,7 +49,8 @@ void Engine::enqueue(Request r) {
   } else if (!kick_pending_ && !paused_) {
     // Start after the caller has submitted everything for this instant.
     kick_pending_ = true;
-    kick_event_ = sim_.schedule_at(sim_.now(), engine_event_tag(kTagEngineKick, index_), [this] { kick(); }, segment_end_hint());
+    kick_event_ = sim_.schedule_at(
+        sim_.now(), engine_event_tag(kTagEngineKick, index_), [this] { kick(); }, segment_end_hint());
   }
 }
 
@@ -83,8 +84,9 @@ void Engine::cut_at_next_boundary(bool boundary_now_counts) {
   if (cut < seg_iterations_) {
     sim_.cancel(seg_event_);
     seg_iterations_ = cut;
-    seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(cut)), engine_event_tag(kTagEngineSegmentEnd, index_),
-                                  [this] { on_segment_end(); }, segment_end_hint());
+    seg_event_ = sim_.schedule_at(
+        seg_start_ + TimeNs(segment_time_ns(cut)), engine_event_tag(kTagEngineSegmentEnd, index_), [this] { on_segment_end(); },
+        segment_end_hint());
   }
 }
 
@@ -139,12 +141,11 @@ void Engine::resume(std::int64_t version, bool drop_kv) {
 void Engine::start_if_idle() {
   if (paused_ || busy_ || kick_pending_ || (running_.empty() && waiting_.empty())) return;
   kick_pending_ = true;
-  kick_event_ = sim_.schedule_at(sim_.now(), engine_event_tag(kTagEngineKick, index_), [this] { kick(); }, segment_end_hint());
+  kick_event_ = sim_.schedule_at(
+      sim_.now(), engine_event_tag(kTagEngineKick, index_), [this] { kick(); }, segment_end_hint());
 }
 
-TimeNs Engine::busy_until() const {
-  return busy_ ? seg_start_ + TimeNs(segment_time_ns(seg_iterations_)) : sim_.now();
-}
+TimeNs Engine::busy_until() const { return busy_ ? seg_start_ + TimeNs(segment_time_ns(seg_iterations_)) : sim_.now(); }
 
 std::int64_t Engine::segment_time_ns(std::int64_t iterations) const {
   // Segments with prefill are always a single iteration.
@@ -174,8 +175,8 @@ std::int64_t Engine::iterations_done_by(TimeNs t) const {
   const std::int64_t total_ns = segment_time_ns(seg_iterations_);
   if (budget >= total_ns) return seg_iterations_;
   if (total_ns > 0 && seg_iterations_ > 4) {
-    const auto guess = static_cast<std::int64_t>(static_cast<double>(budget) / static_cast<double>(total_ns) *
-                                                 static_cast<double>(seg_iterations_));
+    const auto guess =
+        static_cast<std::int64_t>(static_cast<double>(budget) / static_cast<double>(total_ns) * static_cast<double>(seg_iterations_));
     const std::int64_t g = std::clamp<std::int64_t>(guess, 0, seg_iterations_ - 1);
     if (segment_time_ns(g) <= budget) {
       // time(g) fits: the answer is in [g, hi); widen up from g.
@@ -203,7 +204,10 @@ std::int64_t Engine::iterations_done_by(TimeNs t) const {
   }
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo + 1) / 2;
-    if (segment_time_ns(mid) <= budget) lo = mid; else hi = mid - 1;
+    if (segment_time_ns(mid) <= budget)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return lo;
 }
@@ -227,8 +231,8 @@ void Engine::apply_iterations(std::int64_t iterations, TimeNs end) {
 
 void Engine::report_window(std::int64_t iterations, TimeNs end, bool aborted) {
   if (!config_.report_windows) return;
-  listener_.on_window(index_, EngineWindow{seg_start_, end, iterations, seg_batch_, seg_kv0_tok_, seg_prefill_tok_,
-                                           seg_prefill_requests_, aborted});
+  listener_.on_window(
+      index_, EngineWindow{seg_start_, end, iterations, seg_batch_, seg_kv0_tok_, seg_prefill_tok_, seg_prefill_requests_, aborted});
 }
 
 void Engine::on_segment_end() {
@@ -299,8 +303,7 @@ void Engine::boundary() {
   start_segment();
 
   for (auto& r : finished_scratch_) {
-    listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version),
-                                    r.req.stop_is_max_new);
+    listener_.on_request_finished(index_, r.req.key, r.req.generated_tok - r.submitted_tok, std::move(r.by_version), r.req.stop_is_max_new);
   }
 }
 
@@ -323,8 +326,9 @@ void Engine::start_segment() {
     seg_iterations_ = std::min(to_finish, to_overflow);
   }
   busy_ = true;
-  seg_event_ = sim_.schedule_at(seg_start_ + TimeNs(segment_time_ns(seg_iterations_)), engine_event_tag(kTagEngineSegmentEnd, index_),
-                                [this] { on_segment_end(); }, segment_end_hint());
+  seg_event_ = sim_.schedule_at(
+      seg_start_ + TimeNs(segment_time_ns(seg_iterations_)), engine_event_tag(kTagEngineSegmentEnd, index_), [this] { on_segment_end(); },
+      segment_end_hint());
 }
 
 std::vector<AbortedRequest> Engine::abort_all() {

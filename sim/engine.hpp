@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "base/version_tokens.hpp"
-#include "sim/event_tags.hpp"
 #include "sim/engine_request.hpp"
+#include "sim/event_tags.hpp"
 #include "sim/iteration_model.hpp"
 #include "sim/running_set.hpp"
 #include "sim/simulator.hpp"
@@ -31,16 +31,16 @@ using base::TokensByVersion;
 using base::VersionTokens;
 
 struct EngineConfig {
-  std::int64_t max_running = 0;       // 0 = no cap
-  std::int64_t kv_capacity_tok = 0;   // must hold any single request
+  std::int64_t max_running = 0;      // 0 = no cap
+  std::int64_t kv_capacity_tok = 0;  // must hold any single request
   bool fast_forward = true;
-  bool per_token_prefill = false;     // feed contexts through decode iterations instead of a prefill pass
-  bool report_windows = false;        // tell the listener of every window (timelines at window detail)
+  bool per_token_prefill = false;  // feed contexts through decode iterations instead of a prefill pass
+  bool report_windows = false;     // tell the listener of every window (timelines at window detail)
 };
 
 struct EngineCounters {
-  std::int64_t busy_ns = 0;             // time with an iteration in progress
-  std::int64_t running_ns = 0;          // integral of running requests over time (request x ns)
+  std::int64_t busy_ns = 0;     // time with an iteration in progress
+  std::int64_t running_ns = 0;  // integral of running requests over time (request x ns)
   std::int64_t iterations = 0;
   std::int64_t preemptions = 0;
   std::int64_t prefill_tok = 0;

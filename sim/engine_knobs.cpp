@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <cmath>
-#include <sys/stat.h>
 
 #include "sim/engine_memory.hpp"
 #include "sim/fitted_defaults.hpp"
@@ -47,20 +47,26 @@ void declare_engine_knobs(base::ConfigSchema& s) {
   s.add({keys::kHardware.name, KnobType::String, std::string("h100"), "",
          "a built-in accelerator (`april hardware show`) or the path of a hardware JSON file",
          builtin_or_file(builtin_accelerator_names())});
-  s.add({keys::kClusterGpus.name, KnobType::Int, std::int64_t{8}, "GPUs", "GPUs shared by rollout and training (colocated)", base::in_range(1, 1 << 20)});
+  s.add({keys::kClusterGpus.name, KnobType::Int, std::int64_t{8}, "GPUs", "GPUs shared by rollout and training (colocated)",
+         base::in_range(1, 1 << 20)});
   s.add({keys::kClusterEngines.name, KnobType::Int, std::int64_t{4}, "engines", "rollout engines", base::in_range(1, 1 << 16)});
-  s.add({keys::kClusterTensorParallel.name, KnobType::Int, std::int64_t{2}, "GPUs", "GPUs per engine (tensor parallel)", base::in_range(1, 1024)});
+  s.add({keys::kClusterTensorParallel.name, KnobType::Int, std::int64_t{2}, "GPUs", "GPUs per engine (tensor parallel)",
+         base::in_range(1, 1024)});
   s.add({keys::kClusterExpertParallel.name, KnobType::Int, std::int64_t{1}, "GPUs",
          "MoE models: the engine's GPUs its routed experts are spread over (divides cluster.tensor_parallel; 1 = experts "
          "split by tensor parallelism, all-reduce after each MoE layer; more = all-to-all dispatch and combine)",
          base::in_range(1, 1024)});
   s.add({keys::kEngineWeightDtype.name, KnobType::String, std::string("bf16"), "",
          "engine weights: bf16, or fp8 (half the bytes, matmuls at the accelerator's FP8 peak)", base::one_of({"bf16", "fp8"})});
-  s.add({keys::kEngineDpAttention.name, KnobType::Bool, false, "",
+  s.add({keys::kEngineDpAttention.name,
+         KnobType::Bool,
+         false,
+         "",
          "data-parallel attention (SGLang --enable-dp-attention): each GPU of the engine caches and attends its own "
          "requests, so an MLA latent is not replicated on every GPU",
          {}});
-  s.add({keys::kEngineKvDtype.name, KnobType::String, std::string("bf16"), "", "KV cache elements: bf16 or fp8", base::one_of({"bf16", "fp8"})});
+  s.add({keys::kEngineKvDtype.name, KnobType::String, std::string("bf16"), "", "KV cache elements: bf16 or fp8",
+         base::one_of({"bf16", "fp8"})});
   // NCCL-tests on 4 x H100 reach an all-reduce bus bandwidth of about 77% of
   // NVLink's one-way figure (nvidia/nccl-tests sweeps published with
   // "Where tensor-parallel inference hits the NVLink wall", 2026).
@@ -82,17 +88,21 @@ void declare_engine_knobs(base::ConfigSchema& s) {
   s.add({keys::kEngineIterationModel.name, KnobType::String, std::string("roofline"), "",
          "iteration-time model: roofline, constant, or linear (calibrated by `april calibrate`)",
          base::one_of({"roofline", "constant", "linear"})});
-  s.add({keys::kEngineLinearBaseUs.name, KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's decode pass", base::in_range(0, kMaxIterationCostUnits)});
+  s.add({keys::kEngineLinearBaseUs.name, KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's decode pass",
+         base::in_range(0, kMaxIterationCostUnits)});
   s.add({keys::kEngineLinearPerRequestUs.name, KnobType::Double, 0.0, "us", "linear model: decode cost per decoding request",
          base::in_range(0, kMaxIterationCostUnits)});
-  s.add({keys::kEngineLinearPerKvTokNs.name, KnobType::Double, 0.0, "ns", "linear model: decode cost per resident KV token", base::in_range(0, kMaxIterationCostUnits)});
+  s.add({keys::kEngineLinearPerKvTokNs.name, KnobType::Double, 0.0, "ns", "linear model: decode cost per resident KV token",
+         base::in_range(0, kMaxIterationCostUnits)});
   s.add({keys::kEngineLinearPrefillBaseUs.name, KnobType::Double, 0.0, "us", "linear model: fixed cost of an iteration's prefill pass",
          base::in_range(0, kMaxIterationCostUnits)});
   s.add({keys::kEngineLinearPerPrefillRequestUs.name, KnobType::Double, 0.0, "us",
          "linear model: prefill cost per admitted request, whatever its length", base::in_range(0, kMaxIterationCostUnits)});
-  s.add({keys::kEngineLinearPerPrefillTokUs.name, KnobType::Double, 0.0, "us", "linear model: cost per prefilled token", base::in_range(0, kMaxIterationCostUnits)});
+  s.add({keys::kEngineLinearPerPrefillTokUs.name, KnobType::Double, 0.0, "us", "linear model: cost per prefilled token",
+         base::in_range(0, kMaxIterationCostUnits)});
   s.add({keys::kEngineLinearPerPaddedPrefillTokUs.name, KnobType::Double, 0.0, "us",
-         "linear model: cost per token of a prefill padded to its longest context (admitted x longest)", base::in_range(0, kMaxIterationCostUnits)});
+         "linear model: cost per token of a prefill padded to its longest context (admitted x longest)",
+         base::in_range(0, kMaxIterationCostUnits)});
   s.add({keys::kEngineConstantIterationUs.name, KnobType::Double, 1000.0, "us", "iteration time of the constant model",
          base::in_range(1e-3, kMaxIterationCostUnits)});
   // Fitted on serving benchmarks (sim/fitted_defaults.hpp, `april components`).
@@ -100,8 +110,8 @@ void declare_engine_knobs(base::ConfigSchema& s) {
          "roofline: achieved fraction of peak FLOP/s", base::in_range(0.01, 1)});
   s.add({keys::kEngineMoeComputeEfficiency.name, KnobType::Double, fitted::kEngineMoeComputeEfficiency, "",
          "roofline: achieved fraction of peak FLOP/s in the routed experts' grouped GEMMs (MoE models)", base::in_range(0.01, 1)});
-  s.add({keys::kEngineHbmEfficiency.name, KnobType::Double, fitted::kEngineHbmEfficiency, "", "roofline: achieved fraction of HBM bandwidth",
-         base::in_range(0.01, 1)});
+  s.add({keys::kEngineHbmEfficiency.name, KnobType::Double, fitted::kEngineHbmEfficiency, "",
+         "roofline: achieved fraction of HBM bandwidth", base::in_range(0.01, 1)});
   s.add({keys::kEngineIterationOverheadUs.name, KnobType::Double, fitted::kEngineIterationOverheadUs, "us",
          "roofline: fixed cost per iteration (scheduling, sampling, launches)", base::in_range(0, kMaxIterationCostUnits)});
   s.add({keys::kEnginePrefill.name, KnobType::String, std::string("batched"), "",
@@ -131,8 +141,12 @@ void declare_engine_knobs(base::ConfigSchema& s) {
          "abort: from the last engine idle until the rollout knows it (engines idle meanwhile): 0 as in the APRIL-era slime, which "
          "awaited the aborted responses; current slime polls each engine's load and retries every 3 s while requests remain",
          base::in_range(0, kMaxAbortLatency_s)});
-  s.add({keys::kEngineFastForward.name, KnobType::Bool, true, "",
-         "jump over iterations in which the batch cannot change (identical results, far fewer events)", {}});
+  s.add({keys::kEngineFastForward.name,
+         KnobType::Bool,
+         true,
+         "",
+         "jump over iterations in which the batch cannot change (identical results, far fewer events)",
+         {}});
 }
 
 EngineLayout engine_layout(const base::Config& c) {
@@ -180,12 +194,12 @@ std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c
   p.tensor_parallel = layout.tensor_parallel;
   p.expert_parallel = c.get(sim::keys::kClusterExpertParallel);
   if (p.tensor_parallel % p.expert_parallel != 0) {
-    throw base::ConfigError(fmt::format("cluster.expert_parallel {} does not divide cluster.tensor_parallel {}", p.expert_parallel,
-                                        p.tensor_parallel));
+    throw base::ConfigError(
+        fmt::format("cluster.expert_parallel {} does not divide cluster.tensor_parallel {}", p.expert_parallel, p.tensor_parallel));
   }
   if (p.expert_parallel > 1 && model.is_moe() && model.routed_experts % p.expert_parallel != 0) {
-    throw base::ConfigError(fmt::format("cluster.expert_parallel {} does not divide {}'s {} routed experts", p.expert_parallel,
-                                        model.name, model.routed_experts));
+    throw base::ConfigError(fmt::format("cluster.expert_parallel {} does not divide {}'s {} routed experts", p.expert_parallel, model.name,
+                                        model.routed_experts));
   }
   p.weight_dtype = layout.weight_dtype;
   p.kv_dtype = layout.kv_dtype;

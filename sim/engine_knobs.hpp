@@ -23,7 +23,6 @@ std::int64_t kv_capacity_tok(const base::Config& config);
 std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& config);
 EngineConfig engine_config(const base::Config& config);
 
-
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {
 inline constexpr base::IntKey kClusterEngines{"cluster.engines"};

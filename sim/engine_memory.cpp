@@ -31,11 +31,10 @@ EngineMemory engine_memory(const ModelArch& model, const Accelerator& hw, const 
 
 std::string does_not_fit(const ModelArch& model, const Accelerator& hw, const EngineLayout& layout) {
   const double gb = 1e9;
-  return fmt::format("{} in {} needs {:.1f} GB of weights; TP {} on {} gives {:.1f} GB ({} x {:.1f} GB x memory fraction {})",
-                     model.name, to_string(layout.weight_dtype), model.weight_bytes(layout.weight_dtype) / gb,
-                     layout.tensor_parallel, hw.name,
-                     hw.hbm_bytes * layout.memory_fraction * static_cast<double>(layout.tensor_parallel) / gb,
-                     layout.tensor_parallel, hw.hbm_bytes / gb, layout.memory_fraction);
+  return fmt::format("{} in {} needs {:.1f} GB of weights; TP {} on {} gives {:.1f} GB ({} x {:.1f} GB x memory fraction {})", model.name,
+                     to_string(layout.weight_dtype), model.weight_bytes(layout.weight_dtype) / gb, layout.tensor_parallel, hw.name,
+                     hw.hbm_bytes * layout.memory_fraction * static_cast<double>(layout.tensor_parallel) / gb, layout.tensor_parallel,
+                     hw.hbm_bytes / gb, layout.memory_fraction);
 }
 
 }  // namespace april::sim

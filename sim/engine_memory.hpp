@@ -27,10 +27,10 @@ double kv_bytes_per_token_per_gpu(const ModelArch& model, const EngineLayout& la
 
 struct EngineMemory {
   double weights_per_gpu_bytes = 0;
-  double usable_per_gpu_bytes = 0;     // HBM x memory_fraction
-  double kv_per_gpu_bytes = 0;         // usable minus weights (negative: does not fit)
+  double usable_per_gpu_bytes = 0;  // HBM x memory_fraction
+  double kv_per_gpu_bytes = 0;      // usable minus weights (negative: does not fit)
   double kv_bytes_per_token_per_gpu = 0;
-  std::int64_t kv_capacity_tok = 0;    // tokens the engine's cache holds
+  std::int64_t kv_capacity_tok = 0;  // tokens the engine's cache holds
   [[nodiscard]] bool fits() const { return kv_per_gpu_bytes > 0 && kv_capacity_tok > 0; }
 };
 

@@ -79,7 +79,7 @@ class EventQueue {
   void grow();                                 // doubles the leaves
 
   std::vector<Key, base::AlignedAllocator<Key, 64>> nodes_;  // 2 x leaves_; nodes_[0] unused
-  std::size_t leaves_ = 0;                                    // a power of two, at least the slots
+  std::size_t leaves_ = 0;                                   // a power of two, at least the slots
   std::size_t pending_ = 0;
   // Per slot: the action, the sequence number of the event in it (UINT64_MAX: free), and its hint.
   struct Slot {

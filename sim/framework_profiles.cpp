@@ -66,8 +66,7 @@ void declare_framework_profiles(base::ConfigSchema& s) {
     settings[p.name] = p.settings;
   }
   s.add({keys::kFramework.name, base::KnobType::String, std::string(""), "",
-         "the RL framework whose defaults apply beneath the keys a scenario sets (empty: none)" + about,
-         base::one_of(names)});
+         "the RL framework whose defaults apply beneath the keys a scenario sets (empty: none)" + about, base::one_of(names)});
   s.add_profiles(keys::kFramework.name, std::move(settings));
 }
 

@@ -15,7 +15,7 @@ namespace april::sim {
 
 struct FrameworkProfile {
   std::string name;
-  std::string about;            // one line, for `april keys`
+  std::string about;  // one line, for `april keys`
   base::ConfigSchema::Profile settings;
   // The published row its fitted value came from: examples/published/<file>, row.
   std::string fitted_file, fitted_row;

@@ -77,7 +77,8 @@ const std::vector<Accelerator>& builtin_accelerators() {
       {"gb200", "NVIDIA GB200 NVL72 (one Blackwell GPU)", 2.5e15, 5e15, 189471 * MiB, 8 * T, 900 * GB, 4, 72, 800 * Gbit, 450 * GB,
        "NVIDIA GB200 NVL72 datasheet: per rack 180 PFLOPS BF16 / 360 PFLOPS FP8 dense-equivalent of 72 GPUs "
        "(2.5 / 5 PF each, sparse figures twice), 13.4 TB HBM3e (186 GB per GPU) at 576 TB/s (8 TB/s), NVLink 5 "
-       "1.8 TB/s per GPU in one 72-GPU domain; 4 GPUs per compute tray, ConnectX-8 800 Gb/s per GPU (tray and NIC figures from system vendors)"
+       "1.8 TB/s per GPU in one 72-GPU domain; 4 GPUs per compute tray, ConnectX-8 800 Gb/s per GPU (tray and NIC figures from system "
+       "vendors)"
        "; memory as the driver reports it: 189,471 MiB (nvidia-smi \"NVIDIA GB200\", vllm-project/vllm#24272)"},
       {"mi300x", "AMD Instinct MI300X", 1307.4 * T, 2614.9 * T, 196592 * MiB, 5.3 * T, 448 * GB, 8, 8, 400 * Gbit, 64 * GB,
        "AMD Instinct MI300X product page: BF16 1,307.4 / FP8 2,614.9 TFLOPS dense (sparse twice; footnote MI300-17), "
@@ -91,7 +92,8 @@ const std::vector<Accelerator>& builtin_accelerators() {
       {"mi355x", "AMD Instinct MI355X", 2.5e15, 5.0e15, 294896 * MiB, 8 * T, 538 * GB, 8, 8, 400 * Gbit, 64 * GB,
        "AMD Instinct MI355X datasheet: BF16 2.5 / FP8 5.0 PFLOPS dense (sparse twice), 288 GB HBM3E at 8 TB/s, "
        "Infinity Fabric 1,075 GB/s aggregate; 8 per platform"
-       "; memory as the driver reports it: 294,896 MiB (rocminfo GPU pool 301973504 KB, ROCm/ATOM#1400; on MI300X the same pool size equals rocm-smi's total)"},
+       "; memory as the driver reports it: 294,896 MiB (rocminfo GPU pool 301973504 KB, ROCm/ATOM#1400; on MI300X the same pool size "
+       "equals rocm-smi's total)"},
       {"h100-hbm2e", "NVIDIA H100 SXM5 96GB HBM2e at 500 W (Meta's Grand Teton hosts)", 989 * T, 1979 * T, 91553 * MiB, 2.4 * T, 450 * GB,
        8, 8, 400 * Gbit, 64 * GB,
        "torchtitan's H100 benchmarks (benchmarks/llama3_h100_202412_torchtitan.md at 820504e2): 'Grand Teton H100 hosts: "
@@ -109,8 +111,9 @@ std::vector<std::string> builtin_accelerator_names() {
 }
 
 Accelerator accelerator_from_json(const base::JsonFile& f) {
-  base::json_only_fields(f, f.doc, {"name", "description", "bf16_dense_TFLOP_s", "fp8_dense_TFLOP_s", "hbm_MiB", "hbm_GB", "hbm_TB_s",
-                             "scale_up_GB_s", "gpus_per_node", "scale_up_domain_gpus", "nic_Gb_s", "host_link_GB_s", "source"});
+  base::json_only_fields(f, f.doc,
+                         {"name", "description", "bf16_dense_TFLOP_s", "fp8_dense_TFLOP_s", "hbm_MiB", "hbm_GB", "hbm_TB_s",
+                          "scale_up_GB_s", "gpus_per_node", "scale_up_domain_gpus", "nic_Gb_s", "host_link_GB_s", "source"});
   Accelerator a;
   a.name = base::json_string(f, "name");
   a.description = base::json_string_or(f, "description", a.name);
@@ -125,8 +128,8 @@ Accelerator accelerator_from_json(const base::JsonFile& f) {
   a.host_link_bytes_s = base::json_double_or(f, "host_link_GB_s", 64, 1e-3, 1e6) * GB;  // PCIe Gen5 x16 unless given
   a.source = base::json_string_or(f, "source", f.path);
   if (a.scale_up_domain_gpus < a.gpus_per_node) {
-    throw base::ConfigError(fmt::format("{}: {} is fewer than gpus_per_node {}", f.where("scale_up_domain_gpus"),
-                                        a.scale_up_domain_gpus, a.gpus_per_node));
+    throw base::ConfigError(
+        fmt::format("{}: {} is fewer than gpus_per_node {}", f.where("scale_up_domain_gpus"), a.scale_up_domain_gpus, a.gpus_per_node));
   }
   return a;
 }
@@ -137,8 +140,8 @@ Accelerator resolve_accelerator(const std::string& name_or_path) {
   }
   struct stat st {};
   if (::stat(name_or_path.c_str(), &st) != 0) {
-    throw base::ConfigError(fmt::format("hardware '{}': neither a built-in accelerator ({}) nor a hardware JSON file",
-                                        name_or_path, fmt::join(builtin_accelerator_names(), ", ")));
+    throw base::ConfigError(fmt::format("hardware '{}': neither a built-in accelerator ({}) nor a hardware JSON file", name_or_path,
+                                        fmt::join(builtin_accelerator_names(), ", ")));
   }
   return accelerator_from_json(base::read_json_file(name_or_path, "hardware file"));
 }

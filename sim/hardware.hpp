@@ -19,8 +19,8 @@ struct Accelerator {
   std::string description;  // "NVIDIA H100 SXM5 80GB"
   // Dense tensor-core peaks (vendors also quote 2:4 sparse figures, twice these).
   double bf16_flop_s = 0;
-  double fp8_flop_s = 0;    // 0 where the GPU has no FP8 tensor cores
-  double hbm_bytes = 0;  // the total the driver reports, which frameworks take their memory fraction of
+  double fp8_flop_s = 0;  // 0 where the GPU has no FP8 tensor cores
+  double hbm_bytes = 0;   // the total the driver reports, which frameworks take their memory fraction of
   double hbm_bytes_s = 0;
   double scale_up_bytes_s = 0;  // NVLink / Infinity Fabric per GPU, one direction
   int gpus_per_node = 8;

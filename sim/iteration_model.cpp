@@ -76,9 +76,10 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
   // more than 1000 s to read (a hardware file off by orders of magnitude).
   const auto bounded = [&](double value, double limit, const char* what) {
     if (!(value >= 0 && value <= limit)) {
-      throw std::invalid_argument(fmt::format("{} on {}: {} of {:.3g} is beyond the model's range ({:.3g}); check the hardware "
-                                              "figures and efficiencies",
-                                              model.name, hw.name, what, value, limit));
+      throw std::invalid_argument(
+          fmt::format("{} on {}: {} of {:.3g} is beyond the model's range ({:.3g}); check the hardware "
+                      "figures and efficiencies",
+                      model.name, hw.name, what, value, limit));
     }
     return std::llround(value);
   };
@@ -99,10 +100,9 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
   const double routed_flops = model.is_moe() ? 2.0 * static_cast<double>(model.experts_per_token) *
                                                    static_cast<double>(model.expert_params()) * static_cast<double>(model.moe_layers())
                                              : 0.0;
-  const double moe_flop_s =
-      p.moe_compute_efficiency > 0 ? tp * hw.peak_flop_s(fp8) * p.moe_compute_efficiency : flop_s;
-  linear_fs_per_tok_ = bounded(((model.linear_flops_per_token() - routed_flops) / flop_s + routed_flops / moe_flop_s) * 1e15, 1e15,
-                               "fs per token");
+  const double moe_flop_s = p.moe_compute_efficiency > 0 ? tp * hw.peak_flop_s(fp8) * p.moe_compute_efficiency : flop_s;
+  linear_fs_per_tok_ =
+      bounded(((model.linear_flops_per_token() - routed_flops) / flop_s + routed_flops / moe_flop_s) * 1e15, 1e15, "fs per token");
   attn_fs_per_ctx_ = bounded(model.attention_flops_per_token(1, true) / flop_s * 1e15, 1e12, "fs per cached token");
   prefill_attn_fs_per_ctx_ = bounded(model.attention_flops_per_token(1, false) / flop_s * 1e15, 1e12, "fs per attention pair");
   // KV per GPU (engine_memory.hpp): GQA heads split over tp, an MLA latent
@@ -163,7 +163,8 @@ std::int64_t RooflineIterationModel::iteration_ns(const IterationShape& s) const
   const std::int64_t tokens = s.batch + s.prefill_tok;
   const std::int64_t prefill_pairs = s.prefill_tok * s.prefill_longest_tok / 2;
   const std::int64_t decode_kv = s.resident_kv_tok - s.prefill_tok;
-  const std::int64_t fs = std::max(compute_fs(tokens, std::max<std::int64_t>(decode_kv, 0), prefill_pairs), memory_fs(tokens, s.resident_kv_tok));
+  const std::int64_t fs =
+      std::max(compute_fs(tokens, std::max<std::int64_t>(decode_kv, 0), prefill_pairs), memory_fs(tokens, s.resident_kv_tok));
   return overhead_ns_ + fs / 1000000 + comm_ns(tokens);
 }
 
@@ -188,7 +189,8 @@ std::int64_t RooflineIterationModel::decode_window_ns(std::int64_t batch, std::i
   }
   const std::int64_t split = static_cast<std::int64_t>(std::min<Int128>(first, iterations));
   // sum over j in [from, to) of floor((x0 + slope * j) / 1e6) with x(j) linear.
-  const auto sum_fs = [](std::int64_t from, std::int64_t to, std::int64_t base_fs, std::int64_t kv_from, std::int64_t batch_, std::int64_t per_kv) {
+  const auto sum_fs = [](std::int64_t from, std::int64_t to, std::int64_t base_fs, std::int64_t kv_from, std::int64_t batch_,
+                         std::int64_t per_kv) {
     const std::int64_t n = to - from;
     if (n <= 0) return std::int64_t{0};
     return floor_sum(n, 1000000, batch_ * per_kv, base_fs + kv_from * per_kv);
@@ -208,11 +210,12 @@ std::int64_t RooflineIterationModel::decode_window_ns(std::int64_t batch, std::i
 }
 
 std::string RooflineIterationModel::describe() const {
-  return fmt::format("{}: weights {} us/iter (dense), KV {:.1f} ps/token, compute {:.3f} us/token + {:.1f} ps per context token, "
-                     "collectives {} us + {:.1f} ps/token, overhead {} us",
-                     name_, dense_weights_ns_ / 1000, static_cast<double>(kv_fs_per_tok_) / 1000.0,
-                     static_cast<double>(linear_fs_per_tok_) / 1e9, static_cast<double>(attn_fs_per_ctx_) / 1000.0,
-                     comm_fixed_ns_ / 1000, static_cast<double>(comm_fs_per_tok_) / 1000.0, overhead_ns_ / 1000);
+  return fmt::format(
+      "{}: weights {} us/iter (dense), KV {:.1f} ps/token, compute {:.3f} us/token + {:.1f} ps per context token, "
+      "collectives {} us + {:.1f} ps/token, overhead {} us",
+      name_, dense_weights_ns_ / 1000, static_cast<double>(kv_fs_per_tok_) / 1000.0, static_cast<double>(linear_fs_per_tok_) / 1e9,
+      static_cast<double>(attn_fs_per_ctx_) / 1000.0, comm_fixed_ns_ / 1000, static_cast<double>(comm_fs_per_tok_) / 1000.0,
+      overhead_ns_ / 1000);
 }
 
 std::int64_t LinearIterationModel::iteration_ns(const IterationShape& s) const {
@@ -227,13 +230,15 @@ std::int64_t LinearIterationModel::iteration_ns(const IterationShape& s) const {
 
 std::int64_t LinearIterationModel::decode_window_ns(std::int64_t batch, std::int64_t kv0_tok, std::int64_t iterations) const {
   if (iterations <= 0) return 0;
-  return iterations * (p_.base_ns + p_.per_request_ns * batch) + floor_sum(iterations, 1000, batch * p_.per_kv_tok_ps, kv0_tok * p_.per_kv_tok_ps);
+  return iterations * (p_.base_ns + p_.per_request_ns * batch) +
+         floor_sum(iterations, 1000, batch * p_.per_kv_tok_ps, kv0_tok * p_.per_kv_tok_ps);
 }
 
 std::string LinearIterationModel::describe() const {
   auto k = [](std::int64_t v) { return static_cast<double>(v) / 1000.0; };
   return fmt::format(
-      "linear (calibrated): decode {} us + {} us/request + {} ns/KV token; prefill {} us + {} us/request + {} us/token + {} us/padded token",
+      "linear (calibrated): decode {} us + {} us/request + {} ns/KV token; prefill {} us + {} us/request + {} us/token + {} us/padded "
+      "token",
       k(p_.base_ns), k(p_.per_request_ns), k(p_.per_kv_tok_ps), k(p_.prefill_base_ns), k(p_.per_prefill_request_ns),
       k(p_.per_prefill_tok_ns), k(p_.per_padded_prefill_tok_ns));
 }

@@ -38,8 +38,7 @@ class IterationModel {
                                         : decode_shape(batch, resident_kv_tok));
   }
   // Sum of iteration_ns(decode_shape(batch, kv0_tok + j * batch)) for j in [0, iterations).
-  [[nodiscard]] virtual std::int64_t decode_window_ns(std::int64_t batch, std::int64_t kv0_tok,
-                                                      std::int64_t iterations) const;
+  [[nodiscard]] virtual std::int64_t decode_window_ns(std::int64_t batch, std::int64_t kv0_tok, std::int64_t iterations) const;
   [[nodiscard]] virtual std::string describe() const = 0;
 };
 
@@ -66,8 +65,8 @@ struct RooflineParams {
   std::int64_t expert_parallel = 1;  // GPUs of the engine the routed experts are spread over (divides tensor_parallel)
   DType weight_dtype = DType::BF16;  // FP8 halves the weight bytes and runs matmuls at the FP8 peak
   DType kv_dtype = DType::BF16;
-  bool dp_attention = false;  // each GPU caches and attends its own requests (EngineLayout::dp_attention)
-  double link_efficiency = 0.77;         // achieved fraction of the scale-up link in collectives
+  bool dp_attention = false;               // each GPU caches and attends its own requests (EngineLayout::dp_attention)
+  double link_efficiency = 0.77;           // achieved fraction of the scale-up link in collectives
   std::int64_t collective_latency_ns = 0;  // fixed cost of each all-reduce / all-to-all per ring step (tp - 1 of them)
   // compute_efficiency for the routed experts' grouped GEMMs, whose
   // per-expert batches are small and uneven; 0: compute_efficiency.
@@ -92,8 +91,7 @@ class RooflineIterationModel final : public IterationModel {
   RooflineIterationModel(const Accelerator& hw, const ModelArch& model, const RooflineParams& p);
   using IterationModel::iteration_ns;
   [[nodiscard]] std::int64_t iteration_ns(const IterationShape& shape) const override;
-  [[nodiscard]] std::int64_t decode_window_ns(std::int64_t batch, std::int64_t kv0_tok,
-                                              std::int64_t iterations) const override;
+  [[nodiscard]] std::int64_t decode_window_ns(std::int64_t batch, std::int64_t kv0_tok, std::int64_t iterations) const override;
   [[nodiscard]] std::string describe() const override;
 
   [[nodiscard]] std::int64_t weights_read_ns(std::int64_t tokens) const;
@@ -105,19 +103,19 @@ class RooflineIterationModel final : public IterationModel {
   [[nodiscard]] std::int64_t memory_fs(std::int64_t tokens, std::int64_t kv_tok) const;
 
   std::string name_;
-  double weight_bytes_s_ = 0;            // per GPU, achieved
+  double weight_bytes_s_ = 0;  // per GPU, achieved
   // An MoE model's weights, split once (weights_read_ns is on the per-iteration
   // path): all but the routed experts, and one routed expert in every MoE layer.
   double non_routed_bytes_ = 0, expert_bytes_all_layers_ = 0;
   double routed_experts_ = 0, experts_per_token_ = 0;
   std::int64_t tp_ = 1;
-  std::int64_t dense_weights_ns_ = 0;    // a dense model's weights, whatever the batch
-  std::int64_t linear_fs_per_tok_ = 0;   // linear layers per token
-  std::int64_t attn_fs_per_ctx_ = 0;     // decode attention per cached token
+  std::int64_t dense_weights_ns_ = 0;   // a dense model's weights, whatever the batch
+  std::int64_t linear_fs_per_tok_ = 0;  // linear layers per token
+  std::int64_t attn_fs_per_ctx_ = 0;    // decode attention per cached token
   std::int64_t prefill_attn_fs_per_ctx_ = 0;
-  std::int64_t kv_fs_per_tok_ = 0;       // KV read time per resident token
-  std::int64_t comm_fixed_ns_ = 0;       // latency of the iteration's collectives
-  std::int64_t comm_fs_per_tok_ = 0;     // their bytes per token over the link
+  std::int64_t kv_fs_per_tok_ = 0;    // KV read time per resident token
+  std::int64_t comm_fixed_ns_ = 0;    // latency of the iteration's collectives
+  std::int64_t comm_fs_per_tok_ = 0;  // their bytes per token over the link
   std::int64_t overhead_ns_ = 0;
 };
 

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <sys/stat.h>
 
 #include "base/config.hpp"
 #include "base/json_file.hpp"
@@ -182,7 +182,7 @@ double ModelArch::weights_read_bytes(std::int64_t tokens, DType t) const {
 
 namespace {
 
-constexpr std::int64_t kMaxDim = 1 << 24;     // hidden sizes, vocabularies, ranks
+constexpr std::int64_t kMaxDim = 1 << 24;  // hidden sizes, vocabularies, ranks
 constexpr std::int64_t kMaxLayers = 1 << 12;
 constexpr std::int64_t kMaxExperts = 1 << 16;
 
@@ -190,11 +190,16 @@ enum class Family { Llama, Mistral, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Mixtral, D
 
 const std::map<std::string, Family>& families() {
   static const std::map<std::string, Family> f = {
-      {"LlamaForCausalLM", Family::Llama},       {"MistralForCausalLM", Family::Mistral},
-      {"Qwen2ForCausalLM", Family::Qwen2},       {"Qwen3ForCausalLM", Family::Qwen3},
-      {"Qwen2MoeForCausalLM", Family::Qwen2Moe}, {"Qwen3MoeForCausalLM", Family::Qwen3Moe},
-      {"MixtralForCausalLM", Family::Mixtral},   {"DeepseekV2ForCausalLM", Family::DeepseekMla},
-      {"DeepseekV3ForCausalLM", Family::DeepseekMla}, {"Glm4MoeForCausalLM", Family::Glm4Moe},
+      {"LlamaForCausalLM", Family::Llama},
+      {"MistralForCausalLM", Family::Mistral},
+      {"Qwen2ForCausalLM", Family::Qwen2},
+      {"Qwen3ForCausalLM", Family::Qwen3},
+      {"Qwen2MoeForCausalLM", Family::Qwen2Moe},
+      {"Qwen3MoeForCausalLM", Family::Qwen3Moe},
+      {"MixtralForCausalLM", Family::Mixtral},
+      {"DeepseekV2ForCausalLM", Family::DeepseekMla},
+      {"DeepseekV3ForCausalLM", Family::DeepseekMla},
+      {"Glm4MoeForCausalLM", Family::Glm4Moe},
   };
   return f;
 }
@@ -263,7 +268,8 @@ void read_sparse_layout(const base::JsonFile& f, ModelArch& m) {
       dense_only[static_cast<std::size_t>(v.get<std::int64_t>())] = true;
     }
   }
-  for (std::int64_t l = 0; l < m.layers; ++l) m.moe_layer[static_cast<std::size_t>(l)] = !dense_only[static_cast<std::size_t>(l)] && (l + 1) % step == 0;
+  for (std::int64_t l = 0; l < m.layers; ++l)
+    m.moe_layer[static_cast<std::size_t>(l)] = !dense_only[static_cast<std::size_t>(l)] && (l + 1) % step == 0;
 }
 
 void read_routed(const base::JsonFile& f, ModelArch& m, const std::string& experts_key) {
@@ -307,7 +313,8 @@ void refuse_implausible(const base::JsonFile& f, const ModelArch& m) {
   const double mlp = 3.0 * h * std::max(static_cast<double>(m.intermediate), experts) + static_cast<double>(m.routed_experts) * h;
   const double layer = attention + mlp + 4.0 * h;
   const double embed = 2.0 * static_cast<double>(m.vocab) * h;
-  const double total = static_cast<double>(m.layers + m.mtp_layers) * layer + (1.0 + static_cast<double>(m.mtp_layers)) * (embed + 2.0 * h * h);
+  const double total =
+      static_cast<double>(m.layers + m.mtp_layers) * layer + (1.0 + static_cast<double>(m.mtp_layers)) * (embed + 2.0 * h * h);
   if (!(total < 1e15)) {
     refuse(f, "hidden_size", fmt::format("the sizes in this config make about {:.3g} parameters, beyond the 1e15 april counts", total));
   }

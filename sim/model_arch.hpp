@@ -49,19 +49,19 @@ struct ModelArch {
   bool mlp_bias = false;
   // Mixture of experts; routed_experts 0 = dense model.
   std::int64_t routed_experts = 0, experts_per_token = 0, moe_intermediate = 0;
-  std::int64_t shared_experts = 0;               // shared experts per MoE layer
-  std::int64_t shared_intermediate = 0;          // intermediate size of each shared expert
-  bool shared_expert_gate = false;               // Qwen2-MoE: a sigmoid gate (hidden -> 1) on the shared expert
-  bool router_bias = false;                      // noaux_tc routing: e_score_correction_bias per expert
-  std::vector<bool> moe_layer;                   // per layer: MoE (true) or dense MLP
-  std::int64_t mtp_layers = 0;                   // multi-token-prediction modules, reported apart
-  DType checkpoint_dtype = DType::BF16;          // as published (quantization_config fp8 -> FP8)
+  std::int64_t shared_experts = 0;       // shared experts per MoE layer
+  std::int64_t shared_intermediate = 0;  // intermediate size of each shared expert
+  bool shared_expert_gate = false;       // Qwen2-MoE: a sigmoid gate (hidden -> 1) on the shared expert
+  bool router_bias = false;              // noaux_tc routing: e_score_correction_bias per expert
+  std::vector<bool> moe_layer;           // per layer: MoE (true) or dense MLP
+  std::int64_t mtp_layers = 0;           // multi-token-prediction modules, reported apart
+  DType checkpoint_dtype = DType::BF16;  // as published (quantization_config fp8 -> FP8)
 
   // Counts, exact.
   [[nodiscard]] std::int64_t attention_params_per_layer() const;
-  [[nodiscard]] std::int64_t expert_params() const;          // one routed expert
-  [[nodiscard]] std::int64_t shared_expert_params() const;   // all shared experts of a layer, gate included
-  [[nodiscard]] std::int64_t router_params() const;          // one MoE layer's router
+  [[nodiscard]] std::int64_t expert_params() const;         // one routed expert
+  [[nodiscard]] std::int64_t shared_expert_params() const;  // all shared experts of a layer, gate included
+  [[nodiscard]] std::int64_t router_params() const;         // one MoE layer's router
   [[nodiscard]] std::int64_t dense_mlp_params() const;
   [[nodiscard]] std::int64_t layer_params(std::int64_t layer) const;
   [[nodiscard]] std::int64_t layer_active_params(std::int64_t layer) const;

@@ -52,9 +52,8 @@ ModelArch resolve_model(const std::string& name_or_path) {
   }
   struct stat st {};
   if (::stat(name_or_path.c_str(), &st) != 0) {
-    throw base::ConfigError(fmt::format(
-        "model '{}': neither a built-in model ({}) nor a config.json file or a folder holding one", name_or_path,
-        fmt::join(builtin_model_names(), ", ")));
+    throw base::ConfigError(fmt::format("model '{}': neither a built-in model ({}) nor a config.json file or a folder holding one",
+                                        name_or_path, fmt::join(builtin_model_names(), ", ")));
   }
   return read_model_config(name_or_path);
 }

@@ -84,8 +84,8 @@ class PredictedWork {
 
   std::int64_t clock_ = 0;
   std::multiset<std::pair<std::int64_t, std::int64_t>> feeding_;  // (T0, K)
-  std::int64_t feeding_sum_ = 0;                                   // their max(1, K - T0)
-  std::multiset<std::int64_t> generating_;                         // K
+  std::int64_t feeding_sum_ = 0;                                  // their max(1, K - T0)
+  std::multiset<std::int64_t> generating_;                        // K
   std::int64_t generating_k_sum_ = 0;
   std::int64_t past_ = 0;  // requests past their prediction, 1 each
 };

@@ -18,9 +18,7 @@ void RunningSet::set_version(std::int64_t version) {
   marks_.push_back({clock_, version});
 }
 
-std::int64_t RunningSet::finish_clock(const RunningRequest& r) {
-  return r.base_clock + r.feed_tok + (r.stop_at_tok - r.generated_tok);
-}
+std::int64_t RunningSet::finish_clock(const RunningRequest& r) { return r.base_clock + r.feed_tok + (r.stop_at_tok - r.generated_tok); }
 
 void RunningSet::admit(Request r) {
   // The heap entry packs both; a set this large or this long-lived is past any engine's.
@@ -92,8 +90,8 @@ std::array<std::uintptr_t, 5> RunningSet::next_finish_addresses() const {
   // The top and its children's line, which the pop reads first.
   return {base::cache_lines(reinterpret_cast<std::uintptr_t>(&f), sizeof(Finish) * (1 + FinishHeap::kArity)),
           base::cache_lines(reinterpret_cast<std::uintptr_t>(slot_finish_.data()) + slot * sizeof(std::uint64_t), sizeof(std::uint64_t)),
-          base::cache_lines(reinterpret_cast<std::uintptr_t>(slots_.data()) + slot * sizeof(RunningRequest), sizeof(RunningRequest)), touched[0],
-          touched[1]};
+          base::cache_lines(reinterpret_cast<std::uintptr_t>(slots_.data()) + slot * sizeof(RunningRequest), sizeof(RunningRequest)),
+          touched[0], touched[1]};
 }
 
 void RunningSet::take_finished(std::vector<Request>& out) {

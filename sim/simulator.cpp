@@ -17,9 +17,7 @@ EventId Simulator::schedule_in(TimeNs delay, std::uint32_t tag, std::function<vo
   return schedule_at(now_ + delay, tag, std::move(action));
 }
 
-void Simulator::mix(std::uint64_t v) {
-  fingerprint_.add_u64(v);
-}
+void Simulator::mix(std::uint64_t v) { fingerprint_.add_u64(v); }
 
 bool Simulator::step() {
   if (queue_.empty()) return false;

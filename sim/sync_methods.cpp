@@ -13,11 +13,8 @@ struct Named {
   const char* name;
 };
 constexpr Named kMethods[] = {
-    {SyncMethod::PerTensor, "per_tensor"},
-    {SyncMethod::Bucketed, "bucketed"},
-    {SyncMethod::CheckpointEngine, "checkpoint_engine"},
-    {SyncMethod::CudaIpc, "cuda_ipc"},
-    {SyncMethod::Storage, "storage"},
+    {SyncMethod::PerTensor, "per_tensor"}, {SyncMethod::Bucketed, "bucketed"}, {SyncMethod::CheckpointEngine, "checkpoint_engine"},
+    {SyncMethod::CudaIpc, "cuda_ipc"},     {SyncMethod::Storage, "storage"},
 };
 
 // Buckets of greedy packing in order: a bucket closes when the next tensor
@@ -57,8 +54,7 @@ std::vector<std::string> sync_method_names() {
   return out;
 }
 
-std::int64_t sync_transfers(SyncMethod method, const std::vector<double>& tensor_bytes, double bucket_bytes,
-                            std::int64_t trainer_ranks) {
+std::int64_t sync_transfers(SyncMethod method, const std::vector<double>& tensor_bytes, double bucket_bytes, std::int64_t trainer_ranks) {
   if (method == SyncMethod::PerTensor) return static_cast<std::int64_t>(tensor_bytes.size());
   if (!(bucket_bytes > 0)) throw std::invalid_argument("sync: the bucket size must be positive");
   if (method != SyncMethod::CheckpointEngine) return packed_buckets(tensor_bytes, bucket_bytes);
@@ -66,8 +62,7 @@ std::int64_t sync_transfers(SyncMethod method, const std::vector<double>& tensor
   // checkpoint_engine.py: _ALIGN_SIZE 256 bytes per tensor; the bucket grows
   // to the largest tensor.
   std::vector<double> aligned(tensor_bytes.size());
-  std::transform(tensor_bytes.begin(), tensor_bytes.end(), aligned.begin(),
-                 [](double b) { return std::ceil(b / 256.0) * 256.0; });
+  std::transform(tensor_bytes.begin(), tensor_bytes.end(), aligned.begin(), [](double b) { return std::ceil(b / 256.0) * 256.0; });
   const double largest = aligned.empty() ? 0.0 : *std::max_element(aligned.begin(), aligned.end());
   const double bucket = std::max(bucket_bytes, largest);
   std::int64_t transfers = 0;

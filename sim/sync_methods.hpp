@@ -57,7 +57,6 @@ std::vector<std::string> sync_method_names();
 // every method but PerTensor; trainer_ranks to
 // CheckpointEngine. Throws std::invalid_argument on a non-positive bucket or
 // rank count.
-std::int64_t sync_transfers(SyncMethod m, const std::vector<double>& tensor_bytes, double bucket_bytes,
-                            std::int64_t trainer_ranks);
+std::int64_t sync_transfers(SyncMethod m, const std::vector<double>& tensor_bytes, double bucket_bytes, std::int64_t trainer_ranks);
 
 }  // namespace april::sim

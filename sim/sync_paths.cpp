@@ -11,8 +11,8 @@
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/engine_memory.hpp"
-#include "sim/model_catalog.hpp"
 #include "sim/hardware.hpp"
+#include "sim/model_catalog.hpp"
 
 namespace april::sim {
 

@@ -24,19 +24,22 @@ namespace {
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
                                     boost::property<boost::edge_weight_t, double, boost::property<boost::edge_index_t, std::size_t>>>;
 
-NodeKind kind_of(const Topology& topo, std::size_t node) {
-  return node < topo.kinds.size() ? topo.kinds[node] : NodeKind::Undeclared;
-}
+NodeKind kind_of(const Topology& topo, std::size_t node) { return node < topo.kinds.size() ? topo.kinds[node] : NodeKind::Undeclared; }
 
 }  // namespace
 
 const char* node_kind_name(NodeKind k) {
   switch (k) {
-    case NodeKind::Gpu: return "gpu";
-    case NodeKind::Switch: return "switch";
-    case NodeKind::Nic: return "nic";
-    case NodeKind::Host: return "host";
-    case NodeKind::Undeclared: break;
+    case NodeKind::Gpu:
+      return "gpu";
+    case NodeKind::Switch:
+      return "switch";
+    case NodeKind::Nic:
+      return "nic";
+    case NodeKind::Host:
+      return "host";
+    case NodeKind::Undeclared:
+      break;
   }
   return "undeclared";
 }
@@ -75,14 +78,13 @@ SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes, SyncPayload
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> width(boost::num_vertices(g), 0.0);
   std::vector<std::size_t> pred(boost::num_vertices(g));
-  boost::dijkstra_shortest_paths(
-      g, src,
-      boost::predecessor_map(pred.data())
-          .distance_map(width.data())
-          .distance_compare(std::greater<double>())
-          .distance_combine([](double a, double b) { return std::min(a, b); })
-          .distance_inf(0.0)
-          .distance_zero(inf));
+  boost::dijkstra_shortest_paths(g, src,
+                                 boost::predecessor_map(pred.data())
+                                     .distance_map(width.data())
+                                     .distance_compare(std::greater<double>())
+                                     .distance_combine([](double a, double b) { return std::min(a, b); })
+                                     .distance_inf(0.0)
+                                     .distance_zero(inf));
 
   SyncPlan plan;
   std::vector<std::set<std::size_t>> shards_on_link(topo.links.size());
@@ -95,8 +97,8 @@ SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes, SyncPayload
     for (std::size_t rank = 0; rank < gpus.size(); ++rank) {
       const auto v = gpu(gpus[rank], fmt::format("engine {}'s rank {}", e, rank));
       if (v != src && width[v] <= 0.0) {
-        throw std::invalid_argument(fmt::format("topology: engine {} GPU '{}' is not connected to the trainer '{}'", e,
-                                                gpus[rank], topo.trainer));
+        throw std::invalid_argument(
+            fmt::format("topology: engine {} GPU '{}' is not connected to the trainer '{}'", e, gpus[rank], topo.trainer));
       }
       plan.path_bottleneck_bytes_s.push_back(v == src ? inf : width[v]);
       for (auto cur = v; cur != src; cur = pred[cur]) {
@@ -245,7 +247,8 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& where) {
     for (const auto& g : t.engines[i]) {
       const auto [it, fresh] = owner.emplace(g, i);
       if (!fresh) {
-        engines[i].fail(it->second == i ? fmt::format("GPU '{}' is listed twice", g) : fmt::format("GPU '{}' is already engine {}'s", g, it->second));
+        engines[i].fail(it->second == i ? fmt::format("GPU '{}' is listed twice", g)
+                                        : fmt::format("GPU '{}' is already engine {}'s", g, it->second));
       }
     }
   }

@@ -27,14 +27,14 @@ const char* node_kind_name(NodeKind k);
 struct Topology {
   std::vector<std::string> nodes;
   std::vector<TopologyLink> links;
-  std::string trainer;                             // where the updated weights start
-  std::vector<std::vector<std::string>> engines;   // each engine's GPUs, in TP rank order
-  std::vector<NodeKind> kinds;                     // parallel to nodes; empty = all undeclared
+  std::string trainer;                            // where the updated weights start
+  std::vector<std::vector<std::string>> engines;  // each engine's GPUs, in TP rank order
+  std::vector<NodeKind> kinds;                    // parallel to nodes; empty = all undeclared
 };
 
 struct SyncPlan {
   double time_s = 0;
-  std::string bottleneck;  // "a-b" of the busiest link, "" when nothing moves
+  std::string bottleneck;                       // "a-b" of the busiest link, "" when nothing moves
   std::vector<double> path_bottleneck_bytes_s;  // per engine GPU, engines in order
 };
 
@@ -50,8 +50,8 @@ SyncPlan plan_weight_sync(const Topology& topo, double weight_bytes, SyncPayload
 
 // Presets. Engines fill GPUs in order, `tp` GPUs each.
 std::vector<std::string> topology_presets();
-Topology preset_topology(const std::string& name, std::int64_t engines, std::int64_t tp, double nvlink_bytes_s,
-                         double node_network_bytes_s, double rack_link_bytes_s);
+Topology preset_topology(const std::string& name, std::int64_t engines, std::int64_t tp, double nvlink_bytes_s, double node_network_bytes_s,
+                         double rack_link_bytes_s);
 // Our JSON form: {"nodes": [...], "links": [{"a", "b", "GB_s"}], "trainer": "...", "engines": [[...], ...]};
 // a node is a name or {"name": ..., "kind": "gpu" | "switch" | "nic" | "host"}.
 Topology topology_from_json(const nlohmann::json& j, const std::string& where);

@@ -23,16 +23,17 @@ std::int64_t TrainerSetup::gpu_multiple() const {
 void check_trainer_setup(const TrainerSetup& s, const ModelArch& model, const Accelerator& hw) {
   const auto model_parallel = s.tensor_parallel * s.pipeline_parallel * s.context_parallel;
   if (s.gpus % model_parallel != 0) {
-    throw base::ConfigError(fmt::format("train.tensor_parallel {} x train.pipeline_parallel {} x train.context_parallel {} = {} does "
-                                        "not divide the trainer's {} GPUs",
-                                        s.tensor_parallel, s.pipeline_parallel, s.context_parallel, model_parallel, s.gpus));
+    throw base::ConfigError(
+        fmt::format("train.tensor_parallel {} x train.pipeline_parallel {} x train.context_parallel {} = {} does "
+                    "not divide the trainer's {} GPUs",
+                    s.tensor_parallel, s.pipeline_parallel, s.context_parallel, model_parallel, s.gpus));
   }
   if (s.fsdp_shard_gpus > 0 && (s.fsdp_shard_gpus > s.gpus || s.gpus % s.fsdp_shard_gpus != 0)) {
     throw base::ConfigError(fmt::format("train.fsdp_shard_gpus {} does not divide the trainer's {} GPUs", s.fsdp_shard_gpus, s.gpus));
   }
   if (s.pipeline_parallel > model.layers) {
-    throw base::ConfigError(fmt::format("train.pipeline_parallel {} is more stages than {}'s {} layers", s.pipeline_parallel,
-                                        model.name, model.layers));
+    throw base::ConfigError(
+        fmt::format("train.pipeline_parallel {} is more stages than {}'s {} layers", s.pipeline_parallel, model.name, model.layers));
   }
   if (s.tensor_parallel > hw.scale_up_domain_gpus) {
     throw base::ConfigError(fmt::format("train.tensor_parallel {} is wider than {}'s scale-up domain of {} GPUs", s.tensor_parallel,
@@ -42,8 +43,9 @@ void check_trainer_setup(const TrainerSetup& s, const ModelArch& model, const Ac
     throw base::ConfigError(fmt::format("train.optimizer_offload_fraction {} is not in [0, 1]", s.optimizer_offload_fraction));
   }
   if (s.optimizer_offload_fraction > 0 && s.framework != TrainFramework::Megatron) {
-    throw base::ConfigError(fmt::format(
-        "train.optimizer_offload_fraction {} is Megatron's optimizer CPU offload; with train.framework fsdp set it to 0", s.optimizer_offload_fraction));
+    throw base::ConfigError(
+        fmt::format("train.optimizer_offload_fraction {} is Megatron's optimizer CPU offload; with train.framework fsdp set it to 0",
+                    s.optimizer_offload_fraction));
   }
   if (s.expert_parallel > 1 && (!model.is_moe() || model.routed_experts % s.expert_parallel != 0 || s.gpus % s.expert_parallel != 0)) {
     throw base::ConfigError(fmt::format("train.expert_parallel {} must divide {}'s routed experts ({}) and the trainer's {} GPUs",
@@ -72,8 +74,7 @@ double params_per_gpu(const ModelArch& model, const TrainerSetup& s) {
 // optimizer (Megatron) splits that state over data-parallel ranks, FSDP over
 // its shard group.
 double optimizer_params_per_gpu(double shard, const TrainerSetup& s) {
-  return s.framework == TrainFramework::Fsdp ? shard / static_cast<double>(s.fsdp_shard())
-                                             : shard / static_cast<double>(s.data_parallel());
+  return s.framework == TrainFramework::Fsdp ? shard / static_cast<double>(s.fsdp_shard()) : shard / static_cast<double>(s.data_parallel());
 }
 
 // What an offload moves per GPU: its bf16 weights (FSDP shards them too) and
@@ -107,8 +108,8 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
   const double pp = static_cast<double>(s.pipeline_parallel);
   // Forward FLOPs of the batch: the linear layers for every token, causal
   // attention over its pairs (expanded MLA: training does not absorb).
-  const double forward_flops = model.linear_flops_per_token() * static_cast<double>(b.tokens) +
-                               model.attention_flops_per_token(1, false) * b.attention_pairs;
+  const double forward_flops =
+      model.linear_flops_per_token() * static_cast<double>(b.tokens) + model.attention_flops_per_token(1, false) * b.attention_pairs;
   const double flop_s = gpus * hw.bf16_flop_s * s.mfu;
   // 1F1B pipeline: (pp - 1) idle slots over m micro-batches per pass
   // (Narayanan et al. 2021, Megatron-LM, section 2.2.1).
@@ -168,7 +169,8 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
     // bf16 gradients (Megatron-Core's grad_reduce_in_fp32 is off by default),
     // a ring all-reduce (or the distributed optimizer's reduce-scatter +
     // all-gather, the same bytes) per optimizer step, not overlapped with the backward.
-    if (s.data_parallel() > 1) t.grad_reduce_s = steps * ring * shard * 2.0 / collective_bytes_s(hw, static_cast<std::int64_t>(dp_span), s.link_efficiency);
+    if (s.data_parallel() > 1)
+      t.grad_reduce_s = steps * ring * shard * 2.0 / collective_bytes_s(hw, static_cast<std::int64_t>(dp_span), s.link_efficiency);
   } else {
     // FSDP: every pass all-gathers the parameters within their shard group
     // (forward; again in backward) and reduce-scatters the gradients there,
@@ -187,9 +189,9 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
     const double replicas = std::max(1.0, rank_gpus / shard_gpus);
     const double params = shard;
     const double gather_s = (shard_gpus - 1.0) / shard_gpus * params * 2.0 / collective_bytes_s(hw, s.fsdp_shard(), s.link_efficiency);
-    const double replica_s = replicas > 1.0 ? 2.0 * (replicas - 1.0) / replicas * params / shard_gpus * 4.0 /
-                                                  collective_bytes_s(hw, s.gpus, s.link_efficiency)
-                                            : 0.0;
+    const double replica_s =
+        replicas > 1.0 ? 2.0 * (replicas - 1.0) / replicas * params / shard_gpus * 4.0 / collective_bytes_s(hw, s.gpus, s.link_efficiency)
+                       : 0.0;
     const double forward_passes = (s.old_logprob ? 1.0 : 0.0) + (s.ref_logprob ? 1.0 : 0.0);
     const double exposed_forward = forward_passes * std::max(0.0, gather_s - forward_s);
     const double exposed_update = steps * std::max(0.0, 4.0 * gather_s + replica_s - t.update_s / steps);

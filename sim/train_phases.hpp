@@ -27,13 +27,13 @@ struct TrainBatchShape {
 
 // Seconds of each phase of one train step; what steps.csv reports.
 struct TrainPhaseTimes {
-  double old_logprob_s = 0;   // forward over the batch with the rollout's policy weights
-  double ref_logprob_s = 0;   // the reference model's forward (KL), when on
-  double update_s = 0;        // forward + backward over every mini-batch and epoch, pipeline bubble included
-  double grad_reduce_s = 0;   // data-parallel gradient reduction (Megatron) or parameter gathers not hidden (FSDP)
-  double optimizer_s = 0;     // Adam steps
-  double offload_s = 0;       // colocated: trainer state onto and off the GPUs, engine weights back
-  double other_s = 0;         // the fixed cost per step, or a calibrated linear model's whole time
+  double old_logprob_s = 0;  // forward over the batch with the rollout's policy weights
+  double ref_logprob_s = 0;  // the reference model's forward (KL), when on
+  double update_s = 0;       // forward + backward over every mini-batch and epoch, pipeline bubble included
+  double grad_reduce_s = 0;  // data-parallel gradient reduction (Megatron) or parameter gathers not hidden (FSDP)
+  double optimizer_s = 0;    // Adam steps
+  double offload_s = 0;      // colocated: trainer state onto and off the GPUs, engine weights back
+  double other_s = 0;        // the fixed cost per step, or a calibrated linear model's whole time
   [[nodiscard]] double total_s() const {
     return old_logprob_s + ref_logprob_s + update_s + grad_reduce_s + optimizer_s + offload_s + other_s;
   }
@@ -51,7 +51,7 @@ struct TrainerSetup {
   // replicas (HSDP). 0: all of the trainer's GPUs (ZeRO-3).
   std::int64_t fsdp_shard_gpus = 0;
   [[nodiscard]] std::int64_t fsdp_shard() const { return fsdp_shard_gpus > 0 ? fsdp_shard_gpus : gpus; }
-  double mfu = 0.35;                    // achieved fraction of the BF16 peak in forward and backward
+  double mfu = 0.35;  // achieved fraction of the BF16 peak in forward and backward
   // The elementwise work beside the matmuls is bound by HBM, not compute:
   // each forward pass moves every token's layer activations
   // (ModelArch::activation_elements_per_token, bf16) this many times in and
@@ -59,7 +59,7 @@ struct TrainerSetup {
   // why one MFU does not hold across accelerators of different FLOP-to-byte
   // ratios (an A100 reaches a higher fraction of its peak than an H100).
   double activation_passes = 0;
-  std::int64_t ppo_mini_batches = 1;    // optimizer steps per epoch
+  std::int64_t ppo_mini_batches = 1;  // optimizer steps per epoch
   std::int64_t ppo_epochs = 1;
   bool old_logprob = true;
   bool ref_logprob = false;
@@ -74,7 +74,7 @@ struct TrainerSetup {
   // Megatron's --recompute-granularity full): the backward runs the forward
   // again, 4 forwards' FLOPs per update instead of 3.
   bool full_recompute = false;
-  bool offload = false;                  // colocated: state to host after the update, back before it
+  bool offload = false;  // colocated: state to host after the update, back before it
   // Megatron's optimizer CPU offload (--optimizer-cpu-offload with
   // --optimizer-offload-fraction F and --use-precision-aware-optimizer;
   // megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py): F of the
@@ -96,9 +96,9 @@ struct TrainerSetup {
   // the rest to the OS and the frameworks' own buffers. No H800 or H20 server
   // figure is published; a GB200 tray of 4 GPUs has less.
   double host_memory_bytes = 2048e9;
-  double host_link_efficiency = 0.8;     // achieved fraction of the host link in pinned copies
+  double host_link_efficiency = 0.8;  // achieved fraction of the host link in pinned copies
   double hbm_efficiency = 0.8;
-  double link_efficiency = 0.77;         // collectives over the scale-up link or the NICs
+  double link_efficiency = 0.77;  // collectives over the scale-up link or the NICs
   double fixed_s = 0;
   DpBalance balance = DpBalance::Even;
   std::int64_t update_calls = 1;  // balance verl: calls the batch is trained in, each balanced alone

@@ -8,8 +8,8 @@
 #include "sim/checkpoint_tensors.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/cluster_topology.hpp"
-#include "sim/fitted_defaults.hpp"
 #include "sim/engine_knobs.hpp"
+#include "sim/fitted_defaults.hpp"
 #include "sim/hardware.hpp"
 #include "sim/model_catalog.hpp"
 #include "sim/sync_methods.hpp"
@@ -21,9 +21,9 @@ namespace {
 
 // Upper bounds far past any real cluster; they keep derived nanoseconds and
 // byte counts finite and inside int64 (TimeNs).
-constexpr double kMaxFixedCost_s = 1e7;       // ~115 days
-constexpr double kMaxPerTokenCost_us = 1e6;   // 1 s per token
-constexpr double kMinBandwidth_GB_s = 1e-6;   // 1 kB/s
+constexpr double kMaxFixedCost_s = 1e7;      // ~115 days
+constexpr double kMaxPerTokenCost_us = 1e6;  // 1 s per token
+constexpr double kMinBandwidth_GB_s = 1e-6;  // 1 kB/s
 constexpr double kMaxBandwidth_GB_s = 1e9;
 // sync.per_transfer_ms and sync.per_transfer_ms_per_node_doubling's defaults:
 // `april reproduce --fit` on examples/published/verl-weight-sync-per-tensor.json,
@@ -77,7 +77,8 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "phases: optimizer steps per epoch (verl: train_batch_size / ppo_mini_batch_size; slime: "
          "rollout_batch_size x n / global_batch_size)",
          base::in_range(1, 1 << 20)});
-  s.add({keys::kTrainPpoEpochs.name, KnobType::Int, std::int64_t{1}, "", "phases: passes over the batch per step", base::in_range(1, 1024)});
+  s.add(
+      {keys::kTrainPpoEpochs.name, KnobType::Int, std::int64_t{1}, "", "phases: passes over the batch per step", base::in_range(1, 1024)});
   s.add({keys::kTrainBalance.name, KnobType::String, std::string("even"), "",
          "phases: how the batch's work falls on the data-parallel groups: even (each takes the mean) or verl (each update "
          "call's rows split into one token-balanced partition per GPU, Karmarkar-Karp as verl's balance_batch, a sequence-"
@@ -89,18 +90,29 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "ppo_mini_batches / update_calls mini-batches (verl's fully-async trainer: trigger_parameter_sync_step local "
          "steps per sync; 1 for a synchronous trainer)",
          base::in_range(1, 1 << 20)});
-  s.add({keys::kTrainOldLogprob.name, KnobType::Bool, true, "",
-         "phases: recompute the batch's log-probabilities with the rollout's weights before the update (verl, slime)", {}});
-  s.add({keys::kTrainRefLogprob.name, KnobType::Bool, false, "", "phases: a reference-model forward over the batch (KL loss or reward)", {}});
+  s.add({keys::kTrainOldLogprob.name,
+         KnobType::Bool,
+         true,
+         "",
+         "phases: recompute the batch's log-probabilities with the rollout's weights before the update (verl, slime)",
+         {}});
+  s.add(
+      {keys::kTrainRefLogprob.name, KnobType::Bool, false, "", "phases: a reference-model forward over the batch (KL loss or reward)", {}});
   s.add({keys::kTrainMicroBatchTok.name, KnobType::Int, std::int64_t{16384}, "tok",
          "phases: tokens per micro-batch per GPU (verl ppo_max_token_len_per_gpu, slime --max-tokens-per-gpu); sets the "
          "pipeline's micro-batches and the activations april plan's memory check counts",
          base::in_range(1, 1 << 30)});
-  s.add({keys::kTrainOffload.name, KnobType::Bool, true, "",
+  s.add({keys::kTrainOffload.name,
+         KnobType::Bool,
+         true,
+         "",
          "phases, colocated: the trainer's weights and Adam state leave the GPUs after each update and return before the "
          "next, and the engines' weights come back (verl / slime colocated); off on a disaggregated cluster",
          {}});
-  s.add({keys::kTrainFusedLogits.name, KnobType::Bool, false, "",
+  s.add({keys::kTrainFusedLogits.name,
+         KnobType::Bool,
+         false,
+         "",
          "april plan's memory check: the log-probabilities are computed without materialising the logits (verl "
          "use_fused_kernels, a fused linear cross entropy), so no logits are counted; off: verl's bf16 logits, slime's "
          "fp32 ones",
@@ -122,11 +134,13 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
   // (NVIDIA CUDA samples' bandwidthTest on Gen5 x16: ~50 of 64 GB/s).
   s.add({keys::kTrainHostLinkEfficiency.name, KnobType::Double, 0.8, "", "phases: achieved fraction of the GPU-host link when offloading",
          base::in_range(0.01, 1)});
-  s.add({keys::kTrainLinearBaseS.name, KnobType::Double, 0.0, "s", "linear train model: fixed cost per step", base::in_range(0, kMaxFixedCost_s)});
+  s.add({keys::kTrainLinearBaseS.name, KnobType::Double, 0.0, "s", "linear train model: fixed cost per step",
+         base::in_range(0, kMaxFixedCost_s)});
   s.add({keys::kTrainLinearPerTokUs.name, KnobType::Double, 0.0, "us", "linear train model: cost per trained token (prompt + response)",
          base::in_range(0, kMaxPerTokenCost_us)});
   s.add({keys::kTrainLinearPerPaddedTokUs.name, KnobType::Double, 0.0, "us",
-         "linear train model: cost per token of the batch padded to its longest sample (samples x longest)", base::in_range(0, kMaxPerTokenCost_us)});
+         "linear train model: cost per token of the batch padded to its longest sample (samples x longest)",
+         base::in_range(0, kMaxPerTokenCost_us)});
   s.add({keys::kTrainSlowdownBesideEngines.name, KnobType::Double, 1.0, "x",
          "disaggregated: a train step progresses this many times slower while an engine runs requests (shared host); "
          "1 = separate machines",
@@ -150,8 +164,12 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
   // verl's actor enables gradient checkpointing in its trainer config and
   // example scripts (actor_rollout_ref.model.enable_gradient_checkpointing
   // True), and slime's model scripts pass --recompute-granularity full.
-  s.add({keys::kTrainFullRecompute.name, KnobType::Bool, true, "",
-         "full activation recomputation: the backward runs each layer's forward again (4 forwards of FLOPs per update, not 3)", {}});
+  s.add({keys::kTrainFullRecompute.name,
+         KnobType::Bool,
+         true,
+         "",
+         "full activation recomputation: the backward runs each layer's forward again (4 forwards of FLOPs per update, not 3)",
+         {}});
   s.add({keys::kTrainFixedS.name, KnobType::Double, 0.0, "s",
          "fixed cost per train step: phases: what they leave out (logging, data loading); flops: all but the "
          "forward and backward (2 s before model version 7)",
@@ -230,15 +248,20 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
            names.insert(names.begin() + 1, "cluster");
            return base::one_of(names);
          }()});
-  s.add({keys::kTopologyFile.name, KnobType::String, std::string(""), "",
-         "a topology JSON file (nodes, links, trainer, engines); overrides topology.preset", {}});
+  s.add({keys::kTopologyFile.name,
+         KnobType::String,
+         std::string(""),
+         "",
+         "a topology JSON file (nodes, links, trainer, engines); overrides topology.preset",
+         {}});
   s.add({keys::kTopologyNvlinkGBs.name, KnobType::Double, 450.0, "GB/s", "presets: GPU-to-NVSwitch bandwidth, one direction",
          base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
   s.add({keys::kTopologyNodeNetworkGBs.name, KnobType::Double, 400.0, "GB/s",
          "presets: a node's network bandwidth (8 x 400 Gb/s InfiniBand NICs)", base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
   s.add({keys::kTopologyRackLinkGBs.name, KnobType::Double, 12.5, "GB/s", "separate-racks: the inter-rack link (100 Gb/s)",
          base::in_range(kMinBandwidth_GB_s, kMaxBandwidth_GB_s)});
-  s.add({keys::kSyncLatencyS.name, KnobType::Double, 1.0, "s", "fixed cost per weight sync (pause, update, resume)", base::in_range(0, kMaxFixedCost_s)});
+  s.add({keys::kSyncLatencyS.name, KnobType::Double, 1.0, "s", "fixed cost per weight sync (pause, update, resume)",
+         base::in_range(0, kMaxFixedCost_s)});
 }
 
 TrainerSetup trainer_setup(const base::Config& c) {
@@ -312,10 +335,11 @@ std::optional<Topology> scenario_topology(const base::Config& c) {
   if (!c.get(sim::keys::kTopologyFile).empty()) return read_topology_file(c.get(sim::keys::kTopologyFile));
   const auto& preset = c.get(sim::keys::kTopologyPreset);
   if (preset == "none") return std::nullopt;
-  if (preset == "cluster") return cluster_topology(cluster_shape(c), resolve_accelerator(c.get(sim::keys::kHardware)), trainer_accelerator(c));
+  if (preset == "cluster")
+    return cluster_topology(cluster_shape(c), resolve_accelerator(c.get(sim::keys::kHardware)), trainer_accelerator(c));
   return preset_topology(preset, cluster_shape(c).engines, c.get(sim::keys::kClusterTensorParallel),
-                              c.get(sim::keys::kTopologyNvlinkGBs) * 1e9, c.get(sim::keys::kTopologyNodeNetworkGBs) * 1e9,
-                              c.get(sim::keys::kTopologyRackLinkGBs) * 1e9);
+                         c.get(sim::keys::kTopologyNvlinkGBs) * 1e9, c.get(sim::keys::kTopologyNodeNetworkGBs) * 1e9,
+                         c.get(sim::keys::kTopologyRackLinkGBs) * 1e9);
 }
 
 namespace {
@@ -324,16 +348,16 @@ namespace {
 // checked against the cluster's.
 SyncPlan checked_plan(const base::Config& c, const Topology& topo, double weight_bytes, SyncPayload payload) {
   if (const auto engines = cluster_shape(c).engines; static_cast<std::int64_t>(topo.engines.size()) != engines) {
-    throw base::ConfigError(fmt::format("topology: {} engines, but the cluster has {} ({})", topo.engines.size(), engines,
-                                       describe(cluster_shape(c))));
+    throw base::ConfigError(
+        fmt::format("topology: {} engines, but the cluster has {} ({})", topo.engines.size(), engines, describe(cluster_shape(c))));
   }
   // Each engine's GPUs hold its tensor-parallel shards: a topology engine of
   // another size would plan the wrong bytes.
   const auto tp = c.get(sim::keys::kClusterTensorParallel);
   for (std::size_t e = 0; e < topo.engines.size(); ++e) {
     if (static_cast<std::int64_t>(topo.engines[e].size()) != tp) {
-      throw base::ConfigError(fmt::format("topology: engine {} has {} GPU{}, but cluster.tensor_parallel is {}", e,
-                                          topo.engines[e].size(), topo.engines[e].size() == 1 ? "" : "s", tp));
+      throw base::ConfigError(fmt::format("topology: engine {} has {} GPU{}, but cluster.tensor_parallel is {}", e, topo.engines[e].size(),
+                                          topo.engines[e].size() == 1 ? "" : "s", tp));
     }
   }
   try {
@@ -380,9 +404,9 @@ WeightSync implemented_sync(const base::Config& c, SyncMethod method, const Mode
   }
   const double transfers_s = static_cast<double>(transfers) * per_transfer_s;
   w.time_s = c.get(sim::keys::kSyncLatencyS) + transfers_s + path_s;
-  w.how = fmt::format("{}: {} transfers x {} ms = {:.3f} s, {:.2f} GB to every engine GPU over {} = {:.3f} s, + {} s",
-                      sync_method_name(method), transfers, per_transfer_ms, transfers_s,
-                      w.bytes / 1e9, path, path_s, c.get(sim::keys::kSyncLatencyS));
+  w.how =
+      fmt::format("{}: {} transfers x {} ms = {:.3f} s, {:.2f} GB to every engine GPU over {} = {:.3f} s, + {} s", sync_method_name(method),
+                  transfers, per_transfer_ms, transfers_s, w.bytes / 1e9, path, path_s, c.get(sim::keys::kSyncLatencyS));
   return w;
 }
 
@@ -393,24 +417,27 @@ Accelerator trainer_accelerator(const base::Config& c) {
   const auto& name = c.get(sim::keys::kTrainHardware);
   if (name.empty() || name == c.get(sim::keys::kHardware)) return engines;
   if (c.get(sim::keys::kClusterMode) != "disaggregated") {
-    throw base::ConfigError(fmt::format("train.hardware is {}, but cluster.mode is colocated, where the engines' GPUs ({}) are the "
-                                        "trainer's; set cluster.mode=disaggregated or leave train.hardware empty",
-                                        name, c.get(sim::keys::kHardware)));
+    throw base::ConfigError(
+        fmt::format("train.hardware is {}, but cluster.mode is colocated, where the engines' GPUs ({}) are the "
+                    "trainer's; set cluster.mode=disaggregated or leave train.hardware empty",
+                    name, c.get(sim::keys::kHardware)));
   }
   auto trainer = resolve_accelerator(name);
   // A node holds one kind of accelerator: pools on two kinds take whole nodes,
   // counted in the engines' node size.
   const auto shape = cluster_shape(c);
   if (shape.nodes > 1 && (shape.per_node_split || shape.train_gpus % shape.gpus_per_node != 0)) {
-    throw base::ConfigError(fmt::format("train.hardware {} differs from hardware {}, so the trainer's pool must be whole nodes of {} "
-                                        "(cluster.train_gpus is {}{})",
-                                        trainer.name, engines.name, shape.gpus_per_node, shape.train_gpus,
-                                        shape.per_node_split ? ", and cluster.split_placement per_node shares every node" : ""));
+    throw base::ConfigError(
+        fmt::format("train.hardware {} differs from hardware {}, so the trainer's pool must be whole nodes of {} "
+                    "(cluster.train_gpus is {}{})",
+                    trainer.name, engines.name, shape.gpus_per_node, shape.train_gpus,
+                    shape.per_node_split ? ", and cluster.split_placement per_node shares every node" : ""));
   }
   if (trainer.gpus_per_node != engines.gpus_per_node) {
-    throw base::ConfigError(fmt::format("train.hardware {} has {} GPUs per node and hardware {} has {}; the pools are counted in "
-                                        "whole nodes of one size",
-                                        trainer.name, trainer.gpus_per_node, engines.name, engines.gpus_per_node));
+    throw base::ConfigError(
+        fmt::format("train.hardware {} has {} GPUs per node and hardware {} has {}; the pools are counted in "
+                    "whole nodes of one size",
+                    trainer.name, trainer.gpus_per_node, engines.name, engines.gpus_per_node));
   }
   return trainer;
 }

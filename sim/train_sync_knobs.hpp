@@ -41,7 +41,6 @@ struct WeightSync {
 WeightSync weight_sync(const base::Config& config);
 std::optional<Topology> scenario_topology(const base::Config& config);
 
-
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {
 inline constexpr base::DoubleKey kSyncBandwidthGBs{"sync.bandwidth_GB_s"};

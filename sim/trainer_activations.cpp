@@ -69,8 +69,7 @@ TrainerActivationBytes trainer_activation_bytes(const ModelArch& m, const Traine
   const double tp = megatron ? static_cast<double>(s.tensor_parallel) : 1.0;
   const double pp = megatron ? static_cast<double>(s.pipeline_parallel) : 1.0;
   const double sequence_split = static_cast<double>(std::max<std::int64_t>(1, s.context_parallel));
-  const double tokens =
-      std::min(static_cast<double>(s.micro_batch_tok), static_cast<double>(in.longest_response_tok) / sequence_split);
+  const double tokens = std::min(static_cast<double>(s.micro_batch_tok), static_cast<double>(in.longest_response_tok) / sequence_split);
   out.tokens_per_gpu = tokens / tp;
   const double checkpoint_per_layer = out.tokens_per_gpu * kBf16Bytes * static_cast<double>(m.hidden);
   out.layer = out.tokens_per_gpu * layer_activation_bytes_per_token(m);
@@ -86,9 +85,8 @@ TrainerActivationBytes trainer_activation_bytes(const ModelArch& m, const Traine
   const double last_stage_bytes = pp > 1 ? out.logits : deepest_stage_bytes;
   out.per_gpu = std::max(deepest_stage_bytes, last_stage_bytes);
   const bool logits_peak = last_stage_bytes > deepest_stage_bytes || (pp == 1 && out.logits >= out.layer);
-  const std::string logits_how =
-      fmt::format("{:.1f} GB of logits ({:.0f} B per token per vocabulary entry{})", out.logits / 1e9,
-                  megatron ? kMegatronLogitBytes : kFsdpLogitBytes, megatron && tp > 1 ? " of its V / TP" : "");
+  const std::string logits_how = fmt::format("{:.1f} GB of logits ({:.0f} B per token per vocabulary entry{})", out.logits / 1e9,
+                                             megatron ? kMegatronLogitBytes : kFsdpLogitBytes, megatron && tp > 1 ? " of its V / TP" : "");
   if (pp > 1 && logits_peak) {
     out.how = fmt::format("{:.0f} tokens a GPU: the last stage's {}", out.tokens_per_gpu, logits_how);
   } else {

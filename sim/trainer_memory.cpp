@@ -20,9 +20,10 @@ TrainerStateBytes trainer_state_bytes(const ModelArch& model, const TrainerSetup
   const double f = s.optimizer_offload_fraction;
   if (f > 0) {
     out.per_gpu = 6.0 * local + (1.0 - f) * 12.0 * local / dp;
-    out.how = fmt::format("{:.2f} B parameters per GPU (TP {} x PP {}, EP {} for experts) x (6 B + {:.0f}% of 12 B over DP {:.0f}; "
-                          "the rest in host memory)",
-                          local / 1e9, s.tensor_parallel, s.pipeline_parallel, s.expert_parallel, (1.0 - f) * 100.0, dp);
+    out.how = fmt::format(
+        "{:.2f} B parameters per GPU (TP {} x PP {}, EP {} for experts) x (6 B + {:.0f}% of 12 B over DP {:.0f}; "
+        "the rest in host memory)",
+        local / 1e9, s.tensor_parallel, s.pipeline_parallel, s.expert_parallel, (1.0 - f) * 100.0, dp);
     return out;
   }
   out.per_gpu = 6.0 * local + 12.0 * local / dp;
@@ -51,10 +52,10 @@ std::optional<std::string> trainer_memory_shortfall(const ModelArch& model, cons
   }
   const auto act = trainer_activation_bytes(model, s, activations);
   if (states.per_gpu + act.per_gpu > hw.hbm_bytes) {
-    return fmt::format("the trainer needs at least {:.1f} GB per GPU, more than {}'s {:.1f} GB: {:.1f} GB of model states ({}) and {:.1f} GB "
-                       "of activations ({}); lower train.micro_batch_tok or max_response_len, set train.fused_logits, or spread the model wider",
-                       (states.per_gpu + act.per_gpu) / 1e9, hw.name, hw.hbm_bytes / 1e9, states.per_gpu / 1e9, states.how, act.per_gpu / 1e9,
-                       act.how);
+    return fmt::format(
+        "the trainer needs at least {:.1f} GB per GPU, more than {}'s {:.1f} GB: {:.1f} GB of model states ({}) and {:.1f} GB "
+        "of activations ({}); lower train.micro_batch_tok or max_response_len, set train.fused_logits, or spread the model wider",
+        (states.per_gpu + act.per_gpu) / 1e9, hw.name, hw.hbm_bytes / 1e9, states.per_gpu / 1e9, states.how, act.per_gpu / 1e9, act.how);
   }
   const auto host = trainer_host_bytes(model, s, hw);
   if (host.per_node > s.host_memory_bytes) {

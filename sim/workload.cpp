@@ -18,8 +18,7 @@ std::int32_t to_tokens(double x) {
 
 }  // namespace
 
-LongTailGenerator::LongTailGenerator(const LongTailParams& params, std::uint64_t seed)
-    : p_(params), seed_(seed), rng_(seed, "workload") {}
+LongTailGenerator::LongTailGenerator(const LongTailParams& params, std::uint64_t seed) : p_(params), seed_(seed), rng_(seed, "workload") {}
 
 double LongTailGenerator::drift_factor(std::int64_t step) const {
   if (p_.drift_dip == 0.0 && p_.drift_rise_per_step == 0.0) return 1.0;
@@ -61,8 +60,8 @@ GroupSpec LongTailGenerator::next_group(std::int64_t step) {
 }
 
 std::string LongTailGenerator::describe() const {
-  return fmt::format("long-tail generator: median {} tok, sigma between {} / within {}, incorrect x{}",
-                     p_.response_median_tok, p_.sigma_between, p_.sigma_within, p_.incorrect_len_factor);
+  return fmt::format("long-tail generator: median {} tok, sigma between {} / within {}, incorrect x{}", p_.response_median_tok,
+                     p_.sigma_between, p_.sigma_within, p_.incorrect_len_factor);
 }
 
 namespace {
@@ -74,7 +73,8 @@ constexpr double kMaxSigma = 10;
 
 void declare_workload_knobs(base::ConfigSchema& s) {
   using base::KnobType;
-  s.add({base::keys::kSamplesPerPrompt.name, KnobType::Int, std::int64_t{8}, "samples", "n: samples per prompt group (generator)", base::in_range(1, 65536)});
+  s.add({base::keys::kSamplesPerPrompt.name, KnobType::Int, std::int64_t{8}, "samples", "n: samples per prompt group (generator)",
+         base::in_range(1, 65536)});
   s.add({keys::kWorkloadPromptMedianTok.name, KnobType::Double, 512.0, "tok", "median prompt length", base::above_and_at_most(0, 1 << 24)});
   s.add({keys::kWorkloadPromptSigma.name, KnobType::Double, 0.3, "", "lognormal sigma of prompt lengths", base::in_range(0, kMaxSigma)});
   s.add({keys::kWorkloadResponseMedianTok.name, KnobType::Double, 1800.0, "tok",
@@ -87,7 +87,8 @@ void declare_workload_knobs(base::ConfigSchema& s) {
          base::in_range(1e-6, 1e6)});
   s.add({keys::kWorkloadDriftDip.name, KnobType::Double, 0.0, "", "fraction by which the median length falls until drift_dip_step",
          base::in_range(0, 0.95)});
-  s.add({keys::kWorkloadDriftDipStep.name, KnobType::Int, std::int64_t{100}, "steps", "step at which the length drift turns", base::in_range(1, 10'000'000)});
+  s.add({keys::kWorkloadDriftDipStep.name, KnobType::Int, std::int64_t{100}, "steps", "step at which the length drift turns",
+         base::in_range(1, 10'000'000)});
   s.add({keys::kWorkloadDatasetPrompts.name, KnobType::Int, std::int64_t{0}, "prompts",
          "prompts in the dataset: groups cycle through them epoch after epoch, each prompt keeping its length scale and pass "
          "rate (its samples drawn afresh); 0 = every prompt new",

@@ -58,7 +58,6 @@ class LongTailGenerator final : public WorkloadSource {
 void declare_workload_knobs(base::ConfigSchema& schema);
 LongTailParams long_tail_params(const base::Config& config);
 
-
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {
 inline constexpr base::IntKey kWorkloadDatasetPrompts{"workload.dataset_prompts"};

@@ -1,9 +1,9 @@
 #include "studies/calibration.hpp"
 
 #include "base/stats.hpp"
-#include "studies/nnls.hpp"
-#include "sim/train_sync_knobs.hpp"
 #include "sim/engine_knobs.hpp"
+#include "sim/train_sync_knobs.hpp"
+#include "studies/nnls.hpp"
 
 #include <fmt/format.h>
 
@@ -105,8 +105,12 @@ IterationFeatures iteration_features(const IterationPoint& it) {
 
 double predicted_iteration_s(const Calibration& c, const IterationPoint& it) {
   const IterationFeatures f = iteration_features(it);
-  const IterationFeatures x = {c.base_us * 1e-6,         c.per_request_us * 1e-6,         c.per_kv_tok_ns * 1e-9,
-                               c.prefill_base_us * 1e-6, c.per_prefill_request_us * 1e-6, c.per_prefill_tok_us * 1e-6,
+  const IterationFeatures x = {c.base_us * 1e-6,
+                               c.per_request_us * 1e-6,
+                               c.per_kv_tok_ns * 1e-9,
+                               c.prefill_base_us * 1e-6,
+                               c.per_prefill_request_us * 1e-6,
+                               c.per_prefill_tok_us * 1e-6,
                                c.per_padded_prefill_tok_us * 1e-6};
   return std::inner_product(f.begin(), f.end(), x.begin(), 0.0);
 }
@@ -184,16 +188,18 @@ Calibration calibrate(const Profile& p) {
   for (std::size_t i = 0; i < p.iterations.size(); ++i) {
     const double t = predicted_iteration_s(c, p.iterations[i]);
     if (!(std::isfinite(t) && t > 0)) {
-      throw std::invalid_argument(fmt::format("the fit predicts {} s for iteration {} (measured {} s): the profile cannot determine "
-                                              "the model; profile more shapes", t, i, p.iterations[i].time_s));
+      throw std::invalid_argument(
+          fmt::format("the fit predicts {} s for iteration {} (measured {} s): the profile cannot determine "
+                      "the model; profile more shapes",
+                      t, i, p.iterations[i].time_s));
     }
   }
   for (std::size_t i = 0; i < p.train.size(); ++i) {
     const auto& t = p.train[i];
     const double pred = predicted_train_s(c, t);
     if (!(std::isfinite(pred) && pred > 0)) {
-      throw std::invalid_argument(fmt::format("the fit predicts {} s for train step {} (measured {} s): profile more train steps", pred,
-                                              i, t.time_s));
+      throw std::invalid_argument(
+          fmt::format("the fit predicts {} s for train step {} (measured {} s): profile more train steps", pred, i, t.time_s));
     }
   }
   // Side by side: how much slower than the fitted (alone) model; below 1 is
@@ -299,20 +305,22 @@ Calibration calibration_from_config(const base::Config& k) {
 
 std::string describe(const Calibration& c) {
   // A calibration read back from a file knows its coefficients, not how well they fit.
-  const std::string fit = c.fitted ? fmt::format(" (held-out error {:.1f}%, measurement noise {:.1f}%, scaled x{:.3f} to the profile's total)",
-                                                 100 * c.iteration_heldout_mape, 100 * c.iteration_noise, c.iteration_sum_scale)
-                                   : "";
+  const std::string fit = c.fitted
+                              ? fmt::format(" (held-out error {:.1f}%, measurement noise {:.1f}%, scaled x{:.3f} to the profile's total)",
+                                            100 * c.iteration_heldout_mape, 100 * c.iteration_noise, c.iteration_sum_scale)
+                              : "";
   const std::string train_fit = c.fitted ? fmt::format(" (scaled x{:.3f} to the profile's total)", c.train_sum_scale) : "";
   return fmt::format(
-      "iteration: decode pass {:.1f} us + {:.2f} us/request + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.2f} us/request + {:.3f} us/token + "
+      "iteration: decode pass {:.1f} us + {:.2f} us/request + {:.4f} ns/KV token; prefill pass {:.1f} us + {:.2f} us/request + {:.3f} "
+      "us/token + "
       "{:.3f} us/padded token{}; train {:.3f} s + {:.3f} us/token + {:.3f} us/padded token{}; "
       "sync {:.4f} s; abort {:.6f} s + {:.3f} us/request{}; side by side, iterations x{:.2f} and train steps x{:.2f}{}, "
       "train handoff {:.1f} ms{}",
       c.base_us, c.per_request_us, c.per_kv_tok_ns, c.prefill_base_us, c.per_prefill_request_us, c.per_prefill_tok_us,
-      c.per_padded_prefill_tok_us, fit, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, train_fit, c.sync_s, c.abort_latency_s,
-      c.abort_per_request_us, c.fitted && c.abort_points == 0 ? " (the profile has no aborts)" : "", c.engine_slowdown_beside_train,
-      c.train_slowdown_beside_engines, c.fitted && c.contention_points == 0 ? " (not measured)" : "", 1e3 * c.train_handoff_s,
-      c.fitted ? "" : " (read from a calibration file)");
+      c.per_padded_prefill_tok_us, fit, c.train_base_s, c.train_per_tok_us, c.train_per_padded_tok_us, train_fit, c.sync_s,
+      c.abort_latency_s, c.abort_per_request_us, c.fitted && c.abort_points == 0 ? " (the profile has no aborts)" : "",
+      c.engine_slowdown_beside_train, c.train_slowdown_beside_engines, c.fitted && c.contention_points == 0 ? " (not measured)" : "",
+      1e3 * c.train_handoff_s, c.fitted ? "" : " (read from a calibration file)");
 }
 
 }  // namespace april::studies

@@ -35,7 +35,7 @@ using rl::TrainPoint;
 using rl::TrainShape;
 
 struct Calibration {
-  double base_us = 0, per_request_us = 0, per_kv_tok_ns = 0;                         // decode pass
+  double base_us = 0, per_request_us = 0, per_kv_tok_ns = 0;                                                      // decode pass
   double prefill_base_us = 0, per_prefill_request_us = 0, per_prefill_tok_us = 0, per_padded_prefill_tok_us = 0;  // prefill pass
   double train_base_s = 0, train_per_tok_us = 0, train_per_padded_tok_us = 0;
   double sync_s = 0;
@@ -67,7 +67,6 @@ struct Calibration {
   // fit's errors and abort points are then unknown, not zero.
   bool fitted = false;
 };
-
 
 Calibration calibrate(const Profile& profile);
 // The linear model's predicted time for one iteration, seconds.

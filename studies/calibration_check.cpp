@@ -64,10 +64,10 @@ void check_simulate_accepts(const Calibration& c, const Profile& profile, const 
     }
   }
   if (refused.empty()) return;
-  throw std::invalid_argument(fmt::format(
-      "{}: the fit makes a model that `april simulate` would refuse:\n{}\nA probe far slower than its kind (a stall, "
-      "another job on the machine) decides the fit; profile again, or remove those points",
-      profile_path, fmt::join(refused, "\n")));
+  throw std::invalid_argument(
+      fmt::format("{}: the fit makes a model that `april simulate` would refuse:\n{}\nA probe far slower than its kind (a stall, "
+                  "another job on the machine) decides the fit; profile again, or remove those points",
+                  profile_path, fmt::join(refused, "\n")));
 }
 
 }  // namespace april::studies

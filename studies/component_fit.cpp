@@ -82,8 +82,7 @@ double median_abs(const std::vector<ComponentPrediction>& rows, bool left_out) {
 
 // Engine: compute efficiency, HBM efficiency, overhead per iteration (us),
 // the routed experts' compute efficiency. Ranges: what is physical.
-const std::vector<Param> kEngineParams = {{0.05, 1.0, 0.6}, {0.2, 1.0, 0.8}, {1.0, 20000.0, 500.0}, {0.02, 1.0, 0.3},
-                                          {0.5, 500.0, 5.0}};
+const std::vector<Param> kEngineParams = {{0.05, 1.0, 0.6}, {0.2, 1.0, 0.8}, {1.0, 20000.0, 500.0}, {0.02, 1.0, 0.3}, {0.5, 500.0, 5.0}};
 const std::vector<std::string> kEngineKeys = {"engine.compute_efficiency", "engine.hbm_efficiency", "engine.iteration_overhead_us",
                                               "engine.moe_compute_efficiency", "engine.collective_latency_us"};
 

@@ -14,8 +14,8 @@ namespace april::studies {
 struct ComponentPrediction {
   std::string id;
   double published = 0;
-  double fitted = 0;         // with the fit on every row
-  double left_out = 0;       // with the fit on every other row
+  double fitted = 0;    // with the fit on every row
+  double left_out = 0;  // with the fit on every other row
   [[nodiscard]] double fitted_error() const { return (fitted - published) / published; }
   [[nodiscard]] double left_out_error() const { return (left_out - published) / published; }
 };

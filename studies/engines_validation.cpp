@@ -89,8 +89,8 @@ nlohmann::json EnginesValidationReport::to_json() const {
 
 EnginesValidationReport validate_engines(const base::Config& scenario, const policies::PolicyRegistry& registry,
                                          const std::vector<std::string>& policies, const live::LiveTask& task,
-                                         const Calibration& calibration, const live::HttpBackendOptions& http,
-                                         std::int64_t warmup_steps, const std::function<void(const std::string&)>& progress) {
+                                         const Calibration& calibration, const live::HttpBackendOptions& http, std::int64_t warmup_steps,
+                                         const std::function<void(const std::string&)>& progress) {
   EnginesValidationReport report;
   report.urls = http.urls;
   report.warmup_steps = warmup_steps;
@@ -101,7 +101,8 @@ EnginesValidationReport validate_engines(const base::Config& scenario, const pol
   for (const auto& name : policies) {
     auto policy = registry.get(name).make(scenario);
     if (policy->overlaps()) {
-      throw std::invalid_argument(fmt::format("validate --engines compares rollout phases: policy {} overlaps training with rollout", name));
+      throw std::invalid_argument(
+          fmt::format("validate --engines compares rollout phases: policy {} overlaps training with rollout", name));
     }
     EnginePolicyValidation pv;
     pv.policy = name;

@@ -16,11 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/live/http_backend.hpp"
-#include "tasks/live_task.hpp"
 #include "base/config.hpp"
 #include "policies/registry.hpp"
 #include "rl/step_metrics.hpp"
 #include "studies/calibration.hpp"
+#include "tasks/live_task.hpp"
 
 namespace april::studies {
 
@@ -48,8 +48,7 @@ base::Config engines_twin(const base::Config& scenario, const Calibration& calib
 
 EnginesValidationReport validate_engines(const base::Config& scenario, const policies::PolicyRegistry& registry,
                                          const std::vector<std::string>& policies, const live::LiveTask& task,
-                                         const Calibration& calibration, const live::HttpBackendOptions& http,
-                                         std::int64_t warmup_steps,
+                                         const Calibration& calibration, const live::HttpBackendOptions& http, std::int64_t warmup_steps,
                                          const std::function<void(const std::string&)>& progress = {});
 
 }  // namespace april::studies

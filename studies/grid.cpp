@@ -66,11 +66,11 @@ std::uint64_t study_runs(const std::vector<GridAxis>& axes, std::uint64_t per_co
 void check_study_size(const std::vector<GridAxis>& axes, std::uint64_t per_combination, const std::string& what) {
   const auto n = study_runs(axes, per_combination);
   if (n > kMaxStudyRuns) {
-    throw std::invalid_argument(fmt::format(
-        "{} makes {} runs, more than the {} one study holds (its runs are built before the first starts, a few KB each: "
-        "about {:.0f} GB); split it into several studies",
-        what, n == ~std::uint64_t{0} ? std::string("over 1.8e19") : std::to_string(n), kMaxStudyRuns,
-        static_cast<double>(n) * 4096.0 / 1e9));
+    throw std::invalid_argument(
+        fmt::format("{} makes {} runs, more than the {} one study holds (its runs are built before the first starts, a few KB each: "
+                    "about {:.0f} GB); split it into several studies",
+                    what, n == ~std::uint64_t{0} ? std::string("over 1.8e19") : std::to_string(n), kMaxStudyRuns,
+                    static_cast<double>(n) * 4096.0 / 1e9));
   }
 }
 

@@ -12,7 +12,7 @@ struct GridAxis {
   std::vector<std::string> values;
 };
 
-GridAxis parse_axis(const std::string& text);              // "KEY=V1,V2"
+GridAxis parse_axis(const std::string& text);               // "KEY=V1,V2"
 std::vector<GridAxis> parse_grid(const std::string& text);  // "K1=a,b;K2=c"
 std::vector<std::vector<std::string>> cartesian(const std::vector<GridAxis>& axes);
 

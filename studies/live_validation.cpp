@@ -12,11 +12,11 @@
 #include "adapters/live/live_config.hpp"
 #include "adapters/live/live_memory.hpp"
 #include "base/machine_memory.hpp"
-#include "studies/machine_drift.hpp"
 #include "rl/loop_knobs.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/design_space.hpp"
 #include "scenario/simulation.hpp"
+#include "studies/machine_drift.hpp"
 #include "traces/trace_workload.hpp"
 
 namespace april::studies {
@@ -27,17 +27,16 @@ using live::LiveBackend;
 using live::LiveProfiler;
 using live::ProfileOptions;
 
-
 std::vector<base::GroupSpec> live_trace(const std::map<std::int64_t, std::vector<std::int32_t>>& lengths, std::int64_t groups,
-                                       std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use, std::int64_t dataset_prompts) {
+                                        std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use, std::int64_t dataset_prompts) {
   std::vector<base::GroupSpec> out;
   for (std::int64_t i = 0; i < groups; ++i) {
     base::GroupSpec g;
     g.prompt_id = CountdownTask::prompt_id(dataset_prompts > 0 ? i % dataset_prompts : i);
     g.prompt_tok = 3;
     auto it = lengths.find(i);
-    const bool known = it != lengths.end() && std::none_of(it->second.begin(), it->second.end(),
-                                                           [](std::int32_t len) { return len == kUnfinishedSample; });
+    const bool known = it != lengths.end() &&
+                       std::none_of(it->second.begin(), it->second.end(), [](std::int32_t len) { return len == kUnfinishedSample; });
     if (use == LiveTraceUse::kWhatIf && !known) continue;
     if (it == lengths.end()) {
       g.response_tok.assign(static_cast<std::size_t>(samples_per_group), cap);
@@ -117,8 +116,9 @@ void check_validate_memory(const base::Config& scenario, std::size_t arms, bool 
   const live::CountdownTask task(live::task_params(scenario), 1);
   const auto model = live::model_config(lo.model_size, task.vocab(), task.max_prompt_tok() + lo.max_response_len);
   // Every arm warm-starts, so its policy stops after the task's longest answer.
-  const auto in = live::run_memory_inputs(lo, model, scenario.get(base::keys::kRolloutBatchSize) * scenario.get(base::keys::kSamplesPerPrompt),
-                                          task.max_prompt_tok(), task.max_answer_tok(), true);
+  const auto in =
+      live::run_memory_inputs(lo, model, scenario.get(base::keys::kRolloutBatchSize) * scenario.get(base::keys::kSamplesPerPrompt),
+                              task.max_prompt_tok(), task.max_answer_tok(), true);
   auto e = live::estimate_live_memory(in);
   const double copies = static_cast<double>(arms) + (profiling ? 1.0 : 0.0);
   e.weights_bytes *= copies;
@@ -130,13 +130,13 @@ void check_validate_memory(const base::Config& scenario, std::size_t arms, bool 
 }  // namespace
 
 ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
-                          const std::optional<Calibration>& calibration, const ProfileOptions& profile,
-                          const std::string& device, const ValidationProgress& progress,
-                          std::int64_t warmup_steps) {
+                          const std::optional<Calibration>& calibration, const ProfileOptions& profile, const std::string& device,
+                          const ValidationProgress& progress, std::int64_t warmup_steps) {
   ValidationReport report;
   const auto steps = scenario.get(base::keys::kSteps);
   if (warmup_steps < 0 || warmup_steps >= steps) {
-    throw std::invalid_argument(fmt::format("{} warm-up steps leave none of the {} steps to compare: use fewer than the steps", warmup_steps, steps));
+    throw std::invalid_argument(
+        fmt::format("{} warm-up steps leave none of the {} steps to compare: use fewer than the steps", warmup_steps, steps));
   }
   const auto n = scenario.get(base::keys::kSamplesPerPrompt);
   const std::int64_t dataset_prompts = live::task_params(scenario).dataset_prompts;
@@ -259,8 +259,7 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
           near.push_back(*slow[static_cast<std::size_t>(k)]);
         }
       }
-      report.machine_slowdown_by_step.push_back(near.empty() ? std::nullopt
-                                                             : std::optional<double>((near.front() + near.back()) / 2));
+      report.machine_slowdown_by_step.push_back(near.empty() ? std::nullopt : std::optional<double>((near.front() + near.back()) / 2));
     }
   }
   report.calibration = report.profile ? studies::calibrate(*report.profile) : *calibration;
@@ -357,8 +356,10 @@ ValidationReport validate(const base::Config& scenario, const policies::PolicyRe
   const PolicyValidation* sync = nullptr;
   const PolicyValidation* other = nullptr;
   for (const auto& p : report.policies) {
-    if (p.policy == "sync") sync = &p;
-    else if (!other) other = &p;
+    if (p.policy == "sync")
+      sync = &p;
+    else if (!other)
+      other = &p;
   }
   if (sync && other && sync->live_rollout_tok_s > 0 && sync->sim_rollout_tok_s > 0) {
     report.gain_measured = other->live_rollout_tok_s / sync->live_rollout_tok_s - 1.0;
@@ -377,7 +378,8 @@ nlohmann::json ValidationReport::to_json() const {
     pj["instant_steps_predicted"] = p.instant_agree;
     pj["median_step_rollout_error"] = p.median_error;
     pj["p90_step_rollout_error"] = p.p90_error;
-    pj["median_step_error_drift_adjusted"] = p.median_error_drift_adjusted ? nlohmann::json(*p.median_error_drift_adjusted) : nlohmann::json(nullptr);
+    pj["median_step_error_drift_adjusted"] =
+        p.median_error_drift_adjusted ? nlohmann::json(*p.median_error_drift_adjusted) : nlohmann::json(nullptr);
     pj["total_time_error"] = p.total_time_error;
     pj["live_rollout_throughput_tok_s"] = p.live_rollout_tok_s;
     pj["sim_rollout_throughput_tok_s"] = p.sim_rollout_tok_s;
@@ -390,12 +392,13 @@ nlohmann::json ValidationReport::to_json() const {
     const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
     pj["effective_gain_measured"] = opt(p.effective_gain_measured);
     pj["effective_gain_predicted"] = opt(p.effective_gain_predicted);
-    pj["effective_gain_error_pp"] =
-        p.effective_gain_measured && p.effective_gain_predicted ? nlohmann::json(100.0 * (*p.effective_gain_predicted - *p.effective_gain_measured))
-                                                                : nlohmann::json(nullptr);
-    pj["effective_gain_error_ci95_pp"] = p.effective_gain_error_interval
-                                             ? nlohmann::json::array({p.effective_gain_error_interval->lo_pp, p.effective_gain_error_interval->hi_pp})
-                                             : nlohmann::json(nullptr);
+    pj["effective_gain_error_pp"] = p.effective_gain_measured && p.effective_gain_predicted
+                                        ? nlohmann::json(100.0 * (*p.effective_gain_predicted - *p.effective_gain_measured))
+                                        : nlohmann::json(nullptr);
+    pj["effective_gain_error_ci95_pp"] =
+        p.effective_gain_error_interval
+            ? nlohmann::json::array({p.effective_gain_error_interval->lo_pp, p.effective_gain_error_interval->hi_pp})
+            : nlohmann::json(nullptr);
     pj["iteration_time_ratio_beside_train"] = opt(p.iteration_ratio_beside_train);
     pj["iteration_time_ratio_alone"] = opt(p.iteration_ratio_alone);
     pj["iteration_time_sum_ratio_beside_train"] = opt(p.iteration_sum_ratio_beside_train);
@@ -427,7 +430,8 @@ nlohmann::json ValidationReport::to_json() const {
   for (const auto& m : machine_slowdown_by_step) j["machine_slowdown_by_step"].push_back(m ? nlohmann::json(*m) : nlohmann::json(nullptr));
   j["gain_measured"] = gain_measured ? nlohmann::json(*gain_measured) : nlohmann::json(nullptr);
   j["gain_predicted"] = gain_predicted ? nlohmann::json(*gain_predicted) : nlohmann::json(nullptr);
-  j["gain_error_pp"] = gain_measured && gain_predicted ? nlohmann::json(100.0 * (*gain_predicted - *gain_measured)) : nlohmann::json(nullptr);
+  j["gain_error_pp"] =
+      gain_measured && gain_predicted ? nlohmann::json(100.0 * (*gain_predicted - *gain_measured)) : nlohmann::json(nullptr);
   return j;
 }
 

@@ -8,28 +8,28 @@
 
 #include <nlohmann/json.hpp>
 
-#include "studies/calibration.hpp"
-#include "studies/gain_interval.hpp"
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/profiler.hpp"
-#include "rl/step_metrics.hpp"
-#include "policies/registry.hpp"
 #include "base/config.hpp"
 #include "base/workload_source.hpp"
+#include "policies/registry.hpp"
+#include "rl/step_metrics.hpp"
+#include "studies/calibration.hpp"
+#include "studies/gain_interval.hpp"
 
 namespace april::studies {
 
 struct PolicyValidation {
   std::string policy;
   std::vector<rl::StepMetrics> live, sim;
-  std::vector<base::GroupSpec> trace;  // the live run's complete groups, a what-if input
+  std::vector<base::GroupSpec> trace;                                 // the live run's complete groups, a what-if input
   std::vector<std::vector<studies::IterationPoint>> live_iterations;  // per step: the live engine's iterations
   // Both engines' occupancy at every change and their windows (each live
   // iteration; the twin's prefill and decode windows), on each run's clock:
   // the engine tracks of validate's timeline.
   std::vector<rl::EngineRunningChange> live_engine_changes, sim_engine_changes;
   std::vector<rl::EngineWindowSpan> live_engine_windows, sim_engine_windows;
-  bool overlapped = false;  // trains beside the engine: its steps are compared on step time, the twin is disaggregated
+  bool overlapped = false;                 // trains beside the engine: its steps are compared on step time, the twin is disaggregated
   std::vector<double> step_rollout_error;  // |sim - live| / live, per step that took rollout time (step time when overlapped)
   std::int64_t instant_steps = 0;          // batch complete in the buffer: no rollout time live
   std::int64_t instant_agree = 0;          // ... and none predicted either
@@ -41,7 +41,7 @@ struct PolicyValidation {
   // taken out by a measurement independent of the live steps.
   std::optional<double> median_error_drift_adjusted;
   double live_rollout_tok_s = 0, sim_rollout_tok_s = 0;
-  double live_effective_tok_s = 0, sim_effective_tok_s = 0;  // trained tokens over total time
+  double live_effective_tok_s = 0, sim_effective_tok_s = 0;                 // trained tokens over total time
   std::optional<double> effective_gain_measured, effective_gain_predicted;  // over sync's
   // Predicted minus measured effective gain: its 95% interval over the run's
   // own steps after the warm-up (studies/gain_interval.hpp).
@@ -84,8 +84,8 @@ inline constexpr double kInstantS = 0.01;
 
 struct ValidationReport {
   std::vector<PolicyValidation> policies;
-  Calibration calibration;  // the one the simulator used
-  bool profiled_interleaved = false;  // fitted to a profile taken in slices between the live steps
+  Calibration calibration;                  // the one the simulator used
+  bool profiled_interleaved = false;        // fitted to a profile taken in slices between the live steps
   std::optional<studies::Profile> profile;  // that profile (interleaved runs only), to keep beside the report
   // Interleaved runs only, per step: how much slower than on average the
   // machine ran then, by the profile's slices just before and after the
@@ -93,7 +93,7 @@ struct ValidationReport {
   // neither slice measured a repeated shape.
   std::vector<std::optional<double>> machine_slowdown_by_step;
   std::optional<double> gain_measured, gain_predicted;  // first policy over sync, rollout throughput
-  std::int64_t warmup_steps = 0;  // leading steps left out of the errors and gains
+  std::int64_t warmup_steps = 0;                        // leading steps left out of the errors and gains
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
@@ -112,8 +112,8 @@ using ValidationProgress = std::function<void(const std::string& what, double li
 // The first `warmup_steps` steps run on both sides but are left out of the
 // errors and gains (their live/twin ratio is reported apart).
 ValidationReport validate(const base::Config& scenario, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies,
-                          const std::optional<Calibration>& calibration, const live::ProfileOptions& profile,
-                          const std::string& device, const ValidationProgress& progress = {}, std::int64_t warmup_steps = 0);
+                          const std::optional<Calibration>& calibration, const live::ProfileOptions& profile, const std::string& device,
+                          const ValidationProgress& progress = {}, std::int64_t warmup_steps = 0);
 
 // A live sample still running when the run stopped: its length is unknown.
 inline constexpr std::int32_t kUnfinishedSample = -1;
@@ -128,7 +128,7 @@ enum class LiveTraceUse {
 // draw index), named by their prompts (draw i samples prompt i, or
 // i mod `dataset_prompts` when the task cycles through a dataset).
 std::vector<base::GroupSpec> live_trace(const std::map<std::int64_t, std::vector<std::int32_t>>& lengths, std::int64_t groups,
-                                       std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use,
-                                       std::int64_t dataset_prompts = 0);
+                                        std::int64_t samples_per_group, std::int32_t cap, LiveTraceUse use,
+                                        std::int64_t dataset_prompts = 0);
 
 }  // namespace april::studies

@@ -39,8 +39,10 @@ NelderMeadResult nelder_mead(const std::function<double(const std::vector<double
     if (vr < v[best]) {
       const auto expanded = along(-2.0);
       const double ve = eval(expanded);
-      if (ve < vr) p[worst] = expanded, v[worst] = ve;
-      else p[worst] = reflected, v[worst] = vr;
+      if (ve < vr)
+        p[worst] = expanded, v[worst] = ve;
+      else
+        p[worst] = reflected, v[worst] = vr;
       continue;
     }
     if (vr < v[second]) {

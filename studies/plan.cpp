@@ -49,8 +49,8 @@ PlanCandidate make_candidate(const base::Config& base, Plan plan, std::int64_t r
       const std::int64_t engines = std::max<std::int64_t>(1, gpus / plan.tensor_parallel);
       c.set(sim::keys::kClusterEngines.name, engines, "plan");
       if (plan.tail_engines && *plan.tail_engines >= engines) {
-        throw base::ConfigError(fmt::format("streamrl.tail_engines ({}) leaves no engine of the {} at TP {} to the rest", *plan.tail_engines,
-                                            engines, plan.tensor_parallel));
+        throw base::ConfigError(fmt::format("streamrl.tail_engines ({}) leaves no engine of the {} at TP {} to the rest",
+                                            *plan.tail_engines, engines, plan.tensor_parallel));
       }
     } else {
       c.set(sim::keys::kClusterTensorParallel.name, plan.tensor_parallel, "plan");
@@ -251,8 +251,8 @@ std::vector<std::string> edge_of_grid_notes(const Plan& best, const PlanSpace& s
   if (best.alpha && space.alphas.size() > 1) {
     const auto [lo, hi] = std::minmax_element(space.alphas.begin(), space.alphas.end());
     if (*best.alpha == *hi) {
-      notes.push_back(fmt::format("the best alpha, {:g}, is the largest searched: try --alpha {:g},{:g} (and mind the staleness)",
-                                  *hi, *hi, *hi * 1.5));
+      notes.push_back(fmt::format("the best alpha, {:g}, is the largest searched: try --alpha {:g},{:g} (and mind the staleness)", *hi, *hi,
+                                  *hi * 1.5));
     } else if (*best.alpha == *lo && *lo > 1.0) {
       notes.push_back(fmt::format("the best alpha, {:g}, is the smallest searched: try --alpha {:g},{:g}", *lo,
                                   std::max(1.0, 1.0 + (*lo - 1.0) / 2.0), *lo));

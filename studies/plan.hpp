@@ -18,8 +18,8 @@
 namespace april::studies {
 
 struct PlanSpace {
-  std::vector<std::string> policies;          // the designs
-  std::vector<double> alphas;                 // april's over-provisioning factors (april.alpha)
+  std::vector<std::string> policies;  // the designs
+  std::vector<double> alphas;         // april's over-provisioning factors (april.alpha)
   // streamrl's long-tail engine counts to try beside its token-share rule
   // (streamrl.tail_engines): StreamRL's Algorithm 2 enumerates the splits.
   std::vector<std::int64_t> tail_engines;
@@ -33,7 +33,7 @@ struct Plan {
   std::optional<double> alpha;  // april only
   std::int64_t tensor_parallel = 0;
   std::int64_t rollout_gpus = 0, train_gpus = 0;  // both 0: colocated
-  std::optional<std::int64_t> tail_engines;  // streamrl only; none: its token-share rule
+  std::optional<std::int64_t> tail_engines;       // streamrl only; none: its token-share rule
   [[nodiscard]] bool colocated() const { return rollout_gpus == 0; }
   [[nodiscard]] std::string design() const;  // "colocated" or "R+T"
   [[nodiscard]] std::string label() const;   // "april alpha 2, TP 4, colocated", "streamrl tail 4, TP 16, colocated"
@@ -51,8 +51,7 @@ struct PlanCandidate {
 // every GPU (cluster.engines = GPUs / TP). A plan whose configuration fails
 // its checks (an engine whose weights do not fit its GPUs, a split that cuts
 // an engine across nodes) is kept with the reason, not run.
-std::vector<PlanCandidate> enumerate_plans(const base::Config& base, const policies::PolicyRegistry& registry,
-                                           const PlanSpace& space);
+std::vector<PlanCandidate> enumerate_plans(const base::Config& base, const policies::PolicyRegistry& registry, const PlanSpace& space);
 
 struct PlanResult {
   Plan plan;
@@ -65,7 +64,7 @@ struct PlanResult {
   double step_s = 0, rollout_s = 0, train_s = 0, sync_s = 0;  // per step
   double engine_busy = 0, trainer_busy = 0;
   double trainer_lent = 0;  // elastic: share of the wall time the trainer's GPUs served rollout
-  double wall_s = 0;  // simulation wall time, summed over seeds
+  double wall_s = 0;        // simulation wall time, summed over seeds
   std::string reason;
 };
 

@@ -105,7 +105,7 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
     const auto bound = static_cast<std::int64_t>(c.op == "<=" ? std::floor(c.limit) : std::ceil(c.limit) - 1);
     if (bound >= 0 && (stop_above < 0 || bound < stop_above)) stop_above = bound;
   }
-  std::set<RunKey> screening_keys;  // runs made by a screening rung
+  std::set<RunKey> screening_keys;       // runs made by a screening rung
   std::map<RunKey, std::string> failed;  // the runs of one call of run() that failed, in key order
   std::int64_t finished = 0, total = 0;
   // What a run should cost, to start the longest first (a rung waits for
@@ -205,7 +205,8 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
   };
   const Rung full{steps, 0, 0, 0, ""};
   const auto holds = [&](const std::map<std::string, double>& m) {
-    return std::all_of(options.constraints.begin(), options.constraints.end(), [&](const Constraint& c) { return c.holds(value(m, c.metric)); });
+    return std::all_of(options.constraints.begin(), options.constraints.end(),
+                       [&](const Constraint& c) { return c.holds(value(m, c.metric)); });
   };
 
   // Each plan's way through the rungs: it runs rung `from`, and on from
@@ -280,7 +281,8 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
       if (!candidates[i].excluded.empty() || !holds(mean_at(i, full))) continue;
       const auto& design = candidates[i].plan.policy;
       const auto it = standing.find(design);
-      if (it == standing.end() || value(mean_at(i, full), kThroughput) > value(mean_at(it->second, full), kThroughput)) standing[design] = i;
+      if (it == standing.end() || value(mean_at(i, full), kThroughput) > value(mean_at(it->second, full), kThroughput))
+        standing[design] = i;
     }
     std::map<std::size_t, std::vector<std::size_t>> revived;  // by the rung they stopped at
     std::map<std::string, std::vector<std::size_t>> behind;

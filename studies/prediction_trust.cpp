@@ -58,9 +58,10 @@ std::string prediction_trust_line(const base::Config& c, const std::string& trac
   if (kind == kinds.end()) {
     published = fmt::format("no published run of this kind ({} with {}) was checked", model.model_type, framework);
   } else {
-    published = fmt::format("published runs of this kind ({} with {}), nothing fitted: median error {:.0f}% over {} step times and "
-                            "speed-ups",
-                            kind->model_type, kind->framework, 100.0 * kind->median_abs_error, kind->figures);
+    published = fmt::format(
+        "published runs of this kind ({} with {}), nothing fitted: median error {:.0f}% over {} step times and "
+        "speed-ups",
+        kind->model_type, kind->framework, 100.0 * kind->median_abs_error, kind->figures);
   }
   return fmt::format(
       "trust: workload from {}; engine within {:.0f}% (median, left out) of {} serving benchmarks, trainer within {:.0f}% of {} "

@@ -14,9 +14,7 @@
 
 namespace april::studies {
 
-std::vector<std::string> fit_metrics() {
-  return {"step_s", "gen_s", "old_logprob_s", "ref_logprob_s", "update_s", "train_s", "sync_s"};
-}
+std::vector<std::string> fit_metrics() { return {"step_s", "gen_s", "old_logprob_s", "ref_logprob_s", "update_s", "train_s", "sync_s"}; }
 
 std::vector<std::string> published_metrics() {
   auto m = fit_metrics();
@@ -156,12 +154,14 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
       if (std::find(metrics.begin(), metrics.end(), k) == metrics.end()) {
         refuse(f, k, fmt::format("row '{}': unknown metric '{}' (one of {})", r.name, k, fmt::join(metrics, ", ")));
       }
-      if (!v.is_number() || !(v.get<double>() > 0)) refuse(f, k, fmt::format("row '{}': expected a positive number, got {}", r.name, v.dump()));
+      if (!v.is_number() || !(v.get<double>() > 0))
+        refuse(f, k, fmt::format("row '{}': expected a positive number, got {}", r.name, v.dump()));
       r.published[k] = v.get<double>();
     }
     if (r.published.empty()) refuse(f, "published", fmt::format("row '{}': publishes no figure", r.name));
     if (const auto it = x.find("speedup_over"); it != x.end()) {
-      if (!it->is_string()) refuse(f, "speedup_over", fmt::format("row '{}': expected the name of the baseline row, got {}", r.name, it->dump()));
+      if (!it->is_string())
+        refuse(f, "speedup_over", fmt::format("row '{}': expected the name of the baseline row, got {}", r.name, it->dump()));
       r.speedup_over = it->get<std::string>();
     }
     if (r.published.count("speedup") != 0 && r.speedup_over.empty()) {
@@ -172,7 +172,8 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
     }
     if (r.speedup_over == r.name) refuse(f, "speedup_over", fmt::format("row '{}': a speedup over itself", r.name));
     if (const auto it = x.find("quote"); it != x.end()) {
-      if (!it->is_string()) refuse(f, "quote", fmt::format("row '{}': expected the row as the source prints it, got {}", r.name, it->dump()));
+      if (!it->is_string())
+        refuse(f, "quote", fmt::format("row '{}': expected the row as the source prints it, got {}", r.name, it->dump()));
       r.quote = it->get<std::string>();
     }
     for (const auto& other : s.rows) {
@@ -264,8 +265,10 @@ nlohmann::json fit_unknowns(const PublishedSetup& s, const policies::PolicyRegis
     for (int i = 0; i < 40 && (hi - lo) > 1e-4 * std::abs(hi); ++i) {
       const double mid = 0.5 * (lo + hi);
       const bool above = value_at(mid) > target;
-      if (above == rising) hi = mid;
-      else lo = mid;
+      if (above == rising)
+        hi = mid;
+      else
+        lo = mid;
     }
     fitted[q.key] = std::round(0.5 * (lo + hi) * 1e4) / 1e4;
   }

@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <sqlite3.h>
 #include <array>
 #include <filesystem>
-#include <sqlite3.h>
 
 #include "base/hash.hpp"
 #include "base/json_value.hpp"
@@ -13,10 +13,10 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <thread>
 #include <cstdio>
 #include <ctime>
 #include <set>
+#include <thread>
 
 namespace april::studies {
 namespace {
@@ -60,7 +60,9 @@ class Stmt {
 
   Stmt& bind(int i, std::int64_t v) { return check(sqlite3_bind_int64(st_, i, v)); }
   Stmt& bind(int i, double v) { return check(sqlite3_bind_double(st_, i, v)); }
-  Stmt& bind(int i, const std::string& v) { return check(sqlite3_bind_text(st_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT)); }
+  Stmt& bind(int i, const std::string& v) {
+    return check(sqlite3_bind_text(st_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+  }
   Stmt& bind_null(int i) { return check(sqlite3_bind_null(st_, i)); }
   // True while a row is available.
   bool step() {
@@ -137,9 +139,10 @@ std::string steps_table_sql() {
     if (std::string(c.name) == "step") continue;
     cols += fmt::format(", {} {}", c.name, c.integer ? "INTEGER" : "REAL");
   }
-  return fmt::format("CREATE TABLE IF NOT EXISTS steps(run_id INTEGER NOT NULL REFERENCES runs(id), step INTEGER NOT NULL{}, "
-                     "PRIMARY KEY(run_id, step))",
-                     cols);
+  return fmt::format(
+      "CREATE TABLE IF NOT EXISTS steps(run_id INTEGER NOT NULL REFERENCES runs(id), step INTEGER NOT NULL{}, "
+      "PRIMARY KEY(run_id, step))",
+      cols);
 }
 
 // A database with tables but no meta table is someone else's: refused
@@ -231,8 +234,8 @@ void ResultsDb::open_read_only() {
   // read), immutable is tried last.
   std::error_code ec;
   const bool writer_may_be_open = std::filesystem::exists(path_ + "-wal", ec);
-  const auto order = writer_may_be_open ? std::array<const char*, 2>{"mode=ro", "immutable=1"}
-                                        : std::array<const char*, 2>{"immutable=1", "mode=ro"};
+  const auto order =
+      writer_may_be_open ? std::array<const char*, 2>{"mode=ro", "immutable=1"} : std::array<const char*, 2>{"immutable=1", "mode=ro"};
   for (const char* query : order) {
     sqlite3_close(db_);
     db_ = nullptr;
@@ -279,8 +282,8 @@ int ResultsDb::schema_version_of(const std::string& text) const {
     throw DbError(fmt::format("{}: unreadable schema_version '{}'", path_, text));
   }
   if (version > kSchemaVersion) {
-    throw DbError(fmt::format("{}: database schema version {} is newer than this april's ({}); use a newer april", path_, version,
-                              kSchemaVersion));
+    throw DbError(
+        fmt::format("{}: database schema version {} is newer than this april's ({}); use a newer april", path_, version, kSchemaVersion));
   }
   if (version < 1) throw DbError(fmt::format("{}: unknown schema version {}", path_, version));
   return version;
@@ -315,16 +318,20 @@ void ResultsDb::init_schema() {
       ins.step();
     }
   }
-  exec("CREATE TABLE IF NOT EXISTS sweeps(id INTEGER PRIMARY KEY, spec_hash TEXT UNIQUE NOT NULL, kind TEXT NOT NULL, "
-       "scenario TEXT NOT NULL, spec TEXT NOT NULL, program_version TEXT NOT NULL, created_at TEXT NOT NULL)");
-  exec("CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, run_key TEXT UNIQUE NOT NULL, scenario_hash TEXT NOT NULL, "
-       "scenario_json TEXT NOT NULL, policy TEXT NOT NULL, seed INTEGER NOT NULL, program_version TEXT NOT NULL, "
-       "started_at TEXT NOT NULL, finished_at TEXT NOT NULL, wall_time_s REAL, status TEXT NOT NULL, error TEXT, "
-       "model_version INTEGER NOT NULL DEFAULT 0)");
-  exec("CREATE TABLE IF NOT EXISTS sweep_runs(sweep_id INTEGER NOT NULL REFERENCES sweeps(id), "
-       "run_id INTEGER NOT NULL REFERENCES runs(id), params TEXT NOT NULL, PRIMARY KEY(sweep_id, run_id))");
-  exec("CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, value REAL, "
-       "PRIMARY KEY(run_id, name))");
+  exec(
+      "CREATE TABLE IF NOT EXISTS sweeps(id INTEGER PRIMARY KEY, spec_hash TEXT UNIQUE NOT NULL, kind TEXT NOT NULL, "
+      "scenario TEXT NOT NULL, spec TEXT NOT NULL, program_version TEXT NOT NULL, created_at TEXT NOT NULL)");
+  exec(
+      "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, run_key TEXT UNIQUE NOT NULL, scenario_hash TEXT NOT NULL, "
+      "scenario_json TEXT NOT NULL, policy TEXT NOT NULL, seed INTEGER NOT NULL, program_version TEXT NOT NULL, "
+      "started_at TEXT NOT NULL, finished_at TEXT NOT NULL, wall_time_s REAL, status TEXT NOT NULL, error TEXT, "
+      "model_version INTEGER NOT NULL DEFAULT 0)");
+  exec(
+      "CREATE TABLE IF NOT EXISTS sweep_runs(sweep_id INTEGER NOT NULL REFERENCES sweeps(id), "
+      "run_id INTEGER NOT NULL REFERENCES runs(id), params TEXT NOT NULL, PRIMARY KEY(sweep_id, run_id))");
+  exec(
+      "CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, value REAL, "
+      "PRIMARY KEY(run_id, name))");
   exec(steps_table_sql());
   if (from_version < kSchemaVersion) migrate(from_version);
   tx.commit();
@@ -438,7 +445,10 @@ std::int64_t ResultsDb::store_run_once(std::int64_t sweep, const RunRecord& r, c
             path_);
     up.bind(1, r.scenario_hash).bind(2, r.scenario.dump()).bind(3, r.policy).bind(4, r.seed);
     up.bind(5, std::string(APRIL_VERSION)).bind(6, r.started_at).bind(7, r.finished_at).bind(8, r.wall_time_s).bind(9, r.status);
-    if (r.error.empty()) up.bind_null(10); else up.bind(10, r.error);
+    if (r.error.empty())
+      up.bind_null(10);
+    else
+      up.bind(10, r.error);
     up.bind(11, r.model_version).bind(12, run_id);
     up.step();
   } else if (write) {
@@ -448,7 +458,10 @@ std::int64_t ResultsDb::store_run_once(std::int64_t sweep, const RunRecord& r, c
              path_);
     ins.bind(1, r.run_key).bind(2, r.scenario_hash).bind(3, r.scenario.dump()).bind(4, r.policy).bind(5, r.seed);
     ins.bind(6, std::string(APRIL_VERSION)).bind(7, r.started_at).bind(8, r.finished_at).bind(9, r.wall_time_s).bind(10, r.status);
-    if (r.error.empty()) ins.bind_null(11); else ins.bind(11, r.error);
+    if (r.error.empty())
+      ins.bind_null(11);
+    else
+      ins.bind(11, r.error);
     ins.bind(12, r.model_version);
     ins.step();
     run_id = sqlite3_last_insert_rowid(db_);
@@ -475,9 +488,12 @@ std::int64_t ResultsDb::store_run_once(std::int64_t sweep, const RunRecord& r, c
       for (std::size_t c = 0; c < cols.size(); ++c) {
         const auto v = cols[c].value(m, d, nullptr);
         const int idx = static_cast<int>(c) + 2;
-        if (!v) st.bind_null(idx);
-        else if (cols[c].integer) st.bind(idx, static_cast<std::int64_t>(*v));
-        else st.bind(idx, *v);
+        if (!v)
+          st.bind_null(idx);
+        else if (cols[c].integer)
+          st.bind(idx, static_cast<std::int64_t>(*v));
+        else
+          st.bind(idx, *v);
       }
       st.step();
     }
@@ -571,11 +587,16 @@ nlohmann::json ResultsDb::run_json(std::int64_t run) {
   nlohmann::json j;
   for (int c = 0; c < sel.columns(); ++c) {
     const auto name = sel.column_name(c);
-    if (name == "scenario_json") j["scenario"] = stored_json(sel.text_col(c), path_, "scenario", run);
-    else if (sel.is_null(c)) j[name] = nullptr;
-    else if (name == "id" || name == "seed") j[name] = sel.int_col(c);
-    else if (name == "wall_time_s") j[name] = sel.double_col(c);
-    else j[name] = sel.text_col(c);
+    if (name == "scenario_json")
+      j["scenario"] = stored_json(sel.text_col(c), path_, "scenario", run);
+    else if (sel.is_null(c))
+      j[name] = nullptr;
+    else if (name == "id" || name == "seed")
+      j[name] = sel.int_col(c);
+    else if (name == "wall_time_s")
+      j[name] = sel.double_col(c);
+    else
+      j[name] = sel.text_col(c);
   }
   Stmt met(db_, "SELECT name, value FROM metrics WHERE run_id=? ORDER BY name", path_);
   met.bind(1, run);

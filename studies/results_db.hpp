@@ -53,7 +53,7 @@ struct RunRecord {
   std::string started_at, finished_at;  // ISO 8601, UTC
   double wall_time_s = 0;
   std::int64_t model_version = 0;  // scenario::kModelVersion of the code that ran it
-  std::string status = "done";  // done | failed
+  std::string status = "done";     // done | failed
   std::string error;
   nlohmann::json summary;  // summary_json(): numbers become metrics rows
   std::vector<rl::StepMetrics> steps;

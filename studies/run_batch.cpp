@@ -9,9 +9,9 @@
 #include <new>
 #include <thread>
 
-#include "base/run_keys.hpp"
 #include "base/hash.hpp"
 #include "base/out_of_memory.hpp"
+#include "base/run_keys.hpp"
 #include "scenario/model_version.hpp"
 #include "scenario/simulation.hpp"
 

@@ -12,18 +12,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenario/model_version.hpp"
-#include "studies/results_db.hpp"
-#include "policies/registry.hpp"
 #include "base/config.hpp"
 #include "base/workload_source.hpp"
+#include "policies/registry.hpp"
+#include "scenario/model_version.hpp"
+#include "studies/results_db.hpp"
 
 namespace april::studies {
 
 struct RunSpec {
   nlohmann::json params;  // the swept values, for the sweep_runs table
   std::string policy;
-  base::Config config;     // fully resolved, seed included
+  base::Config config;  // fully resolved, seed included
 };
 
 struct RunOutcome {
@@ -38,7 +38,7 @@ struct BatchProgress {
   std::int64_t finished = 0, total = 0, skipped = 0, failed = 0;
   double elapsed_s = 0;
   double store_s = 0;  // time spent writing runs to the database (the ceiling on a store-bound sweep's rate)
-  std::string last;  // what just finished
+  std::string last;    // what just finished
 };
 
 // What every run of a batch is simulated with besides its spec.
@@ -79,7 +79,7 @@ struct BatchOptions {
   std::optional<std::vector<base::GroupSpec>> trace;
   std::string trace_name;
   std::function<void(const BatchProgress&)> on_progress;  // called under a lock, in the finishing thread
-  RunExecutor* executor = nullptr;  // null: a ThreadExecutor with `jobs` threads
+  RunExecutor* executor = nullptr;                        // null: a ThreadExecutor with `jobs` threads
 };
 
 // Identity of a run: the model version, resolved scenario, policy and trace

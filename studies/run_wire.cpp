@@ -102,8 +102,10 @@ constexpr std::size_t kStepBytes = [] {
   std::size_t n = 0;
   rl::for_each_step_field([&](const char*, auto member, rl::OverSteps) {
     using T = std::decay_t<decltype(std::declval<rl::StepMetrics>().*member)>;
-    if constexpr (std::is_same_v<T, std::optional<rl::TrainPhases>>) n += 8 + sizeof(rl::TrainPhases);
-    else n += std::is_same_v<T, std::optional<double>> ? 16 : 8;
+    if constexpr (std::is_same_v<T, std::optional<rl::TrainPhases>>)
+      n += 8 + sizeof(rl::TrainPhases);
+    else
+      n += std::is_same_v<T, std::optional<double>> ? 16 : 8;
   });
   return n;
 }();

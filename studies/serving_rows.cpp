@@ -26,7 +26,8 @@ std::vector<ServingRow> read_serving_rows(const std::string& path) {
     ServingRow s;
     s.id = r.text("id");
     s.engine = r.text("engine");
-    if (s.engine != "sglang" && s.engine != "vllm" && s.engine != "trtllm") r.refuse("engine", fmt::format("'{}': sglang, vllm or trtllm", s.engine));
+    if (s.engine != "sglang" && s.engine != "vllm" && s.engine != "trtllm")
+      r.refuse("engine", fmt::format("'{}': sglang, vllm or trtllm", s.engine));
     s.model = builtin_or_beside(r.text("april_model"), dir);
     s.accelerator = r.text("accelerator");
     s.tensor_parallel = r.count("tensor_parallel", 1, 1, 1024);
@@ -45,11 +46,15 @@ std::vector<ServingRow> read_serving_rows(const std::string& path) {
     if (s.concurrency == 0 && s.num_prompts == 0) r.refuse("concurrency", "neither concurrency nor num_prompts is given");
     double tok_s = r.number("throughput_tok_s", 1e-3, 1e9);
     const auto kind = r.text("throughput_kind");
-    if (kind == "total") tok_s *= static_cast<double>(s.output_tok) / static_cast<double>(s.input_tok + s.output_tok);
-    else if (kind != "output") r.refuse("throughput_kind", fmt::format("'{}': output or total", kind));
+    if (kind == "total")
+      tok_s *= static_cast<double>(s.output_tok) / static_cast<double>(s.input_tok + s.output_tok);
+    else if (kind != "output")
+      r.refuse("throughput_kind", fmt::format("'{}': output or total", kind));
     const auto scope = r.text("throughput_scope");
-    if (scope == "per_gpu") tok_s *= static_cast<double>(s.tensor_parallel * s.data_parallel);
-    else if (scope != "server") r.refuse("throughput_scope", fmt::format("'{}': server or per_gpu", scope));
+    if (scope == "per_gpu")
+      tok_s *= static_cast<double>(s.tensor_parallel * s.data_parallel);
+    else if (scope != "server")
+      r.refuse("throughput_scope", fmt::format("'{}': server or per_gpu", scope));
     s.output_tok_s = tok_s;
     s.source = r.source();
     r.check_resolves(s.model, s.accelerator);

@@ -27,7 +27,7 @@ struct ServingRow {
   bool varied_lengths = false;
   std::int64_t concurrency = 0;  // requests in flight over the whole server; 0: num_prompts at once
   std::int64_t num_prompts = 0;
-  double output_tok_s = 0;       // the whole server's output tokens per second
+  double output_tok_s = 0;  // the whole server's output tokens per second
   nlohmann::json source;
 };
 

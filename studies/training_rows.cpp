@@ -24,9 +24,12 @@ std::vector<TrainingRow> read_training_rows(const std::string& path) {
     t.model = builtin_or_beside(r.text("april_model"), dir);
     t.accelerator = r.text("accelerator");
     const auto framework = r.text("april_framework");
-    if (framework == "megatron") t.framework = sim::TrainFramework::Megatron;
-    else if (framework == "fsdp") t.framework = sim::TrainFramework::Fsdp;
-    else r.refuse("april_framework", fmt::format("'{}': megatron or fsdp", framework));
+    if (framework == "megatron")
+      t.framework = sim::TrainFramework::Megatron;
+    else if (framework == "fsdp")
+      t.framework = sim::TrainFramework::Fsdp;
+    else
+      r.refuse("april_framework", fmt::format("'{}': megatron or fsdp", framework));
     t.gpus = r.count("gpus", -1, 1, 1 << 20);
     t.tensor_parallel = r.count("tensor_parallel", 1, 1, 1024);
     t.pipeline_parallel = r.count("pipeline_parallel", 1, 1, 1024);
@@ -55,7 +58,8 @@ std::vector<TrainingRow> read_training_rows(const std::string& path) {
   return out;
 }
 
-double predict_training_tok_s_per_gpu(const TrainingRow& row, const sim::ModelArch& model, const sim::Accelerator& hw, const TrainerFit& fit) {
+double predict_training_tok_s_per_gpu(const TrainingRow& row, const sim::ModelArch& model, const sim::Accelerator& hw,
+                                      const TrainerFit& fit) {
   sim::TrainerSetup s;
   s.framework = row.framework;
   s.gpus = row.gpus;

@@ -28,14 +28,15 @@ std::vector<TrainingRow> read_training_rows(const std::string& path);
 
 // The trainer defaults a training fit chooses.
 struct TrainerFit {
-  double mfu = 0.35;                 // achieved fraction of the BF16 peak in the layers' matmuls
+  double mfu = 0.35;                  // achieved fraction of the BF16 peak in the layers' matmuls
   double micro_batch_overhead_s = 0;  // per micro-batch and pass: launches, the framework's own work
-  double activation_passes = 0;      // HBM passes over the activations per forward (sim::TrainerSetup)
+  double activation_passes = 0;       // HBM passes over the activations per forward (sim::TrainerSetup)
 };
 
 // The row's tokens per second per GPU as april's trainer model predicts it:
 // one optimizer step over global_batch sequences of seq_len tokens.
 // The row's model and accelerator come resolved: a fit asks thousands of times.
-double predict_training_tok_s_per_gpu(const TrainingRow& row, const sim::ModelArch& model, const sim::Accelerator& hw, const TrainerFit& fit);
+double predict_training_tok_s_per_gpu(const TrainingRow& row, const sim::ModelArch& model, const sim::Accelerator& hw,
+                                      const TrainerFit& fit);
 
 }  // namespace april::studies

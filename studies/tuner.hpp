@@ -57,7 +57,7 @@ struct TunePoint {
 struct TuneResult {
   std::vector<TunePoint> curve;  // every value evaluated, ascending
   std::optional<std::size_t> best;
-  std::vector<std::string> binding;  // constraints the nearest better value violates
+  std::vector<std::string> binding;                           // constraints the nearest better value violates
   double indistinguishable_lo = 0, indistinguishable_hi = 0;  // values whose CI overlaps the best's
   std::int64_t runs = 0;
 };

@@ -37,7 +37,8 @@ std::int64_t CountdownTask::index_of(const std::string& id) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != id.size() - prefix.size() || v < 0) throw std::invalid_argument(fmt::format("'{}' is not a countdown-task prompt id", id));
+  if (used == 0 || used != id.size() - prefix.size() || v < 0)
+    throw std::invalid_argument(fmt::format("'{}' is not a countdown-task prompt id", id));
   return v;
 }
 
@@ -46,11 +47,16 @@ double CountdownTask::reward(const Example& ex, const std::vector<std::int32_t>&
 std::string CountdownTask::render(const std::vector<std::int32_t>& tokens) {
   std::string out;
   for (auto t : tokens) {
-    if (t == kPad) out += "<pad>";
-    else if (t == kBos) out += "<bos>";
-    else if (t == kSep) out += "<sep>";
-    else if (t == kEos) out += "<eos>";
-    else out += fmt::format(" {} ", t - kOne + 1);
+    if (t == kPad)
+      out += "<pad>";
+    else if (t == kBos)
+      out += "<bos>";
+    else if (t == kSep)
+      out += "<sep>";
+    else if (t == kEos)
+      out += "<eos>";
+    else
+      out += fmt::format(" {} ", t - kOne + 1);
   }
   return out;
 }

@@ -17,8 +17,8 @@
 namespace april::live {
 
 struct CountdownParams {
-  double median_len = 6;   // median N
-  double sigma = 0.7;      // lognormal sigma of N
+  double median_len = 6;      // median N
+  double sigma = 0.7;         // lognormal sigma of N
   std::int64_t max_len = 32;  // largest N
   // Training prompts in the dataset: groups cycle through prompts 0..K-1,
   // epoch after epoch (their samples differ; their lengths to learn repeat).

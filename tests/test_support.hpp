@@ -8,11 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "scenario/scenario.hpp"
-#include "scenario/simulation.hpp"
+#include "base/config.hpp"
 #include "policies/policy.hpp"
 #include "policies/registry.hpp"
-#include "base/config.hpp"
+#include "scenario/scenario.hpp"
+#include "scenario/simulation.hpp"
 
 namespace april::rl {
 // gtest prints a segment as (version, tokens) instead of its bytes.

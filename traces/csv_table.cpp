@@ -75,7 +75,8 @@ void for_each_csv_record(std::istream& in, const std::string& path, const std::f
 CsvTable parse_csv(const std::string& text, const std::string& path) {
   CsvTable t;
   std::istringstream in(text);
-  for_each_csv_record(in, path, [&](const CsvTable& header) { t = header; }, [&](const CsvRow& row) { t.rows.push_back(row); });
+  for_each_csv_record(
+      in, path, [&](const CsvTable& header) { t = header; }, [&](const CsvRow& row) { t.rows.push_back(row); });
   return t;
 }
 

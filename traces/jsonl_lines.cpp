@@ -13,8 +13,7 @@
 
 namespace april::traces {
 
-void for_each_jsonl_object(std::istream& in, const std::string& path,
-                           const std::function<void(const nlohmann::json&, std::size_t)>& fn) {
+void for_each_jsonl_object(std::istream& in, const std::string& path, const std::function<void(const nlohmann::json&, std::size_t)>& fn) {
   base::for_each_line<TraceError>(in, path, base::kMaxTraceLineBytes, base::kMaxTraceBytes, [&](std::string& raw, std::size_t line) {
     if (raw.find_first_not_of(" \t") == std::string::npos) return;
     nlohmann::json j;

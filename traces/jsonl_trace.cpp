@@ -21,8 +21,7 @@ constexpr std::int64_t kMaxTokens = 1 << 24;  // 16M tokens: far above any conte
   throw TraceError(fmt::format("{}:{}: field '{}': {}", path, line, field, what));
 }
 
-std::int32_t token_count(const nlohmann::json& v, const std::string& path, std::size_t line, const std::string& field,
-                         std::int64_t min) {
+std::int32_t token_count(const nlohmann::json& v, const std::string& path, std::size_t line, const std::string& field, std::int64_t min) {
   if (!v.is_number_integer()) {
     if (v.is_number_float()) fail(path, line, field, fmt::format("expected an integer token count, got {}", v.dump()));
     fail(path, line, field, fmt::format("expected an integer, got {}", v.dump()));
@@ -52,9 +51,12 @@ std::vector<base::GroupSpec> parse_jsonl_stream(std::istream& in, const std::str
     base::GroupSpec g;
     if (!j.contains("prompt_id")) fail(path, line, "prompt_id", "missing");
     const auto& id = j["prompt_id"];
-    if (id.is_string()) g.prompt_id = id.get<std::string>();
-    else if (id.is_number_integer()) g.prompt_id = id.dump();
-    else fail(path, line, "prompt_id", fmt::format("expected a string, got {}", id.dump()));
+    if (id.is_string())
+      g.prompt_id = id.get<std::string>();
+    else if (id.is_number_integer())
+      g.prompt_id = id.dump();
+    else
+      fail(path, line, "prompt_id", fmt::format("expected a string, got {}", id.dump()));
     if (!j.contains("prompt_tokens")) fail(path, line, "prompt_tokens", "missing");
     g.prompt_tok = token_count(j["prompt_tokens"], path, line, "prompt_tokens", 0);
     if (!j.contains("response_tokens")) fail(path, line, "response_tokens", "missing");

@@ -11,7 +11,6 @@
 
 namespace april::traces {
 
-
 WorkloadFit fit_workload(const std::vector<base::GroupSpec>& groups) {
   const TraceStats s = compute_stats(groups);
   WorkloadFit f;

@@ -18,8 +18,7 @@ namespace {
 
 constexpr std::int64_t kMaxTokens = 1 << 24;
 
-std::int32_t parse_tokens(const std::string& text, const std::string& path, std::size_t line, const std::string& field,
-                          std::int64_t min) {
+std::int32_t parse_tokens(const std::string& text, const std::string& path, std::size_t line, const std::string& field, std::int64_t min) {
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
@@ -34,8 +33,7 @@ std::int32_t parse_tokens(const std::string& text, const std::string& path, std:
 const std::string& mapped(const ImportOptions& o, const std::string& field) {
   auto it = o.mapping.find(field);
   if (it == o.mapping.end()) {
-    throw TraceError(fmt::format("--format {} needs --map with {} (prompt_id=COL,prompt_tokens=COL,response_tokens=COL)",
-                                 o.format, field));
+    throw TraceError(fmt::format("--format {} needs --map with {} (prompt_id=COL,prompt_tokens=COL,response_tokens=COL)", o.format, field));
   }
   return it->second;
 }
@@ -106,8 +104,7 @@ std::vector<base::GroupSpec> import_csv(const std::string& path, const ImportOpt
   return std::move(g.groups);
 }
 
-std::int32_t json_tokens(const nlohmann::json& v, const std::string& path, std::size_t line, const std::string& field,
-                         std::int64_t min) {
+std::int32_t json_tokens(const nlohmann::json& v, const std::string& path, std::size_t line, const std::string& field, std::int64_t min) {
   if (!v.is_number_integer()) throw TraceError(fmt::format("{}:{}: field '{}': expected an integer, got {}", path, line, field, v.dump()));
   if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxTokens)) {
     throw TraceError(fmt::format("{}:{}: field '{}': {} is larger than {} tokens", path, line, field, v.dump(), kMaxTokens));
@@ -127,9 +124,12 @@ std::vector<base::GroupSpec> import_jsonl(const std::string& path, const ImportO
     }
     const auto& idv = j[id_key];
     std::string id;
-    if (idv.is_string()) id = idv.get<std::string>();
-    else if (idv.is_number_integer()) id = idv.dump();
-    else throw TraceError(fmt::format("{}:{}: field '{}': expected a string or integer id", path, line, id_key));
+    if (idv.is_string())
+      id = idv.get<std::string>();
+    else if (idv.is_number_integer())
+      id = idv.dump();
+    else
+      throw TraceError(fmt::format("{}:{}: field '{}': expected a string or integer id", path, line, id_key));
     g.add(id, json_tokens(j[pt_key], path, line, pt_key, 0), json_tokens(j[rt_key], path, line, rt_key, 1));
   });
   if (g.groups.empty()) throw TraceError(fmt::format("{}: no samples", path));

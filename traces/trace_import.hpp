@@ -16,7 +16,7 @@
 namespace april::traces {
 
 struct ImportOptions {
-  std::string format;  // azure, csv, jsonl
+  std::string format;           // azure, csv, jsonl
   std::int64_t group_size = 8;  // azure
   // Our field -> the input's column: prompt_id, prompt_tokens, response_tokens.
   std::map<std::string, std::string> mapping;

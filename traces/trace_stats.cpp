@@ -119,8 +119,8 @@ nlohmann::json stats_json(const TraceStats& s) {
   j["within_group_variance_share"] = s.within_group_share;
   j["sigma_between"] = s.sigma_between;
   j["sigma_within"] = s.sigma_within;
-  j["lognormal"] = {{"mu", s.lognormal_mu}, {"sigma", s.lognormal_sigma}, {"median_tok", std::exp(s.lognormal_mu)},
-                    {"ks_distance", s.ks_distance}};
+  j["lognormal"] = {
+      {"mu", s.lognormal_mu}, {"sigma", s.lognormal_sigma}, {"median_tok", std::exp(s.lognormal_mu)}, {"ks_distance", s.ks_distance}};
   j["prompt_mean_tok"] = s.prompt_mean_tok;
   j["prompt_median_tok"] = s.prompt_median_tok;
   return j;
@@ -128,13 +128,13 @@ nlohmann::json stats_json(const TraceStats& s) {
 
 std::string stats_report(const TraceStats& s, const std::string& name) {
   std::string out = fmt::format("trace {}: {} groups, {} samples\n", name, s.groups, s.samples);
-  out += fmt::format("response tokens: mean {:.2f}, median {:g}, p10 {:g}, p90 {:g}, p99 {:g}, min {}, max {}\n", s.mean_tok,
-                     s.median_tok, s.p10_tok, s.p90_tok, s.p99_tok, s.min_tok, s.max_tok);
+  out += fmt::format("response tokens: mean {:.2f}, median {:g}, p10 {:g}, p90 {:g}, p99 {:g}, min {}, max {}\n", s.mean_tok, s.median_tok,
+                     s.p10_tok, s.p90_tok, s.p99_tok, s.min_tok, s.max_tok);
   out += fmt::format("truncated at cap {}: {:.2f}% of samples\n", s.cap_tok, 100.0 * s.truncated_fraction);
   out += fmt::format("variance of log-length: {:.1f}% between groups, {:.1f}% within (sigma between {:.3f}, within {:.3f})\n",
                      100.0 * s.between_group_share, 100.0 * s.within_group_share, s.sigma_between, s.sigma_within);
-  out += fmt::format("lognormal fit: median {:.1f} tok, sigma {:.3f}; KS distance {:.4f}\n", std::exp(s.lognormal_mu),
-                     s.lognormal_sigma, s.ks_distance);
+  out += fmt::format("lognormal fit: median {:.1f} tok, sigma {:.3f}; KS distance {:.4f}\n", std::exp(s.lognormal_mu), s.lognormal_sigma,
+                     s.ks_distance);
   out += fmt::format("prompt tokens: mean {:.1f}, median {:g}\n\n", s.prompt_mean_tok, s.prompt_median_tok);
   // Log-spaced histogram with the cumulative share: the CDF in one view.
   const double lo = std::log2(std::max<double>(1, static_cast<double>(s.min_tok)));
@@ -152,7 +152,9 @@ std::string stats_report(const TraceStats& s, const std::string& name) {
     const double from = std::exp2(lo + (hi - lo) * b / bins);
     const double to = std::exp2(lo + (hi - lo) * (b + 1) / bins);
     cum += count[static_cast<std::size_t>(b)];
-    const int bar = peak > 0 ? static_cast<int>(std::lround(40.0 * static_cast<double>(count[static_cast<std::size_t>(b)]) / static_cast<double>(peak))) : 0;
+    const int bar =
+        peak > 0 ? static_cast<int>(std::lround(40.0 * static_cast<double>(count[static_cast<std::size_t>(b)]) / static_cast<double>(peak)))
+                 : 0;
     out += fmt::format("{:>7.0f}-{:<7.0f}  {:>7}  {:>5.1f}%  {}\n", from, to, count[static_cast<std::size_t>(b)],
                        100.0 * static_cast<double>(cum) / static_cast<double>(s.samples), std::string(static_cast<std::size_t>(bar), '#'));
   }

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <limits>
-#include <string_view>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "adapters/http/json_fields.hpp"
 #include "base/config.hpp"
@@ -31,7 +31,9 @@ nlohmann::ordered_json logprobs_json(const CompletionChunk& c) {
     // (return_tokens_as_token_ids), since a token's bytes need not be text.
     auto content = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < c.delta_ids.size(); ++i) {
-      content.push_back({{"token", fmt::format("token_id:{}", c.delta_ids[i])}, {"logprob", lp(i)}, {"bytes", nullptr},
+      content.push_back({{"token", fmt::format("token_id:{}", c.delta_ids[i])},
+                         {"logprob", lp(i)},
+                         {"bytes", nullptr},
                          {"top_logprobs", nlohmann::ordered_json::array()}});
     }
     return {{"content", content}};
@@ -85,9 +87,10 @@ void parse_common(const base::JsonValue& v, CompletionCall& c) {
   if (const auto seed = v.find("seed")) {
     // vLLM takes a signed 64-bit seed; a client with 64-bit seeds sends its
     // bits as one, and they are read back as sent.
-    g.sampling_seed = seed->raw().is_number_unsigned() ? seed->raw().get<std::uint64_t>()
-                                                       : static_cast<std::uint64_t>(seed->integer(std::numeric_limits<std::int64_t>::min(),
-                                                                                                  std::numeric_limits<std::int64_t>::max()));
+    g.sampling_seed =
+        seed->raw().is_number_unsigned()
+            ? seed->raw().get<std::uint64_t>()
+            : static_cast<std::uint64_t>(seed->integer(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()));
   }
   if (const auto s = v.find("stop_token_ids")) g.stop_token_ids = token_ids(*s);
   if (const auto e = v.find("ignore_eos")) g.ignore_eos = e->boolean();
@@ -103,8 +106,8 @@ void parse_common(const base::JsonValue& v, CompletionCall& c) {
   }
   if (const auto m = v.find("model")) c.model = m->string();
   if (const auto u = v.find("user")) (void)u->string();
-  for (const char* key : {"return_token_ids", "return_tokens_as_token_ids", "skip_special_tokens", "spaces_between_special_tokens",
-                          "add_special_tokens"}) {
+  for (const char* key :
+       {"return_token_ids", "return_tokens_as_token_ids", "skip_special_tokens", "spaces_between_special_tokens", "add_special_tokens"}) {
     if (const auto b = v.find(key)) (void)b->boolean();
   }
   if (const auto i = v.find("include_stop_str_in_output")) c.include_stop_str = i->boolean();
@@ -114,7 +117,8 @@ void parse_common(const base::JsonValue& v, CompletionCall& c) {
     if (top_k != -1 && top_k != 0) k->fail("top-k sampling is not served; only -1 or 0 (all tokens)");
   }
   if (const auto n = v.find("n")) c.n = n->integer(1, kMaxChoices);
-  if (const auto b = v.find("best_of"); b && b->integer(1, kMaxChoices) != c.n) b->fail(fmt::format("only n ({}) is served: every choice is returned", c.n));
+  if (const auto b = v.find("best_of"); b && b->integer(1, kMaxChoices) != c.n)
+    b->fail(fmt::format("only n ({}) is served: every choice is returned", c.n));
   refuse_unless(v, "min_p", 0, "min-p sampling is not served");
   refuse_unless(v, "min_tokens", 0, "a minimum length is not served");
   refuse_unless(v, "frequency_penalty", 0, "penalties are not served");
@@ -122,8 +126,10 @@ void parse_common(const base::JsonValue& v, CompletionCall& c) {
   refuse_unless(v, "repetition_penalty", 1, "penalties are not served");
   if (const auto stop = v.find("stop")) {
     std::vector<base::JsonValue> items;
-    if (stop->raw().is_string()) items.push_back(*stop);
-    else items = stop->elements();
+    if (stop->raw().is_string())
+      items.push_back(*stop);
+    else
+      items = stop->elements();
     if (items.size() > kMaxStopStrings) stop->fail(fmt::format("{} stop strings; at most {}", items.size(), kMaxStopStrings));
     for (const auto& item : items) {
       auto text = item.string();
@@ -138,10 +144,35 @@ void parse_common(const base::JsonValue& v, CompletionCall& c) {
 CompletionCall parse_completion_call(const std::string& body, const std::string& source) {
   nlohmann::json doc;
   const auto v = parse_object(body, source, doc);
-  v.only_keys({"model", "prompt", "max_tokens", "temperature", "top_p", "seed", "stop_token_ids", "ignore_eos", "stream", "stream_options",
-               "logprobs", "request_id", "user", "return_token_ids", "return_tokens_as_token_ids", "skip_special_tokens",
-               "spaces_between_special_tokens", "include_stop_str_in_output", "add_special_tokens", "echo", "n", "best_of", "top_k", "min_p",
-               "min_tokens", "frequency_penalty", "presence_penalty", "repetition_penalty", "stop"});
+  v.only_keys({"model",
+               "prompt",
+               "max_tokens",
+               "temperature",
+               "top_p",
+               "seed",
+               "stop_token_ids",
+               "ignore_eos",
+               "stream",
+               "stream_options",
+               "logprobs",
+               "request_id",
+               "user",
+               "return_token_ids",
+               "return_tokens_as_token_ids",
+               "skip_special_tokens",
+               "spaces_between_special_tokens",
+               "include_stop_str_in_output",
+               "add_special_tokens",
+               "echo",
+               "n",
+               "best_of",
+               "top_k",
+               "min_p",
+               "min_tokens",
+               "frequency_penalty",
+               "presence_penalty",
+               "repetition_penalty",
+               "stop"});
   CompletionCall c;
   parse_common(v, c);
   auto& g = c.generate;
@@ -168,12 +199,49 @@ CompletionCall parse_completion_call(const std::string& body, const std::string&
 CompletionCall parse_chat_call(const std::string& body, const std::string& source) {
   nlohmann::json doc;
   const auto v = parse_object(body, source, doc);
-  v.only_keys({"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "stop_token_ids", "ignore_eos",
-               "stream", "stream_options", "logprobs", "top_logprobs", "request_id", "user", "return_token_ids", "return_tokens_as_token_ids",
-               "skip_special_tokens", "spaces_between_special_tokens", "include_stop_str_in_output", "add_special_tokens", "echo", "n",
-               "best_of", "top_k", "min_p", "min_tokens", "frequency_penalty", "presence_penalty", "repetition_penalty", "stop",
-               "add_generation_prompt", "continue_final_message", "chat_template_kwargs", "tools", "tool_choice", "parallel_tool_calls",
-               "response_format", "functions", "function_call", "logit_bias", "documents", "chat_template"});
+  v.only_keys({"model",
+               "messages",
+               "max_tokens",
+               "max_completion_tokens",
+               "temperature",
+               "top_p",
+               "seed",
+               "stop_token_ids",
+               "ignore_eos",
+               "stream",
+               "stream_options",
+               "logprobs",
+               "top_logprobs",
+               "request_id",
+               "user",
+               "return_token_ids",
+               "return_tokens_as_token_ids",
+               "skip_special_tokens",
+               "spaces_between_special_tokens",
+               "include_stop_str_in_output",
+               "add_special_tokens",
+               "echo",
+               "n",
+               "best_of",
+               "top_k",
+               "min_p",
+               "min_tokens",
+               "frequency_penalty",
+               "presence_penalty",
+               "repetition_penalty",
+               "stop",
+               "add_generation_prompt",
+               "continue_final_message",
+               "chat_template_kwargs",
+               "tools",
+               "tool_choice",
+               "parallel_tool_calls",
+               "response_format",
+               "functions",
+               "function_call",
+               "logit_bias",
+               "documents",
+               "chat_template"});
   CompletionCall c;
   c.chat = true;
   parse_common(v, c);
@@ -191,7 +259,8 @@ CompletionCall parse_chat_call(const std::string& body, const std::string& sourc
   }
   if (const auto b = v.find("logit_bias"); b && !(b->is_object() && b->raw().empty())) b->fail("logit biases are not served");
   if (const auto t = v.find("chat_template")) t->fail("a request's own chat template is not served; the server's --chat family is used");
-  if (const auto a = v.find("add_generation_prompt"); a && !a->boolean()) a->fail("only true is served (the reply starts a new assistant turn)");
+  if (const auto a = v.find("add_generation_prompt"); a && !a->boolean())
+    a->fail("only true is served (the reply starts a new assistant turn)");
   if (const auto a = v.find("continue_final_message"); a && a->boolean()) a->fail("only false is served");
   if (const auto k = v.find("chat_template_kwargs")) {
     k->only_keys({"enable_thinking"});
@@ -237,7 +306,8 @@ CompletionCall parse_chat_call(const std::string& body, const std::string& sourc
     }
   }
   if (const auto l = v.find("logprobs")) c.logprobs = l->boolean();
-  if (const auto t = v.find("top_logprobs"); t && t->integer(0, kMaxId) != 0) t->fail("top log-probs are not served; only 0 (the sampled token's)");
+  if (const auto t = v.find("top_logprobs"); t && t->integer(0, kMaxId) != 0)
+    t->fail("top log-probs are not served; only 0 (the sampled token's)");
   c.generate.return_logprob = c.logprobs;
   return c;
 }
@@ -279,9 +349,11 @@ std::string openai_error_json(int status, const std::string& message, const std:
     default:
       break;
   }
-  const nlohmann::ordered_json j = {
-      {"error", {{"message", message}, {"type", type}, {"param", param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(param)},
-                 {"code", status}}}};
+  const nlohmann::ordered_json j = {{"error",
+                                     {{"message", message},
+                                      {"type", type},
+                                      {"param", param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(param)},
+                                      {"code", status}}}};
   return dump(j);
 }
 
@@ -298,7 +370,10 @@ const char* finish_reason_name(FinishKind kind) {
 }
 
 std::string completion_chunk_event(const CompletionChunk& c) {
-  const nlohmann::ordered_json j = {{"id", c.id}, {"object", object_name(c.chat, true)}, {"created", c.created_s}, {"model", c.model},
+  const nlohmann::ordered_json j = {{"id", c.id},
+                                    {"object", object_name(c.chat, true)},
+                                    {"created", c.created_s},
+                                    {"model", c.model},
                                     {"choices", nlohmann::ordered_json::array({choice_json(c, true)})}};
   return "data: " + dump(j) + "\n\n";
 }
@@ -403,7 +478,8 @@ ChoiceRead read_choice(const base::JsonValue& choice) {
       if (!out.ids) out.ids = std::move(from_strings);
     }
     if (const auto values = lp->find("token_logprobs")) {
-      for (const auto& x : values->elements()) out.logprobs.push_back(static_cast<float>(x.raw().is_null() ? 0.0 : x.number(-1e300, 1e300)));
+      for (const auto& x : values->elements())
+        out.logprobs.push_back(static_cast<float>(x.raw().is_null() ? 0.0 : x.number(-1e300, 1e300)));
     }
     if (out.ids && !out.logprobs.empty() && out.logprobs.size() != out.ids->size()) {
       lp->fail(fmt::format("{} log-probs for {} tokens", out.logprobs.size(), out.ids->size()));
@@ -411,10 +487,14 @@ ChoiceRead read_choice(const base::JsonValue& choice) {
   }
   if (const auto f = choice.find("finish_reason")) {
     const auto name = f->string();
-    if (name == "stop") out.finish = FinishKind::Stop;
-    else if (name == "length") out.finish = FinishKind::Length;
-    else if (name == "abort") out.finish = FinishKind::Abort;
-    else f->fail(fmt::format("'{}' where stop, length or abort was expected", name));
+    if (name == "stop")
+      out.finish = FinishKind::Stop;
+    else if (name == "length")
+      out.finish = FinishKind::Length;
+    else if (name == "abort")
+      out.finish = FinishKind::Abort;
+    else
+      f->fail(fmt::format("'{}' where stop, length or abort was expected", name));
   }
   return out;
 }
@@ -446,7 +526,8 @@ void CompletionStreamReader::event(const std::string& data) {
     return;
   }
   nlohmann::json doc;
-  if (const auto e = base::parse_json(data, doc)) throw base::ConfigError(fmt::format("{}: not JSON at byte {}: {}", where, e->byte, e->reason));
+  if (const auto e = base::parse_json(data, doc))
+    throw base::ConfigError(fmt::format("{}: not JSON at byte {}: {}", where, e->byte, e->reason));
   const base::JsonValue v(doc, where);
   if (!v.is_object()) v.fail("an event that is not a JSON object");
   if (v.has("error")) v.at("error").fail(fmt::format("the server sent an error: {}", error_message_of(data)));
@@ -468,7 +549,8 @@ void CompletionStreamReader::event(const std::string& data) {
 
 GenerateReply CompletionStreamReader::reply() const {
   if (!reply_) {
-    throw base::ConfigError(fmt::format("{}: the stream ended before its finish reason ({} tokens received)", source_, partial_.output_ids.size()));
+    throw base::ConfigError(
+        fmt::format("{}: the stream ended before its finish reason ({} tokens received)", source_, partial_.output_ids.size()));
   }
   return partial_;
 }

@@ -61,14 +61,14 @@ struct ChatTurn {
 };
 
 struct CompletionCall {
-  GenerateCall generate;  // the engine's request (rid from request_id); input_ids empty for a text or chat prompt
+  GenerateCall generate;                   // the engine's request (rid from request_id); input_ids empty for a text or chat prompt
   std::optional<std::string> prompt_text;  // a text prompt, for the server's tokenizer
   bool chat = false;                       // /v1/chat/completions: `messages` is the prompt
   std::vector<ChatTurn> messages;
-  std::optional<bool> enable_thinking;     // chat_template_kwargs.enable_thinking
-  bool max_tokens_given = true;            // chat: false when neither max_tokens nor max_completion_tokens came
-  std::vector<std::string> stop;           // stop strings
-  bool include_stop_str = false;           // include_stop_str_in_output: the text ends with the stop string
+  std::optional<bool> enable_thinking;  // chat_template_kwargs.enable_thinking
+  bool max_tokens_given = true;         // chat: false when neither max_tokens nor max_completion_tokens came
+  std::vector<std::string> stop;        // stop strings
+  bool include_stop_str = false;        // include_stop_str_in_output: the text ends with the stop string
   std::int64_t n = 1;
   bool stream = false;
   bool include_usage = false;
@@ -107,7 +107,7 @@ struct CompletionChunk {
   bool first = false;      // chat streams: the choice's first event carries the role
   std::vector<std::int32_t> delta_ids;
   std::vector<float> delta_logprobs;
-  std::string text;        // the text of delta_ids (what the server's tokenizer released)
+  std::string text;  // the text of delta_ids (what the server's tokenizer released)
   bool logprobs = false;
   std::optional<FinishKind> finish;
   std::int32_t matched_stop = -1;          // Stop: vLLM's stop_reason (the stop token id)

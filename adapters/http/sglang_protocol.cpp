@@ -28,7 +28,8 @@ GenerateCall parse_generate_call(const std::string& body, const std::string& sou
   if (v.has("input_embeds")) v.at("input_embeds").fail("not served; send input_ids");
   GenerateCall c;
   const auto ids = v.at("input_ids");
-  if (ids.is_array() && !ids.raw().empty() && ids.raw().front().is_array()) ids.fail("a batch of prompts is not served; send one per request");
+  if (ids.is_array() && !ids.raw().empty() && ids.raw().front().is_array())
+    ids.fail("a batch of prompts is not served; send one per request");
   c.input_ids = token_ids(ids);
   if (c.input_ids.empty()) ids.fail("an empty prompt");
   if (const auto rid = v.find("rid")) c.rid = rid->string();
@@ -55,15 +56,18 @@ GenerateCall parse_generate_call(const std::string& body, const std::string& sou
     refuse_unless(*sp, "presence_penalty", 0, "penalties are not served");
     refuse_unless(*sp, "repetition_penalty", 1, "penalties are not served");
     if (const auto stop = sp->find("stop")) {
-      const bool empty = (stop->raw().is_array() && stop->raw().empty()) || (stop->raw().is_string() && stop->raw().get<std::string>().empty());
+      const bool empty =
+          (stop->raw().is_array() && stop->raw().empty()) || (stop->raw().is_string() && stop->raw().get<std::string>().empty());
       if (!empty) stop->fail("stop strings are not served (no tokenizer); send stop_token_ids");
     }
     if (const auto s = sp->find("stop_token_ids")) c.stop_token_ids = token_ids(*s);
     if (const auto e = sp->find("ignore_eos")) c.ignore_eos = e->boolean();
     if (const auto seed = sp->find("sampling_seed")) {
       // Any 64-bit value (Python's ints are unbounded): april's own seeds use all 64 bits.
-      if (seed->raw().is_number_unsigned()) c.sampling_seed = seed->raw().get<std::uint64_t>();
-      else c.sampling_seed = static_cast<std::uint64_t>(seed->integer(0, std::numeric_limits<std::int64_t>::max()));
+      if (seed->raw().is_number_unsigned())
+        c.sampling_seed = seed->raw().get<std::uint64_t>();
+      else
+        c.sampling_seed = static_cast<std::uint64_t>(seed->integer(0, std::numeric_limits<std::int64_t>::max()));
     }
     for (const char* key : {"skip_special_tokens", "spaces_between_special_tokens", "no_stop_trim"}) {
       if (const auto b = sp->find(key)) (void)b->boolean();
@@ -101,8 +105,10 @@ PauseCall parse_pause_call(const std::string& body, const std::string& source) {
   PauseCall p;
   if (const auto m = v.find("mode")) {
     const auto mode = m->string();
-    if (mode == "in_place") p.abort_in_flight = false;
-    else if (mode != "abort") m->fail(fmt::format("'{}': abort or in_place (retract, which recomputes the KV, is not served)", mode));
+    if (mode == "in_place")
+      p.abort_in_flight = false;
+    else if (mode != "abort")
+      m->fail(fmt::format("'{}': abort or in_place (retract, which recomputes the KV, is not served)", mode));
   }
   return p;
 }
@@ -154,8 +160,10 @@ GenerateReply parse_generate_reply(const std::string& body, const std::string& s
   const auto v = parse_object(body, source, doc);
   GenerateReply r;
   std::optional<std::vector<std::int32_t>> ids;
-  if (const auto o = v.find("output_ids")) ids = token_ids(*o);
-  else if (const auto t = v.find("token_ids")) ids = token_ids(*t);
+  if (const auto o = v.find("output_ids"))
+    ids = token_ids(*o);
+  else if (const auto t = v.find("token_ids"))
+    ids = token_ids(*t);
   const auto meta = v.at("meta_info");
   if (const auto lps = meta.find("output_token_logprobs")) {
     std::vector<std::int32_t> from_triples;
@@ -172,8 +180,10 @@ GenerateReply parse_generate_reply(const std::string& body, const std::string& s
   r.output_ids = std::move(*ids);
   const auto finish = meta.at("finish_reason");
   const auto type = finish.at("type").string();
-  if (type == "stop") r.finish = FinishKind::Stop;
-  else if (type == "length") r.finish = FinishKind::Length;
+  if (type == "stop")
+    r.finish = FinishKind::Stop;
+  else if (type == "length")
+    r.finish = FinishKind::Length;
   else if (type == "abort") {
     r.finish = FinishKind::Abort;
     if (const auto m = finish.find("message")) r.abort_message = m->raw().is_string() ? m->string() : m->raw().dump();

@@ -31,9 +31,9 @@ namespace april::http {
 
 struct GenerateCall {
   std::vector<std::int32_t> input_ids;
-  std::string rid;  // "" when the request names none (the server makes one)
+  std::string rid;                    // "" when the request names none (the server makes one)
   std::int64_t max_new_tokens = 128;  // SGLang's default
-  double temperature = 1.0;  // below 1e-6: greedy, as SGLang
+  double temperature = 1.0;           // below 1e-6: greedy, as SGLang
   double top_p = 1.0;
   std::vector<std::int32_t> stop_token_ids;
   bool ignore_eos = false;
@@ -79,8 +79,8 @@ struct GenerateOutcome {
   std::vector<std::int32_t> output_ids;
   std::vector<float> output_logprobs;  // one per output id (when return_logprob)
   FinishKind finish = FinishKind::Length;
-  std::int32_t matched_stop = -1;    // Stop: the token that ended it
-  std::string abort_message;         // Abort: why
+  std::int32_t matched_stop = -1;  // Stop: the token that ended it
+  std::string abort_message;       // Abort: why
   std::int64_t prompt_tokens = 0;
   std::string weight_version = "default";
   bool return_logprob = false;

@@ -15,7 +15,8 @@ struct DecodeGraph::State {
   torch::Tensor tokens, pos, logits;  // the graph's inputs and output, on the device
 };
 
-DecodeGraph::DecodeGraph(const torch::Device& device, bool enabled) : device_(device), enabled_(enabled && device.is_cuda() && available()) {}
+DecodeGraph::DecodeGraph(const torch::Device& device, bool enabled)
+    : device_(device), enabled_(enabled && device.is_cuda() && available()) {}
 DecodeGraph::~DecodeGraph() = default;
 
 bool DecodeGraph::available() {
@@ -28,7 +29,8 @@ bool DecodeGraph::available() {
 
 bool DecodeGraph::captured() const { return state_ != nullptr; }
 
-torch::Tensor DecodeGraph::run(Transformer& model, KvCache& cache, const std::vector<std::int64_t>& tokens, const std::vector<std::int64_t>& pos) {
+torch::Tensor DecodeGraph::run(Transformer& model, KvCache& cache, const std::vector<std::int64_t>& tokens,
+                               const std::vector<std::int64_t>& pos) {
   const auto host_tok = torch::tensor(tokens, torch::kLong), host_pos = torch::tensor(pos, torch::kLong);
 #ifdef APRIL_TORCH_CUDA
   if (enabled_) {

@@ -65,7 +65,7 @@ struct EngineServer::Impl {
   std::map<std::string, std::uint64_t> rids_in_flight;  // submitted and not answered (guarded by mu)
   std::uint64_t next_key = 0;
   bool stopping = false;
-  bool closed = false;  // close(): new requests refused
+  bool closed = false;                     // close(): new requests refused
   std::map<std::uint64_t, Active> active;  // the engine thread's own
   std::thread thread;
 
@@ -73,12 +73,15 @@ struct EngineServer::Impl {
     configure_runtime(o.threads);
     device = parse_device(o.device);
     dtype = o.dtype == "bfloat16" ? torch::kBFloat16 : torch::kFloat32;
-    if (o.dtype != "float32" && o.dtype != "bfloat16") throw std::invalid_argument(fmt::format("--dtype '{}': float32 or bfloat16", o.dtype));
+    if (o.dtype != "float32" && o.dtype != "bfloat16")
+      throw std::invalid_argument(fmt::format("--dtype '{}': float32 or bfloat16", o.dtype));
     const auto cfg = read_hf_config(o.checkpoint_dir);
-    auto context = o.context_length > 0 ? o.context_length : std::min(kDefaultContext, cfg.max_position_embeddings > 0 ? cfg.max_position_embeddings : kDefaultContext);
+    auto context = o.context_length > 0
+                       ? o.context_length
+                       : std::min(kDefaultContext, cfg.max_position_embeddings > 0 ? cfg.max_position_embeddings : kDefaultContext);
     if (cfg.max_position_embeddings > 0 && context > cfg.max_position_embeddings) {
-      throw std::invalid_argument(fmt::format("--context-length {} is past the model's max_position_embeddings ({})", context,
-                                              cfg.max_position_embeddings));
+      throw std::invalid_argument(
+          fmt::format("--context-length {} is past the model's max_position_embeddings ({})", context, cfg.max_position_embeddings));
     }
     auto ck = load_hf_checkpoint(o.checkpoint_dir, context, device, dtype);
     for (const auto id : ck.config.eos_token_ids) eos.push_back(static_cast<std::int32_t>(id));
@@ -203,10 +206,10 @@ struct EngineServer::Impl {
       auto ck = load_hf_checkpoint(u.model_path, st.context_length, device, dtype);
       const auto& now = engine->model()->config();
       const auto& next = ck.model->config();
-      if (next.architecture != now.architecture || next.vocab != now.vocab || next.d_model != now.d_model || next.n_layers != now.n_layers ||
-          next.n_heads != now.n_heads || next.n_kv_heads != now.n_kv_heads || next.d_ff != now.d_ff || next.head_dim() != now.head_dim() ||
-          next.tie_embeddings != now.tie_embeddings || next.qk_norm != now.qk_norm || next.qkv_bias != now.qkv_bias ||
-          next.norm_eps != now.norm_eps || next.rope_theta != now.rope_theta) {
+      if (next.architecture != now.architecture || next.vocab != now.vocab || next.d_model != now.d_model ||
+          next.n_layers != now.n_layers || next.n_heads != now.n_heads || next.n_kv_heads != now.n_kv_heads || next.d_ff != now.d_ff ||
+          next.head_dim() != now.head_dim() || next.tie_embeddings != now.tie_embeddings || next.qk_norm != now.qk_norm ||
+          next.qkv_bias != now.qkv_bias || next.norm_eps != now.norm_eps || next.rope_theta != now.rope_theta) {
         return fmt::format("{} holds another model ({}, {} layers, hidden {}) than the one served ({}, {} layers, hidden {})", u.model_path,
                            next.architecture, next.n_layers, next.d_model, now.architecture, now.n_layers, now.d_model);
       }
@@ -217,7 +220,8 @@ struct EngineServer::Impl {
       if (from.size() != to.size()) return fmt::format("{} has {} parameters, the served model {}", u.model_path, from.size(), to.size());
       for (const auto& p : to) {
         const auto* q = from.find(p.key());
-        if (q == nullptr || q->sizes() != p.value().sizes()) return fmt::format("{}: parameter {} is missing or of another shape", u.model_path, p.key());
+        if (q == nullptr || q->sizes() != p.value().sizes())
+          return fmt::format("{}: parameter {} is missing or of another shape", u.model_path, p.key());
       }
       torch::NoGradGuard no_grad;
       copy_weights(ck.model, engine->model());
@@ -330,10 +334,12 @@ std::future<http::GenerateOutcome> EngineServer::submit(const http::GenerateCall
   if (call.input_ids.empty()) throw std::invalid_argument("input_ids: an empty prompt");
   if (call.max_new_tokens < 1) throw std::invalid_argument("max_new_tokens: at least 1");
   for (const auto id : call.input_ids) {
-    if (id < 0 || id >= vocab) throw std::invalid_argument(fmt::format("input_ids: token {} is outside the model's vocabulary of {}", id, vocab));
+    if (id < 0 || id >= vocab)
+      throw std::invalid_argument(fmt::format("input_ids: token {} is outside the model's vocabulary of {}", id, vocab));
   }
   for (const auto id : call.stop_token_ids) {
-    if (id < 0 || id >= vocab) throw std::invalid_argument(fmt::format("stop_token_ids: token {} is outside the model's vocabulary of {}", id, vocab));
+    if (id < 0 || id >= vocab)
+      throw std::invalid_argument(fmt::format("stop_token_ids: token {} is outside the model's vocabulary of {}", id, vocab));
   }
   const auto total = static_cast<std::int64_t>(call.input_ids.size()) + call.max_new_tokens;
   if (total > im.st.context_length) {

@@ -20,16 +20,16 @@ namespace april::live {
 struct EngineServerOptions {
   std::string checkpoint_dir;
   std::string device = "cpu";
-  std::string dtype = "float32";      // the engine's: float32 or bfloat16
-  std::int64_t slots = 64;            // requests decoded together; more wait in a queue
-  std::int64_t context_length = 0;    // prompt + new tokens at most; 0: min(max_position_embeddings, 4096)
-  std::int64_t threads = 1;           // torch intra-op threads
+  std::string dtype = "float32";    // the engine's: float32 or bfloat16
+  std::int64_t slots = 64;          // requests decoded together; more wait in a queue
+  std::int64_t context_length = 0;  // prompt + new tokens at most; 0: min(max_position_embeddings, 4096)
+  std::int64_t threads = 1;         // torch intra-op threads
   // Prefill one token per iteration through the decode kernel: a request's
   // tokens are then the same whatever it is batched with, and a prompt that
   // ends in an aborted request's tokens continues it exactly (slower for
   // long prompts).
   bool exact_prefill = false;
-  std::uint64_t seed = 0;             // a request without sampling_seed draws from (seed, its arrival number)
+  std::uint64_t seed = 0;  // a request without sampling_seed draws from (seed, its arrival number)
   std::string weight_version = "default";
 };
 
@@ -47,7 +47,7 @@ struct EngineServerStatus {
 // outcome (its future) is the whole output, of which this is a prefix.
 struct TokenStream {
   std::mutex mu;
-  std::condition_variable grew;  // also notified when the outcome is set
+  std::condition_variable grew;   // also notified when the outcome is set
   std::vector<std::int32_t> ids;  // guarded by mu
   std::vector<float> logprobs;    // guarded by mu
 };

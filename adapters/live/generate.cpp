@@ -48,8 +48,9 @@ GenerateResult generate(const GenerateRequest& r) {
   // trained position (and the cache would be sized by the flag alone).
   const auto positions = read_hf_config(r.checkpoint_dir).max_position_embeddings;
   if (positions > 0 && max_seq > positions) {
-    throw std::invalid_argument(fmt::format("{} prompt tokens and --max-new-tokens {} are {} positions, past the model's max_position_embeddings of {}",
-                                            r.prompt_ids.size(), r.max_new_tokens, max_seq, positions));
+    throw std::invalid_argument(
+        fmt::format("{} prompt tokens and --max-new-tokens {} are {} positions, past the model's max_position_embeddings of {}",
+                    r.prompt_ids.size(), r.max_new_tokens, max_seq, positions));
   }
   auto ck = load_hf_checkpoint(r.checkpoint_dir, max_seq, device, r.dtype == "bfloat16" ? torch::kBFloat16 : torch::kFloat32);
   GenerateResult out;
@@ -58,7 +59,8 @@ GenerateResult generate(const GenerateRequest& r) {
   out.architecture = ck.config.model.architecture;
   const auto vocab = ck.config.model.vocab;
   for (const auto id : r.prompt_ids) {
-    if (id < 0 || id >= vocab) throw std::invalid_argument(fmt::format("prompt token {} is outside the model's vocabulary [0, {})", id, vocab));
+    if (id < 0 || id >= vocab)
+      throw std::invalid_argument(fmt::format("prompt token {} is outside the model's vocabulary [0, {})", id, vocab));
   }
   torch::NoGradGuard no_grad;
   auto& model = ck.model;

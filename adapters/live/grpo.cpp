@@ -1,8 +1,8 @@
 #include "adapters/live/detail/grpo.hpp"
 
 #include <cmath>
-#include <stdexcept>
 #include <map>
+#include <stdexcept>
 
 namespace april::live {
 
@@ -65,7 +65,7 @@ PolicyLoss policy_loss_from_name(const std::string& name) {
 torch::Tensor policy_loss(PolicyLoss kind, const torch::Tensor& logp, const torch::Tensor& old_logp, const torch::Tensor& adv,
                           const torch::Tensor& weight, const torch::Tensor& mask, double clip_low, double clip_high) {
   if (kind == PolicyLoss::Dapo) return ppo_clip_loss(logp, old_logp, adv, weight, mask, clip_low, clip_high);
-  const auto tokens = mask.sum(1);                               // [B]
+  const auto tokens = mask.sum(1);  // [B]
   const auto sequences = (tokens > 0).to(mask.scalar_type()).sum().clamp_min(1.0);
   const auto per_row = tokens.clamp_min(1.0);
   if (kind == PolicyLoss::Grpo) {
@@ -80,8 +80,8 @@ torch::Tensor policy_loss(PolicyLoss kind, const torch::Tensor& logp, const torc
   return -(surrogate * (tokens > 0).to(mask.scalar_type())).sum() / sequences;
 }
 
-std::pair<torch::Tensor, torch::Tensor> response_logprobs(Transformer& model, const std::vector<TrainSampleData>& batch,
-                                                          double temperature, const torch::Device& device) {
+std::pair<torch::Tensor, torch::Tensor> response_logprobs(Transformer& model, const std::vector<TrainSampleData>& batch, double temperature,
+                                                          const torch::Device& device) {
   std::int64_t t_max = 0, r_max = 0;
   for (const auto& s : batch) {
     t_max = std::max<std::int64_t>(t_max, static_cast<std::int64_t>(s.prompt.size() + s.response.size()));

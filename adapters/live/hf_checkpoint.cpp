@@ -23,11 +23,16 @@ namespace fs = std::filesystem;
 
 torch::ScalarType torch_dtype(StDtype t) {
   switch (t) {
-    case StDtype::F64: return torch::kFloat64;
-    case StDtype::F32: return torch::kFloat32;
-    case StDtype::F16: return torch::kFloat16;
-    case StDtype::BF16: return torch::kBFloat16;
-    default: return torch::kFloat32;
+    case StDtype::F64:
+      return torch::kFloat64;
+    case StDtype::F32:
+      return torch::kFloat32;
+    case StDtype::F16:
+      return torch::kFloat16;
+    case StDtype::BF16:
+      return torch::kBFloat16;
+    default:
+      return torch::kFloat32;
   }
 }
 
@@ -95,11 +100,12 @@ void copy_in(const SafetensorsFile& file, const StTensor& t, torch::Tensor dest)
 }  // namespace
 
 std::string hf_tensor_name(const std::string& ours) {
-  static const std::map<std::string, std::string> kBlock = {
-      {"norm1", "input_layernorm"},     {"norm2", "post_attention_layernorm"}, {"wq", "self_attn.q_proj"},
-      {"wk", "self_attn.k_proj"},       {"wv", "self_attn.v_proj"},            {"wo", "self_attn.o_proj"},
-      {"q_norm", "self_attn.q_norm"},   {"k_norm", "self_attn.k_norm"},        {"w_gate", "mlp.gate_proj"},
-      {"w_up", "mlp.up_proj"},          {"w_down", "mlp.down_proj"}};
+  static const std::map<std::string, std::string> kBlock = {{"norm1", "input_layernorm"},   {"norm2", "post_attention_layernorm"},
+                                                            {"wq", "self_attn.q_proj"},     {"wk", "self_attn.k_proj"},
+                                                            {"wv", "self_attn.v_proj"},     {"wo", "self_attn.o_proj"},
+                                                            {"q_norm", "self_attn.q_norm"}, {"k_norm", "self_attn.k_norm"},
+                                                            {"w_gate", "mlp.gate_proj"},    {"w_up", "mlp.up_proj"},
+                                                            {"w_down", "mlp.down_proj"}};
   if (ours == "embed.weight") return "model.embed_tokens.weight";
   if (ours == "norm.weight") return "model.norm.weight";
   if (ours == "lm_head.weight") return "lm_head.weight";
@@ -162,7 +168,8 @@ HfCheckpoint load_hf_checkpoint(const std::string& dir, std::int64_t max_seq, co
     const auto& [file, t] = it->second;
     const auto want = p.value().sizes().vec();
     if (t->shape != want) {
-      refuse(file->path(), fmt::format("tensor '{}' has shape [{}], the config makes it [{}]", name, fmt::join(t->shape, ", "), fmt::join(want, ", ")));
+      refuse(file->path(),
+             fmt::format("tensor '{}' has shape [{}], the config makes it [{}]", name, fmt::join(t->shape, ", "), fmt::join(want, ", ")));
     }
     if (t->dtype != StDtype::F32 && t->dtype != StDtype::BF16 && t->dtype != StDtype::F16) {
       refuse(file->path(), fmt::format("tensor '{}' is {}; weights are read from F32, BF16 or F16", name, to_string(t->dtype)));
@@ -178,7 +185,8 @@ HfCheckpoint load_hf_checkpoint(const std::string& dir, std::int64_t max_seq, co
       const auto* e = found.at("model.embed_tokens.weight").second;
       const auto* h = it->second.second;
       if (h->bytes != e->bytes || h->dtype != e->dtype || std::memcmp(h->data, e->data, h->bytes) != 0) {
-        refuse(it->second.first->path(), "tensor 'lm_head.weight' differs from the embedding, but the config ties them (tie_word_embeddings)");
+        refuse(it->second.first->path(),
+               "tensor 'lm_head.weight' differs from the embedding, but the config ties them (tie_word_embeddings)");
       }
       used.insert("lm_head.weight");
     }
@@ -186,8 +194,8 @@ HfCheckpoint load_hf_checkpoint(const std::string& dir, std::int64_t max_seq, co
   for (const auto& [name, where] : found) {
     // Older Llama checkpoints store the rotary frequencies; they are recomputed from the config.
     if (used.count(name) == 0 && name.find("rotary_emb.inv_freq") == std::string::npos) {
-      refuse(where.first->path(), fmt::format("tensor '{}' has no place in {} as the config describes it; it is not dropped silently", name,
-                                              cfg.architecture));
+      refuse(where.first->path(),
+             fmt::format("tensor '{}' has no place in {} as the config describes it; it is not dropped silently", name, cfg.architecture));
     }
   }
   for (const auto& [name, file] : index_map) {
@@ -228,8 +236,8 @@ void save_hf_checkpoint(Transformer& model, const std::string& source_dir, const
   nlohmann::ordered_json weight_map = nlohmann::ordered_json::object();
   const std::map<std::string, std::string> metadata = {{"format", "pt"}};
   for (std::size_t i = 0; i < shards.size(); ++i) {
-    const auto file = shards.size() == 1 ? std::string("model.safetensors")
-                                         : fmt::format("model-{:05d}-of-{:05d}.safetensors", i + 1, shards.size());
+    const auto file =
+        shards.size() == 1 ? std::string("model.safetensors") : fmt::format("model-{:05d}-of-{:05d}.safetensors", i + 1, shards.size());
     std::vector<StTensorOut> tensors;
     for (const auto* p : shards[i]) {
       tensors.push_back({p->name, options.dtype, p->host.sizes().vec(), p->host.data_ptr(), p->host.nbytes()});

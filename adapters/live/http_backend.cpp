@@ -37,7 +37,8 @@ void HttpBackend::submit(const rl::SampleRequest& r) {
   }
   st.prompt_id = r.prompt_id;
   if (static_cast<std::int32_t>(st.tokens.size()) != r.generated_tok) {
-    throw std::logic_error(fmt::format("http backend: sample {} holds {} tokens, the loop says {}", r.key, st.tokens.size(), r.generated_tok));
+    throw std::logic_error(
+        fmt::format("http backend: sample {} holds {} tokens, the loop says {}", r.key, st.tokens.size(), r.generated_tok));
   }
   if (im.flights.count(r.key) != 0 || std::any_of(im.held.begin(), im.held.end(), [&](const auto& h) { return h.key == r.key; })) {
     throw std::logic_error(fmt::format("http backend: sample {} submitted while in flight", r.key));
@@ -122,7 +123,8 @@ void HttpBackend::sync_weights(std::int64_t new_version) {
   im.version = new_version;
   if (im.opt.trainer == nullptr) return;
   const auto dir = im.write_weights(new_version);
-  for (const auto& [server, why] : update_servers(im.opt.urls, im.lost, dir, new_version, im.opt.connect_timeout_s, im.opt.request_timeout_s)) {
+  for (const auto& [server, why] :
+       update_servers(im.opt.urls, im.lost, dir, new_version, im.opt.connect_timeout_s, im.opt.request_timeout_s)) {
     im.lose(server, why);
   }
   im.weights_loaded(dir);
@@ -139,9 +141,7 @@ std::vector<std::int32_t> HttpBackend::sample_tokens(rl::SampleKey key) const {
 
 std::vector<rl::EngineRunningChange> HttpBackend::take_engine_changes() { return std::exchange(impl_->changes, {}); }
 
-std::int64_t HttpBackend::servers_lost() const {
-  return static_cast<std::int64_t>(impl_->lost.size()) - impl_->servers_left();
-}
+std::int64_t HttpBackend::servers_lost() const { return static_cast<std::int64_t>(impl_->lost.size()) - impl_->servers_left(); }
 std::int64_t HttpBackend::requests_answered() const { return impl_->answered; }
 std::int64_t HttpBackend::requests_aborted() const { return impl_->aborted; }
 

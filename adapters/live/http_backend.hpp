@@ -24,11 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "tasks/live_task.hpp"
-#include "base/config.hpp"
 #include "adapters/live/weights_trainer.hpp"
+#include "base/config.hpp"
 #include "rl/backend.hpp"
 #include "rl/run_timeline.hpp"
+#include "tasks/live_task.hpp"
 
 namespace april::live {
 

@@ -18,9 +18,8 @@ void HttpBackend::start_train(const std::vector<rl::TrainSample>& batch, std::in
     return;
   }
   // The batch's tokens are copied out now: the servers go on while the trainer reads them.
-  im.train_running = std::async(std::launch::async, [trainer = im.opt.trainer, data = im.train_data(batch), version] {
-    return trainer->train(data, version);
-  });
+  im.train_running = std::async(std::launch::async,
+                                [trainer = im.opt.trainer, data = im.train_data(batch), version] { return trainer->train(data, version); });
 }
 
 void HttpBackend::start_sync(std::int64_t new_version, bool recompute) {

@@ -4,8 +4,8 @@
 #include <httplib.h>
 
 #include <chrono>
-#include <optional>
 #include <future>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -60,8 +60,8 @@ namespace {
 // One request whose reply body is read into memory up to kMaxReplyBytes (as
 // the server sent it, or once unchunked and inflated: a gzip bomb is cut
 // as it inflates), or refused naming the server.
-std::string call_bounded(const std::string& url, const std::string& method, const std::string& route, const std::string* body, double connect_s,
-                         double read_s) {
+std::string call_bounded(const std::string& url, const std::string& method, const std::string& route, const std::string* body,
+                         double connect_s, double read_s) {
   auto c = http_client(url, connect_s, read_s);
   httplib::Request req;
   req.method = method;
@@ -94,11 +94,13 @@ std::string call_bounded(const std::string& url, const std::string& method, cons
   const auto res = c->send(req);
   if (too_big) throw std::runtime_error(fmt::format("{}{}: a reply longer than {} bytes", url, route, kMaxReplyBytes));
   if (too_slow) {
-    throw std::runtime_error(fmt::format("{}{}: the reply's body did not arrive whole within {:g} s of its first byte (--engine-timeout)", url,
-                                         route, read_s));
+    throw std::runtime_error(
+        fmt::format("{}{}: the reply's body did not arrive whole within {:g} s of its first byte (--engine-timeout)", url, route, read_s));
   }
-  if (!res) throw_no_reply(url, route, res.error(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), read_s);
-  if (res->status != 200) throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, route, res->status, http::error_message_of(reply)));
+  if (!res)
+    throw_no_reply(url, route, res.error(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), read_s);
+  if (res->status != 200)
+    throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, route, res->status, http::error_message_of(reply)));
   return reply;
 }
 

@@ -19,7 +19,7 @@
 namespace httplib {
 class Client;
 enum class Error;
-}
+}  // namespace httplib
 
 namespace april::live {
 

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
-#include <optional>
-#include <string_view>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "adapters/http/openai_protocol.hpp"
@@ -56,7 +56,8 @@ ServerFacts server_facts(const HttpProfileOptions& o) {
   ServerFacts f;
   nlohmann::json doc;
   const auto body = get_or_throw(o.url, "/get_server_info", 5, 30);
-  if (base::parse_json(body, doc) || !doc.is_object()) throw std::runtime_error(fmt::format("{}/get_server_info: not a JSON object", o.url));
+  if (base::parse_json(body, doc) || !doc.is_object())
+    throw std::runtime_error(fmt::format("{}/get_server_info: not a JSON object", o.url));
   const auto integer = [&doc](const char* key) {
     return doc.contains(key) && doc[key].is_number_integer() ? doc[key].get<std::int64_t>() : std::int64_t{0};
   };
@@ -71,7 +72,7 @@ ServerFacts server_facts(const HttpProfileOptions& o) {
 // The bodies of B identical greedy requests (prompts of random ids, each
 // its own rid), each to run exactly `max_new` tokens.
 std::vector<nlohmann::json> wave_bodies(const HttpProfileOptions& o, const ServerFacts& facts, std::int64_t batch, std::int64_t prompt_tok,
-                                     std::int64_t max_new, std::mt19937_64& rng, std::int64_t* rid) {
+                                        std::int64_t max_new, std::mt19937_64& rng, std::int64_t* rid) {
   std::uniform_int_distribution<std::int32_t> id(1, o.max_token_id);
   std::vector<nlohmann::json> bodies;
   for (std::int64_t b = 0; b < batch; ++b) {
@@ -79,9 +80,17 @@ std::vector<nlohmann::json> wave_bodies(const HttpProfileOptions& o, const Serve
     for (auto& t : ids) t = id(rng);
     if (o.vllm) {
       // Every sampling field that could stop or shape it set (vLLM fills unset ones from generation_config).
-      bodies.push_back(nlohmann::json{{"model", facts.name}, {"prompt", ids}, {"max_tokens", max_new}, {"temperature", 0}, {"top_p", 1.0},
-                                      {"top_k", -1}, {"min_tokens", 0}, {"ignore_eos", true}, {"return_token_ids", true},
-                                      {"logprobs", 0}, {"return_tokens_as_token_ids", true},
+      bodies.push_back(nlohmann::json{{"model", facts.name},
+                                      {"prompt", ids},
+                                      {"max_tokens", max_new},
+                                      {"temperature", 0},
+                                      {"top_p", 1.0},
+                                      {"top_k", -1},
+                                      {"min_tokens", 0},
+                                      {"ignore_eos", true},
+                                      {"return_token_ids", true},
+                                      {"logprobs", 0},
+                                      {"return_tokens_as_token_ids", true},
                                       {"request_id", fmt::format("april-profile-{}", (*rid)++)}});
       continue;
     }
@@ -126,8 +135,8 @@ double wave_s(const HttpProfileOptions& o, const ServerFacts& facts, std::int64_
     const auto source = o.url + generate_route(o) + " reply";
     const auto reply = o.vllm ? http::parse_completion_reply(text, source) : http::parse_generate_reply(text, source);
     if (static_cast<std::int64_t>(reply.output_ids.size()) != max_new) {
-      throw std::runtime_error(fmt::format("{}{}: a profile request ran {} tokens, not the {} asked with ignore_eos", o.url, generate_route(o),
-                                           reply.output_ids.size(), max_new));
+      throw std::runtime_error(fmt::format("{}{}: a profile request ran {} tokens, not the {} asked with ignore_eos", o.url,
+                                           generate_route(o), reply.output_ids.size(), max_new));
     }
   }
   return took_s;
@@ -262,8 +271,8 @@ rl::Profile profile_http_engine(const HttpProfileOptions& o, const std::function
   }
   for (const auto l : prompts) {
     if (l < 1 || (facts.context_tok > 0 && l + o.decode_tok > facts.context_tok)) {
-      throw std::invalid_argument(fmt::format("a prompt of {} tokens and {} new ones do not fit the server's context of {}", l,
-                                              o.decode_tok, facts.context_tok));
+      throw std::invalid_argument(
+          fmt::format("a prompt of {} tokens and {} new ones do not fit the server's context of {}", l, o.decode_tok, facts.context_tok));
     }
   }
   rl::Profile p;
@@ -326,8 +335,8 @@ rl::Profile profile_http_engine(const HttpProfileOptions& o, const std::function
         throw std::runtime_error(fmt::format("{}/get_server_info names no model_path to reload (profile without the weight load)", o.url));
       }
       const auto start = Clock::now();
-      const auto reply = post_or_throw(o.url, "/update_weights_from_disk", nlohmann::json{{"model_path", facts.model_path}}.dump(), 5,
-                                       o.timeout_s);
+      const auto reply =
+          post_or_throw(o.url, "/update_weights_from_disk", nlohmann::json{{"model_path", facts.model_path}}.dump(), 5, o.timeout_s);
       const double took_s = seconds_since(start);
       nlohmann::json doc;
       if (base::parse_json(reply, doc) || !doc.is_object() || !doc.contains("success") || !doc["success"].is_boolean() ||

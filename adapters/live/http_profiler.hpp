@@ -29,21 +29,20 @@ namespace april::live {
 
 struct HttpProfileOptions {
   std::string url;
-  bool vllm = false;        // vLLM's /v1/completions instead of SGLang's API
-  std::int64_t slots = 0;   // 0: the server's max_running_requests (SGLang's API; vLLM's needs it given)
+  bool vllm = false;                     // vLLM's /v1/completions instead of SGLang's API
+  std::int64_t slots = 0;                // 0: the server's max_running_requests (SGLang's API; vLLM's needs it given)
   std::vector<std::int64_t> batches;     // empty: 1, 2, 4, ... up to the server's max_running_requests
   std::vector<std::int64_t> prompt_tok;  // empty: 16 and a quarter of the context
   std::int64_t decode_tok = 32;          // N
   std::int64_t repeats = 3;
-  std::int32_t max_token_id = 100;       // prompt ids are drawn from 1..this (every tokenizer has them)
-  bool weight_load = true;               // time /update_weights_from_disk of the served checkpoint
+  std::int32_t max_token_id = 100;  // prompt ids are drawn from 1..this (every tokenizer has them)
+  bool weight_load = true;          // time /update_weights_from_disk of the served checkpoint
   double timeout_s = 600;
   std::uint64_t seed = 0;
 };
 
 // Throws std::runtime_error naming the URL when the server fails or refuses.
 // `progress(done, total)` after each wave.
-rl::Profile profile_http_engine(const HttpProfileOptions& options,
-                                const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+rl::Profile profile_http_engine(const HttpProfileOptions& options, const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 
 }  // namespace april::live

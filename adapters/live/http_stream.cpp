@@ -86,7 +86,8 @@ http::GenerateReply stream_once(const std::string& url, const std::string& body,
   };
   const auto res = client->send(req);
   if (!parse_error.empty()) throw std::runtime_error(parse_error);
-  if (res && status != 200) throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, kRoute, status, http::error_message_of(error_body)));
+  if (res && status != 200)
+    throw std::runtime_error(fmt::format("{}{}: HTTP {}: {}", url, kRoute, status, http::error_message_of(error_body)));
   // A stream that gave its finish reason holds its whole output, whether
   // or not [DONE] and the connection's end followed.
   if (reader.has_finish_reason()) return reader.reply();
@@ -97,8 +98,8 @@ http::GenerateReply stream_once(const std::string& url, const std::string& body,
     return partial;
   }
   if (!res) throw_no_reply(url, kRoute, res.error(), std::chrono::duration<double>(Clock::now() - last_byte).count(), read_s);
-  throw std::runtime_error(fmt::format("{}{}: the stream ended before its finish reason ({} tokens received)", url, kRoute,
-                                       reader.partial().output_ids.size()));
+  throw std::runtime_error(
+      fmt::format("{}{}: the stream ended before its finish reason ({} tokens received)", url, kRoute, reader.partial().output_ids.size()));
 }
 
 }  // namespace

@@ -157,7 +157,8 @@ void KvEngine::admit(rl::IterationPoint& point) {
     rows.push_back(static_cast<std::int64_t>(admitted[static_cast<std::size_t>(r)]));
   }
   const auto opts = torch::TensorOptions().dtype(torch::kLong).device(opt_.device);
-  const auto logits = model_->prefill(tokens.to(opt_.device), torch::tensor(lengths, opts), torch::tensor(rows, opts), cache_).to(torch::kCPU);
+  const auto logits =
+      model_->prefill(tokens.to(opt_.device), torch::tensor(lengths, opts), torch::tensor(rows, opts), cache_).to(torch::kCPU);
   for (std::int64_t r = 0; r < a; ++r) {
     Slot& s = slots_[admitted[static_cast<std::size_t>(r)]];
     stats_.prefill_tok += static_cast<std::int64_t>(s.seq.size());

@@ -33,7 +33,6 @@ bool device_available(const std::string& device) {
   return false;
 }
 
-
 LiveBackend::LiveBackend(const LiveOptions& options, const LiveTask& task) : impl_(std::make_unique<Impl>(options, task)) {}
 LiveBackend::~LiveBackend() = default;
 
@@ -64,7 +63,8 @@ void LiveBackend::submit(const rl::SampleRequest& r) {
   }
   st.prompt_id = r.prompt_id;
   if (static_cast<std::int32_t>(st.tokens.size()) != r.generated_tok) {
-    throw std::logic_error(fmt::format("live backend: sample {} holds {} tokens, the loop says {}", r.key, st.tokens.size(), r.generated_tok));
+    throw std::logic_error(
+        fmt::format("live backend: sample {} holds {} tokens, the loop says {}", r.key, st.tokens.size(), r.generated_tok));
   }
   if (!impl_->flight.emplace(r.key, InFlight{r.max_new_tok, 0, 0, false, {}}).second) {
     throw std::logic_error(fmt::format("live backend: sample {} submitted while in flight", r.key));
@@ -199,7 +199,8 @@ rl::BackendEvents LiveBackend::wait_for_events() {
     im.engine->set_beside_train(beside);
     const auto iteration_start = std::chrono::steady_clock::now();
     for (auto& d : im.step_engine([this] { return now_s(); })) ev.finished.push_back(im.deliver(d, true, im.engine_version));
-    if (beside) im.train_record.beside_engine_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - iteration_start).count();
+    if (beside)
+      im.train_record.beside_engine_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - iteration_start).count();
     im.engine->set_beside_train(false);
     if (im.train_running.valid() && im.lockstep_left > 0) --im.lockstep_left;
     train_done();

@@ -11,12 +11,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "adapters/live/live_options.hpp"
 #include "rl/backend.hpp"
 #include "rl/backend_profile.hpp"
 #include "rl/run_timeline.hpp"
 #include "tasks/countdown_task.hpp"
 #include "tasks/live_task.hpp"
-#include "adapters/live/live_options.hpp"
 
 namespace april::live {
 

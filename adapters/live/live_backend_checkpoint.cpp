@@ -15,7 +15,8 @@
 namespace april::live {
 
 void LiveBackend::save_hf(const std::string& dir) {
-  if (impl_->opt.hf_checkpoint.empty()) throw std::logic_error("live backend: save_hf on april's own model, which has no Hugging Face layout");
+  if (impl_->opt.hf_checkpoint.empty())
+    throw std::logic_error("live backend: save_hf on april's own model, which has no Hugging Face layout");
   if (impl_->train_running.valid()) impl_->train_running.wait();
   HfSaveOptions o;
   o.dtype = impl_->hf_file_dtype;
@@ -47,8 +48,12 @@ void LiveBackend::save(const std::string& dir) const {
     job["version"] = impl_->train_to_start->second;
     job["samples"] = nlohmann::json::array();
     for (const auto& d : impl_->train_to_start->first) {
-      job["samples"].push_back({{"prompt", d.prompt}, {"response", d.response}, {"rollout_logprobs", d.rollout_logprobs},
-                                {"token_version", d.token_version}, {"reward", d.reward}, {"group", d.group}});
+      job["samples"].push_back({{"prompt", d.prompt},
+                                {"response", d.response},
+                                {"rollout_logprobs", d.rollout_logprobs},
+                                {"token_version", d.token_version},
+                                {"reward", d.reward},
+                                {"group", d.group}});
     }
   }
   base::write_file_atomically((std::filesystem::path(dir) / "overlap.json").string(), o.dump());

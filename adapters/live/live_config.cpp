@@ -8,18 +8,29 @@ void declare_live_knobs(base::ConfigSchema& s) {
   using base::KnobType;
   s.add({keys::kLiveModel.name, KnobType::String, std::string("small"), "", "transformer size: tiny, small (~10M), medium, large",
          base::one_of({"tiny", "small", "medium", "large"})});
-  s.add({keys::kLiveSlots.name, KnobType::Int, std::int64_t{64}, "requests", "engine slots (running cap); keep >= B' x n to run every request at once",
-         base::in_range(1, 4096)});
+  s.add({keys::kLiveSlots.name, KnobType::Int, std::int64_t{64}, "requests",
+         "engine slots (running cap); keep >= B' x n to run every request at once", base::in_range(1, 4096)});
   s.add({keys::kLiveTemperature.name, KnobType::Double, 1.0, "", "sampling temperature; 0 = greedy", base::in_range(0, 10)});
   s.add({keys::kLiveTopP.name, KnobType::Double, 1.0, "", "nucleus sampling mass", base::in_range(0.01, 1)});
-  s.add({keys::kLiveExactPrefill.name, KnobType::Bool, true, "",
-         "prefill through the decode kernel one token per iteration (bitwise batch- and resume-invariant) instead of one batched forward", {}});
-  s.add({keys::kLiveFusedAttention.name, KnobType::Bool, false, "",
+  s.add({keys::kLiveExactPrefill.name,
+         KnobType::Bool,
+         true,
+         "",
+         "prefill through the decode kernel one token per iteration (bitwise batch- and resume-invariant) instead of one batched forward",
+         {}});
+  s.add({keys::kLiveFusedAttention.name,
+         KnobType::Bool,
+         false,
+         "",
          "the engine's decode attends through torch 2.x's fused scaled_dot_product_attention (libtorch >= 2; an error on 1.x); "
          "prefill and training keep the manual path, whose shapes change with every batch",
          {}});
-  s.add({keys::kLiveCudaGraph.name, KnobType::Bool, true, "",
-         "on CUDA, the engine replays its fixed-shape decode from a captured CUDA graph (no effect on CPU)", {}});
+  s.add({keys::kLiveCudaGraph.name,
+         KnobType::Bool,
+         true,
+         "",
+         "on CUDA, the engine replays its fixed-shape decode from a captured CUDA graph (no effect on CPU)",
+         {}});
   s.add({keys::kLiveEngineDtype.name, KnobType::String, std::string("float32"), "",
          "the engine's weights and KV cache: float32, or bfloat16 (as SGLang serves; the trainer keeps float32 master weights "
          "and each weight sync converts)",
@@ -38,7 +49,8 @@ void declare_live_knobs(base::ConfigSchema& s) {
          base::one_of({"grpo", "dapo", "gspo"})});
   s.add({keys::kLiveClipLow.name, KnobType::Double, 0.2, "", "PPO clip below 1 (DAPO: 0.2)", base::in_range(0, 1)});
   s.add({keys::kLiveClipHigh.name, KnobType::Double, 0.28, "", "PPO clip above 1 (DAPO: 0.28)", base::in_range(0, 10)});
-  s.add({keys::kLiveKlCoef.name, KnobType::Double, 0.0, "", "KL penalty to the warm-started reference (k3); 0 = none", base::in_range(0, 1e6)});
+  s.add({keys::kLiveKlCoef.name, KnobType::Double, 0.0, "", "KL penalty to the warm-started reference (k3); 0 = none",
+         base::in_range(0, 1e6)});
   s.add({keys::kLiveOldLogprobs.name, KnobType::String, std::string("recompute"), "",
          "pi_old of the PPO ratio: recompute (slime's default: the trainer's forward with the weights before the update) or "
          "rollout (the log-probs the sampler returned)",
@@ -48,16 +60,19 @@ void declare_live_knobs(base::ConfigSchema& s) {
          base::in_range(0, 1e6)});
   s.add({keys::kLiveTisScope.name, KnobType::String, std::string("all"), "", "tokens the TIS weight applies to: all (as slime) or stale",
          base::one_of({"all", "stale"})});
-  s.add({keys::kLiveSftSteps.name, KnobType::Int, std::int64_t{300}, "steps", "supervised warm-start steps before RL", base::in_range(0, 10'000'000)});
+  s.add({keys::kLiveSftSteps.name, KnobType::Int, std::int64_t{300}, "steps", "supervised warm-start steps before RL",
+         base::in_range(0, 10'000'000)});
   s.add({keys::kLiveSftBatch.name, KnobType::Int, std::int64_t{32}, "examples", "warm-start batch size", base::in_range(1, 1 << 16)});
   s.add({keys::kLiveThreads.name, KnobType::Int, std::int64_t{1}, "threads",
          "torch intra-op threads (BLAS runs single-threaded), for the engine and, in an overlapped run, for the trainer beside it; "
-         "on 2 cores, 1 was faster and steadier than 2", base::in_range(1, 256)});
+         "on 2 cores, 1 was faster and steadier than 2",
+         base::in_range(1, 256)});
   s.add({keys::kLiveTrainLockstepIterations.name, KnobType::Int, std::int64_t{0}, "iterations",
          "overlapped policies: 0 = a train step ends when computed; K > 0 = it ends after exactly K engine iterations (waiting for "
          "the trainer if need be), making the run reproducible",
          base::in_range(0, 1 << 30)});
-  s.add({keys::kLiveEvalPrompts.name, KnobType::Int, std::int64_t{64}, "prompts", "held-out prompts for greedy accuracy before and after", base::in_range(0, 1 << 20)});
+  s.add({keys::kLiveEvalPrompts.name, KnobType::Int, std::int64_t{64}, "prompts", "held-out prompts for greedy accuracy before and after",
+         base::in_range(0, 1 << 20)});
   s.add({keys::kLiveTaskMedianLen.name, KnobType::Double, 6.0, "", "countdown task: median start number N (answer: N + 1 tokens)",
          base::in_range(1, 4096)});
   s.add({keys::kLiveTaskSigma.name, KnobType::Double, 0.7, "", "countdown task: lognormal sigma of N", base::in_range(0, 10)});
@@ -71,8 +86,9 @@ LiveOptions live_options(const base::Config& c, const std::string& device, std::
   // The filter reads each sample's correctness from the workload before the
   // run; the countdown task's is known only once the sample is generated.
   if (c.get(base::keys::kDynamicSampling)) {
-    throw base::ConfigError("filter.dynamic_sampling is not supported by the live backend (the countdown task's correctness is "
-                            "known only after generation)");
+    throw base::ConfigError(
+        "filter.dynamic_sampling is not supported by the live backend (the countdown task's correctness is "
+        "known only after generation)");
   }
   LiveOptions lo;
   lo.model_size = c.get(live::keys::kLiveModel);

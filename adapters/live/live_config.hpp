@@ -2,9 +2,9 @@
 // The live.* scenario keys, declared beside the code that reads them into the
 // live backend's options. Plain C++ (no torch): `april` declares these keys
 // without loading the live backend.
-#include "tasks/countdown_task.hpp"
 #include "adapters/live/live_options.hpp"
 #include "base/config.hpp"
+#include "tasks/countdown_task.hpp"
 
 namespace april::live {
 
@@ -15,7 +15,6 @@ void declare_live_knobs(base::ConfigSchema& schema);
 LiveOptions live_options(const base::Config& config, const std::string& device, std::int64_t mask_staleness_above);
 CountdownParams task_params(const base::Config& config);
 ServingOptions serving_options(const base::Config& config);
-
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

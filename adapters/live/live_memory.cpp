@@ -49,14 +49,14 @@ LiveMemoryEstimate estimate_live_memory(const LiveMemoryInputs& in) {
   LiveMemoryEstimate e;
   e.weights_bytes = params * (kTrainerBytesPerParam + engine_b + (in.reference_model ? kF32 : 0));
   // transformer.cpp's make_cache: K and V per layer, [slots, kv heads, max_seq, head_dim].
-  const double cache_elems = 2.0 * static_cast<double>(m.n_layers) * static_cast<double>(in.slots) *
-                             static_cast<double>(m.n_kv_heads) * static_cast<double>(m.max_seq) * static_cast<double>(m.head_dim());
+  const double cache_elems = 2.0 * static_cast<double>(m.n_layers) * static_cast<double>(in.slots) * static_cast<double>(m.n_kv_heads) *
+                             static_cast<double>(m.max_seq) * static_cast<double>(m.head_dim());
   e.kv_cache_bytes = cache_elems * engine_b;
   // Transformer::decode: the key mask [slots, max_seq] and, per layer in turn,
   // scores, masked scores and softmax [slots, heads, max_seq].
   e.decode_bytes = kF32 * static_cast<double>(in.slots) * static_cast<double>(m.max_seq) * (1 + 3 * static_cast<double>(m.n_heads));
-  e.activation_bytes = std::max(train_activation_bytes(m, in.train_samples, in.train_tokens),
-                                train_activation_bytes(m, in.sft_batch, in.sft_tokens));
+  e.activation_bytes =
+      std::max(train_activation_bytes(m, in.train_samples, in.train_tokens), train_activation_bytes(m, in.sft_batch, in.sft_tokens));
   e.runtime_bytes = kRuntimeBytes;
   return e;
 }
@@ -70,8 +70,8 @@ LiveMemoryInputs memory_inputs(const LiveOptions& o, const ModelConfig& model) {
   return in;
 }
 
-LiveMemoryInputs run_memory_inputs(const LiveOptions& o, const ModelConfig& model, std::int64_t train_samples,
-                                   std::int64_t max_prompt_tok, std::int64_t max_answer_tok, bool trained) {
+LiveMemoryInputs run_memory_inputs(const LiveOptions& o, const ModelConfig& model, std::int64_t train_samples, std::int64_t max_prompt_tok,
+                                   std::int64_t max_answer_tok, bool trained) {
   LiveMemoryInputs in = memory_inputs(o, model);
   const std::int64_t response = trained ? std::min<std::int64_t>(o.max_response_len, max_answer_tok) : o.max_response_len;
   in.train_samples = train_samples;
@@ -88,10 +88,10 @@ std::string LiveMemoryEstimate::breakdown() const {
 
 void check_live_memory(const LiveMemoryEstimate& e, std::uint64_t limit_bytes, const std::string& what) {
   if (limit_bytes == 0 || e.total() <= static_cast<double>(limit_bytes)) return;
-  throw std::runtime_error(fmt::format(
-      "{} needs about {} of memory ({}), more than the {} this machine has; lower live.slots or max_response_len (the KV "
-      "cache is slots x their length), rollout_batch_size x n_samples_per_prompt (one train step's batch), or live.model",
-      what, gib(e.total()), e.breakdown(), gib(static_cast<double>(limit_bytes))));
+  throw std::runtime_error(
+      fmt::format("{} needs about {} of memory ({}), more than the {} this machine has; lower live.slots or max_response_len (the KV "
+                  "cache is slots x their length), rollout_batch_size x n_samples_per_prompt (one train step's batch), or live.model",
+                  what, gib(e.total()), e.breakdown(), gib(static_cast<double>(limit_bytes))));
 }
 
 }  // namespace april::live

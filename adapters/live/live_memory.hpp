@@ -13,22 +13,22 @@
 namespace april::live {
 
 struct LiveMemoryInputs {
-  ModelConfig model;                 // its max_seq sizes the KV cache and the rotary tables
-  std::int64_t slots = 64;           // engine slots: the KV cache's rows
-  bool engine_bf16 = false;          // the engine's weights and cache in bfloat16
-  bool reference_model = false;      // a KL penalty keeps a frozen copy of the weights
-  std::int64_t train_samples = 0;    // samples in one train step (B x n)
-  std::int64_t train_tokens = 0;     // each one's prompt + response, as the estimate assumes it
-  std::int64_t sft_batch = 0;        // warm-start examples per step (0: no warm start)
-  std::int64_t sft_tokens = 0;       // each one's length
+  ModelConfig model;               // its max_seq sizes the KV cache and the rotary tables
+  std::int64_t slots = 64;         // engine slots: the KV cache's rows
+  bool engine_bf16 = false;        // the engine's weights and cache in bfloat16
+  bool reference_model = false;    // a KL penalty keeps a frozen copy of the weights
+  std::int64_t train_samples = 0;  // samples in one train step (B x n)
+  std::int64_t train_tokens = 0;   // each one's prompt + response, as the estimate assumes it
+  std::int64_t sft_batch = 0;      // warm-start examples per step (0: no warm start)
+  std::int64_t sft_tokens = 0;     // each one's length
 };
 
 struct LiveMemoryEstimate {
-  double weights_bytes = 0;      // trainer (weights, gradients, two AdamW moments), engine copy, reference
-  double kv_cache_bytes = 0;     // allocated whole when the engine starts
-  double decode_bytes = 0;       // one decode iteration's attention over the whole cache
-  double activation_bytes = 0;   // the larger of a train step's and a warm-start step's forward + backward
-  double runtime_bytes = 0;      // libtorch itself
+  double weights_bytes = 0;     // trainer (weights, gradients, two AdamW moments), engine copy, reference
+  double kv_cache_bytes = 0;    // allocated whole when the engine starts
+  double decode_bytes = 0;      // one decode iteration's attention over the whole cache
+  double activation_bytes = 0;  // the larger of a train step's and a warm-start step's forward + backward
+  double runtime_bytes = 0;     // libtorch itself
   [[nodiscard]] double total() const { return weights_bytes + kv_cache_bytes + decode_bytes + activation_bytes + runtime_bytes; }
   [[nodiscard]] std::string breakdown() const;  // "weights 1.2 GiB + KV cache ... "
 };

@@ -28,8 +28,8 @@ struct LiveOptions {
   double lr = 5e-4, weight_decay = 0.01, grad_clip = 1.0;
   std::string policy_loss = "dapo";  // grpo, dapo or gspo (detail/grpo.hpp)
   double clip_low = 0.2, clip_high = 0.28, kl_coef = 0.0, tis_cap = 0.0;
-  bool recompute_old_logprobs = true;  // slime's default; false: the sampler's log-probs are pi_old
-  bool tis_stale_only = false;         // TIS weight on stale tokens only (else every token, as slime's --use-tis)
+  bool recompute_old_logprobs = true;      // slime's default; false: the sampler's log-probs are pi_old
+  bool tis_stale_only = false;             // TIS weight on stale tokens only (else every token, as slime's --use-tis)
   std::int64_t mask_staleness_above = -1;  // tokens staler than this get zero weight; -1: none (the policy's)
   std::int64_t sft_steps = 0, sft_batch = 32;
   std::int64_t threads = 2;

@@ -9,7 +9,7 @@ namespace april::live {
 std::int64_t ModelConfig::parameters() const {
   const std::int64_t hd = head_dim();
   const std::int64_t attn = d_model * n_heads * hd * 2 + d_model * n_kv_heads * hd * 2 + (qkv_bias ? (n_heads + 2 * n_kv_heads) * hd : 0) +
-                           (qk_norm ? 2 * hd : 0);
+                            (qk_norm ? 2 * hd : 0);
   const std::int64_t mlp = 3 * d_model * d_ff;
   return n_layers * (attn + mlp + 2 * d_model) + (tie_embeddings ? 1 : 2) * vocab * d_model + d_model;
 }

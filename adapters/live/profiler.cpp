@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "adapters/live/cpu_runtime.hpp"
-#include "base/stats.hpp"
 #include "adapters/live/detail/device.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 #include "adapters/live/detail/worker_thread.hpp"
+#include "base/stats.hpp"
 
 namespace april::live {
 namespace {
@@ -69,15 +69,20 @@ struct LiveProfiler::Impl {
   static constexpr std::int32_t kFiller = CountdownTask::kOne;
 
   Impl(const ProfileOptions& options, torch::Device dev, const ModelConfig& config)
-      : o(options), device(dev), task(options.task, options.seed), cfg(config),
-        engine(make_engine(cfg, options, dev)), trainer(Transformer(cfg), std::nullopt, GrpoOptions{}, dev) {
+      : o(options),
+        device(dev),
+        task(options.task, options.seed),
+        cfg(config),
+        engine(make_engine(cfg, options, dev)),
+        trainer(Transformer(cfg), std::nullopt, GrpoOptions{}, dev) {
     measured.device = device.str();
     measured.model = o.model_size;
     measured.slots = o.slots;
     measured.side_by_side_after_other_arm = o.contention_after_other_arm;
     if (o.contention_after_other_arm) {
-      other = std::unique_ptr<OtherArm>(new OtherArm{make_engine(cfg, o, dev), GrpoTrainer(Transformer(cfg), std::nullopt, GrpoOptions{}, dev),
-                                                     WorkerThread{[threads = o.threads] { configure_thread(threads); }}});
+      other =
+          std::unique_ptr<OtherArm>(new OtherArm{make_engine(cfg, o, dev), GrpoTrainer(Transformer(cfg), std::nullopt, GrpoOptions{}, dev),
+                                                 WorkerThread{[threads = o.threads] { configure_thread(threads); }}});
     }
     build_probes();
   }
@@ -123,13 +128,13 @@ struct LiveProfiler::Impl {
     // largest shapes faulted them in again, 1.19-1.49x their prediction
     // (sync's step 5, one_step_off's steps 8 and 11 in run after run).
     const std::int64_t most_samples = o.batch_samples > 0 ? std::min(o.slots, o.batch_samples) : o.slots;
-    for (const auto& [samples, longest, spread] : std::vector<std::tuple<std::int64_t, std::int64_t, bool>>{
-             {most_samples / 8, short_response, false},
-             {most_samples / 8, full, true},
-             {most_samples / 2, short_response, false},
-             {most_samples / 2, full, true},
-             {most_samples / 2, full, false},
-             {most_samples, full, true}}) {
+    for (const auto& [samples, longest, spread] :
+         std::vector<std::tuple<std::int64_t, std::int64_t, bool>>{{most_samples / 8, short_response, false},
+                                                                   {most_samples / 8, full, true},
+                                                                   {most_samples / 2, short_response, false},
+                                                                   {most_samples / 2, full, true},
+                                                                   {most_samples / 2, full, false},
+                                                                   {most_samples, full, true}}) {
       probes.push_back({Probe::kTrain, 0, 0, std::max<std::int64_t>(2, samples), longest, spread});
     }
     // Live batches themselves: B x n answers at the task's lengths (fresh draws
@@ -421,11 +426,21 @@ void LiveProfiler::run(std::int64_t count, const std::function<void(std::int64_t
     const Probe p = impl_->probes[impl_->next];
     impl_->next = (impl_->next + 1) % impl_->probes.size();
     switch (p.kind) {
-      case Probe::kIteration: impl_->run_iteration(p); break;
-      case Probe::kTrain: impl_->run_train(p); break;
-      case Probe::kSync: impl_->run_sync(); break;
-      case Probe::kAbort: impl_->run_abort(p); break;
-      case Probe::kContention: impl_->run_contention(p); break;
+      case Probe::kIteration:
+        impl_->run_iteration(p);
+        break;
+      case Probe::kTrain:
+        impl_->run_train(p);
+        break;
+      case Probe::kSync:
+        impl_->run_sync();
+        break;
+      case Probe::kAbort:
+        impl_->run_abort(p);
+        break;
+      case Probe::kContention:
+        impl_->run_contention(p);
+        break;
     }
     if (after_each) after_each(i + 1);
   }

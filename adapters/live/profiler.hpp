@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "adapters/live/live_options.hpp"
 #include "rl/backend_profile.hpp"
 #include "tasks/countdown_task.hpp"
-#include "adapters/live/live_options.hpp"
 
 namespace april::live {
 
@@ -20,8 +20,8 @@ struct ProfileOptions {
   std::int64_t slots = 64;
   std::int64_t threads = 1;
   std::int32_t max_response_len = 48;
-  ServingOptions serving;  // as the live run's engine
-  std::int64_t repeats = 3;  // passes over the grid
+  ServingOptions serving;          // as the live run's engine
+  std::int64_t repeats = 3;        // passes over the grid
   std::int64_t batch_samples = 0;  // samples a live train batch has (B x n); 0: slots
   std::uint64_t seed = 1;
   CountdownParams task;
@@ -74,7 +74,6 @@ class LiveProfiler {
 };
 
 // `repeats` whole passes; `progress` (if set) hears the probes done of the total.
-rl::Profile profile_live(const ProfileOptions& options,
-                         const std::function<void(std::int64_t done, std::int64_t total)>& progress = {});
+rl::Profile profile_live(const ProfileOptions& options, const std::function<void(std::int64_t done, std::int64_t total)>& progress = {});
 
 }  // namespace april::live

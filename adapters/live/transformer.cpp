@@ -87,7 +87,8 @@ torch::Tensor BlockImpl::attend(const torch::Tensor& q, const torch::Tensor& k, 
   return scaled_attention(q, rep == 1 ? k : widen(k), rep == 1 ? v : widen(v), mask, fast_attention_);
 }
 
-torch::Tensor BlockImpl::attend_grouped(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask) const {
+torch::Tensor BlockImpl::attend_grouped(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                        const torch::Tensor& mask) const {
   return scaled_attention(q, k, v, mask, fast_attention_ || fast_decode_attention_);
 }
 
@@ -152,9 +153,10 @@ TransformerImpl::TransformerImpl(const ModelConfig& c, torch::ScalarType dtype) 
     throw std::invalid_argument("model config: the head width must be even, n_heads a multiple of n_kv_heads");
   }
   const bool f32 = dtype == torch::kFloat32;
-  embed_ = register_module("embed", f32 ? torch::nn::Embedding(c.vocab, c.d_model)
-                                        : torch::nn::Embedding(torch::nn::EmbeddingOptions(c.vocab, c.d_model)
-                                                                   ._weight(torch::empty({c.vocab, c.d_model}, torch::TensorOptions().dtype(dtype)).normal_())));
+  embed_ = register_module(
+      "embed", f32 ? torch::nn::Embedding(c.vocab, c.d_model)
+                   : torch::nn::Embedding(torch::nn::EmbeddingOptions(c.vocab, c.d_model)
+                                              ._weight(torch::empty({c.vocab, c.d_model}, torch::TensorOptions().dtype(dtype)).normal_())));
   for (std::int64_t i = 0; i < c.n_layers; ++i) {
     Block b(c);
     if (!f32) {
@@ -196,7 +198,8 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
   return head(norm_(x));
 }
 
-torch::Tensor TransformerImpl::prefill(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& slots, KvCache& cache) {
+torch::Tensor TransformerImpl::prefill(const torch::Tensor& tokens, const torch::Tensor& lengths, const torch::Tensor& slots,
+                                       KvCache& cache) {
   const auto t = tokens.size(1);
   auto x = embed_(tokens);
   const auto cos = cos_.index({Slice(0, t)});

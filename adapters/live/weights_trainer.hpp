@@ -10,8 +10,8 @@
 
 #include <stdexcept>
 
-#include "tasks/live_task.hpp"
 #include "rl/backend.hpp"
+#include "tasks/live_task.hpp"
 
 namespace april::live {
 
@@ -19,7 +19,7 @@ namespace april::live {
 // log-probs and the version that sampled each token, its reward and group.
 struct TrainSampleData {
   std::vector<std::int32_t> prompt, response;
-  std::vector<float> rollout_logprobs;     // one per response token
+  std::vector<float> rollout_logprobs;      // one per response token
   std::vector<std::int64_t> token_version;  // one per response token
   double reward = 0;
   std::int64_t group = 0;
@@ -45,8 +45,8 @@ std::vector<TrainSampleData> train_sample_data(const std::vector<rl::TrainSample
     }
     for (const auto& [v, n] : s.segments) d.token_version.insert(d.token_version.end(), static_cast<std::size_t>(n), v);
     if (d.token_version.size() != d.response.size()) {
-      throw std::logic_error(fmt::format("{}: sample {} has {} tokens but segments cover {}", who, s.key, d.response.size(),
-                                         d.token_version.size()));
+      throw std::logic_error(
+          fmt::format("{}: sample {} has {} tokens but segments cover {}", who, s.key, d.response.size(), d.token_version.size()));
     }
     d.reward = task.response_reward(st.prompt_id, d.response);
     d.group = rl::key_group(s.key);

@@ -4,8 +4,7 @@
 
 namespace april::live {
 
-WorkerThread::WorkerThread(std::function<void()> on_start)
-    : thread_([this, start = std::move(on_start)] { loop(start); }) {}
+WorkerThread::WorkerThread(std::function<void()> on_start) : thread_([this, start = std::move(on_start)] { loop(start); }) {}
 
 WorkerThread::~WorkerThread() {
   {

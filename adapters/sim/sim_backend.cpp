@@ -13,8 +13,10 @@ namespace april::adapters {
 SimBackend::SimBackend(SimBackendConfig config, std::shared_ptr<const sim::IterationModel> model)
     : config_(std::move(config)),
       model_(std::move(model)),
-      by_requests_(static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines + std::max<std::int64_t>(0, config_.hybrid_engines)))),
-      by_predicted_tok_(static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines + std::max<std::int64_t>(0, config_.hybrid_engines)))) {
+      by_requests_(
+          static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines + std::max<std::int64_t>(0, config_.hybrid_engines)))),
+      by_predicted_tok_(
+          static_cast<std::size_t>(std::max<std::int64_t>(1, config_.engines + std::max<std::int64_t>(0, config_.hybrid_engines)))) {
   if (config_.engines < 1) throw std::invalid_argument("need at least one engine");
   if (config_.hybrid_engines < 0) throw std::invalid_argument("hybrid engines must be >= 0");
   if (config_.hybrid_engines > 0 && (!config_.can_overlap || !config_.hybrid_model)) {
@@ -24,7 +26,8 @@ SimBackend::SimBackend(SimBackendConfig config, std::shared_ptr<const sim::Itera
   config_.hybrid_engine.report_windows = config_.record_windows;
   standalone_ = static_cast<std::size_t>(config_.engines);
   for (std::int64_t i = 0; i < config_.engines; ++i) {
-    engines_.push_back(std::make_unique<sim::Engine>(static_cast<std::size_t>(i), sim_, *model_, config_.engine, static_cast<sim::EngineListener&>(*this)));
+    engines_.push_back(std::make_unique<sim::Engine>(static_cast<std::size_t>(i), sim_, *model_, config_.engine,
+                                                     static_cast<sim::EngineListener&>(*this)));
   }
   for (std::int64_t i = 0; i < config_.hybrid_engines; ++i) {
     engines_.push_back(std::make_unique<sim::Engine>(standalone_ + static_cast<std::size_t>(i), sim_, *config_.hybrid_model,
@@ -41,11 +44,13 @@ void SimBackend::note_load(std::size_t engine) {
 std::size_t SimBackend::route(const SampleRequest& r) const {
   const LeastLoaded& index = r.predicted_remaining_tok > 0 ? by_predicted_tok_ : by_requests_;
   if (r.engine_count == 0) return hybrid_routable_ || standalone_ == engines_.size() ? index.least() : index.least_in(0, standalone_);
-  if (r.engine_first < 0 || r.engine_count < 0 || static_cast<std::size_t>(r.engine_first) + static_cast<std::size_t>(r.engine_count) > standalone_) {
+  if (r.engine_first < 0 || r.engine_count < 0 ||
+      static_cast<std::size_t>(r.engine_first) + static_cast<std::size_t>(r.engine_count) > standalone_) {
     throw std::invalid_argument(fmt::format("engine range [{}, {}) outside the {} engines", r.engine_first,
                                             std::int64_t{r.engine_first} + r.engine_count, standalone_));
   }
-  return index.least_in(static_cast<std::size_t>(r.engine_first), static_cast<std::size_t>(r.engine_first) + static_cast<std::size_t>(r.engine_count));
+  return index.least_in(static_cast<std::size_t>(r.engine_first),
+                        static_cast<std::size_t>(r.engine_first) + static_cast<std::size_t>(r.engine_count));
 }
 
 void SimBackend::submit(const SampleRequest& r) {
@@ -58,8 +63,7 @@ void SimBackend::submit(const SampleRequest& r) {
     for (std::size_t i = 0; i < engines_.size(); ++i) note_load(i);
   }
   std::size_t best_index = route(r);
-  if (best_index >= standalone_ &&
-      std::int64_t{r.prompt_tok} + r.generated_tok + r.max_new_tok > config_.hybrid_engine.kv_capacity_tok) {
+  if (best_index >= standalone_ && std::int64_t{r.prompt_tok} + r.generated_tok + r.max_new_tok > config_.hybrid_engine.kv_capacity_tok) {
     // A context that may outgrow a hybrid engine's KV cache (the trainer's
     // GPUs may hold less), by what a router knows (prompt, tokens held, the
     // most it may add): a rollout engine takes it.
@@ -78,11 +82,11 @@ void SimBackend::submit(const SampleRequest& r) {
   // The loop refuses a prediction past 2^31 - 1 tokens in all (RlLoop::flush_submissions).
   if (r.predicted_remaining_tok > 0) er.predicted_end_tok = static_cast<std::int32_t>(er.generated_tok + r.predicted_remaining_tok);
   if (static_cast<std::int64_t>(er.prompt_tok) + er.stop_at_tok > config_.engine.kv_capacity_tok) {
-    throw std::invalid_argument(fmt::format(
-        "prompt '{}' (sample {}) needs {} KV tokens ({} prompt + {} response), more than the engine KV capacity of {} tokens; "
-        "raise engine.kv_capacity_tok or lower max_response_len",
-        r.prompt_id, rl::key_index(r.key), static_cast<std::int64_t>(er.prompt_tok) + er.stop_at_tok, er.prompt_tok, er.stop_at_tok,
-        config_.engine.kv_capacity_tok));
+    throw std::invalid_argument(
+        fmt::format("prompt '{}' (sample {}) needs {} KV tokens ({} prompt + {} response), more than the engine KV capacity of {} tokens; "
+                    "raise engine.kv_capacity_tok or lower max_response_len",
+                    r.prompt_id, rl::key_index(r.key), static_cast<std::int64_t>(er.prompt_tok) + er.stop_at_tok, er.prompt_tok,
+                    er.stop_at_tok, config_.engine.kv_capacity_tok));
   }
   best->submit(er);
   note_load(best_index);
@@ -99,11 +103,12 @@ double SimBackend::train_speed_now() const {
 }
 
 void SimBackend::schedule_train_end() {
-  train_end_event_ = sim_.schedule_at(train_progress_at_ + sim::TimeNs::from_s(train_work_left_s_ / train_speed_), sim::kTagTrainEnd, [this] {
-    train_running_ = false;
-    train_ended_ = true;
-    for (auto& e : engines_) e->set_time_factor(1.0);
-  });
+  train_end_event_ =
+      sim_.schedule_at(train_progress_at_ + sim::TimeNs::from_s(train_work_left_s_ / train_speed_), sim::kTagTrainEnd, [this] {
+        train_running_ = false;
+        train_ended_ = true;
+        for (auto& e : engines_) e->set_time_factor(1.0);
+      });
 }
 
 void SimBackend::on_running_changed(std::size_t engine, sim::TimeNs now, const sim::EngineOccupancy& occupancy) {
@@ -244,7 +249,8 @@ TrainReport SimBackend::train(const std::vector<TrainSample>& batch, std::int64_
 }
 
 void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
-  if (train_running_ || sync_running_ || trainer_gpus_ != TrainerGpus::Training) throw std::logic_error("start_train while the trainer is busy");
+  if (train_running_ || sync_running_ || trainer_gpus_ != TrainerGpus::Training)
+    throw std::logic_error("start_train while the trainer is busy");
   train_running_ = true;
   for (auto& e : engines_) e->set_time_factor(config_.engine_slowdown_beside_train);
   train_phases_ = train_phases_of(batch);
@@ -257,7 +263,8 @@ void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t
 }
 
 void SimBackend::start_sync(std::int64_t new_version, bool recompute) {
-  if (train_running_ || sync_running_ || trainer_gpus_ != TrainerGpus::Training) throw std::logic_error("start_sync while the trainer is busy");
+  if (train_running_ || sync_running_ || trainer_gpus_ != TrainerGpus::Training)
+    throw std::logic_error("start_sync while the trainer is busy");
   sync_running_ = true;
   // An iteration that began at this instant has done nothing yet: the engine
   // is at its boundary and waits for the new weights (docs/design.md 3b: an idle
@@ -293,11 +300,11 @@ void SimBackend::start_pull(std::int32_t engine) {
   const std::int64_t version = published_version_;
   sim_.schedule_in(sim::TimeNs::from_s(config_.pull_time_s), sim::engine_event_tag(sim::kTagPullEnd, static_cast<std::size_t>(engine)),
                    [this, engine, version] {
-    engines_[static_cast<std::size_t>(engine)]->resume(version, false);
-    pulling_[static_cast<std::size_t>(engine)] = 0;
-    resumed_since_wait_ = true;
-    pulled_.push_back(engine);
-  });
+                     engines_[static_cast<std::size_t>(engine)]->resume(version, false);
+                     pulling_[static_cast<std::size_t>(engine)] = 0;
+                     resumed_since_wait_ = true;
+                     pulled_.push_back(engine);
+                   });
 }
 
 void SimBackend::move_requests(std::int32_t from, std::int32_t to) {

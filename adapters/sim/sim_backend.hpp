@@ -121,7 +121,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   std::shared_ptr<const sim::IterationModel> model_;
   sim::Simulator sim_;
   std::vector<std::unique_ptr<sim::Engine>> engines_;  // the `engines`, then the hybrid engines
-  std::size_t standalone_ = 0;                        // the `engines`
+  std::size_t standalone_ = 0;                         // the `engines`
   [[nodiscard]] std::span<const std::unique_ptr<sim::Engine>> rollout_engines() const { return {engines_.data(), standalone_}; }
   // Where the trainer's GPUs are (elastic splits); the router sends to the
   // hybrid engines from the lend's start to the reclaim's.
@@ -148,10 +148,10 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   void take_completions_at_this_instant(std::vector<SampleProgress>& out);
   bool train_running_ = false, sync_running_ = false;
   bool train_ended_ = false, sync_ended_ = false;  // at the instant being reported
-  std::vector<std::int32_t> pulled_;                 // engines whose pull ended at the instant being reported
-  std::int64_t published_version_ = 0;               // the version the relays hold
-  std::vector<char> pulling_;                        // per engine
-  bool resumed_since_wait_ = false;  // engines resumed since wait_for_events last started the idle ones
+  std::vector<std::int32_t> pulled_;               // engines whose pull ended at the instant being reported
+  std::int64_t published_version_ = 0;             // the version the relays hold
+  std::vector<char> pulling_;                      // per engine
+  bool resumed_since_wait_ = false;                // engines resumed since wait_for_events last started the idle ones
   // The running train step on a shared host: its work left at full speed as
   // of `train_progress_at_`, the speed since then, its end event.
   double train_work_left_s_ = 0, train_speed_ = 1.0;

@@ -473,10 +473,14 @@ std::optional<std::string> last_number(std::string_view r) {
 
 const char* answer_source_name(AnswerSource source) {
   switch (source) {
-    case AnswerSource::Boxed: return "boxed";
-    case AnswerSource::AnswerLine: return "answer line";
-    case AnswerSource::FinalNumber: return "final number";
-    case AnswerSource::None: break;
+    case AnswerSource::Boxed:
+      return "boxed";
+    case AnswerSource::AnswerLine:
+      return "answer line";
+    case AnswerSource::FinalNumber:
+      return "final number";
+    case AnswerSource::None:
+      break;
   }
   return "none";
 }
@@ -504,9 +508,9 @@ NormalizedAnswer normalize_answer(std::string_view answer) {
   const std::string_view trimmed = trim(answer);
   if (trimmed.size() > kMaxNormalizedBytes) return {std::string(trimmed), std::nullopt};
   std::string s(trimmed);
-  s = replace_all(s, "\xE2\x88\x92", "-");     // U+2212 minus sign
-  s = replace_all(s, "\xCF\x80", "\\pi");      // U+03C0 pi
-  s = replace_all(s, "\xC2\xB0", "");          // U+00B0 degree sign
+  s = replace_all(s, "\xE2\x88\x92", "-");  // U+2212 minus sign
+  s = replace_all(s, "\xCF\x80", "\\pi");   // U+03C0 pi
+  s = replace_all(s, "\xC2\xB0", "");       // U+00B0 degree sign
   for (const std::string_view d : {"\\$", "$", "\\(", "\\)", "\\[", "\\]"}) s = replace_all(s, d, "");
   s = replace_all(s, "\\dfrac", "\\frac");
   s = replace_all(s, "\\tfrac", "\\frac");

@@ -54,8 +54,8 @@ MathTask::MathTask(PromptDataset dataset, hf::Tokenizer tokenizer, MathTaskOptio
     const auto* end = hf::chat_end_of_turn(*opt_.chat);
     const auto id = tokenizer_.token_to_id(end);
     if (!id) {
-      throw base::ConfigError(fmt::format("the tokenizer has no token '{}', which ends a turn in the {} chat template", end,
-                                          hf::chat_family_name(*opt_.chat)));
+      throw base::ConfigError(
+          fmt::format("the tokenizer has no token '{}', which ends a turn in the {} chat template", end, hf::chat_family_name(*opt_.chat)));
     }
     if (std::find(end_tokens_.begin(), end_tokens_.end(), *id) == end_tokens_.end()) end_tokens_.push_back(*id);
   }
@@ -77,7 +77,8 @@ MathTask::MathTask(PromptDataset dataset, hf::Tokenizer tokenizer, MathTaskOptio
     if (r.prompt.empty()) throw base::ConfigError(fmt::format("{}:{}: field 'prompt': no tokens", path_, p.line));
     for (const auto t : r.prompt) {
       if (t >= vocab_) {
-        throw base::ConfigError(fmt::format("{}:{}: field 'prompt': token {} is past the model's vocabulary of {}", path_, p.line, t, vocab_));
+        throw base::ConfigError(
+            fmt::format("{}:{}: field 'prompt': token {} is past the model's vocabulary of {}", path_, p.line, t, vocab_));
       }
     }
     r.answer = std::move(p.answer);
@@ -90,8 +91,8 @@ MathTask::MathTask(PromptDataset dataset, hf::Tokenizer tokenizer, MathTaskOptio
 
 std::string MathTask::describe() const {
   return fmt::format("math prompts from {}: {} to train on, {} held out; prompts {:.0f} tokens on average, {} at most ({})", path_,
-                     train_prompts(), opt_.eval_prompts,
-                     static_cast<double>(prompt_tok_sum_) / static_cast<double>(rows_.size()), max_prompt_tok_,
+                     train_prompts(), opt_.eval_prompts, static_cast<double>(prompt_tok_sum_) / static_cast<double>(rows_.size()),
+                     max_prompt_tok_,
                      opt_.chat ? fmt::format("{} chat template", hf::chat_family_name(*opt_.chat)) : std::string("no chat template"));
 }
 
@@ -138,7 +139,8 @@ std::string MathTask::eval_prompt_id(std::int64_t i) const {
 
 std::unique_ptr<TaskWorkload> MathTask::workload(std::int64_t samples_per_group, std::int64_t first_index) const {
   std::vector<std::int32_t> prompt_tok;
-  for (std::int64_t i = 0; i < train_prompts(); ++i) prompt_tok.push_back(static_cast<std::int32_t>(rows_[static_cast<std::size_t>(i)].prompt.size()));
+  for (std::int64_t i = 0; i < train_prompts(); ++i)
+    prompt_tok.push_back(static_cast<std::int32_t>(rows_[static_cast<std::size_t>(i)].prompt.size()));
   return std::make_unique<MathWorkload>(*this, std::move(prompt_tok), samples_per_group, first_index);
 }
 

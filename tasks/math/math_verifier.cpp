@@ -28,9 +28,12 @@ RewardValues dapo_reward_values() { return RewardValues{1.0, -1.0, -1.0}; }
 
 const char* verdict_name(Verdict verdict) {
   switch (verdict) {
-    case Verdict::Correct: return "correct";
-    case Verdict::Incorrect: return "incorrect";
-    case Verdict::NoAnswer: break;
+    case Verdict::Correct:
+      return "correct";
+    case Verdict::Incorrect:
+      return "incorrect";
+    case Verdict::NoAnswer:
+      break;
   }
   return "no answer";
 }
@@ -55,8 +58,8 @@ MathJudgement judge_math_response(std::string_view response, std::string_view go
     return j;
   }
   j.why = fmt::format("{}: {} {} -> {} {} gold {} ({})", verdict_name(j.verdict), answer_source_name(j.extracted.source),
-                      quoted(j.extracted.text), quoted(j.predicted.text), equal ? "equals" : "differs from",
-                      quoted(j.gold.text), numbers ? "as numbers" : "as text");
+                      quoted(j.extracted.text), quoted(j.predicted.text), equal ? "equals" : "differs from", quoted(j.gold.text),
+                      numbers ? "as numbers" : "as text");
   return j;
 }
 

@@ -6,11 +6,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "tasks/math/math_answer.hpp"
 #include "base/config.hpp"
 #include "base/integer_text.hpp"
 #include "base/json_value.hpp"
 #include "base/line_reader.hpp"
+#include "tasks/math/math_answer.hpp"
 
 namespace april::live::math {
 namespace {
@@ -46,9 +46,7 @@ struct Where {
   const std::string& path;
   std::size_t line;
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw base::ConfigError(fmt::format("{}:{}: {}", path, line, what));
-  }
+  [[noreturn]] void fail(const std::string& what) const { throw base::ConfigError(fmt::format("{}:{}: {}", path, line, what)); }
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
     throw base::ConfigError(fmt::format("{}:{}: field '{}': {}", path, line, field, what));
   }
@@ -74,9 +72,7 @@ void check_field_name(const std::string& path, const char* option, const std::st
   }
 }
 
-bool all_digits(const std::string& s) {
-  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
-}
+bool all_digits(const std::string& s) { return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos; }
 
 // The value at `field` ("reward_model.ground_truth", "messages.0.content")
 // of `row`; a refusal names the field and how far the walk got.
@@ -212,30 +208,29 @@ PromptDataset parse_prompt_dataset(std::istream& in, const PromptDatasetOptions&
   out.path = path;
   bool first = true;
   try {
-    base::for_each_line<base::ConfigError>(
-        in, path, options.max_line_bytes, kMaxDatasetBytes, [&](std::string& raw, std::size_t line) {
-          std::string_view text = raw;
-          if (line == 1 && text.substr(0, kUtf8Bom.size()) == kUtf8Bom) text.remove_prefix(kUtf8Bom.size());
-          if (blank(text)) return;
-          const Where where{path, line};
-          if (first && text.substr(text.find_first_not_of(" \t")).front() == '[') {
-            where.fail("a JSON array, not JSON Lines (one object a line); convert it first, e.g. jq -c '.[]' FILE > FILE.jsonl");
-          }
-          first = false;
-          nlohmann::json row;
-          if (const auto err = base::parse_json(std::string(text), row)) {
-            where.fail(fmt::format("invalid JSON at column {} ({})", err->byte, cut(err->reason, 160)));
-          }
-          if (!row.is_object()) where.fail(fmt::format("expected a JSON object, got {}", shown(row)));
-          MathPrompt p;
-          p.line = line;
-          p.prompt = prompt_text(resolve(row, options.prompt_field, where), options.prompt_field, where, out);
-          if (blank(p.prompt)) where.fail(options.prompt_field, "empty");
-          p.prompt += options.prompt_suffix;
-          p.answer = answer_text(resolve(row, options.answer_field, where), options.answer_field, where, options.answer_format);
-          out.prompts.push_back(std::move(p));
-          if (options.max_prompts > 0 && out.prompts.size() >= options.max_prompts) throw EnoughPrompts{};
-        });
+    base::for_each_line<base::ConfigError>(in, path, options.max_line_bytes, kMaxDatasetBytes, [&](std::string& raw, std::size_t line) {
+      std::string_view text = raw;
+      if (line == 1 && text.substr(0, kUtf8Bom.size()) == kUtf8Bom) text.remove_prefix(kUtf8Bom.size());
+      if (blank(text)) return;
+      const Where where{path, line};
+      if (first && text.substr(text.find_first_not_of(" \t")).front() == '[') {
+        where.fail("a JSON array, not JSON Lines (one object a line); convert it first, e.g. jq -c '.[]' FILE > FILE.jsonl");
+      }
+      first = false;
+      nlohmann::json row;
+      if (const auto err = base::parse_json(std::string(text), row)) {
+        where.fail(fmt::format("invalid JSON at column {} ({})", err->byte, cut(err->reason, 160)));
+      }
+      if (!row.is_object()) where.fail(fmt::format("expected a JSON object, got {}", shown(row)));
+      MathPrompt p;
+      p.line = line;
+      p.prompt = prompt_text(resolve(row, options.prompt_field, where), options.prompt_field, where, out);
+      if (blank(p.prompt)) where.fail(options.prompt_field, "empty");
+      p.prompt += options.prompt_suffix;
+      p.answer = answer_text(resolve(row, options.answer_field, where), options.answer_field, where, options.answer_format);
+      out.prompts.push_back(std::move(p));
+      if (options.max_prompts > 0 && out.prompts.size() >= options.max_prompts) throw EnoughPrompts{};
+    });
   } catch (const EnoughPrompts&) {
   }
   if (out.prompts.empty()) throw base::ConfigError(fmt::format("{}: no prompts (the file is empty or holds only blank lines)", path));

@@ -42,8 +42,7 @@ inline constexpr std::uint64_t kMaxDatasetBytes = std::uint64_t{4} << 30;
 
 // DeepScaleR's and DeepSeek-R1's instruction for a boxed final answer, with
 // the space that joins it to the problem.
-inline constexpr std::string_view kBoxedInstruction =
-    " Let's think step by step and output the final answer within \\boxed{}.";
+inline constexpr std::string_view kBoxedInstruction = " Let's think step by step and output the final answer within \\boxed{}.";
 
 enum class AnswerFormat {
   Plain,  // the field is the answer
@@ -73,8 +72,8 @@ std::optional<PromptDatasetOptions> dataset_layout(std::string_view name);
 std::vector<std::string> dataset_layout_names();
 
 struct MathPrompt {
-  std::string prompt;  // the user turn's text, the suffix appended
-  std::string answer;  // the gold answer as written (for gsm8k: after the last "####", trimmed)
+  std::string prompt;    // the user turn's text, the suffix appended
+  std::string answer;    // the gold answer as written (for gsm8k: after the last "####", trimmed)
   std::size_t line = 0;  // its line in the file, for logs
 };
 

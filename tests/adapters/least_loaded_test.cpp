@@ -29,7 +29,8 @@ TEST(LeastLoaded, MatchesAScanFromTheFrontUnderRandomChanges) {
     for (int i = 0; i < 20000; ++i) {
       const std::size_t e = rng() % engines;
       // Mostly small steps, as submissions and completions make, with jumps (predicted tokens).
-      const std::int64_t load = rng() % 8 == 0 ? static_cast<std::int64_t>(rng() % 1000000) : std::max<std::int64_t>(0, loads[e] + static_cast<std::int64_t>(rng() % 3) - 1);
+      const std::int64_t load = rng() % 8 == 0 ? static_cast<std::int64_t>(rng() % 1000000)
+                                               : std::max<std::int64_t>(0, loads[e] + static_cast<std::int64_t>(rng() % 3) - 1);
       index.set(e, load);
       loads[e] = load;
       ASSERT_EQ(index.least(), scan_least(loads)) << engines << " engines, change " << i;

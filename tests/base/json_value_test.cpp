@@ -26,7 +26,8 @@ TEST(JsonValue, RefusalsNameTheDocumentAndThePath) {
   const JsonValue root(doc, "f.json");
   const auto runs = root.at("runs").elements();
   EXPECT_EQ(runs[0].at("n").integer(0, 10), 3);
-  EXPECT_EQ(error_of([&] { (void)runs[1].at("n").integer(0, 10); }), "f.json: /runs/1/n: a string where an integer in [0, 10] was expected");
+  EXPECT_EQ(error_of([&] { (void)runs[1].at("n").integer(0, 10); }),
+            "f.json: /runs/1/n: a string where an integer in [0, 10] was expected");
   EXPECT_EQ(error_of([&] { (void)runs[0].at("m"); }), "f.json: /runs/0/m: missing");
   EXPECT_EQ(error_of([&] { (void)runs[0].at("n").integer(4, 10); }), "f.json: /runs/0/n: 3 is not an integer in [4, 10]");
   EXPECT_EQ(error_of([&] { (void)root.at("s").integer(0, 10); }), "f.json: /s: 2.5 where an integer in [0, 10] was expected");
@@ -42,7 +43,8 @@ TEST(JsonValue, SyntaxErrorsNameTheLine) {
   EXPECT_EQ(error_of([] { (void)parse_json_document("{\n  \"a\": 1,\n  \"b\": \n}", "f.json"); }),
             "f.json:4: invalid JSON (syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal)");
   // A number past a double's range: the line of the number, our words.
-  EXPECT_EQ(error_of([] { (void)parse_json_document("[1,\n 2,\n 1e400]", "f.json"); }), "f.json:3: invalid JSON (a number too large for a double)");
+  EXPECT_EQ(error_of([] { (void)parse_json_document("[1,\n 2,\n 1e400]", "f.json"); }),
+            "f.json:3: invalid JSON (a number too large for a double)");
 }
 
 // Every failure of the parser comes back as a value: a syntax error, a number

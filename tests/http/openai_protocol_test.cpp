@@ -78,7 +78,8 @@ TEST(OpenaiProtocol, RefusesByJsonPath) {
 }
 
 TEST(OpenaiProtocol, ReadsTextPromptsStopStringsAndChoices) {
-  const auto c = parse_completion_call(R"({"prompt": "2+2=", "stop": ["\n\n", "", "Question:"], "n": 3, "best_of": 3})", "POST /v1/completions");
+  const auto c =
+      parse_completion_call(R"({"prompt": "2+2=", "stop": ["\n\n", "", "Question:"], "n": 3, "best_of": 3})", "POST /v1/completions");
   EXPECT_EQ(c.prompt_text, "2+2=");
   EXPECT_TRUE(c.generate.input_ids.empty());
   EXPECT_EQ(c.stop, (std::vector<std::string>{"\n\n", "Question:"}));  // an empty stop string is dropped, as vLLM does
@@ -120,12 +121,16 @@ TEST(OpenaiProtocol, ReadsChatCalls) {
             std::string::npos);
   EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]})").find("last message"),
             std::string::npos);
-  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]})").find("[param messages.0.content.0"),
+  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]})")
+                .find("[param messages.0.content.0"),
             std::string::npos);
-  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})").find("tool calls are not served [param tools]"),
+  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})")
+                .find("tool calls are not served [param tools]"),
             std::string::npos);
-  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})").find("[param top_logprobs]"), std::string::npos);
-  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"})").find("[param temperature]"), std::string::npos);
+  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})").find("[param top_logprobs]"),
+            std::string::npos);
+  EXPECT_NE(chat_error(R"({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"})").find("[param temperature]"),
+            std::string::npos);
 }
 
 TEST(OpenaiProtocol, ErrorBodiesAsVllmWritesThem) {

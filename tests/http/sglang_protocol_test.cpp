@@ -74,7 +74,8 @@ TEST(SglangProtocol, RefusesWhatItCannotServeByPath) {
             std::string::npos);
   EXPECT_NE(error_of(R"({"input_ids": [1], "sampling_params": {"repetition_penalty": 1.1}})").find("/sampling_params/repetition_penalty"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"input_ids": [1], "sampling_params": {"stop": "\n"}})").find("/sampling_params/stop: stop strings"), std::string::npos);
+  EXPECT_NE(error_of(R"({"input_ids": [1], "sampling_params": {"stop": "\n"}})").find("/sampling_params/stop: stop strings"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"input_ids": [1], "sampling_params": {"max_new_tokens": 0}})").find("/sampling_params/max_new_tokens"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"input_ids": [1, -4]})").find("/input_ids/1"), std::string::npos) << error_of(R"({"input_ids": [1, -4]})");
@@ -119,7 +120,8 @@ TEST(SglangProtocol, RepliesAsSlimeAndArealReadThem) {
   EXPECT_EQ(m["output_token_logprobs"], nlohmann::json::parse("[[-0.5, 5, null], [-1.25, 6, null]]"));
   o.finish = FinishKind::Stop;
   o.matched_stop = 6;
-  EXPECT_EQ(nlohmann::json::parse(generate_reply_json(o))["meta_info"]["finish_reason"], nlohmann::json::parse(R"({"type": "stop", "matched": 6})"));
+  EXPECT_EQ(nlohmann::json::parse(generate_reply_json(o))["meta_info"]["finish_reason"],
+            nlohmann::json::parse(R"({"type": "stop", "matched": 6})"));
   o.finish = FinishKind::Length;
   o.return_logprob = false;
   const auto l = nlohmann::json::parse(generate_reply_json(o));
@@ -145,7 +147,8 @@ TEST(SglangProtocol, ReadsRepliesOfEveryVersion) {
   EXPECT_EQ(old.output_ids, std::vector<std::int32_t>{7});
   EXPECT_TRUE(old.output_logprobs.empty());
   const auto triples = parse_generate_reply(R"({"meta_info": {"finish_reason": {"type": "stop", "matched": 2},
-      "output_token_logprobs": [[-0.25, 9, null], [-0.75, 2, null]]}})", "reply");
+      "output_token_logprobs": [[-0.25, 9, null], [-0.75, 2, null]]}})",
+                                            "reply");
   EXPECT_EQ(triples.output_ids, (std::vector<std::int32_t>{9, 2}));
   EXPECT_EQ(triples.finish, FinishKind::Stop);
   const auto error_of_reply = [](const std::string& body) {
@@ -160,7 +163,9 @@ TEST(SglangProtocol, ReadsRepliesOfEveryVersion) {
   EXPECT_NE(error_of_reply(R"({"output_ids": [1], "meta_info": {"finish_reason": {"type": "eos"}}})").find("/meta_info/finish_reason/type"),
             std::string::npos);
   EXPECT_NE(error_of_reply(R"({"output_ids": [1, 2], "meta_info": {"finish_reason": {"type": "length"},
-      "output_token_logprobs": [[-1, 1, null]]}})").find("differ from output_ids"), std::string::npos);
+      "output_token_logprobs": [[-1, 1, null]]}})")
+                .find("differ from output_ids"),
+            std::string::npos);
   EXPECT_NE(error_of_reply(R"({"meta_info": {"finish_reason": {"type": "length"}}})").find("no tokens to read"), std::string::npos);
   EXPECT_NE(error_of_reply("<html>502</html>").find("reply: not JSON"), std::string::npos);
   EXPECT_EQ(error_message_of(R"({"error": {"message": "bad"}})"), "bad");

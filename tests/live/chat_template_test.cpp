@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "hf/chat_template.hpp"
 #include "base/config.hpp"
+#include "hf/chat_template.hpp"
 
 namespace april::hf {
 namespace {

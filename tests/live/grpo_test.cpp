@@ -12,23 +12,23 @@
 #include <set>
 #include <tuple>
 
-#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/decode_graph.hpp"
 #include "adapters/live/detail/device.hpp"
-#include "base/atomic_file.hpp"
-#include "base/hash.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/profiler.hpp"
-#include "studies/live_validation.hpp"
-#include "studies/machine_drift.hpp"
+#include "base/atomic_file.hpp"
+#include "base/hash.hpp"
+#include "policies/april_policy.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/simulation.hpp"
-#include "traces/trace_workload.hpp"
-#include "policies/april_policy.hpp"
+#include "studies/live_validation.hpp"
+#include "studies/machine_drift.hpp"
+#include "tasks/countdown_task.hpp"
 #include "test_support.hpp"
+#include "traces/trace_workload.hpp"
 
 #include "live_support.hpp"
 

@@ -7,12 +7,12 @@
 #include <cstring>
 #include <filesystem>
 
-#include "hf/safetensors.hpp"
 #include "adapters/live/detail/hf_checkpoint.hpp"
 #include "adapters/live/generate.hpp"
 #include "base/atomic_file.hpp"
 #include "base/bounded_read.hpp"
 #include "base/config.hpp"
+#include "hf/safetensors.hpp"
 #include "live_support.hpp"
 
 namespace april::live {
@@ -144,12 +144,15 @@ TEST(HfCheckpoint, TensorsThatDoNotFitTheConfigAreRefusedByName) {
     base::write_file_atomically(dir + "/config.json", text);
     return load_error(dir);
   };
-  EXPECT_NE(with_config("more_layers", "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 3").find("tensor 'model.layers.2."), std::string::npos);
+  EXPECT_NE(with_config("more_layers", "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 3").find("tensor 'model.layers.2."),
+            std::string::npos);
   EXPECT_NE(with_config("fewer_layers", "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1").find("has no place in LlamaForCausalLM"),
             std::string::npos);
-  EXPECT_NE(with_config("wider", "\"intermediate_size\": 96", "\"intermediate_size\": 128").find("has shape [96, 64], the config makes it [128, 64]"),
+  EXPECT_NE(with_config("wider", "\"intermediate_size\": 96", "\"intermediate_size\": 128")
+                .find("has shape [96, 64], the config makes it [128, 64]"),
             std::string::npos);
-  EXPECT_NE(with_config("tied", "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true").find("'lm_head.weight' differs from the embedding"),
+  EXPECT_NE(with_config("tied", "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true")
+                .find("'lm_head.weight' differs from the embedding"),
             std::string::npos);
   const auto empty = fresh_dir("no_weights");
   fs::copy_file(src + "/config.json", empty + "/config.json");

@@ -8,9 +8,9 @@
 #include <fstream>
 
 #include "adapters/live/checkpoint/hf_config.hpp"
-#include "hf/safetensors.hpp"
 #include "base/atomic_file.hpp"
 #include "base/config.hpp"
+#include "hf/safetensors.hpp"
 
 namespace april::live {
 namespace {
@@ -48,8 +48,8 @@ TEST(Safetensors, WrittenTensorsReadBackWithTheirBytesShapesAndMetadata) {
   const auto dir = fresh_dir("roundtrip");
   const float a[6] = {1, 2, 3, 4, 5, 6};
   const std::uint16_t b[3] = {0x3f80, 0x4000, 0xc040};  // bf16 1, 2, -3
-  write_safetensors(dir + "/x.safetensors",
-                    {{"a", StDtype::F32, {2, 3}, a, sizeof a}, {"b.bias", StDtype::BF16, {3}, b, sizeof b}}, {{"format", "pt"}});
+  write_safetensors(dir + "/x.safetensors", {{"a", StDtype::F32, {2, 3}, a, sizeof a}, {"b.bias", StDtype::BF16, {3}, b, sizeof b}},
+                    {{"format", "pt"}});
   const SafetensorsFile f(dir + "/x.safetensors");
   ASSERT_EQ(f.tensors().size(), 2u);
   const auto* ta = f.find("a");
@@ -72,22 +72,27 @@ TEST(Safetensors, DamagedFilesAreRefusedNamingFileAndTensor) {
   const std::string four(4, '\0');
   EXPECT_NE(error_of([&] { SafetensorsFile(raw_file(dir, "", "")); }).find("header"), std::string::npos);
   EXPECT_NE(error_of([&] { SafetensorsFile(raw_file(dir, "{\"a\": {", "")); }).find("invalid JSON"), std::string::npos);
-  EXPECT_NE(error_of([&] { SafetensorsFile(raw_file(dir, R"({"a":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})", four)); })
-                .find("/a/dtype: 'F8_E4M3' is not read"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { SafetensorsFile(raw_file(dir, R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", four)); })
-                .find("/a/data_offsets: ends at byte 8 of a 4-byte data section"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { SafetensorsFile(raw_file(dir, R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", four)); })
-                .find("4 bytes for shape [2] of F32 (8 expected)"),
+  EXPECT_NE(error_of([&] {
+              SafetensorsFile(raw_file(dir, R"({"a":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})", four));
+            }).find("/a/dtype: 'F8_E4M3' is not read"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
-              SafetensorsFile(raw_file(dir, R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F16","shape":[2],"data_offsets":[2,6]}})",
-                                       four + four));
+              SafetensorsFile(raw_file(dir, R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", four));
+            }).find("/a/data_offsets: ends at byte 8 of a 4-byte data section"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              SafetensorsFile(raw_file(dir, R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", four));
+            }).find("4 bytes for shape [2] of F32 (8 expected)"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              SafetensorsFile(raw_file(
+                  dir, R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F16","shape":[2],"data_offsets":[2,6]}})",
+                  four + four));
             }).find("overlap"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { SafetensorsFile(raw_file(dir, R"({"a":{"dtype":"F32","shape":[1 ,2, 4611686018427387904],"data_offsets":[0,4]}})", four)); })
-                .find("more elements than any file holds"),
+  EXPECT_NE(error_of([&] {
+              SafetensorsFile(raw_file(dir, R"({"a":{"dtype":"F32","shape":[1 ,2, 4611686018427387904],"data_offsets":[0,4]}})", four));
+            }).find("more elements than any file holds"),
             std::string::npos);
   // A header length past the file, and past the format's 100 MB limit.
   std::string bytes(8, '\0');
@@ -133,15 +138,21 @@ TEST(HfConfig, ModelsItWouldComputeWronglyAreRefusedByField) {
     base::write_file_atomically(dir + "/config.json", json);
     return error_of([&] { read_hf_config(dir); });
   };
-  const std::string base_fields = R"("hidden_size":64,"intermediate_size":96,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":100)";
-  EXPECT_NE(with(R"({"architectures":["Qwen3ForCausalLM"],"num_experts":8,)" + base_fields + "}").find("field 'num_experts': Qwen3ForCausalLM is a mixture-of-experts model"),
+  const std::string base_fields =
+      R"("hidden_size":64,"intermediate_size":96,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":100)";
+  EXPECT_NE(with(R"({"architectures":["Qwen3ForCausalLM"],"num_experts":8,)" + base_fields + "}")
+                .find("field 'num_experts': Qwen3ForCausalLM is a mixture-of-experts model"),
             std::string::npos);
-  EXPECT_NE(with(R"({"architectures":["LlamaForCausalLM"],"rope_scaling":{"rope_type":"yarn","factor":4},)" + base_fields + "}").find("rope type 'yarn'"),
+  EXPECT_NE(with(R"({"architectures":["LlamaForCausalLM"],"rope_scaling":{"rope_type":"yarn","factor":4},)" + base_fields + "}")
+                .find("rope type 'yarn'"),
             std::string::npos);
-  EXPECT_NE(with(R"({"architectures":["Qwen2ForCausalLM"],"use_sliding_window":true,)" + base_fields + "}").find("sliding-window"), std::string::npos);
-  EXPECT_NE(with(R"({"architectures":["LlamaForCausalLM"],"attention_bias":true,)" + base_fields + "}").find("attention biases"), std::string::npos);
+  EXPECT_NE(with(R"({"architectures":["Qwen2ForCausalLM"],"use_sliding_window":true,)" + base_fields + "}").find("sliding-window"),
+            std::string::npos);
+  EXPECT_NE(with(R"({"architectures":["LlamaForCausalLM"],"attention_bias":true,)" + base_fields + "}").find("attention biases"),
+            std::string::npos);
   EXPECT_NE(with(R"({"architectures":["LlamaForCausalLM"],"hidden_act":"gelu",)" + base_fields + "}").find("'gelu'"), std::string::npos);
-  EXPECT_NE(with(R"({"architectures":["LlamaForCausalLM"],"num_key_value_heads":3,)" + base_fields + "}").find("does not divide"), std::string::npos);
+  EXPECT_NE(with(R"({"architectures":["LlamaForCausalLM"],"num_key_value_heads":3,)" + base_fields + "}").find("does not divide"),
+            std::string::npos);
   EXPECT_NE(with(R"({"architectures":["LlamaForCausalLM"]})").find("vocab_size"), std::string::npos);
   // transformers 5.x's form of the rotary settings reads as 4.x's.
   base::write_file_atomically(dir + "/config.json", R"({"architectures":["LlamaForCausalLM"],)" + base_fields +

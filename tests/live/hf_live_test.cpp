@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "adapters/live/generate.hpp"
-#include "hf/tokenizer.hpp"
 #include "adapters/live/live_backend.hpp"
-#include "tasks/math/math_task.hpp"
 #include "base/config.hpp"
+#include "hf/tokenizer.hpp"
 #include "rl/rl_loop.hpp"
+#include "tasks/math/math_task.hpp"
 #include "test_support.hpp"
 
 #include "live_support.hpp"

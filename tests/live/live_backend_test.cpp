@@ -12,23 +12,23 @@
 #include <set>
 #include <tuple>
 
-#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/decode_graph.hpp"
 #include "adapters/live/detail/device.hpp"
-#include "base/atomic_file.hpp"
-#include "base/hash.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/profiler.hpp"
-#include "studies/live_validation.hpp"
-#include "studies/machine_drift.hpp"
+#include "base/atomic_file.hpp"
+#include "base/hash.hpp"
+#include "policies/april_policy.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/simulation.hpp"
-#include "traces/trace_workload.hpp"
-#include "policies/april_policy.hpp"
+#include "studies/live_validation.hpp"
+#include "studies/machine_drift.hpp"
+#include "tasks/countdown_task.hpp"
 #include "test_support.hpp"
+#include "traces/trace_workload.hpp"
 
 #include "live_support.hpp"
 
@@ -255,8 +255,8 @@ TEST(LiveBackend, CheckpointResumeContinuesExactly) {
 // sends in-flight samples back to re-prefill; lockstep makes timing moot).
 TEST(LiveBackend, AnOverlappedRunResumesFromACheckpointAsIfSuspendedInPlace) {
   const CountdownTask task({4, 0.6, 10}, 9);
-  april::testing::Fixture f("handcheck", {"cluster.mode=disaggregated", "cluster.gpus=2", "rollout_batch_size=2",
-                                          "n_samples_per_prompt=2", "max_response_len=16", "async.eta=2"});
+  april::testing::Fixture f("handcheck", {"cluster.mode=disaggregated", "cluster.gpus=2", "rollout_batch_size=2", "n_samples_per_prompt=2",
+                                          "max_response_len=16", "async.eta=2"});
   LiveOptions o = tiny_live();
   o.train_lockstep_iterations = 3;
   const auto dir = (std::filesystem::temp_directory_path() / "april_live_overlap_checkpoint").string();
@@ -322,9 +322,9 @@ TEST(LiveBackend, AnOverlappedRunResumesFromACheckpointAsIfSuspendedInPlace) {
 
 TEST(LiveTrace, TheTwinRunsEveryDrawnGroupTheWhatIfTraceOnlyCompleteOnes) {
   const std::map<std::int64_t, std::vector<std::int32_t>> lengths = {
-      {0, {5, 7}},                   // trained
+      {0, {5, 7}},                           // trained
       {1, {4, studies::kUnfinishedSample}},  // buffered, one sample still running
-  };                               // group 2: drawn, never returned
+  };                                         // group 2: drawn, never returned
   const auto twin = studies::live_trace(lengths, 3, 2, 48, studies::LiveTraceUse::kTwin);
   ASSERT_EQ(twin.size(), 3U);
   EXPECT_EQ(twin[0].response_tok, (std::vector<std::int32_t>{5, 7}));

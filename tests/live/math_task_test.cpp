@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "base/config.hpp"
 #include "hf/chat_template.hpp"
 #include "hf/tokenizer.hpp"
 #include "tasks/math/math_task.hpp"
-#include "base/config.hpp"
 
 namespace april::live::math {
 namespace {
@@ -46,7 +46,8 @@ TEST(MathTask, PromptsAreTheChatTemplateTokenized) {
   // <|im_start|>user ... ends with the assistant header.
   EXPECT_EQ(want.front(), *tok.token_to_id("<|im_start|>"));
   std::int64_t longest = 0;
-  for (std::int64_t i = 0; i < 26; ++i) longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(task.prompt_tokens(MathTask::prompt_id(i)).size()));
+  for (std::int64_t i = 0; i < 26; ++i)
+    longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(task.prompt_tokens(MathTask::prompt_id(i)).size()));
   EXPECT_EQ(task.max_prompt_tok(), longest);
   // The chat family's end of turn ends a response, beside the model's own ids.
   EXPECT_EQ(task.end_tokens(), std::vector<std::int32_t>{*tok.token_to_id("<|im_end|>")});

@@ -123,7 +123,7 @@ TEST(MathAnswer, NormalisesNumbersExactly) {
   EXPECT_EQ(n("2 \\pi").text, "2\\pi");
   EXPECT_EQ(n("2π").text, "2\\pi");
   EXPECT_EQ(n("\\frac{\\sqrt3}{2}").text, "\\frac{\\sqrt{3}}{2}");
-  EXPECT_EQ(n("1,2").text, "1,2");            // a list, not a thousands separator
+  EXPECT_EQ(n("1,2").text, "1,2");  // a list, not a thousands separator
   EXPECT_EQ(n("1,0000").text, "1,0000");
   EXPECT_EQ(n("\\frac{1}{0}").text, "\\frac{1}{0}");  // never a division by zero
   EXPECT_EQ(n("50\\%").text, "50%");
@@ -145,7 +145,7 @@ TEST(MathAnswer, HugeNumbersNeverOverflow) {
   EXPECT_FALSE(normalize_answer("-9223372036854775808").value.has_value());  // INT64_MIN is refused: its negation overflows
   // Products that overflow in a fraction: no value, no UB (the UBSan build checks).
   EXPECT_FALSE(normalize_answer("\\frac{9223372036854775807}{0.5}").value.has_value());
-  EXPECT_FALSE(normalize_answer("0.0000000000000000001").value.has_value());  // 10^19 denominator
+  EXPECT_FALSE(normalize_answer("0.0000000000000000001").value.has_value());      // 10^19 denominator
   EXPECT_FALSE(answers_equal("99999999999999999999/3", "33333333333333333333"));  // no arithmetic past 64 bits
 }
 
@@ -156,7 +156,7 @@ TEST(MathAnswer, EqualityIsExactOnNumbersAndLiteralOnText) {
   EXPECT_TRUE(answers_equal("1,000", "1000"));
   EXPECT_TRUE(answers_equal("\\dfrac{\\sqrt{3}}{2}", "\\frac{\\sqrt3}{2}"));
   EXPECT_TRUE(answers_equal("9\\pi", "9 \\pi"));
-  EXPECT_FALSE(answers_equal("0.333", "1/3"));  // exact, never rounded
+  EXPECT_FALSE(answers_equal("0.333", "1/3"));                         // exact, never rounded
   EXPECT_FALSE(answers_equal("\\sqrt{3}/2", "\\frac{\\sqrt{3}}{2}"));  // no algebra
   EXPECT_FALSE(answers_equal("", ""));
   EXPECT_FALSE(answers_equal("$$", "$ $"));
@@ -194,8 +194,8 @@ TEST(MathVerifier, RewardsRealLookingResponses) {
   };
   for (const auto& c : cases) {
     const auto j = judge_math_response(c.response, c.gold);
-    EXPECT_EQ(j.verdict, c.want) << "gold " << c.gold << "\n" << j.why << "\nresponse: ..."
-                                 << c.response.substr(c.response.size() > 80 ? c.response.size() - 80 : 0);
+    EXPECT_EQ(j.verdict, c.want) << "gold " << c.gold << "\n"
+                                 << j.why << "\nresponse: ..." << c.response.substr(c.response.size() > 80 ? c.response.size() - 80 : 0);
     EXPECT_EQ(j.reward, c.want == Verdict::Correct ? 1.0 : 0.0);
   }
 }

@@ -12,23 +12,23 @@
 #include <set>
 #include <tuple>
 
-#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/decode_graph.hpp"
 #include "adapters/live/detail/device.hpp"
-#include "base/atomic_file.hpp"
-#include "base/hash.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/profiler.hpp"
-#include "studies/live_validation.hpp"
-#include "studies/machine_drift.hpp"
+#include "base/atomic_file.hpp"
+#include "base/hash.hpp"
+#include "policies/april_policy.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/simulation.hpp"
-#include "traces/trace_workload.hpp"
-#include "policies/april_policy.hpp"
+#include "studies/live_validation.hpp"
+#include "studies/machine_drift.hpp"
+#include "tasks/countdown_task.hpp"
 #include "test_support.hpp"
+#include "traces/trace_workload.hpp"
 
 #include "live_support.hpp"
 
@@ -45,7 +45,8 @@ TEST(LiveProfiler, TrainProbesIncludeLiveBatchesAtTheTasksLengths) {
   auto o = tiny_profile(8, 16, 12);
   o.task = {6, 0.7, 14};
   const auto prof = profile_live(o);
-  const auto live_shaped = std::count_if(prof.train.begin(), prof.train.end(), [](const studies::TrainPoint& t) { return t.samples == 12; });
+  const auto live_shaped =
+      std::count_if(prof.train.begin(), prof.train.end(), [](const studies::TrainPoint& t) { return t.samples == 12; });
   EXPECT_EQ(live_shaped, 3);
   ASSERT_EQ(prof.train_beside_engines.size(), 8U);
   ASSERT_EQ(prof.train_alone_paired.size(), 8U);
@@ -174,12 +175,13 @@ TEST(CpuRuntime, ATrainStepOnItsOwnThreadReusesFreedMemory) {
                                   static_cast<std::size_t>(8 + i % 16), i % 2, i / 4));
   }
   const auto step_on_own_thread = [&] {
-    return std::async(std::launch::async, [&] {
-             torch::set_num_threads(1);
-             const auto before = thread_minor_faults();
-             trainer.step(batch, 0);
-             return thread_minor_faults() - before;
-           })
+    return std::async(std::launch::async,
+                      [&] {
+                        torch::set_num_threads(1);
+                        const auto before = thread_minor_faults();
+                        trainer.step(batch, 0);
+                        return thread_minor_faults() - before;
+                      })
         .get();
   };
   trainer.step(batch, 0);  // the shape's memory, once, on this thread

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "base/config.hpp"
 #include "tasks/math/math_answer.hpp"
 #include "tasks/math/math_verifier.hpp"
 #include "tasks/math/prompt_dataset.hpp"
-#include "base/config.hpp"
 
 namespace april::live::math {
 namespace {
@@ -56,9 +56,9 @@ TEST(PromptDataset, SamplesLoadWithTheirLayouts) {
   EXPECT_NE(dapo.prompts[0].prompt.find("sum of all positive divisors of 36"), std::string::npos);
   EXPECT_EQ(dapo.chat_prompts, 27U);
   EXPECT_EQ(dapo.dropped_messages, 0U);
-  EXPECT_EQ(dapo.describe(dapo_options),
-            dapo_options.path + ": 27 prompts (prompts: field 'prompt', the last 'user' message of 27 chat lists; "
-                                "answers: field 'reward_model.ground_truth')");
+  EXPECT_EQ(dapo.describe(dapo_options), dapo_options.path +
+                                             ": 27 prompts (prompts: field 'prompt', the last 'user' message of 27 chat lists; "
+                                             "answers: field 'reward_model.ground_truth')");
 
   auto ds_options = layout("deepscaler", "deepscaler-sample.jsonl");
   ds_options.prompt_suffix = std::string(kBoxedInstruction);
@@ -156,9 +156,11 @@ TEST(PromptDataset, ErrorsNameFileLineAndField) {
       {R"({"prompt": ["hi"], "answer": "4"})", "t.jsonl:2: field 'prompt.0': expected a chat message", {}},
       {R"({"prompt": [{"content": "hi"}], "answer": "4"})", "t.jsonl:2: field 'prompt.0.role': missing", {}},
       {R"({"prompt": [{"role": "system", "content": "hi"}], "answer": "4"})",
-       "t.jsonl:2: field 'prompt': a list of 1 chat messages with no 'user' message", {}},
+       "t.jsonl:2: field 'prompt': a list of 1 chat messages with no 'user' message",
+       {}},
       {R"({"prompt": [{"role": "user", "content": [{"type": "text"}]}], "answer": "4"})",
-       "t.jsonl:2: field 'prompt.0.content': expected a string, got an array of 1", {}},
+       "t.jsonl:2: field 'prompt.0.content': expected a string, got an array of 1",
+       {}},
       {R"({"question": "q", "answer": "She has 4."})", "t.jsonl:2: field 'answer': no '####' final answer", gsm},
       {R"({"question": "q", "answer": "She has 4.\n####  "})", "t.jsonl:2: field 'answer': no '####' final answer", gsm},
       {R"({"prompt": "q", "reward_model": {"style": "rule"}})",
@@ -186,7 +188,8 @@ TEST(PromptDataset, ErrorsNameFileLineAndField) {
   // Over-long lines, empty files, bad options.
   PromptDatasetOptions small;
   small.max_line_bytes = std::size_t{1} << 20;
-  const std::string long_line = R"({"prompt": ")" + std::string((std::size_t{1} << 20) + (std::size_t{1} << 17), 'x') + R"(", "answer": "4"})";
+  const std::string long_line =
+      R"({"prompt": ")" + std::string((std::size_t{1} << 20) + (std::size_t{1} << 17), 'x') + R"(", "answer": "4"})";
   EXPECT_NE(error_of(ok + "\n" + long_line + "\n", small).find("t.jsonl:2: a line longer than 1 MiB"), std::string::npos);
   EXPECT_NE(error_of("").find("t.jsonl: no prompts"), std::string::npos);
   EXPECT_NE(error_of("\n \r\n\t\n").find("t.jsonl: no prompts"), std::string::npos);

@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "base/bounded_read.hpp"
+#include "base/config.hpp"
+#include "base/json_value.hpp"
 #include "hf/byte_level.hpp"
 #include "hf/nfc.hpp"
 #include "hf/split_pattern.hpp"
 #include "hf/tokenizer.hpp"
 #include "hf/unicode_classes.hpp"
 #include "hf/utf8.hpp"
-#include "base/bounded_read.hpp"
-#include "base/config.hpp"
-#include "base/json_value.hpp"
 
 namespace april::hf {
 namespace {
@@ -151,8 +151,8 @@ std::string bl(const std::string& text) {
 }
 
 nlohmann::json added_token(TokenId id, const std::string& content, bool special = true) {
-  return {{"id", id}, {"content", content}, {"single_word", false}, {"lstrip", false}, {"rstrip", false}, {"normalized", false},
-          {"special", special}};
+  return {{"id", id},        {"content", content},  {"single_word", false}, {"lstrip", false},
+          {"rstrip", false}, {"normalized", false}, {"special", special}};
 }
 
 nlohmann::json tiny_json(const std::vector<std::string>& extra, const std::vector<std::pair<std::string, std::string>>& merges,
@@ -168,10 +168,19 @@ nlohmann::json tiny_json(const std::vector<std::string>& extra, const std::vecto
           {"pre_tokenizer",
            {{"type", "Sequence"},
             {"pretokenizers",
-             {{{"type", "Split"}, {"pattern", {{"Regex", std::string(split_pattern_regex(pattern))}}}, {"behavior", "Isolated"}, {"invert", false}},
+             {{{"type", "Split"},
+               {"pattern", {{"Regex", std::string(split_pattern_regex(pattern))}}},
+               {"behavior", "Isolated"},
+               {"invert", false}},
               {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}}},
           {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
-          {"model", {{"type", "BPE"}, {"dropout", nullptr}, {"byte_fallback", false}, {"ignore_merges", false}, {"vocab", vocab}, {"merges", merge_list}}}};
+          {"model",
+           {{"type", "BPE"},
+            {"dropout", nullptr},
+            {"byte_fallback", false},
+            {"ignore_merges", false},
+            {"vocab", vocab},
+            {"merges", merge_list}}}};
 }
 
 Tokenizer tiny(const nlohmann::json& doc) { return Tokenizer::parse(doc.dump(), "tiny.json"); }
@@ -220,7 +229,8 @@ TEST(TokenizerBpe, IgnoreMergesTakesAWordThatIsAVocabularyEntry) {
 }
 
 TEST(TokenizerAddedTokens, SplitOutOfTheRawTextLongestFirst) {
-  const Tokenizer tok = tiny(tiny_json({}, {}, nlohmann::json::array({added_token(256, "<x>"), added_token(257, "<x>y"), added_token(258, "qq", false)})));
+  const Tokenizer tok =
+      tiny(tiny_json({}, {}, nlohmann::json::array({added_token(256, "<x>"), added_token(257, "<x>y"), added_token(258, "qq", false)})));
   EXPECT_EQ(tok.encode("a<x>b<x>yc"), (Ids{'a', 256, 'b', 257, 'c'}));
   EXPECT_EQ(tok.encode("<x><x>"), (Ids{256, 256}));
   EXPECT_EQ(tok.encode("aqqa"), (Ids{'a', 258, 'a'}));  // inside a word, and not only special ones
@@ -258,7 +268,8 @@ std::vector<std::string> pieces(SplitPattern pattern, const std::string& text) {
   utf8::Decoded d;
   EXPECT_FALSE(utf8::decode(text, d).has_value());
   std::vector<std::string> out;
-  for (const auto& [b, e] : split_pieces(pattern, d.cps)) out.push_back(text.substr(d.byte_offsets[b], d.byte_offsets[e] - d.byte_offsets[b]));
+  for (const auto& [b, e] : split_pieces(pattern, d.cps))
+    out.push_back(text.substr(d.byte_offsets[b], d.byte_offsets[e] - d.byte_offsets[b]));
   return out;
 }
 
@@ -283,11 +294,11 @@ TEST(TokenizerSplit, DigitsOneAtATimeForQwenUpToThreeForLlama3) {
 
 TEST(TokenizerSplit, WhitespaceLeavesItsLastCharacterToTheWordAfter) {
   for (const SplitPattern p : {SplitPattern::kQwen2, SplitPattern::kLlama3}) {
-    EXPECT_EQ(pieces(p, "a   b"), (Pieces{"a", "  ", " b"}));         // \s+(?!\S)
-    EXPECT_EQ(pieces(p, "a   "), (Pieces{"a", "   "}));               // at the end: all of it
+    EXPECT_EQ(pieces(p, "a   b"), (Pieces{"a", "  ", " b"}));  // \s+(?!\S)
+    EXPECT_EQ(pieces(p, "a   "), (Pieces{"a", "   "}));        // at the end: all of it
     EXPECT_EQ(pieces(p, "x\t\ty"), (Pieces{"x", "\t", "\ty"}));
-    EXPECT_EQ(pieces(p, "a \n\n b"), (Pieces{"a", " \n\n", " b"}));   // \s*[\r\n]+ first
-    EXPECT_EQ(pieces(p, "!!\n\nx"), (Pieces{"!!\n\n", "x"}));         //  ?[^\s\p{L}\p{N}]+[\r\n]*
+    EXPECT_EQ(pieces(p, "a \n\n b"), (Pieces{"a", " \n\n", " b"}));  // \s*[\r\n]+ first
+    EXPECT_EQ(pieces(p, "!!\n\nx"), (Pieces{"!!\n\n", "x"}));        //  ?[^\s\p{L}\p{N}]+[\r\n]*
     EXPECT_EQ(pieces(p, "a.\r\nb"), (Pieces{"a", ".\r\n", "b"}));
     EXPECT_EQ(pieces(p, "\u3000\u3000x"), (Pieces{"\u3000", "\u3000x"}));
   }
@@ -300,10 +311,13 @@ TEST(TokenizerDecode, IncompleteUtf8BecomesReplacementCharacters) {
   EXPECT_EQ(tok.decode(bytes_of("\xE6")), "\uFFFD");
   EXPECT_EQ(tok.decode(bytes_of("\xE6\x95")), "\uFFFD");
   EXPECT_EQ(tok.decode(bytes_of("\xE6\x95\xB0")), "\u6570");
-  EXPECT_EQ(tok.decode(bytes_of("a\xE6\x95" "b")), "a\uFFFD" "b");
+  EXPECT_EQ(tok.decode(bytes_of("a\xE6\x95"
+                                "b")),
+            "a\uFFFD"
+            "b");
   EXPECT_EQ(tok.decode(bytes_of("\xF0\x9F\x99")), "\uFFFD");
-  EXPECT_EQ(tok.decode(bytes_of("\xED\xA0\x80")), "\uFFFD\uFFFD\uFFFD");  // a surrogate: every byte
-  EXPECT_EQ(tok.decode(bytes_of("\xC0\xAF")), "\uFFFD\uFFFD");            // overlong
+  EXPECT_EQ(tok.decode(bytes_of("\xED\xA0\x80")), "\uFFFD\uFFFD\uFFFD");            // a surrogate: every byte
+  EXPECT_EQ(tok.decode(bytes_of("\xC0\xAF")), "\uFFFD\uFFFD");                      // overlong
   EXPECT_EQ(tok.decode(bytes_of("\xF4\x90\x80\x80")), "\uFFFD\uFFFD\uFFFD\uFFFD");  // past U+10FFFF
   EXPECT_EQ(tok.decode(bytes_of("\xFF")), "\uFFFD");
 }
@@ -317,9 +331,9 @@ TEST(TokenizerDecode, AnAddedTokenOutsideTheByteAlphabetIsItsOwnText) {
 
 TEST(TokenizerNfc, ComposesReordersAndKeepsUnicode9Marks) {
   EXPECT_EQ(nfc("e\u0301"), "\u00e9");
-  EXPECT_EQ(nfc("\u1100\u1161\u11a8"), "\uac01");   // Hangul L V T
-  EXPECT_EQ(nfc("\uac00\u11a8"), "\uac01");         // LV T
-  EXPECT_EQ(nfc("a\u0301\u0316"), "\u00e1\u0316");  // reordered (220 before 230), then composed
+  EXPECT_EQ(nfc("\u1100\u1161\u11a8"), "\uac01");    // Hangul L V T
+  EXPECT_EQ(nfc("\uac00\u11a8"), "\uac01");          // LV T
+  EXPECT_EQ(nfc("a\u0301\u0316"), "\u00e1\u0316");   // reordered (220 before 230), then composed
   EXPECT_EQ(nfc("\u2126 \u212b"), "\u03a9 \u00c5");  // singletons
   EXPECT_EQ(nfc("\u1e0b\u0323"), "\u1e0d\u0307");    // d dot-above + dot-below: decomposed, reordered, recomposed
   // U+1DF6 (Unicode 10.0) is unknown to Hugging Face's Unicode 9.0 tables: not reordered there, nor here.
@@ -328,8 +342,8 @@ TEST(TokenizerNfc, ComposesReordersAndKeepsUnicode9Marks) {
 }
 
 TEST(TokenizerUnicode, ClassesAreThoseOfHuggingFacesOniguruma) {
-  using unicode::CharClass;
   using unicode::char_class;
+  using unicode::CharClass;
   for (char32_t cp = 0; cp < 0x80; ++cp) {  // the ASCII shortcut agrees with the table
     const unicode::ClassRange* r = unicode::detail::find_range(unicode::class_ranges(), cp);
     EXPECT_EQ(char_class(cp), r != nullptr ? r->cls : CharClass::kOther) << static_cast<unsigned>(cp);
@@ -344,13 +358,16 @@ TEST(TokenizerUnicode, ClassesAreThoseOfHuggingFacesOniguruma) {
   EXPECT_EQ(char_class(0x0301), CharClass::kOther);  // a combining mark is not \p{L}
 }
 
-std::string load_error(const nlohmann::json& doc) { return error_of([&] { (void)tiny(doc); }); }
+std::string load_error(const nlohmann::json& doc) {
+  return error_of([&] { (void)tiny(doc); });
+}
 
 TEST(TokenizerErrors, EachRefusalNamesTheFileAndTheJsonPath) {
   nlohmann::json doc = tiny_json({"ab"}, {{"a", "b"}});
   doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "\\s+";
-  EXPECT_TRUE(load_error(doc).starts_with(
-      "tiny.json: /pre_tokenizer/pretokenizers/0/pattern/Regex: this split regex is not one april implements; it implements exactly Qwen2's"))
+  EXPECT_TRUE(
+      load_error(doc).starts_with("tiny.json: /pre_tokenizer/pretokenizers/0/pattern/Regex: this split regex is not one april implements; "
+                                  "it implements exactly Qwen2's"))
       << load_error(doc);
 
   doc = tiny_json({"ab"}, {{"a", "b"}});
@@ -386,19 +403,30 @@ TEST(TokenizerErrors, UnsupportedComponentsAreRefusedByName) {
   refused([](nlohmann::json& d) { d["model"]["byte_fallback"] = true; }, "/model/byte_fallback");
   refused([](nlohmann::json& d) { d["model"]["dropout"] = 0.1; }, "/model/dropout");
   refused([](nlohmann::json& d) { d["model"]["continuing_subword_prefix"] = "##"; }, "/model/continuing_subword_prefix");
-  refused([](nlohmann::json& d) { d["pre_tokenizer"]["pretokenizers"][0]["pattern"] = {{"String", " "}}; }, "/pre_tokenizer/pretokenizers/0/pattern");
-  refused([](nlohmann::json& d) { d["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Removed"; }, "/pre_tokenizer/pretokenizers/0/behavior");
-  refused([](nlohmann::json& d) { d["pre_tokenizer"]["pretokenizers"][1]["use_regex"] = true; }, "/pre_tokenizer/pretokenizers/1/use_regex");
+  refused(
+      [](nlohmann::json& d) {
+        d["pre_tokenizer"]["pretokenizers"][0]["pattern"] = {{"String", " "}};
+      },
+      "/pre_tokenizer/pretokenizers/0/pattern");
+  refused([](nlohmann::json& d) { d["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Removed"; },
+          "/pre_tokenizer/pretokenizers/0/behavior");
+  refused([](nlohmann::json& d) { d["pre_tokenizer"]["pretokenizers"][1]["use_regex"] = true; },
+          "/pre_tokenizer/pretokenizers/1/use_regex");
   refused([](nlohmann::json& d) { d["pre_tokenizer"] = {{"type", "Metaspace"}}; }, "/pre_tokenizer/type");
   refused([](nlohmann::json& d) { d["decoder"] = {{"type", "WordPiece"}}; }, "/decoder/type");
-  refused([](nlohmann::json& d) { d["added_tokens"] = nlohmann::json::array({added_token(257, "<s>")}); d["added_tokens"][0]["single_word"] = true; },
-          "/added_tokens/0/single_word");
+  refused(
+      [](nlohmann::json& d) {
+        d["added_tokens"] = nlohmann::json::array({added_token(257, "<s>")});
+        d["added_tokens"][0]["single_word"] = true;
+      },
+      "/added_tokens/0/single_word");
 }
 
 TEST(TokenizerErrors, AddedTokenIdsMustBeTheOnesHuggingFaceGives) {
   // Hugging Face numbers a new added token after the vocabulary, whatever the file says.
   nlohmann::json doc = tiny_json({}, {}, nlohmann::json::array({added_token(300, "<s>")}));
-  EXPECT_EQ(load_error(doc), "tiny.json: /added_tokens/0/id: Hugging Face would give '<s>' id 256 (the vocabulary's, or the next after it), not 300");
+  EXPECT_EQ(load_error(doc),
+            "tiny.json: /added_tokens/0/id: Hugging Face would give '<s>' id 256 (the vocabulary's, or the next after it), not 300");
   doc = tiny_json({}, {}, nlohmann::json::array({added_token(256, "<s>"), added_token(257, "</s>")}));
   EXPECT_EQ(load_error(doc), "");
 }

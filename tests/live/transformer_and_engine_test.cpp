@@ -12,23 +12,23 @@
 #include <set>
 #include <tuple>
 
-#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/decode_graph.hpp"
 #include "adapters/live/detail/device.hpp"
-#include "base/atomic_file.hpp"
-#include "base/hash.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/profiler.hpp"
-#include "studies/live_validation.hpp"
-#include "studies/machine_drift.hpp"
+#include "base/atomic_file.hpp"
+#include "base/hash.hpp"
+#include "policies/april_policy.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/simulation.hpp"
-#include "traces/trace_workload.hpp"
-#include "policies/april_policy.hpp"
+#include "studies/live_validation.hpp"
+#include "studies/machine_drift.hpp"
+#include "tasks/countdown_task.hpp"
 #include "test_support.hpp"
+#include "traces/trace_workload.hpp"
 
 #include "live_support.hpp"
 
@@ -58,9 +58,9 @@ TEST(Transformer, KvCacheDecodingEqualsTheFullForward) {
   }
   // Batched prefill of the first 6 tokens, then decode the rest.
   auto cache2 = m->make_cache(4, test_device());
-  const auto last = m->prefill(torch::tensor(std::vector<std::int64_t>(seq.begin(), seq.begin() + 6)).unsqueeze(0).to(dev),
-                               torch::tensor(std::vector<std::int64_t>{6}).to(dev), torch::tensor(std::vector<std::int64_t>{1}).to(dev),
-                               cache2)[0];
+  const auto last =
+      m->prefill(torch::tensor(std::vector<std::int64_t>(seq.begin(), seq.begin() + 6)).unsqueeze(0).to(dev),
+                 torch::tensor(std::vector<std::int64_t>{6}).to(dev), torch::tensor(std::vector<std::int64_t>{1}).to(dev), cache2)[0];
   EXPECT_TRUE(torch::allclose(last, full[5], 1e-4, 1e-4));
   for (std::int64_t p = 6; p < t; ++p) {
     auto tok = torch::zeros({4}, torch::kLong), pos = torch::zeros({4}, torch::kLong);
@@ -126,8 +126,11 @@ TEST(Transformer, FusedAttentionIsRefusedWhereMissing) {
 // Abort after k tokens, resume with prompt + those tokens: the same tokens as
 // an uninterrupted run, greedy and sampled, with both prefill modes.
 TEST(KvEngine, AbortThenResumeGivesTheTokensOfAnUninterruptedRun) {
-  for (auto [temperature, exact, dtype] : {std::tuple{0.0, true, torch::kFloat32}, {0.0, false, torch::kFloat32}, {1.0, true, torch::kFloat32},
-                                           {1.0, false, torch::kFloat32}, {1.0, true, torch::kBFloat16}}) {
+  for (auto [temperature, exact, dtype] : {std::tuple{0.0, true, torch::kFloat32},
+                                           {0.0, false, torch::kFloat32},
+                                           {1.0, true, torch::kFloat32},
+                                           {1.0, false, torch::kFloat32},
+                                           {1.0, true, torch::kBFloat16}}) {
     {
       EngineOptions o;
       // No EOS: every run is 30 tokens long, so both cuts fall mid-answer.
@@ -150,7 +153,8 @@ TEST(KvEngine, AbortThenResumeGivesTheTokensOfAnUninterruptedRun) {
         resume.max_new = req.max_new - resume.generated_before;
         const auto rest = run_alone(e, resume);
         got.insert(got.end(), rest.begin(), rest.end());
-        EXPECT_EQ(got, expected) << "temperature " << temperature << " exact " << exact << " " << c10::toString(dtype) << " cut " << cut_steps;
+        EXPECT_EQ(got, expected) << "temperature " << temperature << " exact " << exact << " " << c10::toString(dtype) << " cut "
+                                 << cut_steps;
       }
     }
   }

@@ -12,24 +12,24 @@
 #include <set>
 #include <tuple>
 
-#include "tasks/countdown_task.hpp"
 #include "adapters/live/cpu_runtime.hpp"
 #include "adapters/live/detail/decode_graph.hpp"
 #include "adapters/live/detail/device.hpp"
-#include "base/atomic_file.hpp"
-#include "base/hash.hpp"
 #include "adapters/live/detail/grpo.hpp"
 #include "adapters/live/detail/kv_engine.hpp"
 #include "adapters/live/live_backend.hpp"
 #include "adapters/live/profiler.hpp"
-#include "studies/live_validation.hpp"
-#include "studies/machine_drift.hpp"
-#include "rl/rl_loop.hpp"
-#include "scenario/simulation.hpp"
-#include "traces/trace_workload.hpp"
+#include "base/atomic_file.hpp"
+#include "base/hash.hpp"
 #include "policies/april_policy.hpp"
 #include "policies/policy_decorator.hpp"
+#include "rl/rl_loop.hpp"
+#include "scenario/simulation.hpp"
+#include "studies/live_validation.hpp"
+#include "studies/machine_drift.hpp"
+#include "tasks/countdown_task.hpp"
 #include "test_support.hpp"
+#include "traces/trace_workload.hpp"
 
 #include "live_support.hpp"
 
@@ -104,8 +104,8 @@ LoopRecord run_twin(const base::Config& config, policies::Policy& policy, const 
 struct LiveAndTwin {
   LoopRecord live, sim;
 };
-LiveAndTwin live_and_twin(const april::testing::Fixture& f, const std::string& policy, int steps, const CountdownParams& params = {4, 0.6, 10},
-                          std::int64_t slots = 16) {
+LiveAndTwin live_and_twin(const april::testing::Fixture& f, const std::string& policy, int steps,
+                          const CountdownParams& params = {4, 0.6, 10}, std::int64_t slots = 16) {
   const auto& entry = f.registry.get(policy);
   auto live_policy = entry.make(f.config);
   LiveAndTwin r;
@@ -147,7 +147,8 @@ TEST(OnePolicyTwoBackends, TailBatchingRunsTheSameShortAndLongRoundsLiveAndSimul
   const auto live_submitted = groups_submitted(live);
   EXPECT_EQ(groups_submitted(sim), live_submitted);
   // A long round submits exactly the B set-aside prompts: one happened.
-  EXPECT_NE(std::find(live_submitted.begin(), live_submitted.end(), 2), live_submitted.end()) << "no long round: the test would prove little";
+  EXPECT_NE(std::find(live_submitted.begin(), live_submitted.end(), 2), live_submitted.end())
+      << "no long round: the test would prove little";
 }
 
 // length_aware on both backends: a dataset of 3 prompts (each comes back
@@ -162,8 +163,8 @@ TEST(OnePolicyTwoBackends, LengthAwareAdmitsInTheSameOrderLiveAndSimulated) {
   const int steps = 8;
   std::vector<std::vector<std::vector<std::string>>> live_batches;
   for (const std::string order : {"long_first", "as_given"}) {
-    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
-                                            "engine.max_running=2", "length_aware.base=sync", "length_aware.order=" + order});
+    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16", "engine.max_running=2",
+                                            "length_aware.base=sync", "length_aware.order=" + order});
     const auto [live, sim] = live_and_twin(f, "length_aware", steps, dataset, 2);
     EXPECT_EQ(sim.batches, live.batches) << order;
     live_batches.push_back(live.batches);
@@ -182,15 +183,15 @@ TEST(OnePolicyTwoBackends, StreamRlDispatchesTheSameLiveAndSimulated) {
   const int steps = 8;
   std::vector<std::vector<std::vector<std::string>>> live_batches;
   for (const std::string predictor : {"history", "none"}) {
-    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
-                                            "engine.max_running=2", "streamrl.predictor=" + predictor});
+    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16", "engine.max_running=2",
+                                            "streamrl.predictor=" + predictor});
     const auto [live, sim] = live_and_twin(f, "streamrl", steps, dataset, 2);
     EXPECT_EQ(sim.batches, live.batches) << predictor;
     live_batches.push_back(live.batches);
   }
   EXPECT_NE(live_batches[0], live_batches[1]) << "the predicted order never changed the completion order: the test would prove nothing";
-  april::testing::Fixture oracle("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
-                                               "streamrl.predictor=perfect"});
+  april::testing::Fixture oracle("handcheck",
+                                 {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16", "streamrl.predictor=perfect"});
   auto policy = oracle.registry.get("streamrl").make(oracle.config);
   try {
     (void)run_live(*policy, 1, dataset, 2);
@@ -210,8 +211,8 @@ TEST(OnePolicyTwoBackends, SeerHoldsAndReleasesTheSameLiveAndSimulated) {
   const int steps = 8;
   std::vector<std::vector<std::vector<std::string>>> live_batches;
   for (const std::string scheduling : {"context_aware", "fifo"}) {
-    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
-                                            "engine.max_running=2", "seer.scheduling=" + scheduling});
+    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16", "engine.max_running=2",
+                                            "seer.scheduling=" + scheduling});
     const auto [live, sim] = live_and_twin(f, "seer", steps, {4, 0.6, 10}, 2);
     EXPECT_EQ(sim.batches, live.batches) << scheduling;
     live_batches.push_back(live.batches);
@@ -240,8 +241,8 @@ class ChunkCounter final : public policies::PolicyDecorator {
 TEST(OnePolicyTwoBackends, SeerChunksTheSameLiveAndSimulated) {
   const int steps = 8;
   for (const std::string chunk : {"4", "0"}) {
-    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
-                                            "engine.max_running=2", "seer.chunk_tok=" + chunk});
+    april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16", "engine.max_running=2",
+                                            "seer.chunk_tok=" + chunk});
     std::vector<std::int64_t> chunks;  // live, then the twin
     chunks.reserve(2);
     f.registry.add({"seer_counted", "seer, its chunk ends counted", {}, [&f, &chunks](const base::Config& c) {
@@ -266,8 +267,8 @@ TEST(OnePolicyTwoBackends, SeerChunksTheSameLiveAndSimulated) {
 // and the same tokens at each abort give the same off-policy shares, so the
 // same B' every step, the same batches and the same buffers.
 TEST(OnePolicyTwoBackends, AprilAdaptiveChoosesTheSameOverProvisioningLiveAndSimulated) {
-  april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16",
-                                          "april_adaptive.alpha=2", "april_adaptive.target_offpolicy=0.2", "april_adaptive.gain=4"});
+  april::testing::Fixture f("handcheck", {"rollout_batch_size=2", "n_samples_per_prompt=2", "max_response_len=16", "april_adaptive.alpha=2",
+                                          "april_adaptive.target_offpolicy=0.2", "april_adaptive.gain=4"});
   const int steps = 6;
   const auto [live, sim] = live_and_twin(f, "april_adaptive", steps);
   for (int s = 0; s < steps; ++s) {
@@ -342,7 +343,8 @@ TEST(LiveOverlap, ARecomputedRequestContinuesAsAFreshOneUnderTheNewWeights) {
     Transformer updated(model_config(o.model_size, task.vocab(), task.max_prompt_tok() + o.max_response_len));
     torch::load(updated, (std::filesystem::path(dir) / "model.pt").string());
     EngineOptions e;
-    e.slots = o.slots, e.temperature = temperature, e.top_p = o.top_p, e.exact_prefill = true, e.eos = {CountdownTask::kEos}, e.device = test_device();
+    e.slots = o.slots, e.temperature = temperature, e.top_p = o.top_p, e.exact_prefill = true, e.eos = {CountdownTask::kEos},
+    e.device = test_device();
     KvEngine fresh(updated, e);
     int cut = 0;
     for (auto key : probes) {

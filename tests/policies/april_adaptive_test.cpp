@@ -18,12 +18,12 @@ using policies::GroupId;
 
 TEST(AlphaController, IntegratesTheShareErrorWithinItsBounds) {
   AlphaController c(AlphaControllerParams{2.0, 1.0, 3.0, 0.5, 1.0, 0});
-  EXPECT_DOUBLE_EQ(c.update(0.3, 0, 0, 32), 2.2);   // below target: more over-provisioning
-  EXPECT_DOUBLE_EQ(c.update(0.9, 0, 0, 32), 1.8);   // above: less
+  EXPECT_DOUBLE_EQ(c.update(0.3, 0, 0, 32), 2.2);  // below target: more over-provisioning
+  EXPECT_DOUBLE_EQ(c.update(0.9, 0, 0, 32), 1.8);  // above: less
   EXPECT_DOUBLE_EQ(c.update(0.0, 0, 0, 32), 2.3);
   EXPECT_DOUBLE_EQ(c.update(0.0, 0, 0, 32), 2.8);
-  EXPECT_DOUBLE_EQ(c.update(0.0, 0, 0, 32), 3.0);   // clamped at alpha_max: no wind-up
-  EXPECT_DOUBLE_EQ(c.update(0.9, 0, 0, 32), 2.6);   // so it comes straight back down
+  EXPECT_DOUBLE_EQ(c.update(0.0, 0, 0, 32), 3.0);  // clamped at alpha_max: no wind-up
+  EXPECT_DOUBLE_EQ(c.update(0.9, 0, 0, 32), 2.6);  // so it comes straight back down
   AlphaController low(AlphaControllerParams{1.2, 1.0, 3.0, 0.5, 1.0, 0});
   EXPECT_DOUBLE_EQ(low.update(1.0, 0, 0, 32), 1.0);  // clamped at alpha_min
 }
@@ -56,8 +56,8 @@ using testing::hand_trace;
 //          4 fresh: share 10/16. Buffer [g3, g6, g8].
 //  step 3: alpha 2.0333 + (0.5 - 0.625) = 1.9083, B' = ceil(3.817) = 4.
 TEST(AprilAdaptive, DecisionsFollowTheHandTrace) {
-  testing::Fixture f("handcheck", {"rollout_batch_size=2", "april_adaptive.alpha=2", "april_adaptive.target_offpolicy=0.5",
-                                   "april_adaptive.gain=1"});
+  testing::Fixture f("handcheck",
+                     {"rollout_batch_size=2", "april_adaptive.alpha=2", "april_adaptive.target_offpolicy=0.5", "april_adaptive.gain=1"});
   const auto o = testing::with_trace(hand_trace());
   scenario::Simulation sim(f.config, f.registry, "april_adaptive", o);
   std::vector<std::vector<GroupId>> batches;

@@ -21,10 +21,10 @@ namespace april {
 namespace {
 
 testing::Fixture elastic_handcheck(const std::vector<std::string>& more) {
-  std::vector<std::string> sets = {"cluster.mode=disaggregated", "cluster.gpus=2",  "rollout_batch_size=2", "engine.max_running=1",
-                                   "train.time_model=linear",    "train.linear_base_s=0.003", "sync.time_model=fixed",
-                                   "sync.latency_s=0.002",       "async.eta=0",      "elastic.to_rollout_s=0.001",
-                                   "elastic.to_trainer_s=0.001"};
+  std::vector<std::string> sets = {
+      "cluster.mode=disaggregated", "cluster.gpus=2",        "rollout_batch_size=2", "engine.max_running=1", "train.time_model=linear",
+      "train.linear_base_s=0.003",  "sync.time_model=fixed", "sync.latency_s=0.002", "async.eta=0",          "elastic.to_rollout_s=0.001",
+      "elastic.to_trainer_s=0.001"};
   sets.insert(sets.end(), more.begin(), more.end());
   return testing::Fixture("handcheck", sets);
 }
@@ -56,9 +56,7 @@ void expect_times(const std::string& policy, const std::vector<std::string>& set
 
 // Without a lend the engine serves the two groups in turn: g0 0-5, g1 5-10,
 // train 10-13, sync 13-15; then g2 15-20, g3 20-25, train 25-28, sync 28-30.
-TEST(Elastic, WithoutALendTheEngineServesTheGroupsInTurn) {
-  expect_times("async", {}, {{10, 13, 15, 10}, {25, 28, 30, 10}});
-}
+TEST(Elastic, WithoutALendTheEngineServesTheGroupsInTurn) { expect_times("async", {}, {{10, 13, 15, 10}, {25, 28, 30, 10}}); }
 
 // ratio 1 (reclaim at 2 groups queued). At 0 the idle trainer lends its GPU
 // (the queue, empty, is short of 2): g0 goes to the engine (0-5), g1 to the
@@ -90,8 +88,7 @@ TEST(Elastic, StepsReportTheTimeTheTrainersGpusWereLent) {
     double lent_ms, window_ms;
   };
   for (const auto& c : {Case{"elastic", {"elastic.threshold_ratio=1", "elastic.adaptive=false"}, 7, 12},
-                        Case{"elastic", {"elastic.threshold_ratio=0.5", "elastic.adaptive=false"}, 6, 11},
-                        Case{"async", {}, 0, 15}}) {
+                        Case{"elastic", {"elastic.threshold_ratio=0.5", "elastic.adaptive=false"}, 6, 11}, Case{"async", {}, 0, 15}}) {
     auto f = elastic_handcheck(c.sets);
     scenario::Simulation sim(f.config, f.registry, c.policy, testing::five_token_groups());
     for (int k = 0; k < 2; ++k) {
@@ -170,8 +167,8 @@ TEST(Elastic, NeedsATrainerThatHoldsAnEngine) {
 // one that does not divide the trainer's GPUs is refused by name, whatever
 // train-time model (the linear one reads no layout).
 TEST(Elastic, TheSwitchNeedsATrainerLayoutThatDividesItsGpus) {
-  testing::Fixture f("default", {"cluster.mode=disaggregated", "cluster.rollout_gpus=4", "cluster.train_gpus=4",
-                                 "train.time_model=linear", "train.tensor_parallel=8"});
+  testing::Fixture f("default", {"cluster.mode=disaggregated", "cluster.rollout_gpus=4", "cluster.train_gpus=4", "train.time_model=linear",
+                                 "train.tensor_parallel=8"});
   try {
     scenario::Simulation sim(f.config, f.registry, "elastic");
     FAIL() << "elastic modelled a switch for a layout that does not place";

@@ -20,8 +20,8 @@ struct VersionsSeen {
 };
 
 VersionsSeen versions_of(const std::string& policy, const std::vector<std::string>& more) {
-  std::vector<std::string> sets = {"cluster.mode=disaggregated", "steps=6", "max_response_len=6000",
-                                   "workload.response_median_tok=1500", "async.on_update=keep_kv"};
+  std::vector<std::string> sets = {"cluster.mode=disaggregated", "steps=6", "max_response_len=6000", "workload.response_median_tok=1500",
+                                   "async.on_update=keep_kv"};
   sets.insert(sets.end(), more.begin(), more.end());
   testing::Fixture f("default", sets);
   scenario::Simulation sim(f.config, f.registry, policy);
@@ -80,9 +80,9 @@ TEST(Laminar, RepackKeepsOneVersionPerSampleAndShortensTheTail) {
 // groups wait for the trainer: a slow trainer bounds the groups held.
 TEST(Laminar, ASlowTrainerParksTheEngines) {
   for (const std::int64_t queued : {1, 3}) {
-    testing::Fixture f("default", {"cluster.mode=disaggregated", "max_response_len=1500", "workload.response_median_tok=300",
-                                   "train.time_model=linear", "train.linear_base_s=600",
-                                   "laminar.max_queued_batches=" + std::to_string(queued)});
+    testing::Fixture f(
+        "default", {"cluster.mode=disaggregated", "max_response_len=1500", "workload.response_median_tok=300", "train.time_model=linear",
+                    "train.linear_base_s=600", "laminar.max_queued_batches=" + std::to_string(queued)});
     scenario::Simulation sim(f.config, f.registry, "laminar");
     const auto m = sim.step();
     // Queued when the step ends: at most the bound, plus the engines' last batches that were in flight.

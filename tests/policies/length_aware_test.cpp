@@ -81,8 +81,8 @@ TEST(LengthAware, LongFirstAdmissionShortensASyncStepFromThePromptsEarlierLength
 //  step 1, same order routed by requests: C -> engine 0, 12 ms.
 TEST(LengthAware, RoutingOnPredictedWorkBalancesTheEngines) {
   const std::vector<base::GroupSpec> trace = {group("A", {8}), group("B", {4}), group("C", {4})};
-  const std::vector<std::string> sets = {"rollout_batch_size=3", "n_samples_per_prompt=1", "cluster.gpus=2", "cluster.engines=2",
-                                         "engine.max_running=1", "length_aware.base=sync"};
+  const std::vector<std::string> sets = {"rollout_batch_size=3", "n_samples_per_prompt=1", "cluster.gpus=2",
+                                         "cluster.engines=2",    "engine.max_running=1",   "length_aware.base=sync"};
   EXPECT_EQ(rollout_ms("sync", sets, trace, 2), (std::vector<double>{12, 12}));
   EXPECT_EQ(rollout_ms("length_aware", sets, trace, 2), (std::vector<double>{12, 8}));
   auto by_requests = sets;
@@ -104,7 +104,8 @@ TEST(LengthAware, OverAprilItConservesTokensAndTrainsEveryGroupItCompletes) {
     std::int64_t trained = 0;
     for (int step = 0; step < 12; ++step) trained += sim.step().tokens_trained;
     const auto& loop = sim.loop();
-    EXPECT_EQ(loop.total_generated_tok(), loop.total_trained_tok() + loop.total_masked_tok() + loop.total_wasted_tok() + loop.buffered_tok())
+    EXPECT_EQ(loop.total_generated_tok(),
+              loop.total_trained_tok() + loop.total_masked_tok() + loop.total_wasted_tok() + loop.buffered_tok())
         << order;
     EXPECT_EQ(trained, loop.total_trained_tok()) << order;
     EXPECT_EQ(loop.total_wasted_tok(), 0) << order;
@@ -166,7 +167,8 @@ TEST(LongTailGenerator, ADatasetOfNPromptsRepeatsEachPromptEveryNGroups) {
     EXPECT_EQ(g[static_cast<std::size_t>(i)].prompt_tok, g[static_cast<std::size_t>(i + 3)].prompt_tok);
     EXPECT_NE(g[static_cast<std::size_t>(i)].response_tok, g[static_cast<std::size_t>(i + 3)].response_tok) << "samples drawn afresh";
     // Same scale: with sigma_within 0.05 the first samples agree within 30%.
-    const double ratio = static_cast<double>(g[static_cast<std::size_t>(i)].response_tok[0]) / g[static_cast<std::size_t>(i + 3)].response_tok[0];
+    const double ratio =
+        static_cast<double>(g[static_cast<std::size_t>(i)].response_tok[0]) / g[static_cast<std::size_t>(i + 3)].response_tok[0];
     EXPECT_GT(ratio, 0.77);
     EXPECT_LT(ratio, 1.3);
   }

@@ -78,7 +78,8 @@ std::vector<std::string> observe(std::int32_t p3_long_sample, int steps) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2"});
   std::vector<std::string> log;
   policies::PolicyRegistry registry;
-  registry.add({"recording", "APRIL, recording its view", {}, [&log](const base::Config&) { return std::make_unique<RecordingPolicy>(log); }});
+  registry.add(
+      {"recording", "APRIL, recording its view", {}, [&log](const base::Config&) { return std::make_unique<RecordingPolicy>(log); }});
   auto trace = testing::hand_trace();
   trace[3].response_tok[0] = p3_long_sample;
   const auto o = testing::with_trace(std::move(trace));

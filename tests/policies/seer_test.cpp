@@ -115,7 +115,9 @@ TEST(Seer, WithNoCapNothingIsHeld) {
 TEST(Seer, TheDispatchQueueRefusesAPolicysMistakes) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "engine.max_running=2"});
   using Subs = std::vector<policies::Submission>;
-  const auto error_of = [&](testing::PlanningPolicy::Plan plan) { return testing::first_step_error(f, 2, std::move(plan), testing::hand_trace()); };
+  const auto error_of = [&](testing::PlanningPolicy::Plan plan) {
+    return testing::first_step_error(f, 2, std::move(plan), testing::hand_trace());
+  };
   const std::string hold_all = error_of([](const Subs& subs) {
     policies::SubmissionPlan p;
     p.hold.assign(subs.size(), 1);
@@ -165,8 +167,8 @@ TEST(Seer, DividedRolloutLetsTheProbesTakeTurnsChunkByChunk) {
 TEST(Seer, AChunksKvFollowsItThroughTheGlobalPoolOrIsPrefilledAgain) {
   const std::vector<base::GroupSpec> trace = {group("A", {5})};
   for (const std::string kv : {"pool", "reprefill"}) {
-    testing::Fixture f("handcheck", {"rollout_batch_size=1", "n_samples_per_prompt=1", "engine.max_running=1", "seer.chunk_tok=2",
-                                     "seer.chunk_kv=" + kv});
+    testing::Fixture f(
+        "handcheck", {"rollout_batch_size=1", "n_samples_per_prompt=1", "engine.max_running=1", "seer.chunk_tok=2", "seer.chunk_kv=" + kv});
     scenario::Simulation sim(f.config, f.registry, "seer", with_trace(trace));
     const rl::StepMetrics m = sim.step();
     EXPECT_DOUBLE_EQ(m.rollout_time_s * 1e3, 5) << kv;

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "policies/streamrl_policy.hpp"
@@ -39,8 +39,8 @@ void expect_ms(const std::vector<double>& got, const std::vector<double>& want) 
 //  streamrl with no predictor: the base's dispatch, 8 ms.
 TEST(StreamRl, TheLongTailRunsOnItsOwnEngineAndTheRestBesideIt) {
   const std::vector<base::GroupSpec> trace = {group("p", {2, 2, 2, 6})};
-  const std::vector<std::string> sets = {"rollout_batch_size=1", "n_samples_per_prompt=4", "cluster.gpus=2", "cluster.engines=2",
-                                         "engine.max_running=1", "streamrl.tail_fraction=0.25"};
+  const std::vector<std::string> sets = {"rollout_batch_size=1", "n_samples_per_prompt=4", "cluster.gpus=2",
+                                         "cluster.engines=2",    "engine.max_running=1",   "streamrl.tail_fraction=0.25"};
   expect_ms(rollout_ms("sync", sets, trace, 1), {8});
   auto perfect = sets;
   perfect.push_back("streamrl.predictor=perfect");
@@ -58,8 +58,8 @@ TEST(StreamRl, TheLongTailRunsOnItsOwnEngineAndTheRestBesideIt) {
 // dispatch at all.
 TEST(StreamRl, AHistoryThatCannotRankTheSamplesSendsAShortOneToTheTail) {
   const std::vector<base::GroupSpec> trace = {group("p", {2, 2, 2, 6})};
-  const std::vector<std::string> sets = {"rollout_batch_size=1",       "n_samples_per_prompt=4", "cluster.gpus=2",
-                                         "cluster.engines=2",          "engine.max_running=1",   "streamrl.tail_fraction=0.25",
+  const std::vector<std::string> sets = {"rollout_batch_size=1",      "n_samples_per_prompt=4", "cluster.gpus=2",
+                                         "cluster.engines=2",         "engine.max_running=1",   "streamrl.tail_fraction=0.25",
                                          "streamrl.predictor=history"};
   expect_ms(rollout_ms("streamrl", sets, trace, 2), {8, 10});
 }
@@ -126,13 +126,15 @@ double tail_recall(double sigma) {
   const std::size_t tail = truth_and_prediction.size() / 5;
   std::vector<std::size_t> by_truth(truth_and_prediction.size()), by_prediction(truth_and_prediction.size());
   for (std::size_t i = 0; i < by_truth.size(); ++i) by_truth[i] = by_prediction[i] = i;
-  std::stable_sort(by_truth.begin(), by_truth.end(), [&](auto a, auto b) { return truth_and_prediction[a].first > truth_and_prediction[b].first; });
+  std::stable_sort(by_truth.begin(), by_truth.end(),
+                   [&](auto a, auto b) { return truth_and_prediction[a].first > truth_and_prediction[b].first; });
   std::stable_sort(by_prediction.begin(), by_prediction.end(),
                    [&](auto a, auto b) { return truth_and_prediction[a].second > truth_and_prediction[b].second; });
   std::vector<char> true_tail(by_truth.size(), 0);
   for (std::size_t r = 0; r < tail; ++r) true_tail[by_truth[r]] = 1;
   std::size_t hit = 0;
-  for (std::size_t r = 0; r < tail; ++r) if (true_tail[by_prediction[r]] != 0) ++hit;
+  for (std::size_t r = 0; r < tail; ++r)
+    if (true_tail[by_prediction[r]] != 0) ++hit;
   return static_cast<double>(hit) / static_cast<double>(tail);
 }
 
@@ -163,14 +165,13 @@ TEST(StreamRl, OneEngineHasNoPools) {
 TEST(StreamRl, TheLoopRefusesEngineRangesOutsideTheEngines) {
   testing::Fixture f("handcheck", {"rollout_batch_size=1", "n_samples_per_prompt=2", "cluster.gpus=2", "cluster.engines=2"});
   const auto error_of = [&](policies::EngineRange range, std::size_t size) {
-    return testing::first_step_error(
-        f, 1,
-        [range, size](const std::vector<policies::Submission>& subs) {
-          policies::SubmissionPlan p;
-          p.engines.assign(std::min(size, subs.size()), range);
-          return p;
-        },
-        {group("p", {2, 3})});
+    return testing::first_step_error(f, 1,
+                                     [range, size](const std::vector<policies::Submission>& subs) {
+                                       policies::SubmissionPlan p;
+                                       p.engines.assign(std::min(size, subs.size()), range);
+                                       return p;
+                                     },
+                                     {group("p", {2, 3})});
   };
   EXPECT_NE(error_of({1, 2}, 2).find("engines [1, 3) of 2"), std::string::npos);
   EXPECT_NE(error_of({-1, 1}, 2).find("engines [-1, 0) of 2"), std::string::npos);

@@ -45,8 +45,7 @@ std::string first_step_error(BatchingPolicy::BatchOf batch_of) {
   f.registry.add({"batching", "a policy whose batch is given", {}, [batch_of](const base::Config&) {
                     return std::make_unique<BatchingPolicy>(2, batch_of);
                   }});
-  scenario::Simulation sim(f.config, f.registry, "batching",
-                           testing::with_trace({testing::group("g0", {2}), testing::group("g1", {5})}));
+  scenario::Simulation sim(f.config, f.registry, "batching", testing::with_trace({testing::group("g0", {2}), testing::group("g1", {5})}));
   try {
     (void)sim.step();
   } catch (const std::logic_error& e) {

@@ -56,8 +56,7 @@ TEST(Ties, GroupsCompletingTogetherGoBySubmissionOrderNotEngine) {
 // three complete at 4 ms; submission order makes the batch [g0, g1], and g2
 // (complete) goes to the buffer. Engine order would have given [g0, g2].
 TEST(Ties, ThreeEnginesTieKeepsSubmissionOrder) {
-  testing::Fixture f("handcheck",
-                     {"cluster.gpus=3", "cluster.engines=3", "rollout_batch_size=2", "april.over_sampling_batch_size=3"});
+  testing::Fixture f("handcheck", {"cluster.gpus=3", "cluster.engines=3", "rollout_batch_size=2", "april.over_sampling_batch_size=3"});
   scenario::Simulation sim(f.config, f.registry, "april",
                            with_trace({testing::group("g0", {4}), testing::group("g1", {4, 4}), testing::group("g2", {4})}));
   Batches b(sim);
@@ -75,9 +74,9 @@ TEST(Ties, ThreeEnginesTieKeepsSubmissionOrder) {
 // would have submitted three more groups.) The batch is [g1, g2] at 5 ms.
 TEST(Refill, GroupsCompletingAtTheSameInstantCountBeforeAnotherWave) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.over_sampling_batch_size=3", "filter.dynamic_sampling=true"});
-  scenario::Simulation sim(f.config, f.registry, "april",
-                           with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {1, 1}, {1, 0}), judged("g2", {5, 5}, {0, 1}),
-                                       judged("g3", {7, 7}, {0, 1})}));
+  scenario::Simulation sim(
+      f.config, f.registry, "april",
+      with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {1, 1}, {1, 0}), judged("g2", {5, 5}, {0, 1}), judged("g3", {7, 7}, {0, 1})}));
   Batches b(sim);
   const auto m = sim.step();
   EXPECT_EQ(m.groups_submitted, 3);
@@ -91,9 +90,9 @@ TEST(Refill, GroupsCompletingAtTheSameInstantCountBeforeAnotherWave) {
 // which start at once on the now idle engine and finish at 3 ms.
 TEST(Refill, OneWaveOfBPrimeWhenTheInstantLeavesTooFew) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=1", "filter.dynamic_sampling=true"});
-  scenario::Simulation sim(f.config, f.registry, "april",
-                           with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {1, 1}, {0, 0}), judged("g2", {2, 2}, {0, 1}),
-                                       judged("g3", {2, 2}, {1, 0})}));
+  scenario::Simulation sim(
+      f.config, f.registry, "april",
+      with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {1, 1}, {0, 0}), judged("g2", {2, 2}, {0, 1}), judged("g3", {2, 2}, {1, 0})}));
   Batches b(sim);
   const auto m = sim.step();
   EXPECT_EQ(m.groups_submitted, 4);
@@ -136,9 +135,9 @@ TEST(SyncFilter, ShortWaveIsAWholeBAndLeftoversAreDropped) {
 // submitted (g2), and the batch is [g1, g2] with nothing left over.
 TEST(SyncFilter, MissingRefillSubmitsOnlyWhatIsMissing) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "filter.dynamic_sampling=true", "sync.filter_refill=missing"});
-  scenario::Simulation sim(f.config, f.registry, "sync",
-                           with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}), judged("g2", {2, 2}, {0, 1}),
-                                       judged("g3", {9, 9}, {0, 1})}));
+  scenario::Simulation sim(
+      f.config, f.registry, "sync",
+      with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}), judged("g2", {2, 2}, {0, 1}), judged("g3", {9, 9}, {0, 1})}));
   Batches b(sim);
   const auto m = sim.step();
   EXPECT_EQ(m.groups_submitted, 3);
@@ -151,8 +150,8 @@ TEST(SyncFilter, MissingRefillSubmitsOnlyWhatIsMissing) {
 // at 1 ms with only g1 in flight: dropping it would leave 1 < B candidates,
 // so it is kept and the batch is [g0, g1] at 3 ms with no second wave.
 TEST(KeepWhenInsufficient, KeepsARejectedGroupRatherThanLaunchAWave) {
-  testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=1", "filter.dynamic_sampling=true",
-                                   "filter.keep_when_insufficient=true"});
+  testing::Fixture f("handcheck",
+                     {"rollout_batch_size=2", "april.alpha=1", "filter.dynamic_sampling=true", "filter.keep_when_insufficient=true"});
   scenario::Simulation sim(f.config, f.registry, "april",
                            with_trace({judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}), judged("g2", {2, 2}, {0, 1})}));
   Batches b(sim);

@@ -56,12 +56,12 @@ TEST(GroupStore, HoldsGroupsByIdAndForgetsErasedOnes) {
   s.erase(12);
   EXPECT_EQ(s.size(), 0U);
   constexpr policies::GroupId far = GroupStore<RolloutGroup>::kChunk * 4000;  // a chunk's first id
-  s.emplace(made(far + 3));  // an empty store starts its window anywhere
+  s.emplace(made(far + 3));                                                   // an empty store starts its window anywhere
   EXPECT_TRUE(s.fits(far + GroupStore<RolloutGroup>::kMaxSpan - 1));
   EXPECT_FALSE(s.fits(far + GroupStore<RolloutGroup>::kMaxSpan));
   EXPECT_THROW(s.emplace(made(far + GroupStore<RolloutGroup>::kMaxSpan)), std::length_error);
   s.emplace(made(far + GroupStore<RolloutGroup>::kChunk + 1));  // the next chunk
-  s.erase(far + 3);  // the first chunk empties and goes
+  s.erase(far + 3);                                             // the first chunk empties and goes
   EXPECT_EQ(ids(s), (std::vector<policies::GroupId>{far + GroupStore<RolloutGroup>::kChunk + 1}));
 }
 
@@ -86,8 +86,7 @@ void expect_refused(scenario::Simulation& sim, const nlohmann::json& state, cons
 
 TEST(GroupStore, ACheckpointHoldingAGroupTwiceOrFarApartIsRefusedByPath) {
   testing::Fixture f("handcheck", {"cluster.gpus=2", "cluster.engines=2", "rollout_batch_size=1", "april.alpha=2"});
-  scenario::Simulation sim(f.config, f.registry, "april",
-                           testing::with_trace({testing::group("g0", {2, 5}), testing::group("g1", {5})}));
+  scenario::Simulation sim(f.config, f.registry, "april", testing::with_trace({testing::group("g0", {2, 5}), testing::group("g1", {5})}));
   const nlohmann::json state = state_with_a_buffered_group(sim);
   sim.loop().load_state(state);  // as written: loads
 
@@ -105,8 +104,7 @@ TEST(GroupStore, ACheckpointHoldingAGroupTwiceOrFarApartIsRefusedByPath) {
 // whose accounts do not add up to what its groups hold is refused.
 TEST(GroupStore, ACheckpointWhoseTokenAccountsDoNotAddUpIsRefusedByField) {
   testing::Fixture f("handcheck", {"cluster.gpus=2", "cluster.engines=2", "rollout_batch_size=1", "april.alpha=2"});
-  scenario::Simulation sim(f.config, f.registry, "april",
-                           testing::with_trace({testing::group("g0", {2, 5}), testing::group("g1", {5})}));
+  scenario::Simulation sim(f.config, f.registry, "april", testing::with_trace({testing::group("g0", {2, 5}), testing::group("g1", {5})}));
   const nlohmann::json state = state_with_a_buffered_group(sim);
   EXPECT_GT(sim.loop().buffered_tok(), 0);
   nlohmann::json off = state;

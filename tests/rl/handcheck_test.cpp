@@ -8,8 +8,8 @@
 namespace april {
 namespace {
 
-using rl::Segment;
 using policies::GroupId;
+using rl::Segment;
 
 using testing::hand_trace;
 using testing::with_trace;
@@ -170,9 +170,9 @@ TEST(Handcheck, MaxStalenessRestartsOldGroupsFromScratch) {
 TEST(Conservation, GeneratedEqualsTrainedPlusMaskedPlusBufferedPlusWasted) {
   for (const std::string policy : {"sync", "april", "sorted"}) {
     for (const std::string filter : {"false", "true"}) {
-      testing::Fixture f("default", {"steps=6", "max_response_len=2000", "workload.response_median_tok=300",
-                                     "filter.dynamic_sampling=" + filter, "april.max_staleness=1", "sorted.max_staleness=1",
-                                     "april.max_token_staleness=0"});
+      testing::Fixture f("default",
+                         {"steps=6", "max_response_len=2000", "workload.response_median_tok=300", "filter.dynamic_sampling=" + filter,
+                          "april.max_staleness=1", "sorted.max_staleness=1", "april.max_token_staleness=0"});
       scenario::Simulation sim(f.config, f.registry, policy);
       std::int64_t generated = 0, trained = 0, wasted = 0, masked = 0;
       for (int s = 0; s < 6; ++s) {
@@ -232,8 +232,8 @@ base::GroupSpec judged(const std::string& id, std::vector<std::int32_t> lengths,
 TEST(Filter, AprilSubmitsAnotherWaveWhenRejectionsLeaveTooFewGroups) {
   testing::Fixture f("handcheck", {"rollout_batch_size=2", "april.alpha=1", "filter.dynamic_sampling=true"});
   scenario::RunOptions o;
-  o.trace = std::vector<base::GroupSpec>{judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}),
-                                        judged("g2", {2, 2}, {0, 1}), judged("g3", {9, 9}, {0, 1})};
+  o.trace = std::vector<base::GroupSpec>{judged("g0", {1, 1}, {1, 1}), judged("g1", {3, 3}, {1, 0}), judged("g2", {2, 2}, {0, 1}),
+                                         judged("g3", {9, 9}, {0, 1})};
   scenario::Simulation sim(f.config, f.registry, "april", o);
   std::vector<std::string> batch;
   sim.loop().on_batch = [&](std::int64_t, const auto& ids) {

@@ -3,9 +3,9 @@
 // counts differ; the absolute step times of every mode.
 #include <gtest/gtest.h>
 
+#include "rl/metric_columns.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/cluster_topology.hpp"
-#include "rl/metric_columns.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "test_support.hpp"
 
@@ -159,8 +159,7 @@ TEST(ClusterNodes, BudgetPlacementAndPools) {
   ASSERT_EQ(topo.engines.size(), 2u);
   EXPECT_EQ(topo.engines[0], (std::vector<std::string>{"node0-gpu6", "node0-gpu7"}));
   EXPECT_EQ(topo.engines[1], (std::vector<std::string>{"node1-gpu6", "node1-gpu7"}));
-  EXPECT_NE(shape_error({"cluster.nodes=2", "cluster.mode=disaggregated", "cluster.rollout_gpus=6",
-                         "cluster.split_placement=per_node"})
+  EXPECT_NE(shape_error({"cluster.nodes=2", "cluster.mode=disaggregated", "cluster.rollout_gpus=6", "cluster.split_placement=per_node"})
                 .find("do not fill inside the node"),
             std::string::npos);
   // A GB200 NVL72 rack: 18 trays of 4.

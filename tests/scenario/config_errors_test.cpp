@@ -75,12 +75,19 @@ TEST(IntegerText, OneReadingForEverySpelling) {
   }
   EXPECT_EQ(std::get<std::int64_t>(base::read_integer("-9223372036854775808")), INT64_MIN);
   EXPECT_EQ(std::get<std::int64_t>(base::read_integer("9007199254740993")), 9007199254740993);  // digits: exact past 2^53
-  const std::pair<const char*, const char*> refused[] = {
-      {"9223372036854775808", "out of the 64-bit integer range"}, {"-9223372036854775809", "out of the 64-bit integer range"},
-      {"1e19", "out of the 64-bit integer range"}, {"1e300", "out of the 64-bit integer range"},
-      {"9.007199254740993e15", "beyond 2^53"}, {"1.5", "not a whole number"}, {"0x10", "not an integer"},
-      {" 5", "not an integer"}, {"5 ", "not an integer"}, {"nan", "not an integer"}, {"inf", "not an integer"},
-      {"", "empty"}, {"12abc", "not an integer"}};
+  const std::pair<const char*, const char*> refused[] = {{"9223372036854775808", "out of the 64-bit integer range"},
+                                                         {"-9223372036854775809", "out of the 64-bit integer range"},
+                                                         {"1e19", "out of the 64-bit integer range"},
+                                                         {"1e300", "out of the 64-bit integer range"},
+                                                         {"9.007199254740993e15", "beyond 2^53"},
+                                                         {"1.5", "not a whole number"},
+                                                         {"0x10", "not an integer"},
+                                                         {" 5", "not an integer"},
+                                                         {"5 ", "not an integer"},
+                                                         {"nan", "not an integer"},
+                                                         {"inf", "not an integer"},
+                                                         {"", "empty"},
+                                                         {"12abc", "not an integer"}};
   for (const auto& [text, why] : refused) {
     const auto r = base::read_integer(text);
     ASSERT_TRUE(std::holds_alternative<std::string>(r)) << text;
@@ -297,7 +304,8 @@ TEST(Scenario, AScenarioLargerThanTheMachineIsRefusedWithTheEstimate) {
   testing::Fixture g("handcheck", {"rollout_batch_size=100", "n_samples_per_prompt=10", "steps=1000"});
   const auto& c = g.config;
   EXPECT_DOUBLE_EQ(scenario::estimate_memory(c, g.registry.get("sync").make(c)->resident_groups_bound(100), false).resident_samples, 2000);
-  EXPECT_DOUBLE_EQ(scenario::estimate_memory(c, g.registry.get("sorted").make(c)->resident_groups_bound(100), false).resident_samples, 4000);
+  EXPECT_DOUBLE_EQ(scenario::estimate_memory(c, g.registry.get("sorted").make(c)->resident_groups_bound(100), false).resident_samples,
+                   4000);
   EXPECT_DOUBLE_EQ(scenario::estimate_memory(c, g.registry.get("april").make(c)->resident_groups_bound(100), false).resident_samples, 2000);
   // 2000 samples x 320 B + 1000 steps x 256 B = 896000 B: refused under that limit, run at it.
   scenario::RunOptions tight;

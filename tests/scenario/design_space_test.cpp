@@ -31,8 +31,7 @@ TEST(DesignSpace, SplitCandidatesLeaveTheTrainerAShareItsLayoutDivides) {
   // The DeepSeek-V3 example: 32 nodes of 8 H800, engines of 64 GPUs, a trainer
   // of TP 8 x PP 4 x CP 4 = 128 GPUs. Only a 128-GPU trainer fits: a search over
   // every whole-engine split would have run a 192-GPU one and stopped on its error.
-  const auto c = scenario::split_candidates(
-      testing::Fixture(APRIL_EXAMPLES_DIR "/deepseek-v3-256xh800.json").config);
+  const auto c = scenario::split_candidates(testing::Fixture(APRIL_EXAMPLES_DIR "/deepseek-v3-256xh800.json").config);
   EXPECT_EQ(c, (std::vector<std::int64_t>{128}));
   // FSDP shards over 4 GPUs on 8 single-GPU engines: the trainer takes 4.
   testing::Fixture fsdp("default", {"train.time_model=phases", "train.framework=fsdp", "train.fsdp_shard_gpus=4",

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rl/step_metrics.hpp"
 #include "rl/metric_columns.hpp"
+#include "rl/step_metrics.hpp"
 #include "test_support.hpp"
 
 namespace april {

@@ -44,10 +44,10 @@ TEST(FrameworkProfiles, BadProfilesAreAProgrammingError) {
   base::ConfigSchema s;
   s.add({"framework", base::KnobType::String, std::string(""), "", "", {}});
   s.add({"x", base::KnobType::Double, 1.0, "", "", base::in_range(0, 2)});
-  EXPECT_THROW(s.add_profiles("framework", {{"p", {{"x", 3.0}}}}), std::logic_error);          // outside its range
+  EXPECT_THROW(s.add_profiles("framework", {{"p", {{"x", 3.0}}}}), std::logic_error);               // outside its range
   EXPECT_THROW(s.add_profiles("framework", {{"p", {{"x", std::string("a")}}}}), std::logic_error);  // of another type
-  EXPECT_THROW(s.add_profiles("framework", {{"p", {{"y", 1.0}}}}), std::logic_error);          // no such knob
-  EXPECT_THROW(s.add_profiles("x", {}), std::logic_error);                                       // no string selector
+  EXPECT_THROW(s.add_profiles("framework", {{"p", {{"y", 1.0}}}}), std::logic_error);               // no such knob
+  EXPECT_THROW(s.add_profiles("x", {}), std::logic_error);                                          // no string selector
 }
 
 // A profile's fixed cost per step is the value its file's fit finds on the

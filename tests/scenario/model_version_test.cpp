@@ -3,8 +3,8 @@
 // digests the integer results (event fingerprint, token counts, times in ns)
 // of pinned runs and compares them with the digest pinned for the current
 // version; it fails when results change and the version does not.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
@@ -48,9 +48,9 @@ std::string results_digest() {
       h.add_u64(result.summary.fingerprint);
       for (const auto& m : result.steps) {
         for (double t : {m.rollout_time_s, m.train_time_s, m.sync_time_s}) h.add_u64(static_cast<std::uint64_t>(std::llround(t * 1e9)));
-        for (std::int64_t v : {m.tokens_generated, m.tokens_trained, m.tokens_offpolicy, m.tokens_wasted, m.staleness_max,
-                               m.buffer_groups, m.buffer_tokens, m.groups_submitted, m.groups_aborted, m.groups_rejected,
-                               m.samples_truncated, m.preemptions, m.tokens_carried}) {
+        for (std::int64_t v :
+             {m.tokens_generated, m.tokens_trained, m.tokens_offpolicy, m.tokens_wasted, m.staleness_max, m.buffer_groups, m.buffer_tokens,
+              m.groups_submitted, m.groups_aborted, m.groups_rejected, m.samples_truncated, m.preemptions, m.tokens_carried}) {
           h.add_u64(static_cast<std::uint64_t>(v));
         }
       }
@@ -62,14 +62,14 @@ std::string results_digest() {
 // Model version -> digest of the pinned runs' results under it.
 const std::map<std::int64_t, std::string> kPinnedDigests = {
     {1, "c4da17bea86271e0"},
-    {2, "2c8d0dfa56546b22"},  // 1 plus tokens_carried in the digest
-    {3, "c119ea7ab49144e4"},  // aborts take time
-    {4, "c119ea7ab49144e4"},  // masked tokens apart from wasted ones: no pinned run masks
-    {5, "585b5d6a88085ee5"},  // a sync stops an engine at the boundary of that instant; overlapped runs pinned too
-    {6, "0c3b6a408fc81afe"},  // models from config.json: exact counts, attention FLOPs, TP all-reduces
-    {7, "40f9044bdad27244"},  // train steps in phases (old-logprob, update, Megatron/FSDP, optimizer, offload)
-    {8, "40f9044bdad27244"},  // FSDP as verl runs it (fp32 reduce-scatter, HSDP, Ulysses): the pinned runs use Megatron
-    {9, "147d223c081f6084"},  // the fingerprint tells engines apart (times and tokens as in 8)
+    {2, "2c8d0dfa56546b22"},   // 1 plus tokens_carried in the digest
+    {3, "c119ea7ab49144e4"},   // aborts take time
+    {4, "c119ea7ab49144e4"},   // masked tokens apart from wasted ones: no pinned run masks
+    {5, "585b5d6a88085ee5"},   // a sync stops an engine at the boundary of that instant; overlapped runs pinned too
+    {6, "0c3b6a408fc81afe"},   // models from config.json: exact counts, attention FLOPs, TP all-reduces
+    {7, "40f9044bdad27244"},   // train steps in phases (old-logprob, update, Megatron/FSDP, optimizer, offload)
+    {8, "40f9044bdad27244"},   // FSDP as verl runs it (fp32 reduce-scatter, HSDP, Ulysses): the pinned runs use Megatron
+    {9, "147d223c081f6084"},   // the fingerprint tells engines apart (times and tokens as in 8)
     {10, "95f3e946b245edbe"},  // memory as the driver reports it, per-transfer cost growing with the nodes;
                                // a KV-bound default run and a two-node per_tensor sync pinned too
     {11, "6bda7b0f49969bec"},  // defaults fitted on component benchmarks; trainer recompute, TP all-reduces, FSDP under TP/EP

@@ -72,7 +72,8 @@ class Timeline {
   [[nodiscard]] std::vector<Span> all(const std::string& ph, const std::string& name) const {
     std::vector<Span> out;
     for (const auto& e : doc_["traceEvents"]) {
-      if (e["ph"] == ph && e["name"] == name) out.push_back({e["ts"].get<double>(), e.value("dur", 0.0), e.value("args", nlohmann::json::object())});
+      if (e["ph"] == ph && e["name"] == name)
+        out.push_back({e["ts"].get<double>(), e.value("dur", 0.0), e.value("args", nlohmann::json::object())});
     }
     return out;
   }

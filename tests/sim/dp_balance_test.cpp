@@ -90,8 +90,8 @@ TEST(VerlDpImbalance, ScalesTheUpdateAndTheForwardInTrainPhases) {
   TrainBatchShape skewed = even;
   skewed.sample_tok = {1900, 100, 1000, 1000, 1000, 1000, 1000, 1000};  // the same tokens, unevenly
   const auto slow = train_phase_times(model, hw, s, skewed);
-  const auto imb = verl_dp_imbalance(skewed.sample_tok, DpLayout{8, 1, 1, 2}, model.linear_flops_per_token(),
-                                     model.attention_flops_per_token(1, false));
+  const auto imb =
+      verl_dp_imbalance(skewed.sample_tok, DpLayout{8, 1, 1, 2}, model.linear_flops_per_token(), model.attention_flops_per_token(1, false));
   EXPECT_GT(imb.update, 1.0);
   EXPECT_NEAR(slow.update_s / base.update_s, imb.update, 0.02 * imb.update);  // attention pairs differ a little
   EXPECT_NEAR(slow.old_logprob_s / base.old_logprob_s, imb.forward, 0.02 * imb.forward);

@@ -76,7 +76,7 @@ TEST(Engine, AbortReturnsProgressOfCompleteIterationsOnly) {
     Recorder rec;
     rec.sim = &sim;
     Engine e(0, sim, model, EngineConfig{0, 1 << 20, ff}, rec);
-    e.submit({7, 4, 3, 100});  // resumed: holds 3 tokens
+    e.submit({7, 4, 3, 100});      // resumed: holds 3 tokens
     sim.run_until(TimeNs(42500));  // 42 complete iterations, the 43rd half done
     const auto aborted = e.abort_all();
     ASSERT_EQ(aborted.size(), 1U);

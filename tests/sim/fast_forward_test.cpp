@@ -1,9 +1,9 @@
-#include <gtest/gtest.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <gtest/gtest.h>
 
-#include "rl/step_metrics.hpp"
 #include "rl/metric_columns.hpp"
+#include "rl/step_metrics.hpp"
 #include "test_support.hpp"
 
 namespace april {
@@ -21,12 +21,14 @@ TEST(FastForward, EqualsPerIterationStepping) {
       {"handcheck", {"steps=6"}},
       {"handcheck", {"steps=6", "engine.max_running=3", "rollout_batch_size=3", "n_samples_per_prompt=3"}},
       {"handcheck", {"steps=6", "engine.max_running=3", "rollout_batch_size=3", "n_samples_per_prompt=3", "engine.prefill=per_token"}},
-      {"default", {"steps=3", "max_response_len=1000", "workload.response_median_tok=200", "engine.kv_capacity_tok=60000",
-                   "engine.prefill=per_token"}},
+      {"default",
+       {"steps=3", "max_response_len=1000", "workload.response_median_tok=200", "engine.kv_capacity_tok=60000",
+        "engine.prefill=per_token"}},
       {"default", {"steps=3", "max_response_len=1500", "workload.response_median_tok=300"}},
       {"default", {"steps=3", "max_response_len=1500", "workload.response_median_tok=300", "engine.kv_capacity_tok=60000"}},
-      {"default", {"steps=3", "max_response_len=1000", "workload.response_median_tok=200", "engine.max_running=24",
-                   "filter.dynamic_sampling=true", "cluster.engines=3"}},
+      {"default",
+       {"steps=3", "max_response_len=1000", "workload.response_median_tok=200", "engine.max_running=24", "filter.dynamic_sampling=true",
+        "cluster.engines=3"}},
   };
   for (const auto& c : cases) {
     for (const std::string policy : {"sync", "april", "sorted"}) {
@@ -58,9 +60,10 @@ TEST(FastForward, EqualsPerIterationStepping) {
 TEST(FastForward, EqualsPerIterationSteppingWhenTrainingOverlaps) {
   const std::vector<std::string> base = {"steps=4", "cluster.mode=disaggregated", "max_response_len=1500",
                                          "workload.response_median_tok=300"};
-  const std::vector<std::vector<std::string>> extras = {
-      {}, {"async.on_update=keep_kv", "async.eta=2"}, {"engine.kv_capacity_tok=60000", "async.max_inflight_groups=40"},
-      {"filter.dynamic_sampling=true", "engine.max_running=24"}};
+  const std::vector<std::vector<std::string>> extras = {{},
+                                                        {"async.on_update=keep_kv", "async.eta=2"},
+                                                        {"engine.kv_capacity_tok=60000", "async.max_inflight_groups=40"},
+                                                        {"filter.dynamic_sampling=true", "engine.max_running=24"}};
   for (const auto& extra : extras) {
     for (const std::string policy : {"sync", "april", "sorted", "one_step_off", "async"}) {
       std::vector<std::string> sets = base;
@@ -80,8 +83,7 @@ TEST(FastForward, EqualsPerIterationSteppingWhenTrainingOverlaps) {
 }
 
 TEST(FastForward, TightKvCapacityPreempts) {
-  testing::Fixture f("default", {"steps=3", "max_response_len=1500", "workload.response_median_tok=300",
-                                 "engine.kv_capacity_tok=60000"});
+  testing::Fixture f("default", {"steps=3", "max_response_len=1500", "workload.response_median_tok=300", "engine.kv_capacity_tok=60000"});
   const auto r = scenario::simulate(f.config, f.registry, "april");
   EXPECT_GT(r.summary.totals.preemptions, 0);
 }

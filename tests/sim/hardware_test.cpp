@@ -30,9 +30,9 @@ TEST(Hardware, BuiltinMemoryIsTheDriversTotalInMiB) {
   EXPECT_DOUBLE_EQ(resolve_accelerator("a100").hbm_bytes, 81920.0 * 1024 * 1024);
   // Every built-in reports more than its datasheet's round figure read as 1e9
   // bytes, by less than 10%: close to that figure in GiB.
-  const std::map<std::string, double> datasheet_GB = {{"a100", 80},  {"h100", 80},   {"h200", 141},   {"h20", 96},     {"h800", 80},
-                                                      {"b200", 180}, {"gb200", 186}, {"mi300x", 192}, {"mi325x", 256}, {"mi355x", 288},
-                                                      {"h100-hbm2e", 96}};
+  const std::map<std::string, double> datasheet_GB = {{"a100", 80},    {"h100", 80},    {"h200", 141},     {"h20", 96},
+                                                      {"h800", 80},    {"b200", 180},   {"gb200", 186},    {"mi300x", 192},
+                                                      {"mi325x", 256}, {"mi355x", 288}, {"h100-hbm2e", 96}};
   ASSERT_EQ(datasheet_GB.size(), builtin_accelerators().size());
   for (const auto& a : builtin_accelerators()) {
     const double ratio = a.hbm_bytes / (datasheet_GB.at(a.name) * 1e9);
@@ -50,9 +50,10 @@ TEST(Hardware, BuiltinMemoryIsTheDriversTotalInMiB) {
 TEST(Hardware, AShownAcceleratorReadsBackTheSame) {
   // `april hardware show NAME --json` writes these fields; a file of them is the same accelerator.
   const auto h200 = resolve_accelerator("h200");
-  const std::string text = "{\"name\": \"h200\", \"bf16_dense_TFLOP_s\": 989, \"fp8_dense_TFLOP_s\": 1979, \"hbm_MiB\": 143771, "
-                           "\"hbm_TB_s\": 4.8, \"scale_up_GB_s\": 450, \"gpus_per_node\": 8, \"scale_up_domain_gpus\": 8, "
-                           "\"nic_Gb_s\": 400, \"host_link_GB_s\": 64}";
+  const std::string text =
+      "{\"name\": \"h200\", \"bf16_dense_TFLOP_s\": 989, \"fp8_dense_TFLOP_s\": 1979, \"hbm_MiB\": 143771, "
+      "\"hbm_TB_s\": 4.8, \"scale_up_GB_s\": 450, \"gpus_per_node\": 8, \"scale_up_domain_gpus\": 8, "
+      "\"nic_Gb_s\": 400, \"host_link_GB_s\": 64}";
   const auto back = parse(text);
   EXPECT_DOUBLE_EQ(back.hbm_bytes, h200.hbm_bytes);
   EXPECT_DOUBLE_EQ(back.host_link_bytes_s, h200.host_link_bytes_s);

@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "sim/iteration_model.hpp"
-#include "sim/hardware.hpp"
-#include "sim/model_catalog.hpp"
 #include "base/rng.hpp"
+#include "sim/hardware.hpp"
+#include "sim/iteration_model.hpp"
+#include "sim/model_catalog.hpp"
 
 namespace april::sim {
 namespace {
@@ -76,10 +76,10 @@ TEST(Roofline, DecodeIsMemoryBoundAndPrefillComputeBound) {
   // 8192 prompt tokens: linear FLOPs 2 x (4.02e9 - 0.39e9 embedding lookup) per token, plus
   // causal attention over 8192 x 8192 / 2 pairs at 4 x 36 x 32 x 128 FLOPs each.
   const double linear = qwen.linear_flops_per_token() * 8193, attention = 4.0 * 36 * 32 * 128 * (8192.0 * 8192 / 2);
-  EXPECT_NEAR(static_cast<double>(m.iteration_ns(1, 8192, 8192)), (linear + attention) / 989e12 * 1e9, 100.0);  // femtosecond rounding over 33M pairs
+  EXPECT_NEAR(static_cast<double>(m.iteration_ns(1, 8192, 8192)), (linear + attention) / 989e12 * 1e9,
+              100.0);  // femtosecond rounding over 33M pairs
   // KV reads: 36 layers * 8 heads * 128 * 2 (K, V) * 2 bytes = 147456 bytes per token.
-  EXPECT_NEAR(static_cast<double>(m.iteration_ns(1, 1000000, 0) - m.iteration_ns(1, 0, 0)), 147456.0 * 1e6 / 3.35e12 * 1e9,
-              1.0);
+  EXPECT_NEAR(static_cast<double>(m.iteration_ns(1, 1000000, 0) - m.iteration_ns(1, 0, 0)), 147456.0 * 1e6 / 3.35e12 * 1e9, 1.0);
 }
 
 TEST(Roofline, TensorParallelAddsItsAllReduces) {

@@ -135,11 +135,11 @@ TEST(RunningSet, AStaleFinishEqualToALiveOneTakesTheRequestOnce) {
   // makes an equal one. The request must leave once, and the stale entry go.
   RunningSet s;
   s.set_version(0);
-  s.admit(request(1, 0, 10));  // slot 0, finishes at clock 10
-  s.admit(request(2, 0, 10));  // slot 1, finishes at clock 10
+  s.admit(request(1, 0, 10));              // slot 0, finishes at clock 10
+  s.admit(request(2, 0, 10));              // slot 1, finishes at clock 10
   EXPECT_EQ(s.take_newest().req.key, 2U);  // its entry (10, slot 1) is stale
-  s.admit(request(3, 0, 10));  // slot 1 again, finishing at 10: an equal entry
-  s.admit(request(4, 0, 12));  // slot 2
+  s.admit(request(3, 0, 10));              // slot 1 again, finishing at 10: an equal entry
+  s.admit(request(4, 0, 12));              // slot 2
   EXPECT_EQ(s.iterations_to_next_finish(), 10);
   s.advance(10);
   std::vector<RunningSet::Request> done;

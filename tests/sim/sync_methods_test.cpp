@@ -46,9 +46,7 @@ TEST(CheckpointTensors, CountsOfPublishedCheckpoints) {
   EXPECT_EQ(checkpoint_tensor_elements(resolve_model("qwen3-30b-a3b"))[10], 2048 * 768);
 }
 
-TEST(SyncMethods, PerTensorSendsEachTensorAlone) {
-  EXPECT_EQ(sync_transfers(SyncMethod::PerTensor, {3, 3, 3, 5}, 6, 1), 4);
-}
+TEST(SyncMethods, PerTensorSendsEachTensorAlone) { EXPECT_EQ(sync_transfers(SyncMethod::PerTensor, {3, 3, 3, 5}, 6, 1), 4); }
 
 // A bucket closes when the next tensor would overflow it: [3 3] [3] [5] at 6
 // bytes; a tensor larger than the bucket fills one alone.
@@ -84,11 +82,8 @@ TEST(SyncMethods, NamesRoundTrip) {
 // Whole weights reach every engine GPU: a link that carries two distinct TP
 // shards (half the weights each) carries the whole weights once.
 TEST(SyncMethods, FullWeightsPayloadCarriesTheWeightsOncePerLink) {
-  Topology t{{"trainer", "sw", "a", "b"},
-             {{"trainer", "sw", 10 * GB}, {"sw", "a", 100 * GB}, {"sw", "b", 100 * GB}},
-             "trainer",
-             {{"a", "b"}},
-             {}};
+  Topology t{
+      {"trainer", "sw", "a", "b"}, {{"trainer", "sw", 10 * GB}, {"sw", "a", 100 * GB}, {"sw", "b", 100 * GB}}, "trainer", {{"a", "b"}}, {}};
   EXPECT_DOUBLE_EQ(plan_weight_sync(t, 8 * GB, SyncPayload::TpShards).time_s, 0.8);  // 2 shards of 4 GB
   EXPECT_DOUBLE_EQ(plan_weight_sync(t, 8 * GB, SyncPayload::FullWeights).time_s, 0.8);
   EXPECT_EQ(plan_weight_sync(t, 8 * GB, SyncPayload::FullWeights).path_bottleneck_bytes_s.size(), 2u);
@@ -110,7 +105,8 @@ TEST(SyncMethods, ScenarioSyncIsTransfersPlusBytesPlusLatency) {
   EXPECT_NE(w.how.find("per_tensor: 398 transfers"), std::string::npos) << w.how;
   // 1 GiB buckets: 8.04 GB in order (the 0.78 GB embedding, 36 layers of
   // 0.2 GB) fill 8 or 9 of them, as the packing's own test works out by hand.
-  april::testing::Fixture bucketed("default", {"sync.time_model=bucketed", "sync.bucket_MB=1024", "sync.per_transfer_ms=2", "sync.latency_s=0"});
+  april::testing::Fixture bucketed("default",
+                                   {"sync.time_model=bucketed", "sync.bucket_MB=1024", "sync.per_transfer_ms=2", "sync.latency_s=0"});
   const auto b = weight_sync(bucketed.config);
   const auto m = resolve_model("qwen3-4b");
   std::vector<double> tensor_bytes;

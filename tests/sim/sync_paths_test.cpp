@@ -36,8 +36,8 @@ TEST(SyncPaths, CudaIpcIsBucketsPlusTheGatherPlusTheLoad) {
   EXPECT_GT(buckets, 10);
   // One node: every GPU gathers the weights over NVLink; each engine GPU
   // copies its half (TP 2) in HBM.
-  EXPECT_NEAR(w.time_s, 0.5 + static_cast<double>(buckets) * 0.020 + kQwen3_4bBytes / h100.scale_up_bytes_s +
-                            kQwen3_4bBytes / 2 / h100.hbm_bytes_s,
+  EXPECT_NEAR(w.time_s,
+              0.5 + static_cast<double>(buckets) * 0.020 + kQwen3_4bBytes / h100.scale_up_bytes_s + kQwen3_4bBytes / 2 / h100.hbm_bytes_s,
               1e-9);
   EXPECT_DOUBLE_EQ(w.bytes, kQwen3_4bBytes);
   EXPECT_NE(w.how.find("cuda_ipc: " + std::to_string(buckets) + " buckets"), std::string::npos) << w.how;
@@ -69,8 +69,8 @@ TEST(SyncPaths, CudaIpcIsRefusedOnADisaggregatedCluster) {
 TEST(SyncPaths, StorageWritesPerTrainerNodeAndEveryEngineGpuReadsItAll) {
   const auto h100 = resolve_accelerator("h100");
   const auto load_s = kQwen3_4bBytes / 2 / h100.hbm_bytes_s;
-  april::testing::Fixture one("default", {"sync.time_model=storage", "sync.storage_write_GB_s=2", "sync.storage_read_GB_s=4",
-                                          "sync.latency_s=1"});
+  april::testing::Fixture one("default",
+                              {"sync.time_model=storage", "sync.storage_write_GB_s=2", "sync.storage_read_GB_s=4", "sync.latency_s=1"});
   const auto w = weight_sync(one.config);
   EXPECT_NEAR(w.time_s, 1 + kQwen3_4bBytes / 2e9 + kQwen3_4bBytes / 4e9 + load_s, 1e-9);
   EXPECT_NE(w.how.find(std::to_string(buckets_of_qwen3_4b(512)) + " files written by 1 trainer node"), std::string::npos) << w.how;
@@ -80,8 +80,7 @@ TEST(SyncPaths, StorageWritesPerTrainerNodeAndEveryEngineGpuReadsItAll) {
   EXPECT_NEAR(weight_sync(two.config).time_s, 1 + kQwen3_4bBytes / 4e9 + kQwen3_4bBytes / 4e9 + load_s, 1e-9);
   // Disaggregated, only the trainer's nodes write: 16 GPUs, 8 of them training, is one writer.
   april::testing::Fixture split("default", {"sync.time_model=storage", "sync.storage_write_GB_s=2", "sync.storage_read_GB_s=4",
-                                            "sync.latency_s=1", "cluster.nodes=2", "cluster.mode=disaggregated",
-                                            "cluster.train_gpus=8"});
+                                            "sync.latency_s=1", "cluster.nodes=2", "cluster.mode=disaggregated", "cluster.train_gpus=8"});
   EXPECT_NEAR(weight_sync(split.config).time_s, 1 + kQwen3_4bBytes / 2e9 + kQwen3_4bBytes / 4e9 + load_s, 1e-9);
 }
 
@@ -93,7 +92,7 @@ TEST(SyncPaths, StorageAggregateBandwidthBoundsEveryEngineGpusRead) {
   const auto h100 = resolve_accelerator("h100");
   const auto load_s = kQwen3_4bBytes / 2 / h100.hbm_bytes_s;
   const std::vector<std::string> common = {"sync.time_model=storage", "sync.storage_write_GB_s=2", "sync.storage_read_GB_s=4",
-                                         "sync.latency_s=1"};
+                                           "sync.latency_s=1"};
   auto with = [&](const std::string& extra) {
     auto v = common;
     v.push_back(extra);

@@ -26,10 +26,8 @@ TEST(Topology, SingleLinkTakesBytesOverBandwidth) {
 // Two engines behind different bottlenecks (10 GB/s and 5 GB/s): the slower
 // path decides. A shared first hop carries the (single) shard once.
 TEST(Topology, TwoPathsWithDifferentBottlenecks) {
-  Topology t{{"trainer", "sw", "a", "b"},
-             {{"trainer", "sw", 100 * GB}, {"sw", "a", 10 * GB}, {"sw", "b", 5 * GB}},
-             "trainer",
-             {{"a"}, {"b"}}, {}};
+  Topology t{
+      {"trainer", "sw", "a", "b"}, {{"trainer", "sw", 100 * GB}, {"sw", "a", 10 * GB}, {"sw", "b", 5 * GB}}, "trainer", {{"a"}, {"b"}}, {}};
   const auto plan = plan_weight_sync(t, 10 * GB);
   EXPECT_DOUBLE_EQ(plan.time_s, 2.0);  // 10 GB over 5 GB/s
   EXPECT_EQ(plan.bottleneck, "sw-b");
@@ -42,7 +40,8 @@ TEST(Topology, WidestPathIsChosen) {
   Topology t{{"trainer", "x", "y", "gpu"},
              {{"trainer", "x", 50 * GB}, {"x", "gpu", 4 * GB}, {"trainer", "y", 8 * GB}, {"y", "gpu", 20 * GB}},
              "trainer",
-             {{"gpu"}}, {}};
+             {{"gpu"}},
+             {}};
   EXPECT_DOUBLE_EQ(plan_weight_sync(t, 8 * GB).time_s, 1.0);
 }
 
@@ -51,7 +50,8 @@ TEST(Topology, TensorParallelShardsShareALinkOncePerShard) {
   Topology t{{"trainer", "sw", "e0", "e1", "e2", "e3"},
              {{"trainer", "sw", 10 * GB}, {"sw", "e0", 100 * GB}, {"sw", "e1", 100 * GB}, {"sw", "e2", 100 * GB}, {"sw", "e3", 100 * GB}},
              "trainer",
-             {{"e0", "e1"}, {"e2", "e3"}}, {}};
+             {{"e0", "e1"}, {"e2", "e3"}},
+             {}};
   EXPECT_DOUBLE_EQ(plan_weight_sync(t, 8 * GB).time_s, 0.8);
 }
 
@@ -97,9 +97,11 @@ TEST(Topology, AMissingFieldDeepInAnArrayNamesItsPath) {
                                "trainer": "t", "engines": [["g0"], ["g1"]]})")
                 .find("topo.json: /links/1/GB_s: missing"),
             std::string::npos);
-  EXPECT_NE(topology_error(R"({"nodes": ["t", {"kind": "gpu"}], "links": [], "trainer": "t", "engines": []})").find("topo.json: /nodes/1/name: missing"),
+  EXPECT_NE(topology_error(R"({"nodes": ["t", {"kind": "gpu"}], "links": [], "trainer": "t", "engines": []})")
+                .find("topo.json: /nodes/1/name: missing"),
             std::string::npos);
-  EXPECT_NE(topology_error(R"({"nodes": ["t", "g"], "links": [], "trainer": "t", "engines": [["g", 3]]})").find("topo.json: /engines/0/1: a number"),
+  EXPECT_NE(topology_error(R"({"nodes": ["t", "g"], "links": [], "trainer": "t", "engines": [["g", 3]]})")
+                .find("topo.json: /engines/0/1: a number"),
             std::string::npos);
 }
 
@@ -114,15 +116,16 @@ TEST(Topology, UnknownFieldsAndSharedGpusAreErrorsNamingThem) {
   EXPECT_NE(topology_error(R"({"nodes": ["t", "g0", "g1"], "links": [], "trainer": "t", "engines": [["g0", "g1"], ["g1"]]})")
                 .find("topo.json: /engines/1: GPU 'g1' is already engine 0's"),
             std::string::npos);
-  EXPECT_NE(topology_error(R"({"nodes": ["t", "g0"], "links": [], "trainer": "t", "engines": [["g0", "g0"]]})")
-                .find("GPU 'g0' is listed twice"),
-            std::string::npos);
+  EXPECT_NE(
+      topology_error(R"({"nodes": ["t", "g0"], "links": [], "trainer": "t", "engines": [["g0", "g0"]]})").find("GPU 'g0' is listed twice"),
+      std::string::npos);
 }
 
 // Weights live in GPU memory: a node declared a switch, NIC or host cannot be
 // an engine member or the trainer, in a file or in code.
 TEST(Topology, ASwitchUsedAsAGpuIsAnErrorNamingIt) {
-  const std::string nodes = R"("nodes": ["t", {"name": "sw", "kind": "switch"}, {"name": "g", "kind": "gpu"}, {"name": "nic0", "kind": "nic"}],
+  const std::string nodes =
+      R"("nodes": ["t", {"name": "sw", "kind": "switch"}, {"name": "g", "kind": "gpu"}, {"name": "nic0", "kind": "nic"}],
                                "links": [{"a": "t", "b": "sw", "GB_s": 1}, {"a": "sw", "b": "g", "GB_s": 1}])";
   EXPECT_NE(topology_error("{" + nodes + R"(, "trainer": "t", "engines": [["g", "sw"]]})")
                 .find("topo.json: /engines/0/1: 'sw' is declared a switch (/nodes/1), not a GPU"),
@@ -137,13 +140,14 @@ TEST(Topology, ASwitchUsedAsAGpuIsAnErrorNamingIt) {
                 .find("topo.json: /nodes/1: node 't' is already /nodes/0"),
             std::string::npos);
   // The declared kinds reach plan_weight_sync, which checks code-built topologies too.
-  Topology code{{"t", "sw", "g"}, {{"t", "sw", 10 * GB}, {"sw", "g", 10 * GB}}, "t", {{"sw"}},
-                {NodeKind::Gpu, NodeKind::Switch, NodeKind::Gpu}};
+  Topology code{
+      {"t", "sw", "g"}, {{"t", "sw", 10 * GB}, {"sw", "g", 10 * GB}}, "t", {{"sw"}}, {NodeKind::Gpu, NodeKind::Switch, NodeKind::Gpu}};
   try {
     (void)plan_weight_sync(code, 1 * GB);
     FAIL() << "a switch held a shard";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("engine 0's rank 0 is 'sw', which is declared a switch, not a GPU"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("engine 0's rank 0 is 'sw', which is declared a switch, not a GPU"), std::string::npos)
+        << e.what();
   }
   code.engines = {{"g"}};
   EXPECT_DOUBLE_EQ(plan_weight_sync(code, 1 * GB).time_s, 0.1);

@@ -20,7 +20,7 @@ TEST(TrainerMemory, FsdpShardsSixteenBytesPerParameter) {
   const auto m = resolve_model("qwen2.5-math-7b");
   EXPECT_NEAR(trainer_state_bytes(m, s).per_gpu, 16.0 * static_cast<double>(m.total_params()) / 2, 1.0);
   EXPECT_FALSE(trainer_memory_shortfall(m, s, resolve_accelerator("h20"), {}).has_value());  // 61 GB < 102.6 GB (97,871 MiB)
-  s.fsdp_shard_gpus = 1;                                                                // 122 GB
+  s.fsdp_shard_gpus = 1;                                                                     // 122 GB
   const auto why = trainer_memory_shortfall(m, s, resolve_accelerator("h20"), {});
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("need 121.8 GB per GPU"), std::string::npos) << *why;
@@ -70,7 +70,7 @@ TEST(TrainerMemory, OffloadedOptimizerLeavesSixBytesOnTheGpuAndSixteenOnTheHost)
   EXPECT_EQ(host.gpus_per_node, 8);
   EXPECT_NEAR(host.per_node, 8 * 16 * local, 1.0);
   EXPECT_NEAR(host.per_node / 1e9, 722.38, 0.01);  // of the node's 2 TB
-  s.offload = true;  // colocated: each GPU also parks its bf16 weights there between updates
+  s.offload = true;                                // colocated: each GPU also parks its bf16 weights there between updates
   EXPECT_NEAR(trainer_host_bytes(m, s, h800).per_node, 8 * (16 * local + 2 * local), 1.0);
   EXPECT_NEAR(trainer_host_bytes(m, s, h800).per_node / 1e9, 812.68, 0.01);
   s.host_memory_bytes = 512e9;

@@ -6,13 +6,13 @@
 #include <limits>
 #include <optional>
 
+#include "base/rng.hpp"
+#include "base/stats.hpp"
+#include "sim/engine_knobs.hpp"
 #include "studies/calibration.hpp"
 #include "studies/calibration_check.hpp"
 #include "studies/machine_drift.hpp"
 #include "studies/nnls.hpp"
-#include "sim/engine_knobs.hpp"
-#include "base/rng.hpp"
-#include "base/stats.hpp"
 #include "test_support.hpp"
 
 namespace april::studies {
@@ -76,7 +76,6 @@ Profile synthetic_profile() {
   }
   return p;
 }
-
 
 // Reading `j` as profile "p.json" fails with an error containing `message`.
 void expect_profile_error(const nlohmann::json& j, const std::string& message) {
@@ -250,10 +249,12 @@ TEST(Calibration, RecoversHowMuchEngineAndTrainerSlowEachOther) {
   }
   // Train steps of shapes the profile did not time alone are compared with
   // the fit; one it did, with the median of its steps alone.
-  for (double samples : {5.0, 20.0, 40.0}) p.train_beside_engines.push_back({samples, samples * 20, 30, predicted_train_s(alone, {samples, samples * 20, 30, 0}) * 1.25});
+  for (double samples : {5.0, 20.0, 40.0})
+    p.train_beside_engines.push_back({samples, samples * 20, 30, predicted_train_s(alone, {samples, samples * 20, 30, 0}) * 1.25});
   std::vector<double> same_shape;
   for (const auto& t : p.train) {
-    if (t.samples == p.train[0].samples && t.tokens == p.train[0].tokens && t.longest_tok == p.train[0].longest_tok) same_shape.push_back(t.time_s);
+    if (t.samples == p.train[0].samples && t.tokens == p.train[0].tokens && t.longest_tok == p.train[0].longest_tok)
+      same_shape.push_back(t.time_s);
   }
   ASSERT_GE(same_shape.size(), 2U);
   auto measured_shape = p.train[0];
@@ -341,7 +342,8 @@ TEST(Calibration, TheFitsAddUpToTheProfilesTotalsAndSlowSpellsAreNoSlowdown) {
   // Beside training the same spells: no slowdown (the model of the typical
   // iteration would have read them as x1.04).
   EXPECT_LT(c.engine_slowdown_beside_train, 1.01);
-  EXPECT_NE(describe(c).find(fmt::format("scaled x{:.3f} to the profile's total", c.iteration_sum_scale)), std::string::npos) << describe(c);
+  EXPECT_NE(describe(c).find(fmt::format("scaled x{:.3f} to the profile's total", c.iteration_sum_scale)), std::string::npos)
+      << describe(c);
 }
 
 // Pairs (a step alone, then the same batch beside the engine) win over any
@@ -430,9 +432,7 @@ TEST(Calibration, ZeroLengthPointsAreRefusedNamingThem) {
     profile_from_json(j, "p.json");
     FAIL() << "accepted a zero-length iteration";
   } catch (const base::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("p.json: /iterations/5/time_s: an iteration takes time > 0"),
-              std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("p.json: /iterations/5/time_s: an iteration takes time > 0"), std::string::npos) << e.what();
   }
   j = profile_to_json(synthetic_profile());
   j["train"][2]["time_s"] = 0.0;

@@ -73,11 +73,18 @@ TEST(Plan, EnumeratesDesignsAlphasEngineSizesAndSplits) {
     EXPECT_EQ(p.seeds[1].get(base::keys::kSeed), p.seeds[0].get(base::keys::kSeed) + 1);
     labels.push_back(p.plan.label());
   }
-  const std::vector<std::string> expected = {
-      "sync, TP 1, colocated", "april alpha 1.5, TP 1, colocated", "april alpha 2, TP 1, colocated",
-      "async, TP 1, 1+7",      "async, TP 1, 4+4",                 "async, TP 1, 7+1",
-      "sync, TP 2, colocated", "april alpha 1.5, TP 2, colocated", "april alpha 2, TP 2, colocated",
-      "async, TP 2, 2+6",      "async, TP 2, 4+4",                 "async, TP 2, 6+2"};
+  const std::vector<std::string> expected = {"sync, TP 1, colocated",
+                                             "april alpha 1.5, TP 1, colocated",
+                                             "april alpha 2, TP 1, colocated",
+                                             "async, TP 1, 1+7",
+                                             "async, TP 1, 4+4",
+                                             "async, TP 1, 7+1",
+                                             "sync, TP 2, colocated",
+                                             "april alpha 1.5, TP 2, colocated",
+                                             "april alpha 2, TP 2, colocated",
+                                             "async, TP 2, 2+6",
+                                             "async, TP 2, 4+4",
+                                             "async, TP 2, 6+2"};
   EXPECT_EQ(labels, expected);
   // A colocated plan runs every GPU as engines of its size.
   EXPECT_EQ(plans[6].seeds[0].get(sim::keys::kClusterEngines), 4);
@@ -94,8 +101,8 @@ TEST(Plan, StreamRlRunsItsRuleAndEachTailEngineCount) {
   const auto plans = enumerate_plans(f.config, f.registry, s);
   std::vector<std::string> labels;
   for (const auto& p : plans) labels.push_back(p.plan.label());
-  const std::vector<std::string> expected = {"streamrl, TP 2, colocated", "streamrl tail 1, TP 2, colocated", "streamrl tail 3, TP 2, colocated",
-                                             "streamrl tail 4, TP 2, colocated"};
+  const std::vector<std::string> expected = {"streamrl, TP 2, colocated", "streamrl tail 1, TP 2, colocated",
+                                             "streamrl tail 3, TP 2, colocated", "streamrl tail 4, TP 2, colocated"};
   ASSERT_EQ(labels, expected);
   EXPECT_EQ(plans[0].seeds[0].get_int("streamrl.tail_engines"), 0);
   EXPECT_EQ(plans[2].seeds[0].get_int("streamrl.tail_engines"), 3);
@@ -148,9 +155,14 @@ TEST(Plan, RanksByEffectiveThroughputWithIntervalAndReason) {
   c[2].plan = {"async", std::nullopt, 2, 6, 2, std::nullopt};
   c[2].excluded = "does not fit";
   auto run = [](double tok_s, double rollout_s) {
-    return std::map<std::string, double>{{"effective_throughput_tok_s", tok_s}, {"steps", 2}, {"step_time_s", 10},
-                                         {"rollout_time_s", 2 * rollout_s}, {"train_time_s", 6}, {"sync_time_s", 2},
-                                         {"offpolicy_token_fraction", 0.5}, {"staleness_mean", 0.25}};
+    return std::map<std::string, double>{{"effective_throughput_tok_s", tok_s},
+                                         {"steps", 2},
+                                         {"step_time_s", 10},
+                                         {"rollout_time_s", 2 * rollout_s},
+                                         {"train_time_s", 6},
+                                         {"sync_time_s", 2},
+                                         {"offpolicy_token_fraction", 0.5},
+                                         {"staleness_mean", 0.25}};
   };
   const auto ranked = rank_plans(c, {{run(10, 6), run(12, 6)}, {run(20, 3)}, {}});
   ASSERT_EQ(ranked.size(), 3u);
@@ -194,7 +206,8 @@ TEST(Plan, ConstraintsDropPlansByTheirMeanOverSeeds) {
     return std::map<std::string, double>{{"staleness_max", staleness_max}, {"offpolicy_token_fraction", offpolicy}};
   };
   // laminar: seeds at 3 and 7 versions, mean 5 > 4; async: 4 and 4, at the bound.
-  std::vector<std::vector<std::map<std::string, double>>> m = {{run(0, 0), run(0, 0)}, {run(3, 0.2), run(7, 0.4)}, {run(4, 0.5), run(4, 0.7)}, {}};
+  std::vector<std::vector<std::map<std::string, double>>> m = {
+      {run(0, 0), run(0, 0)}, {run(3, 0.2), run(7, 0.4)}, {run(4, 0.5), run(4, 0.7)}, {}};
   apply_plan_constraints(c, m, {parse_constraint(kDefaultPlanConstraint)});
   EXPECT_TRUE(c[0].excluded.empty());
   EXPECT_EQ(c[1].excluded, "dropped by the constraint staleness_max<=4: staleness_max is 5 (mean over 2 seeds)");

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <map>
 
-#include "studies/results_db.hpp"
 #include "base/hash.hpp"
 #include "scenario/model_version.hpp"
+#include "studies/results_db.hpp"
 #include "studies/run_batch.hpp"
 #include "test_support.hpp"
 
@@ -222,9 +222,11 @@ TEST(ResultsDb, MigratesSchemaOneAndReRunsItsRuns) {
     const auto key = base::hash_hex(f.config.resolved().dump() + "\nsync\ngenerator");
     raw_exec(path,
              "INSERT INTO sweeps VALUES(1, 'h', 'sweep', 'handcheck', 'spec', '0.1.0', 'then');"
-             "INSERT INTO runs VALUES(1, '" + key + "', 'h', '{}', 'sync', 1, '0.1.0', 'then', 'then', 0.1, 'done', NULL);"
-             "INSERT INTO sweep_runs VALUES(1, 1, '{\"policy\":\"sync\"}');"
-             "INSERT INTO metrics VALUES(1, 'tokens_generated', 12345);");
+             "INSERT INTO runs VALUES(1, '" +
+                 key +
+                 "', 'h', '{}', 'sync', 1, '0.1.0', 'then', 'then', 0.1, 'done', NULL);"
+                 "INSERT INTO sweep_runs VALUES(1, 1, '{\"policy\":\"sync\"}');"
+                 "INSERT INTO metrics VALUES(1, 'tokens_generated', 12345);");
   }
   ResultsDb db(path);
   EXPECT_EQ(db.run_json(1)["model_version"], "0");
@@ -257,8 +259,9 @@ TEST(ResultsDb, MigratesSchemaTwoAddingTheNewStepColumns) {
            "UPDATE meta SET value='2' WHERE key='schema_version';");
   { ResultsDb db(path); }
   // Both steps kept, with their tokens; no times for them.
-  EXPECT_EQ(raw_row(path, "SELECT count(*), count(sync_end_s), count(april_offpolicy_ratio), count(abort_time_s), count(tokens_masked), "
-                          "count(train_update_s), count(trainer_lent_s), sum(tokens_generated > 0) FROM steps"),
+  EXPECT_EQ(raw_row(path,
+                    "SELECT count(*), count(sync_end_s), count(april_offpolicy_ratio), count(abort_time_s), count(tokens_masked), "
+                    "count(train_update_s), count(trainer_lent_s), sum(tokens_generated > 0) FROM steps"),
             (std::vector<std::string>{"2", "0", "0", "0", "0", "0", "0", "2"}));
   EXPECT_EQ(raw_row(path, "SELECT value FROM meta WHERE key='schema_version'"), std::vector<std::string>{"8"});
 }

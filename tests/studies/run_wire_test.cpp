@@ -7,8 +7,8 @@
 #include <cstring>
 #include <limits>
 
-#include "rl/step_metrics.hpp"
 #include "rl/metric_columns.hpp"
+#include "rl/step_metrics.hpp"
 #include "studies/run_batch.hpp"
 #include "studies/run_wire.hpp"
 #include "test_support.hpp"

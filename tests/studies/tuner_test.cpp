@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "studies/tuner.hpp"
 #include "base/rng.hpp"
+#include "studies/tuner.hpp"
 
 namespace april::studies {
 namespace {
@@ -18,8 +18,7 @@ TuneEvaluate synthetic(std::int64_t repeats, std::int64_t* calls) {
         base::Rng rng(static_cast<std::uint64_t>(s), "noise");
         const double noise = rng.normal(0.0, 0.05);  // common random numbers: same noise per seed
         base::Rng own(static_cast<std::uint64_t>(s) * 1000 + static_cast<std::uint64_t>(x * 1e6), "own");
-        out.push_back({{"rollout_throughput_tok_s", 10.0 - (x - 2.3) * (x - 2.3) + noise + own.normal(0.0, 0.02)},
-                       {"staleness_max", x}});
+        out.push_back({{"rollout_throughput_tok_s", 10.0 - (x - 2.3) * (x - 2.3) + noise + own.normal(0.0, 0.02)}, {"staleness_max", x}});
         ++*calls;
       }
     }
@@ -106,7 +105,7 @@ TEST(Tuner, LatticeKeysTryLatticePointsOnly) {
   EXPECT_EQ(values_tried(r), (std::vector<double>{1, 4, 7, 13}));  // 4 = 1 + 3 added by refinement; 2.5 or 3 never tried
   ASSERT_TRUE(r.best);
   EXPECT_EQ(r.curve[*r.best].x, 1);  // of the lattice points, 1 is nearest the optimum 2.3 in value (8.31 vs 7.11)
-  spec.hi = 12;  // not 1 + 3k
+  spec.hi = 12;                      // not 1 + 3k
   EXPECT_THROW(tune(spec, synthetic(spec.repeats, &calls)), std::invalid_argument);
 }
 

@@ -4,9 +4,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "scenario/simulation.hpp"
-#include "rl/metric_columns.hpp"
 #include "base/stats.hpp"
+#include "rl/metric_columns.hpp"
+#include "scenario/simulation.hpp"
 #include "test_support.hpp"
 #include "traces/csv_table.hpp"
 #include "traces/jsonl_trace.hpp"
@@ -136,7 +136,8 @@ TEST(TraceImport, MutationFuzzNeverCrashes) {
   for (const auto& [format, text] : inputs) {
     ImportOptions o;
     o.format = format;
-    if (format != "azure") o.mapping = parse_mapping("prompt_id=" + std::string(format == "csv" ? "id" : "i") + ",prompt_tokens=p,response_tokens=r");
+    if (format != "azure")
+      o.mapping = parse_mapping("prompt_id=" + std::string(format == "csv" ? "id" : "i") + ",prompt_tokens=p,response_tokens=r");
     auto attempt = [&](const std::string& t) {
       const auto path = temp_file("fuzz." + format, t);
       try {
@@ -162,8 +163,8 @@ TEST(TraceImport, MutationFuzzNeverCrashes) {
 // Fit then synthesise: on a lognormal-shaped trace the quantiles come back
 // within 10%; the stated tolerance in the README.
 TEST(TraceFit, FitThenSynthMatchesQuantiles) {
-  april::testing::Fixture f("default", {"workload.incorrect_len_factor=1", "workload.response_median_tok=700",
-                                        "workload.sigma_between=0.5", "workload.sigma_within=0.6", "seed=3"});
+  april::testing::Fixture f("default", {"workload.incorrect_len_factor=1", "workload.response_median_tok=700", "workload.sigma_between=0.5",
+                                        "workload.sigma_within=0.6", "seed=3"});
   auto gen = scenario::make_generator(f.config);
   std::vector<base::GroupSpec> original;
   for (int i = 0; i < 3000; ++i) original.push_back(gen->next_group(0));
@@ -193,7 +194,7 @@ TEST(TraceFit, RecognisesACap) {
 
 TEST(TraceResample, IsSeededAndDrawsWholeGroups) {
   std::vector<base::GroupSpec> g = {april::testing::group("a", {1, 2}), april::testing::group("b", {3, 4}),
-                                   april::testing::group("c", {5, 6})};
+                                    april::testing::group("c", {5, 6})};
   TraceResample r1(g, "t", 5), r2(g, "t", 5), r3(g, "t", 6);
   std::string s1, s2, s3;
   for (int i = 0; i < 30; ++i) {

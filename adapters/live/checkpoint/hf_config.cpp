@@ -28,18 +28,22 @@ void refuse_other_designs(const base::JsonFile& f, const std::string& arch) {
     if (present(f, key)) refuse(f, key, fmt::format("{} is a mixture-of-experts model; the live backend runs dense models only", arch));
   }
   for (const char* key : {"kv_lora_rank", "q_lora_rank"}) {
-    if (present(f, key)) refuse(f, key, fmt::format("{} uses multi-head latent attention; the live backend runs grouped-query attention only", arch));
+    if (present(f, key))
+      refuse(f, key, fmt::format("{} uses multi-head latent attention; the live backend runs grouped-query attention only", arch));
   }
   if (base::json_string_or(f, "hidden_act", "silu") != "silu") {
     refuse(f, "hidden_act", fmt::format("'{}': the live backend's MLP is SwiGLU (silu) only", base::json_string(f, "hidden_act")));
   }
-  if (base::json_bool_or(f, "use_sliding_window", false)) refuse(f, "use_sliding_window", "sliding-window attention is not computed by the live backend");
+  if (base::json_bool_or(f, "use_sliding_window", false))
+    refuse(f, "use_sliding_window", "sliding-window attention is not computed by the live backend");
   if (const auto it = f.doc.find("layer_types"); it != f.doc.end() && it->is_array()) {
     for (const auto& t : *it) {
-      if (t != "full_attention") refuse(f, "layer_types", fmt::format("layer type {} is not computed by the live backend (full_attention only)", t.dump()));
+      if (t != "full_attention")
+        refuse(f, "layer_types", fmt::format("layer type {} is not computed by the live backend (full_attention only)", t.dump()));
     }
   }
-  if (present(f, "quantization_config")) refuse(f, "quantization_config", "quantized checkpoints are not read (bf16, fp16 or fp32 weights only)");
+  if (present(f, "quantization_config"))
+    refuse(f, "quantization_config", "quantized checkpoints are not read (bf16, fp16 or fp32 weights only)");
   if (base::json_bool_or(f, "mlp_bias", false)) refuse(f, "mlp_bias", "MLP biases are not computed by the live backend");
   // Qwen2 always has q/k/v biases and no output bias (modeling_qwen2.py);
   // Qwen3 and Llama put attention_bias on all four projections, output included.
@@ -68,7 +72,8 @@ void read_rope(const base::JsonFile& f, ModelConfig& m) {
   if (type == "default") return;
   if (type != "llama3") refuse(f, key, fmt::format("rope type '{}' is not computed by the live backend (default and llama3 only)", type));
   const auto num = [&](const char* k, double lo) {
-    if (!r.contains(k) || !r[k].is_number() || !(r[k].get<double>() >= lo)) refuse(f, key, fmt::format("llama3 scaling needs {} (a number >= {})", k, lo));
+    if (!r.contains(k) || !r[k].is_number() || !(r[k].get<double>() >= lo))
+      refuse(f, key, fmt::format("llama3 scaling needs {} (a number >= {})", k, lo));
     return r[k].get<double>();
   };
   Llama3RopeScaling s;
@@ -121,7 +126,8 @@ HfModelConfig hf_config_from_json(const base::JsonFile& f, const std::string& na
   m.architecture = (*arch_it)[0].get<std::string>();
   const auto supported = hf_architectures();
   if (std::find(supported.begin(), supported.end(), m.architecture) == supported.end()) {
-    refuse(f, "architectures", fmt::format("'{}' is not loaded by the live backend; supported: {}", m.architecture, fmt::join(supported, ", ")));
+    refuse(f, "architectures",
+           fmt::format("'{}' is not loaded by the live backend; supported: {}", m.architecture, fmt::join(supported, ", ")));
   }
   refuse_other_designs(f, m.architecture);
   m.name = dir;
@@ -131,7 +137,8 @@ HfModelConfig hf_config_from_json(const base::JsonFile& f, const std::string& na
   m.n_layers = base::json_int(f, "num_hidden_layers", 1, kMaxLayers);
   m.n_heads = base::json_int(f, "num_attention_heads", 1, kMaxDim);
   m.n_kv_heads = base::json_int_or(f, "num_key_value_heads", m.n_heads, 1, kMaxDim);
-  if (m.n_heads % m.n_kv_heads != 0) refuse(f, "num_key_value_heads", fmt::format("{} does not divide num_attention_heads {}", m.n_kv_heads, m.n_heads));
+  if (m.n_heads % m.n_kv_heads != 0)
+    refuse(f, "num_key_value_heads", fmt::format("{} does not divide num_attention_heads {}", m.n_kv_heads, m.n_heads));
   m.d_ff = base::json_int(f, "intermediate_size", 1, kMaxDim);
   if (present(f, "head_dim")) {
     m.explicit_head_dim = base::json_int(f, "head_dim", 2, kMaxDim);

@@ -36,7 +36,7 @@ struct GrpoOptions {
   PolicyLoss loss = PolicyLoss::Dapo;
   double clip_low = 0.2, clip_high = 0.28;
   double kl_coef = 0.0;
-  double tis_cap = 0.0;   // 0: off
+  double tis_cap = 0.0;         // 0: off
   bool tis_stale_only = false;  // the TIS weight on stale tokens only; fresh ones weigh 1
   // pi_old: true, the trainer's forward before the update (one update per
   // step, so the same weights as the loss's); false, the rollout log-probs.
@@ -66,8 +66,8 @@ std::vector<double> group_advantages(const std::vector<double>& rewards, const s
 
 // The clipped surrogate, averaged over tokens where mask = 1:
 //   -sum(min(r * A, clip(r, 1 - low, 1 + high) * A) * w * mask) / sum(mask),  r = exp(logp - old_logp)
-torch::Tensor ppo_clip_loss(const torch::Tensor& logp, const torch::Tensor& old_logp, const torch::Tensor& adv,
-                            const torch::Tensor& weight, const torch::Tensor& mask, double clip_low, double clip_high);
+torch::Tensor ppo_clip_loss(const torch::Tensor& logp, const torch::Tensor& old_logp, const torch::Tensor& adv, const torch::Tensor& weight,
+                            const torch::Tensor& mask, double clip_low, double clip_high);
 
 // The surrogate of `kind` over [B, T] tensors (adv constant along each row;
 // weight: per-token importance weights, which gspo does not take), negated
@@ -76,8 +76,8 @@ torch::Tensor policy_loss(PolicyLoss kind, const torch::Tensor& logp, const torc
                           const torch::Tensor& weight, const torch::Tensor& mask, double clip_low, double clip_high);
 
 // Per-token log-probs of each response under `model` ([B, Tmax], padded with 0) and the mask of real tokens.
-std::pair<torch::Tensor, torch::Tensor> response_logprobs(Transformer& model, const std::vector<TrainSampleData>& batch,
-                                                          double temperature, const torch::Device& device);
+std::pair<torch::Tensor, torch::Tensor> response_logprobs(Transformer& model, const std::vector<TrainSampleData>& batch, double temperature,
+                                                          const torch::Device& device);
 
 class GrpoTrainer {
  public:

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "adapters/live/checkpoint/hf_config.hpp"
-#include "hf/safetensors.hpp"
 #include "adapters/live/detail/transformer.hpp"
+#include "hf/safetensors.hpp"
 
 namespace april::live {
 

@@ -50,22 +50,22 @@ struct HttpBackend::Impl {
     std::size_t server = 0;
     nlohmann::json body;  // what was sent: sent again as it is when its server is lost
     std::future<HttpAnswer> answer;
-    std::int64_t version = 0;        // the weights the servers held when it was sent
-    std::int32_t max_new_tok = 0;    // what the loop asked for, in all
-    base::TokensByVersion earlier;   // tokens of this submission before a sync interrupted it, by version
-    bool parked = false;             // interrupted by a recompute sync: sent again when it ends
-    bool queued = false;             // held by april until a server has a free slot (Impl::waiting)
-    Servers servers;                 // the servers it may go to (SampleRequest::engine_first/count)
+    std::int64_t version = 0;              // the weights the servers held when it was sent
+    std::int32_t max_new_tok = 0;          // what the loop asked for, in all
+    base::TokensByVersion earlier;         // tokens of this submission before a sync interrupted it, by version
+    bool parked = false;                   // interrupted by a recompute sync: sent again when it ends
+    bool queued = false;                   // held by april until a server has a free slot (Impl::waiting)
+    Servers servers;                       // the servers it may go to (SampleRequest::engine_first/count)
     std::shared_ptr<StreamCancel> cancel;  // vLLM's API: closes its stream (the abort)
   };
   enum class SyncPhase { kNone, kAborting, kUpdating };
 
   HttpBackendOptions opt;
   const LiveTask& task;
-  std::vector<std::int64_t> slots;        // per server: /get_server_info's, or HttpBackendOptions::slots
-  std::vector<std::string> models;        // per server, vLLM's API: the model /v1/models names (the body's "model")
-  std::vector<std::int64_t> outstanding;  // per server
-  std::vector<bool> lost;                 // per server: dropped by failover
+  std::vector<std::int64_t> slots;               // per server: /get_server_info's, or HttpBackendOptions::slots
+  std::vector<std::string> models;               // per server, vLLM's API: the model /v1/models names (the body's "model")
+  std::vector<std::int64_t> outstanding;         // per server
+  std::vector<bool> lost;                        // per server: dropped by failover
   std::vector<rl::EngineRunningChange> changes;  // with record_changes
   std::map<rl::SampleKey, Stored> store;
   std::map<rl::SampleKey, Flight> flights;
@@ -86,14 +86,14 @@ struct HttpBackend::Impl {
   SyncPhase sync = SyncPhase::kNone;
   std::int64_t sync_version = 0;
   std::future<std::vector<std::pair<std::size_t, std::string>>> sync_update;  // servers that did not answer, and why
-  bool sync_ends_now = false;  // rollout only: a sync changes the version alone
+  bool sync_ends_now = false;                                                 // rollout only: a sync changes the version alone
   struct Held {
     rl::SampleKey key = 0;
     std::int32_t max_new_tok = 0;
     Servers servers;
   };
   std::vector<Held> held;  // submitted during a sync
-  std::string sync_dir;  // the weights the sync under way loads
+  std::string sync_dir;    // the weights the sync under way loads
   std::chrono::steady_clock::time_point last_abort_post;
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   // The request threads signal here when they end.
@@ -124,9 +124,10 @@ struct HttpBackend::Impl {
         // batches by nothing (a server that states none is not bounded).
         const auto& m = doc["max_running_requests"];
         if (!m.is_number_integer() || m.get<std::int64_t>() < 1) {
-          throw std::runtime_error(fmt::format("{}/get_server_info: max_running_requests is {}, where a count of at least 1 was expected "
-                                               "(or give --engine-slots N)",
-                                               url, m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+          throw std::runtime_error(
+              fmt::format("{}/get_server_info: max_running_requests is {}, where a count of at least 1 was expected "
+                          "(or give --engine-slots N)",
+                          url, m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
         }
         n = m.get<std::int64_t>();
       }
@@ -168,7 +169,8 @@ struct HttpBackend::Impl {
     if (servers.count > 0) {
       first = static_cast<std::size_t>(servers.first);
       last = std::min(outstanding.size(), first + static_cast<std::size_t>(servers.count));
-      if (std::all_of(lost.begin() + static_cast<std::ptrdiff_t>(first), lost.begin() + static_cast<std::ptrdiff_t>(last), [](bool l) { return l; })) {
+      if (std::all_of(lost.begin() + static_cast<std::ptrdiff_t>(first), lost.begin() + static_cast<std::ptrdiff_t>(last),
+                      [](bool l) { return l; })) {
         first = 0;
         last = outstanding.size();
       }
@@ -223,7 +225,8 @@ struct HttpBackend::Impl {
     auto ids = task.prompt_tokens(st.prompt_id);
     ids.insert(ids.end(), st.tokens.begin(), st.tokens.end());
     const auto held_tok = static_cast<std::uint64_t>(st.tokens.size());
-    const auto seed = held_tok == 0 ? base::combine_seeds(opt.seed, key) : base::combine_seeds(base::combine_seeds(opt.seed, key), held_tok);
+    const auto seed =
+        held_tok == 0 ? base::combine_seeds(opt.seed, key) : base::combine_seeds(base::combine_seeds(opt.seed, key), held_tok);
     if (opt.api == ServerApi::kVllm) return vllm_body(std::move(ids), max_new_tok, seed);
     return {{"input_ids", ids},
             {"return_logprob", true},
@@ -313,9 +316,7 @@ struct HttpBackend::Impl {
       } catch (const std::exception& e) {
         a.error = e.what();
       }
-      {
-        std::lock_guard<std::mutex> lock(signal->mu);
-      }
+      { std::lock_guard<std::mutex> lock(signal->mu); }
       signal->cv.notify_all();
       return a;
     });

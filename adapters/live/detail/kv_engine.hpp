@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include "rl/backend_profile.hpp"
 #include "adapters/live/detail/decode_graph.hpp"
 #include "adapters/live/detail/transformer.hpp"
 #include "adapters/live/live_options.hpp"
+#include "rl/backend_profile.hpp"
 
 namespace april::live {
 
@@ -56,26 +56,26 @@ struct GenRequest {
 // One request's own sampling, where it differs from the engine's (april
 // serve: every HTTP request carries its own parameters).
 struct RequestSampling {
-  std::optional<double> temperature;       // unset: the engine's
-  std::optional<double> top_p;             // unset: the engine's
-  std::vector<std::int32_t> stop_tokens;   // also end the request, beside the engine's eos
-  bool ignore_eos = false;                 // the engine's eos does not end it (stop_tokens still do)
+  std::optional<double> temperature;      // unset: the engine's
+  std::optional<double> top_p;            // unset: the engine's
+  std::vector<std::int32_t> stop_tokens;  // also end the request, beside the engine's eos
+  bool ignore_eos = false;                // the engine's eos does not end it (stop_tokens still do)
 };
 
 struct GenResult {
   std::uint64_t key = 0;
   std::vector<std::int32_t> tokens;  // generated in this submission
   std::vector<float> logprobs;
-  bool finished = false;  // EOS or max_new reached
+  bool finished = false;         // EOS or max_new reached
   std::int32_t stop_token = -1;  // the end token it finished at; -1 when it reached max_new or did not finish
 };
 
 struct EngineStats {
   std::int64_t iterations = 0;
-  std::int64_t decoded_tok = 0;   // sampled tokens
-  std::int64_t prefill_tok = 0;   // known tokens fed
-  double busy_s = 0;              // wall time inside step()
-  double running_slot_s = 0;      // running requests x step time
+  std::int64_t decoded_tok = 0;  // sampled tokens
+  std::int64_t prefill_tok = 0;  // known tokens fed
+  double busy_s = 0;             // wall time inside step()
+  double running_slot_s = 0;     // running requests x step time
 };
 
 // The live.* serving settings onto an engine's options and its model (the
@@ -120,8 +120,8 @@ class KvEngine {
   void set_beside_train(bool beside) { beside_train_ = beside; }
 
   // The sampling rule, public for tests: a draw from (seed, index).
-  static std::int32_t sample(const torch::Tensor& logits_row, double temperature, double top_p, std::uint64_t seed,
-                             std::int64_t index, float* logprob);
+  static std::int32_t sample(const torch::Tensor& logits_row, double temperature, double top_p, std::uint64_t seed, std::int64_t index,
+                             float* logprob);
 
  private:
   struct Slot {

@@ -39,7 +39,7 @@ struct InFlight {
   std::int32_t max_new = 0;      // the loop's budget for this submission
   std::int32_t engine_base = 0;  // tokens of earlier engine requests in this submission (before a recompute)
   std::int32_t attributed = 0;   // tokens already given a version
-  bool crossed_sync = false;      // a sync found it in flight: its tokens span versions
+  bool crossed_sync = false;     // a sync found it in flight: its tokens span versions
   base::TokensByVersion by_version;
 };
 
@@ -52,7 +52,7 @@ struct LiveBackend::Impl {
   std::unique_ptr<KvEngine> engine;
   std::unordered_map<rl::SampleKey, Stored> store;
   std::unordered_map<rl::SampleKey, InFlight> flight;
-  std::int64_t engine_version = 0;  // the version of the engine's weights
+  std::int64_t engine_version = 0;        // the version of the engine's weights
   StDtype hf_file_dtype = StDtype::BF16;  // a Hugging Face checkpoint's weights on disk: save_hf writes them so
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> paused_at;
@@ -64,7 +64,7 @@ struct LiveBackend::Impl {
   std::future<TrainStats> train_running;
   std::unique_ptr<WorkerThread> trainer_thread;
   std::optional<std::pair<std::int64_t, bool>> sync_to_run;  // (new version, recompute)
-  std::int64_t lockstep_left = 0;  // engine iterations the running train step still lasts (lockstep mode)
+  std::int64_t lockstep_left = 0;                            // engine iterations the running train step still lasts (lockstep mode)
   // With record_iterations: the train steps computed, and the one started
   // (its shape, the engine's time beside it so far). train_compute_s and
   // train_minor_faults are written by the trainer's thread before its future
@@ -235,8 +235,7 @@ struct LiveBackend::Impl {
     in.sft_batch = 0;
     const auto e = estimate_live_memory(in);
     if (e.total() > static_cast<double>(opt.memory_limit_bytes)) {
-      check_live_memory(e, opt.memory_limit_bytes,
-                        fmt::format("a train step of {} samples up to {} tokens long", data.size(), longest));
+      check_live_memory(e, opt.memory_limit_bytes, fmt::format("a train step of {} samples up to {} tokens long", data.size(), longest));
     }
   }
 

@@ -100,7 +100,7 @@ class TransformerImpl : public torch::nn::Module {
   std::vector<Block> blocks_;
   RMSNorm norm_{nullptr};
   torch::nn::Linear lm_head_{nullptr};  // null when tied
-  torch::Tensor cos_, sin_;  // [max_seq, head_dim]
+  torch::Tensor cos_, sin_;             // [max_seq, head_dim]
 };
 TORCH_MODULE(Transformer);
 
