@@ -10,7 +10,7 @@ packages=(
   libboost-mpi-dev openmpi-bin
   nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   libtorch-dev libopenblas0-pthread libcpp-httplib-dev
   python3-matplotlib python3-pandas jupyter-nbconvert python3-nbformat python3-ipykernel
   nodejs

@@ -41,8 +41,8 @@ static_assert(sizeof(EngineRequestState) == 128, "a new field costs a third cach
 
 // A running request as the set keeps it: one 64-byte line, aligned, where the
 // queued form is two (a finish reads and writes it, an admission writes it,
-// and at 4,096 GPUs each line is a miss: issue "per-completion cost flat as
-// the cluster grows"). Its counts are as of base_clock. Its tokens by
+// and at 4,096 GPUs each line is a miss, which kept a completion's cost from
+// staying flat as the cluster grows). Its counts are as of base_clock. Its tokens by
 // version before admission (a preempted or adopted request's; none for a
 // fresh one) wait in the set's pool; those since follow from the clock.
 struct RunningRequest {
@@ -56,7 +56,7 @@ struct RunningRequest {
   std::int32_t submitted_tok = 0;
   std::int32_t feed_tok = 0;
   std::int32_t held_kv_tok = 0;
-  std::uint32_t earlier : 31 = 0;        // 1 + its entry in the pool; 0: none
+  std::uint32_t earlier : 31 = 0;         // 1 + its entry in the pool; 0: none
   std::uint32_t stop_is_max_new : 1 = 0;  // EngineRequest's
 };
 static_assert(sizeof(RunningRequest) == 64, "a running request is one cache line");
@@ -138,14 +138,14 @@ class RunningSet {
   std::size_t live_ = 0, dead_ = 0;
   // Rebuilt in place, with no allocation, when a preemption storm has filled
   // it with stale entries.
-  FinishHeap finishes_;  // stale entries skipped
+  FinishHeap finishes_;             // stale entries skipped
   std::size_t stale_finishes_ = 0;  // entries of preempted requests still in finishes_
   std::vector<VersionMark> marks_;  // the version from each clock on, in clock order
   // Tokens by version from before admission, for the requests that had some
   // (RunningRequest::earlier); freed entries are reused.
   std::vector<base::TokensByVersion> earlier_;
   std::vector<std::uint32_t> earlier_free_;
-  PredictedWork predicted_;  // the live requests with a prediction
+  PredictedWork predicted_;       // the live requests with a prediction
   std::vector<Finish> finished_;  // scratch
 };
 

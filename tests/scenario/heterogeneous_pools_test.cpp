@@ -1,4 +1,4 @@
-// Heterogeneous pools (issue 54, part 3): engines on one accelerator, the
+// Heterogeneous pools: engines on one accelerator, the
 // trainer on another (train.hardware), on a disaggregated cluster.
 #include <gtest/gtest.h>
 
@@ -13,9 +13,8 @@
 namespace april::sim {
 namespace {
 
-const std::vector<std::string> kSplit = {"hardware=h20", "cluster.mode=disaggregated", "cluster.gpus=16", "cluster.nodes=2",
-                                         "cluster.train_gpus=8", "cluster.tensor_parallel=2", "train.time_model=flops",
-                                         "train.fixed_s=0"};
+const std::vector<std::string> kSplit = {"hardware=h20",         "cluster.mode=disaggregated", "cluster.gpus=16",        "cluster.nodes=2",
+                                         "cluster.train_gpus=8", "cluster.tensor_parallel=2",  "train.time_model=flops", "train.fixed_s=0"};
 
 std::vector<std::string> with(std::vector<std::string> sets, const std::string& more) {
   sets.push_back(more);
@@ -63,8 +62,8 @@ TEST(HeterogeneousPools, RefusedWhereThePoolsAreOne) {
   april::testing::Fixture trays("default", with(kSplit, "train.hardware=gb200"));
   EXPECT_THROW((void)trainer_accelerator(trays.config), base::ConfigError);
   // A node holds one accelerator: a trainer on another one takes whole nodes.
-  april::testing::Fixture shared("default", {"hardware=h20", "cluster.nodes=2", "cluster.mode=disaggregated", "cluster.rollout_gpus=12",
-                                             "train.hardware=h800"});
+  april::testing::Fixture shared(
+      "default", {"hardware=h20", "cluster.nodes=2", "cluster.mode=disaggregated", "cluster.rollout_gpus=12", "train.hardware=h800"});
   try {
     (void)trainer_accelerator(shared.config);
     FAIL();
