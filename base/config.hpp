@@ -84,6 +84,11 @@ class Config {
 
   // `where` names the source for errors: "file.json:12", "--set", "scenario handcheck".
   void set(const std::string& name, const ConfigValue& value, const std::string& where);
+  // Typed writes: a key's name and type come from its declaration, as typed reads do.
+  void set(IntKey key, std::int64_t value, const std::string& where) { set(key.name, ConfigValue(value), where); }
+  void set(DoubleKey key, double value, const std::string& where) { set(key.name, ConfigValue(value), where); }
+  void set(BoolKey key, bool value, const std::string& where) { set(key.name, ConfigValue(value), where); }
+  void set(const StringKey& key, const std::string& value, const std::string& where) { set(key.name, ConfigValue(value), where); }
   void set_from_text(const std::string& name, const std::string& text, const std::string& where);
   void set_from_json(const std::string& name, const nlohmann::json& value, const std::string& where);
   // Back to the knob's default, as if never set (a derived default such as

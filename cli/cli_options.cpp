@@ -1,6 +1,7 @@
 #include "cli/cli_options.hpp"
 
 #include "base/integer_text.hpp"
+#include "base/run_keys.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -105,8 +106,8 @@ void apply_cli_scenario(base::Config& config, const std::string& scenario, const
                         std::optional<std::int64_t> steps, std::optional<std::int64_t> seed) {
   scenario::apply_scenario(config, scenario);
   for (const auto& s : sets) config.apply_assignment(s);
-  if (steps) config.set("steps", *steps, "--steps");
-  if (seed) config.set("seed", *seed, "--seed");
+  if (steps) config.set(base::keys::kSteps, *steps, "--steps");
+  if (seed) config.set(base::keys::kSeed, *seed, "--seed");
 }
 
 }  // namespace april::cli

@@ -101,7 +101,7 @@ void warn_when_long(const std::vector<studies::PlanCandidate>& candidates, const
   }
   if (first == nullptr) return;
   base::Config probe = first->seeds.front();
-  probe.set(base::keys::kSteps.name, std::int64_t{1}, "plan");
+  probe.set(base::keys::kSteps, std::int64_t{1}, "plan");
   const auto record = studies::simulate_run(studies::RunSpec{nlohmann::json::object(), first->plan.policy, probe}, context);
   if (record.status != "done") return;  // the search says why
   const double every_s = record.wall_time_s * every_step / static_cast<double>(std::max<std::int64_t>(1, workers));

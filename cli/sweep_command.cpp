@@ -142,7 +142,7 @@ int sweep_command(const std::vector<std::string>& args) {
     for (std::int64_t r = 0; r < repeats; ++r) {
       base::Config c(schema);
       apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-      c.set("seed", c.get(base::keys::kSeed) + r, "--repeats");
+      c.set(base::keys::kSeed, c.get(base::keys::kSeed) + r, "--repeats");
       nlohmann::json params = nlohmann::json::object();
       for (std::size_t i = 0; i < axes.size(); ++i) {
         if (axes[i].key != "policy" && axes[i].key != scenario::kDesignKey && registry.ignores(policy, axes[i].key)) {

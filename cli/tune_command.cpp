@@ -134,7 +134,7 @@ int tune_command(const std::vector<std::string>& args) {
   auto make = [&](double x, std::int64_t r) {
     base::Config c(schema);
     apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-    c.set("seed", c.get(base::keys::kSeed) + r, "--repeats");
+    c.set(base::keys::kSeed, c.get(base::keys::kSeed) + r, "--repeats");
     c.set_from_text(param, value_text(x), "--param");
     scenario::validate_scenario(c);
     print_idle_gpus_note(c, idle_notes);

@@ -127,7 +127,7 @@ int profile_command(const std::vector<std::string>& args) {
   const auto schema = scenario::make_schema(registry);
   base::Config c(schema);
   apply_cli_scenario(c, scenario, sets, std::nullopt, std::nullopt);
-  if (!model.empty()) c.set("live.model", model, "--model");
+  if (!model.empty()) c.set(live::keys::kLiveModel, model, "--model");
   if (repeats < 1) throw std::invalid_argument(fmt::format("--repeats must be at least 1 (got {})", repeats));
   check_output_file(out, "--out");
   TerminalProgress progress("profile", "probes", 0);
@@ -222,10 +222,10 @@ int validate_command(const std::vector<std::string>& args) {
   apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
   if (quick) {
     // What --quick trades (kQuickHelp); an explicit --steps or --set live.model=... still wins.
-    if (!vm.count("steps")) c.set("steps", std::int64_t{kQuickSteps}, "--quick");
+    if (!vm.count("steps")) c.set(base::keys::kSteps, std::int64_t{kQuickSteps}, "--quick");
     bool model_given = false;
     for (const auto& a : sets) model_given = model_given || a.rfind("live.model=", 0) == 0;
-    if (!model_given) c.set(live::keys::kLiveModel.name, std::string("tiny"), "--quick");
+    if (!model_given) c.set(live::keys::kLiveModel, std::string("tiny"), "--quick");
   }
   const auto policies = policy_list(policy_args, registry, {"sync", "april"});
   if (warmup_steps < 0 || warmup_steps >= c.get(base::keys::kSteps)) {

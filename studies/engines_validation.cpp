@@ -12,6 +12,7 @@
 #include "rl/loop_knobs.hpp"
 #include "rl/rl_loop.hpp"
 #include "scenario/simulation.hpp"
+#include "sim/engine_knobs.hpp"
 #include "traces/trace_workload.hpp"
 
 namespace april::studies {
@@ -31,9 +32,9 @@ base::Config engines_twin(const base::Config& scenario, const Calibration& calib
   const std::string where = "validate --engines";
   c.set_from_text("cluster.mode", "colocated", where);
   c.set_from_text("cluster.tensor_parallel", "1", where);
-  c.set("cluster.gpus", servers, where);
-  c.set("cluster.engines", servers, where);
-  c.set("engine.max_running", slots, where);
+  c.set(sim::keys::kClusterGpus, servers, where);
+  c.set(sim::keys::kClusterEngines, servers, where);
+  c.set(sim::keys::kEngineMaxRunning, slots, where);
   c.set_from_text("engine.kv_capacity_tok", "1000000000", where);
   // What `april profile --engine` assumes of the servers.
   c.set_from_text("engine.prefill", "batched", where);
@@ -46,8 +47,8 @@ base::Config engines_twin(const base::Config& scenario, const Calibration& calib
   c.set_from_text("sync.time_model", "zero", where);
   // An abort travels to the server, which goes on generating meanwhile, then
   // answers with what each request holds: the profiled abort is that trip.
-  c.set("engine.abort_latency_s", calibration.abort_latency_s, where);
-  c.set("engine.abort_confirm_s", 0.0, where);
+  c.set(sim::keys::kEngineAbortLatencyS, calibration.abort_latency_s, where);
+  c.set(sim::keys::kEngineAbortConfirmS, 0.0, where);
   return c;
 }
 

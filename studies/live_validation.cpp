@@ -16,6 +16,7 @@
 #include "rl/rl_loop.hpp"
 #include "scenario/design_space.hpp"
 #include "scenario/simulation.hpp"
+#include "sim/engine_knobs.hpp"
 #include "studies/machine_drift.hpp"
 #include "traces/trace_workload.hpp"
 
@@ -63,7 +64,7 @@ base::Config simulator_twin(const base::Config& scenario, const Calibration& cal
     c.set_from_text("cluster.gpus", "1", where);
     c.set_from_text("cluster.engines", "1", where);
   }
-  c.set("engine.max_running", scenario.get(live::keys::kLiveSlots), where);
+  c.set(sim::keys::kEngineMaxRunning, scenario.get(live::keys::kLiveSlots), where);
   c.set_from_text("engine.kv_capacity_tok", "1000000000", where);
   c.set_from_text("filter.dynamic_sampling", "false", where);
   c.set_from_text("engine.prefill", scenario.get(live::keys::kLiveExactPrefill) ? "per_token" : "batched", where);
@@ -75,8 +76,8 @@ base::Config simulator_twin(const base::Config& scenario, const Calibration& cal
   // (engine.abort_confirm_s), not before it (engine.abort_latency_s, the
   // trip to a remote engine that goes on generating meanwhile). Modelled as
   // latency, the twin ran one more iteration at each abort than the live run.
-  c.set("engine.abort_confirm_s", calibration.abort_latency_s, where);
-  c.set("engine.abort_latency_s", 0.0, where);
+  c.set(sim::keys::kEngineAbortConfirmS, calibration.abort_latency_s, where);
+  c.set(sim::keys::kEngineAbortLatencyS, 0.0, where);
   return c;
 }
 

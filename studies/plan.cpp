@@ -8,6 +8,8 @@
 
 #include "base/run_keys.hpp"
 #include "base/stats.hpp"
+#include "policies/april_policy.hpp"
+#include "policies/streamrl_policy.hpp"
 #include "scenario/design_space.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/cluster_shape.hpp"
@@ -34,32 +36,32 @@ PlanCandidate make_candidate(const base::Config& base, Plan plan, std::int64_t r
   PlanCandidate out;
   try {
     base::Config c = base;
-    if (plan.alpha) c.set("april.alpha", *plan.alpha, "plan");
-    if (plan.tail_engines) c.set("streamrl.tail_engines", *plan.tail_engines, "plan");
+    if (plan.alpha) c.set(policies::keys::kAprilAlpha, *plan.alpha, "plan");
+    if (plan.tail_engines) c.set(policies::keys::kStreamRlTailEngines, *plan.tail_engines, "plan");
     // An MoE engine's expert parallelism divides its GPUs: where the
     // scenario's does not divide this engine size, the largest that does.
     const auto ep = c.get(sim::keys::kClusterExpertParallel);
     if (ep > 1 && plan.tensor_parallel % ep != 0) {
-      c.set(sim::keys::kClusterExpertParallel.name, std::gcd(ep, plan.tensor_parallel), "plan");
+      c.set(sim::keys::kClusterExpertParallel, std::gcd(ep, plan.tensor_parallel), "plan");
     }
     if (plan.colocated()) {
       const auto gpus = sim::cluster_shape(base).gpus;
       scenario::apply_design(c, "colocated", "plan");
-      c.set(sim::keys::kClusterTensorParallel.name, plan.tensor_parallel, "plan");
+      c.set(sim::keys::kClusterTensorParallel, plan.tensor_parallel, "plan");
       const std::int64_t engines = std::max<std::int64_t>(1, gpus / plan.tensor_parallel);
-      c.set(sim::keys::kClusterEngines.name, engines, "plan");
+      c.set(sim::keys::kClusterEngines, engines, "plan");
       if (plan.tail_engines && *plan.tail_engines >= engines) {
         throw base::ConfigError(fmt::format("streamrl.tail_engines ({}) leaves no engine of the {} at TP {} to the rest",
                                             *plan.tail_engines, engines, plan.tensor_parallel));
       }
     } else {
-      c.set(sim::keys::kClusterTensorParallel.name, plan.tensor_parallel, "plan");
+      c.set(sim::keys::kClusterTensorParallel, plan.tensor_parallel, "plan");
       scenario::apply_design(c, plan.design(), "plan");
     }
     const auto seed = c.get(base::keys::kSeed);
     for (std::int64_t r = 0; r < repeats; ++r) {
       base::Config s = c;
-      s.set(base::keys::kSeed.name, seed + r, "plan");
+      s.set(base::keys::kSeed, seed + r, "plan");
       scenario::validate_scenario(s);
       out.seeds.push_back(std::move(s));
     }
@@ -121,7 +123,7 @@ std::vector<PlanCandidate> enumerate_plans(const base::Config& base, const polic
       plan.policy = policy;
       plan.tensor_parallel = tp;
       base::Config probe = base;
-      probe.set(sim::keys::kClusterTensorParallel.name, tp, "plan");
+      probe.set(sim::keys::kClusterTensorParallel, tp, "plan");
       if (!scenario::policy_overlaps(probe, registry, policy)) {
         if (policy == "april" && !space.alphas.empty()) {
           for (const double a : space.alphas) {
@@ -143,7 +145,7 @@ std::vector<PlanCandidate> enumerate_plans(const base::Config& base, const polic
       // colocated shape; one engine makes any budget a valid one.
       base::Config split_probe = probe;
       scenario::apply_design(split_probe, "colocated", "plan");
-      split_probe.set(sim::keys::kClusterEngines.name, std::int64_t{1}, "plan");
+      split_probe.set(sim::keys::kClusterEngines, std::int64_t{1}, "plan");
       std::vector<std::int64_t> splits;
       try {
         splits = scenario::split_candidates(split_probe, space.max_splits);

@@ -129,11 +129,11 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
       const auto [i, s, len] = key;
       if (done.count(key) != 0 || !candidates[i].excluded.empty()) continue;
       base::Config cfg = candidates[i].seeds[s];
-      if (len != steps) cfg.set(base::keys::kSteps.name, len, "plan");
+      if (len != steps) cfg.set(base::keys::kSteps, len, "plan");
       // A screening run (one seed) ends at the first step past the staleness
       // bound: that plan is dropped, and the rest of its run would tell nothing.
       // A run that does not end so is the run without the key, step for step.
-      if (screening_keys.count(key) != 0 && stop_above >= 0) cfg.set(base::keys::kStopStalenessAbove.name, stop_above, "plan");
+      if (screening_keys.count(key) != 0 && stop_above >= 0) cfg.set(base::keys::kStopStalenessAbove, stop_above, "plan");
       specs.push_back({nlohmann::json{{"plan", candidates[i].plan.label()}}, candidates[i].plan.policy, std::move(cfg)});
       owner.push_back(key);
     }

@@ -8,6 +8,7 @@
 
 #include "base/config.hpp"
 #include "base/json_file.hpp"
+#include "base/run_keys.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/simulation.hpp"
 #include "sim/framework_profiles.hpp"
@@ -56,7 +57,7 @@ base::Config row_config(const PublishedSetup& s, const PublishedRow& row, const 
   scenario::apply_scenario_text(c, s.scenario.dump(), s.path + " (scenario)");
   for (auto it = fitted.begin(); it != fitted.end(); ++it) c.set_from_json(it.key(), it.value(), s.path + " (fitted)");
   for (auto it = row.set.begin(); it != row.set.end(); ++it) c.set_from_json(it.key(), it.value(), s.path + " (row " + row.name + ")");
-  c.set("steps", s.steps, s.path);
+  c.set(base::keys::kSteps, s.steps, s.path);
   scenario::validate_scenario(c);
   (void)registry.get(row.policy);
   return c;
