@@ -13,6 +13,7 @@
 // to generating, and to "past its prediction" (1 each).
 #include <cstdint>
 #include <set>
+#include <stdexcept>
 #include <utility>
 
 namespace april::sim {
@@ -38,15 +39,22 @@ class PredictedWork {
   // The same request leaves (finished, preempted or taken).
   void remove(std::int64_t t0, std::int64_t k) {
     switch (where(t0, k)) {
-      case Where::kFeeding:
-        feeding_.erase(feeding_.find({t0, k}));
+      case Where::kFeeding: {
+        const auto it = feeding_.find({t0, k});
+        if (it == feeding_.end()) throw std::logic_error("predicted work: a request left that never came");
+        feeding_.erase(it);
         feeding_sum_ -= feeding_value(t0, k);
         break;
-      case Where::kGenerating:
-        generating_.erase(generating_.find(k));
+      }
+      case Where::kGenerating: {
+        const auto it = generating_.find(k);
+        if (it == generating_.end()) throw std::logic_error("predicted work: a request left that never came");
+        generating_.erase(it);
         generating_k_sum_ -= k;
         break;
+      }
       case Where::kPast:
+        if (past_ == 0) throw std::logic_error("predicted work: a request left that never came");
         --past_;
         break;
     }

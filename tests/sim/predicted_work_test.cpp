@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/predicted_work.hpp"
@@ -63,6 +64,16 @@ TEST(PredictedWork, OneRequestByHand) {
   for (std::int64_t c = 0; c < 10; ++c) EXPECT_EQ(work.total_at(c), want[static_cast<std::size_t>(c)]) << "clock " << c;
   work.remove(3, 8);
   EXPECT_EQ(work.total_at(10), 0);
+}
+
+// A request that leaves without having come is a bookkeeping error, said, not undefined.
+TEST(PredictedWork, ARequestThatNeverCameCannotLeave) {
+  PredictedWork work;
+  work.add(3, 8);
+  EXPECT_THROW(work.remove(4, 8), std::logic_error);   // feeding, another start
+  EXPECT_THROW(work.remove(0, 20), std::logic_error);  // generating, none there
+  EXPECT_THROW(work.remove(0, 0), std::logic_error);   // past its prediction, none there
+  EXPECT_EQ(work.total_at(0), 5);
 }
 
 }  // namespace
