@@ -117,66 +117,69 @@ std::vector<std::int64_t> layouts(const ShowOptions& o, const sim::ModelArch& m,
   return out;
 }
 
-int model_show(const ShowOptions& o) {
-  const auto m = sim::resolve_model(o.target);
-  const auto hw = sim::resolve_accelerator(o.hardware);
+// The published figures when target names a built-in model; nullptr for a file.
+const sim::BuiltinModel* published_figures(const std::string& target) {
   const sim::BuiltinModel* published = nullptr;
   for (const auto& b : sim::builtin_model_table()) {
-    if (b.name == o.target) published = &b;
+    if (b.name == target) published = &b;
   }
+  return published;
+}
+
+void print_model_json(const ShowOptions& o, const sim::ModelArch& m, const sim::Accelerator& hw, const sim::BuiltinModel* published) {
   const bool mla = m.attention == sim::AttentionKind::MultiLatent;
-  if (o.json) {
-    nlohmann::json j = {{"name", m.name},
-                        {"architecture", m.architecture},
-                        {"model_type", m.model_type},
-                        {"source", m.source},
-                        {"layers", m.layers},
-                        {"hidden_size", m.hidden},
-                        {"vocab_size", m.vocab},
-                        {"tied_embeddings", m.tied_embeddings},
-                        {"attention", mla ? "mla" : "gqa"},
-                        {"query_heads", m.q_heads},
-                        {"kv_heads", m.kv_heads},
-                        {"head_dim", m.head_dim},
-                        {"total_params", m.total_params()},
-                        {"active_params", m.active_params()},
-                        {"mtp_params", m.mtp_params()},
-                        {"weight_bytes", m.weight_bytes(sim::DType::BF16)},
-                        {"weight_bytes_fp8", m.weight_bytes(sim::DType::FP8)},
-                        {"checkpoint_dtype", sim::to_string(m.checkpoint_dtype)},
-                        {"kv_bytes_per_token", m.kv_bytes_per_token(sim::DType::BF16)},
-                        {"kv_bytes_per_token_fp8", m.kv_bytes_per_token(sim::DType::FP8)},
-                        {"linear_flops_per_token", m.linear_flops_per_token()},
-                        {"attention_flops_per_context_token", m.attention_flops_per_token(1, true)},
-                        {"moe", nullptr}};
-    if (mla)
-      j["mla"] = {{"q_lora_rank", m.q_lora_rank},
-                  {"kv_lora_rank", m.kv_lora_rank},
-                  {"qk_nope_head_dim", m.qk_nope_head_dim},
-                  {"qk_rope_head_dim", m.qk_rope_head_dim},
-                  {"v_head_dim", m.v_head_dim}};
-    if (m.is_moe()) {
-      j["moe"] = {{"routed_experts", m.routed_experts},
-                  {"experts_per_token", m.experts_per_token},
-                  {"shared_experts", m.shared_experts},
-                  {"moe_intermediate_size", m.moe_intermediate},
-                  {"moe_layers", m.moe_layers()}};
-    }
-    if (published != nullptr) {
-      j["published"] = {{"total_params", published->published_total_params},
-                        {"active_params", published->published_active_params},
-                        {"citation", published->citation}};
-    }
-    nlohmann::json engines = nlohmann::json::array();
-    for (const auto tp : layouts(o, m, hw))
-      engines.push_back(engine_json(m, hw, {tp, o.memory_fraction, o.weight_dtype, sim::DType::BF16}));
-    j["engines"] = {{"hardware", hw.name},
-                    {"memory_fraction", o.memory_fraction},
-                    {"weight_dtype", sim::to_string(o.weight_dtype)},
-                    {"layouts", engines}};
-    fmt::print("{}\n", j.dump(2));
-    return 0;
+  nlohmann::json j = {{"name", m.name},
+                      {"architecture", m.architecture},
+                      {"model_type", m.model_type},
+                      {"source", m.source},
+                      {"layers", m.layers},
+                      {"hidden_size", m.hidden},
+                      {"vocab_size", m.vocab},
+                      {"tied_embeddings", m.tied_embeddings},
+                      {"attention", mla ? "mla" : "gqa"},
+                      {"query_heads", m.q_heads},
+                      {"kv_heads", m.kv_heads},
+                      {"head_dim", m.head_dim},
+                      {"total_params", m.total_params()},
+                      {"active_params", m.active_params()},
+                      {"mtp_params", m.mtp_params()},
+                      {"weight_bytes", m.weight_bytes(sim::DType::BF16)},
+                      {"weight_bytes_fp8", m.weight_bytes(sim::DType::FP8)},
+                      {"checkpoint_dtype", sim::to_string(m.checkpoint_dtype)},
+                      {"kv_bytes_per_token", m.kv_bytes_per_token(sim::DType::BF16)},
+                      {"kv_bytes_per_token_fp8", m.kv_bytes_per_token(sim::DType::FP8)},
+                      {"linear_flops_per_token", m.linear_flops_per_token()},
+                      {"attention_flops_per_context_token", m.attention_flops_per_token(1, true)},
+                      {"moe", nullptr}};
+  if (mla)
+    j["mla"] = {{"q_lora_rank", m.q_lora_rank},
+                {"kv_lora_rank", m.kv_lora_rank},
+                {"qk_nope_head_dim", m.qk_nope_head_dim},
+                {"qk_rope_head_dim", m.qk_rope_head_dim},
+                {"v_head_dim", m.v_head_dim}};
+  if (m.is_moe()) {
+    j["moe"] = {{"routed_experts", m.routed_experts},
+                {"experts_per_token", m.experts_per_token},
+                {"shared_experts", m.shared_experts},
+                {"moe_intermediate_size", m.moe_intermediate},
+                {"moe_layers", m.moe_layers()}};
   }
+  if (published != nullptr) {
+    j["published"] = {{"total_params", published->published_total_params},
+                      {"active_params", published->published_active_params},
+                      {"citation", published->citation}};
+  }
+  nlohmann::json engines = nlohmann::json::array();
+  for (const auto tp : layouts(o, m, hw)) engines.push_back(engine_json(m, hw, {tp, o.memory_fraction, o.weight_dtype, sim::DType::BF16}));
+  j["engines"] = {{"hardware", hw.name},
+                  {"memory_fraction", o.memory_fraction},
+                  {"weight_dtype", sim::to_string(o.weight_dtype)},
+                  {"layouts", engines}};
+  fmt::print("{}\n", j.dump(2));
+}
+
+void print_model_text(const sim::ModelArch& m, const sim::BuiltinModel* published) {
+  const bool mla = m.attention == sim::AttentionKind::MultiLatent;
   fmt::print("{}  {} ({})\n  source: {}\n", m.name, m.architecture, m.model_type, m.source);
   fmt::print("  {} layers, hidden {}, vocabulary {}, {} embeddings\n", m.layers, m.hidden, m.vocab, m.tied_embeddings ? "tied" : "untied");
   if (mla) {
@@ -206,6 +209,9 @@ int model_show(const ShowOptions& o) {
              m.kv_bytes_per_token(sim::DType::FP8), mla ? ", the latent and rope key" : "");
   fmt::print("  FLOPs per token: {:.3f} GFLOP in linear layers, {:.1f} kFLOP of attention per cached token{}\n",
              m.linear_flops_per_token() / 1e9, m.attention_flops_per_token(1, true) / 1e3, mla ? " (absorbed MLA)" : "");
+}
+
+void print_engines_text(const ShowOptions& o, const sim::ModelArch& m, const sim::Accelerator& hw) {
   fmt::print("\n  engines on {} ({:.0f} MiB = {:.1f} GB per GPU, {} of it for weights + KV cache, {} weights):\n", hw.name,
              hw.hbm_bytes / sim::kBytesPerMiB, hw.hbm_bytes / 1e9, o.memory_fraction, sim::to_string(o.weight_dtype));
   fmt::print("  {:>4}  {:>14}  {:>12}  {:>16}\n", "TP", "weights/GPU", "KV/GPU", "KV capacity");
@@ -219,6 +225,18 @@ int model_show(const ShowOptions& o) {
                  mem.usable_per_gpu_bytes / 1e9);
     }
   }
+}
+
+int model_show(const ShowOptions& o) {
+  const auto m = sim::resolve_model(o.target);
+  const auto hw = sim::resolve_accelerator(o.hardware);
+  const auto* published = published_figures(o.target);
+  if (o.json) {
+    print_model_json(o, m, hw, published);
+    return 0;
+  }
+  print_model_text(m, published);
+  print_engines_text(o, m, hw);
   return 0;
 }
 

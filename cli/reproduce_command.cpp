@@ -34,106 +34,146 @@ void print_error_summary(const char* what, const std::vector<double>& errors) {
              100.0 * base::median(errors), 100.0 * *std::max_element(errors.begin(), errors.end()));
 }
 
-}  // namespace
-
-int reproduce_command(const std::vector<std::string>& args) {
+struct ReproduceOptions {
   std::vector<std::string> files;
-  bool json = false, fit = false, no_fit = false;
+  bool help = false, json = false, fit = false, no_fit = false;
+};
+
+// Stops at --help, so that the usage is printed whatever follows it.
+ReproduceOptions parse_reproduce(const std::vector<std::string>& args) {
+  ReproduceOptions o;
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
-      fmt::print("{}", kUsage);
-      return 0;
+      o.help = true;
+      return o;
     }
     if (a == "--json")
-      json = true;
+      o.json = true;
     else if (a == "--fit")
-      fit = true;
+      o.fit = true;
     else if (a == "--no-fit")
-      no_fit = true;
+      o.no_fit = true;
     else if (!a.empty() && a[0] == '-')
       throw std::invalid_argument(fmt::format("unknown option '{}'\n{}", a, kUsage));
     else
-      files.push_back(a);
+      o.files.push_back(a);
   }
-  if (files.empty()) {
+  return o;
+}
+
+// The |relative errors| of the predictions, of the goal's figures (step times
+// and speedups) alone, and how often a speedup picked the faster run.
+struct ErrorTally {
+  std::vector<double> errors, goal_errors;
+  std::size_t speedups = 0, winners_right = 0;
+
+  void add(const ErrorTally& t) {
+    errors.insert(errors.end(), t.errors.begin(), t.errors.end());
+    goal_errors.insert(goal_errors.end(), t.goal_errors.begin(), t.goal_errors.end());
+    speedups += t.speedups;
+    winners_right += t.winners_right;
+  }
+};
+
+void print_tally(const ErrorTally& t) {
+  print_error_summary("predictions", t.errors);
+  print_error_summary("step times and speedups", t.goal_errors);
+  if (t.speedups > 0) fmt::print("  faster run right in {} of {} speedups\n", t.winners_right, t.speedups);
+}
+
+void append_json_rows(nlohmann::json& all, const studies::PublishedSetup& s, const std::vector<studies::Reproduced>& results) {
+  for (const auto& r : results) {
+    all.push_back({{"source", s.source.value("title", s.path)},
+                   {"row", r.row},
+                   {"metric", r.metric},
+                   {"published", r.published},
+                   {"predicted", r.predicted},
+                   {"error", r.error()},
+                   {"fitted_row", r.fitted_row}});
+  }
+}
+
+// The file, its source and what was fitted on which rows.
+void print_setup_header(const studies::PublishedSetup& s, const std::vector<studies::Reproduced>& results, bool no_fit) {
+  if (no_fit) {
+    std::vector<std::string> profile_rows;
+    for (const auto& r : results) {
+      if (r.fitted_row && std::find(profile_rows.begin(), profile_rows.end(), r.row) == profile_rows.end()) profile_rows.push_back(r.row);
+    }
+    fmt::print("{}\n  {}\n  nothing fitted: the defaults and what the source states{}\n\n", s.path, s.source.value("title", ""),
+               profile_rows.empty()
+                   ? ""
+                   : fmt::format(" (a framework profile's fixed cost per step was fitted on '{}')", fmt::join(profile_rows, "', '")));
+  } else
+    fmt::print("{}\n  {}\n  fitted on '{}': {}\n\n", s.path, s.source.value("title", ""), fmt::join(studies::fitted_rows(s), "', '"),
+               s.fitted.dump());
+}
+
+// One line per figure; the fitted row's figures stay out of the tally.
+ErrorTally print_figures(const std::vector<studies::Reproduced>& results) {
+  std::size_t w = 4;
+  for (const auto& r : results) w = std::max(w, r.row.size());
+  fmt::print("  {:<{}} {:<14} {:>10} {:>10} {:>8}\n", "row", w, "metric", "published", "april", "error");
+  ErrorTally t;
+  for (const auto& r : results) {
+    fmt::print("  {:<{}} {:<14} {:>10.2f} {:>10.2f} {:>+7.1f}%{}\n", r.row, w, r.metric, r.published, r.predicted, 100.0 * r.error(),
+               r.fitted_row ? "  (fitted row)" : "");
+    if (r.metric == "speedup") {
+      ++t.speedups;
+      if ((r.published > 1) == (r.predicted > 1)) ++t.winners_right;
+    }
+    if (r.fitted_row) continue;
+    t.errors.push_back(std::abs(r.error()));
+    if (r.metric == "step_s" || r.metric == "speedup") t.goal_errors.push_back(std::abs(r.error()));
+  }
+  return t;
+}
+
+}  // namespace
+
+int reproduce_command(const std::vector<std::string>& args) {
+  const auto o = parse_reproduce(args);
+  if (o.help) {
+    fmt::print("{}", kUsage);
+    return 0;
+  }
+  if (o.files.empty()) {
     print_error(fmt::format("april reproduce: no FILE\n{}", kUsage));
     return 2;
   }
-  if (fit && no_fit) {
+  if (o.fit && o.no_fit) {
     print_error(fmt::format("april reproduce: --fit and --no-fit exclude each other\n{}", kUsage));
     return 2;
   }
   const auto registry = policies::builtin_policies();
   std::vector<studies::PublishedSetup> setups;
-  for (const auto& f : files) setups.push_back(studies::read_published_setup(f, registry));  // every file checked first
-  if (fit) {
+  for (const auto& f : o.files) setups.push_back(studies::read_published_setup(f, registry));  // every file checked first
+  if (o.fit) {
     for (const auto& s : setups) {
       fmt::print("{}: fitted on '{}': {}\n", s.path, fmt::join(studies::fitted_rows(s), "', '"), studies::fit_unknowns(s, registry).dump());
     }
     return 0;
   }
   nlohmann::json all = nlohmann::json::array();
-  std::vector<double> all_errors, all_goal_errors;  // over every file, for the closing summary
-  std::size_t all_speedups = 0, all_winners_right = 0;
+  ErrorTally all_files;  // for the closing summary
   for (const auto& s : setups) {
-    const auto results = studies::reproduce(s, registry, no_fit);
-    if (json) {
-      for (const auto& r : results) {
-        all.push_back({{"source", s.source.value("title", s.path)},
-                       {"row", r.row},
-                       {"metric", r.metric},
-                       {"published", r.published},
-                       {"predicted", r.predicted},
-                       {"error", r.error()},
-                       {"fitted_row", r.fitted_row}});
-      }
+    const auto results = studies::reproduce(s, registry, o.no_fit);
+    if (o.json) {
+      append_json_rows(all, s, results);
       continue;
     }
-    if (no_fit) {
-      std::vector<std::string> profile_rows;
-      for (const auto& r : results) {
-        if (r.fitted_row && std::find(profile_rows.begin(), profile_rows.end(), r.row) == profile_rows.end()) profile_rows.push_back(r.row);
-      }
-      fmt::print("{}\n  {}\n  nothing fitted: the defaults and what the source states{}\n\n", s.path, s.source.value("title", ""),
-                 profile_rows.empty()
-                     ? ""
-                     : fmt::format(" (a framework profile's fixed cost per step was fitted on '{}')", fmt::join(profile_rows, "', '")));
-    } else
-      fmt::print("{}\n  {}\n  fitted on '{}': {}\n\n", s.path, s.source.value("title", ""), fmt::join(studies::fitted_rows(s), "', '"),
-                 s.fitted.dump());
-    std::size_t w = 4;
-    for (const auto& r : results) w = std::max(w, r.row.size());
-    fmt::print("  {:<{}} {:<14} {:>10} {:>10} {:>8}\n", "row", w, "metric", "published", "april", "error");
-    std::vector<double> errors, goal_errors;  // the goal's figures: step times and speedups
-    std::size_t speedups = 0, winners_right = 0;
-    for (const auto& r : results) {
-      fmt::print("  {:<{}} {:<14} {:>10.2f} {:>10.2f} {:>+7.1f}%{}\n", r.row, w, r.metric, r.published, r.predicted, 100.0 * r.error(),
-                 r.fitted_row ? "  (fitted row)" : "");
-      if (r.metric == "speedup") {
-        ++speedups;
-        if ((r.published > 1) == (r.predicted > 1)) ++winners_right;
-      }
-      if (r.fitted_row) continue;
-      errors.push_back(std::abs(r.error()));
-      if (r.metric == "step_s" || r.metric == "speedup") goal_errors.push_back(std::abs(r.error()));
-    }
+    print_setup_header(s, results, o.no_fit);
+    const auto tally = print_figures(results);
     fmt::print("\n");
-    print_error_summary("predictions", errors);
-    print_error_summary("step times and speedups", goal_errors);
-    if (speedups > 0) fmt::print("  faster run right in {} of {} speedups\n", winners_right, speedups);
+    print_tally(tally);
     fmt::print("\n");
-    all_errors.insert(all_errors.end(), errors.begin(), errors.end());
-    all_goal_errors.insert(all_goal_errors.end(), goal_errors.begin(), goal_errors.end());
-    all_speedups += speedups;
-    all_winners_right += winners_right;
+    all_files.add(tally);
   }
-  if (!json && setups.size() > 1) {
+  if (!o.json && setups.size() > 1) {
     fmt::print("all {} files\n", setups.size());
-    print_error_summary("predictions", all_errors);
-    print_error_summary("step times and speedups", all_goal_errors);
-    if (all_speedups > 0) fmt::print("  faster run right in {} of {} speedups\n", all_winners_right, all_speedups);
+    print_tally(all_files);
   }
-  if (json) fmt::print("{}\n", all.dump(2));
+  if (o.json) fmt::print("{}\n", all.dump(2));
   return 0;
 }
 
