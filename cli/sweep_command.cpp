@@ -81,9 +81,14 @@ void print_sweep_table(const std::vector<studies::RunSpec>& specs, const std::ve
   if (best < points.size() && best >= kMaxTableRows) fmt::print("best: {} ({:.0f} eff tok/s)\n", points[best].params, points[best].tok_s);
 }
 
-}  // namespace
+// What the command line says, bound to the options that fill it.
+struct SweepArgs {
+  std::string scenario = "default", grid_text, db_path, trace, trace_format = "ours";
+  std::vector<std::string> sets;
+  std::int64_t repeats = 1, jobs = 1;
+};
 
-int sweep_command(const std::vector<std::string>& args) {
+po::options_description sweep_options(SweepArgs& a) {
   po::options_description opts(
       "usage: april sweep [--scenario S] --grid 'policy=sync,april;april.alpha=1.25,1.5,2,3;...' [--repeats R]\n"
       "                   [--jobs N] --db FILE [options]\n"
@@ -95,59 +100,48 @@ int sweep_command(const std::vector<std::string>& args) {
       "that is no design (an overlapping policy on a colocated cluster) is not run, and listed as such. A grid point\n"
       "that differs from another only in keys its policy ignores (sync and april.alpha) is one run, made once;\n"
       "its row holds n/a for those keys.\n\noptions");
-  std::string scenario = "default", grid_text, db_path, trace, trace_format = "ours";
-  std::vector<std::string> sets;
-  std::int64_t repeats = 1, jobs = 1;
-  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
-      "grid", po::value(&grid_text)->required(), "axes KEY=V1,V2 separated by ';' (KEY: a scenario key, policy or design)")(
-      "repeats", integer_option(&repeats), "seeds per configuration")(
-      "jobs", integer_option(&jobs), "worker threads (under MPI: per worker rank)")("db", po::value(&db_path)->required(),
-                                                                                    "SQLite results database (created if missing)")(
-      "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", integer_option(), "steps per run")(
-      "seed", integer_option(), "first seed")("trace", po::value(&trace), "drive runs from a trace")(
-      "trace-format", po::value(&trace_format), trace_format_help().c_str());
-  po::variables_map vm;
-  if (!parse_command_line(args, opts, vm)) return 0;
-  if (repeats < 1 || jobs < 1) throw std::invalid_argument("--repeats and --jobs must be >= 1");
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&a.scenario), scenario_help().c_str())(
+      "grid", po::value(&a.grid_text)->required(), "axes KEY=V1,V2 separated by ';' (KEY: a scenario key, policy or design)")(
+      "repeats", integer_option(&a.repeats), "seeds per configuration")(
+      "jobs", integer_option(&a.jobs), "worker threads (under MPI: per worker rank)")("db", po::value(&a.db_path)->required(),
+                                                                                      "SQLite results database (created if missing)")(
+      "set", po::value(&a.sets), "fixed override key=value (repeatable)")("steps", integer_option(), "steps per run")(
+      "seed", integer_option(), "first seed")("trace", po::value(&a.trace), "drive runs from a trace")(
+      "trace-format", po::value(&a.trace_format), trace_format_help().c_str());
+  return opts;
+}
 
-  const auto registry = policies::builtin_policies();
-  const auto schema = scenario::make_schema(registry);
-  studies::BatchOptions bo;
-  bo.jobs = jobs;
-  bo.trace = load_cli_trace(trace, trace_format);
-  bo.trace_name = trace;
-  DistributedRuns distributed(jobs);
-  if (distributed.is_worker()) {
-    distributed.serve(studies::RunContext{&registry, bo.trace, bo.trace_name, studies::trace_hash(bo.trace)}, schema);
-    return 0;
-  }
-  bo.executor = distributed.executor();
-  const auto axes = studies::parse_grid(grid_text);
-  studies::check_study_size(axes, static_cast<std::uint64_t>(repeats), "--grid x --repeats");
+// The runs of the grid x --repeats, and what was left out or merged.
+struct SweepPlan {
   std::vector<studies::RunSpec> specs;
   std::vector<std::string> not_run;
-  // A grid point that differs from one already planned only in keys its
-  // policy ignores (another policy's knobs) is the same run: it runs once, its
-  // row holding "n/a" for those keys.
-  std::set<std::string> planned;
-  std::set<std::string> idle_notes;
   std::map<std::string, std::set<std::string>> ignored_by;  // policy -> keys it ignores
   std::int64_t merged = 0;
+};
+
+// A grid point that differs from one already planned only in keys its
+// policy ignores (another policy's knobs) is the same run: it runs once, its
+// row holding "n/a" for those keys.
+SweepPlan plan_sweep(const SweepArgs& a, const po::variables_map& vm, const std::vector<studies::GridAxis>& axes,
+                     const policies::PolicyRegistry& registry, const base::ConfigSchema& schema, const studies::BatchOptions& bo) {
+  SweepPlan plan;
+  std::set<std::string> planned;
+  std::set<std::string> idle_notes;
   for (const auto& combo : studies::cartesian(axes)) {
     std::string policy = "april";
     for (std::size_t i = 0; i < axes.size(); ++i) {
       if (axes[i].key == "policy") policy = combo[i];
     }
     (void)registry.get(policy);
-    for (std::int64_t r = 0; r < repeats; ++r) {
+    for (std::int64_t r = 0; r < a.repeats; ++r) {
       base::Config c(schema);
-      apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
+      apply_cli_scenario(c, a.scenario, a.sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
       c.set(base::keys::kSeed, c.get(base::keys::kSeed) + r, "--repeats");
       nlohmann::json params = nlohmann::json::object();
       for (std::size_t i = 0; i < axes.size(); ++i) {
         if (axes[i].key != "policy" && axes[i].key != scenario::kDesignKey && registry.ignores(policy, axes[i].key)) {
           params[axes[i].key] = kNotApplicable;
-          ignored_by[policy].insert(axes[i].key);
+          plan.ignored_by[policy].insert(axes[i].key);
           continue;
         }
         params[axes[i].key] = combo[i];
@@ -158,31 +152,62 @@ int sweep_command(const std::vector<std::string>& args) {
           c.set_from_text(axes[i].key, combo[i], "--grid");
       }
       if (!planned.insert(fmt::format("{}#{}", params.dump(), r)).second) {
-        ++merged;
+        ++plan.merged;
         continue;
       }
       if (const auto why = scenario::not_a_design(c, registry, policy)) {
-        if (r == 0) not_run.push_back(fmt::format("{}: {}", params.dump(), *why));
+        if (r == 0) plan.not_run.push_back(fmt::format("{}: {}", params.dump(), *why));
         continue;
       }
       scenario::validate_scenario(c, bo.trace ? &*bo.trace : nullptr, bo.trace_name);
       print_idle_gpus_note(c, idle_notes);
-      specs.push_back({params, policy, std::move(c)});
+      plan.specs.push_back({params, policy, std::move(c)});
     }
   }
+  return plan;
+}
 
-  if (specs.empty())
-    throw std::invalid_argument(fmt::format("sweep: no combination of the grid is a design: {}", fmt::join(not_run, "; ")));
-  if (!not_run.empty()) {
-    fmt::print("not run, no design ({}):\n", not_run.size());
-    for (const auto& n : not_run) fmt::print("  {}\n", n);
+// Refuses a grid with no design in it; says what is not run and what was merged.
+void print_plan_notes(const SweepPlan& plan) {
+  if (plan.specs.empty())
+    throw std::invalid_argument(fmt::format("sweep: no combination of the grid is a design: {}", fmt::join(plan.not_run, "; ")));
+  if (!plan.not_run.empty()) {
+    fmt::print("not run, no design ({}):\n", plan.not_run.size());
+    for (const auto& n : plan.not_run) fmt::print("  {}\n", n);
   }
-  if (merged > 0) {
+  if (plan.merged > 0) {
     std::vector<std::string> why;
-    for (const auto& [policy, keys] : ignored_by) why.push_back(fmt::format("{} ignores {}", policy, fmt::join(keys, ", ")));
-    fmt::print("{} grid runs are the same run as another and made once ({}; their rows hold \"{}\")\n", merged, fmt::join(why, "; "),
+    for (const auto& [policy, keys] : plan.ignored_by) why.push_back(fmt::format("{} ignores {}", policy, fmt::join(keys, ", ")));
+    fmt::print("{} grid runs are the same run as another and made once ({}; their rows hold \"{}\")\n", plan.merged, fmt::join(why, "; "),
                kNotApplicable);
   }
+}
+
+}  // namespace
+
+int sweep_command(const std::vector<std::string>& args) {
+  SweepArgs a;
+  const auto opts = sweep_options(a);
+  po::variables_map vm;
+  if (!parse_command_line(args, opts, vm)) return 0;
+  if (a.repeats < 1 || a.jobs < 1) throw std::invalid_argument("--repeats and --jobs must be >= 1");
+
+  const auto registry = policies::builtin_policies();
+  const auto schema = scenario::make_schema(registry);
+  studies::BatchOptions bo;
+  bo.jobs = a.jobs;
+  bo.trace = load_cli_trace(a.trace, a.trace_format);
+  bo.trace_name = a.trace;
+  DistributedRuns distributed(a.jobs);
+  if (distributed.is_worker()) {
+    distributed.serve(studies::RunContext{&registry, bo.trace, bo.trace_name, studies::trace_hash(bo.trace)}, schema);
+    return 0;
+  }
+  bo.executor = distributed.executor();
+  const auto axes = studies::parse_grid(a.grid_text);
+  studies::check_study_size(axes, static_cast<std::uint64_t>(a.repeats), "--grid x --repeats");
+  const auto plan = plan_sweep(a, vm, axes, registry, schema, bo);
+  print_plan_notes(plan);
 
   ProgressPrinter progress;
   studies::BatchProgress last;
@@ -190,21 +215,21 @@ int sweep_command(const std::vector<std::string>& args) {
     last = p;
     progress(p);
   };
-  studies::ResultsDb db(db_path);
-  const std::string spec_text = fmt::format("grid={};repeats={};sets={};steps={};seed={};trace={}", grid_text, repeats,
-                                            fmt::join(sets, ","), vm.count("steps") ? std::to_string(*opt_int(vm, "steps")) : "",
+  studies::ResultsDb db(a.db_path);
+  const std::string spec_text = fmt::format("grid={};repeats={};sets={};steps={};seed={};trace={}", a.grid_text, a.repeats,
+                                            fmt::join(a.sets, ","), vm.count("steps") ? std::to_string(*opt_int(vm, "steps")) : "",
                                             vm.count("seed") ? std::to_string(*opt_int(vm, "seed")) : "", studies::trace_hash(bo.trace));
-  const auto sweep = db.sweep_id("sweep", scenario, spec_text);
-  const auto outcomes = studies::run_batch(db, sweep, registry, specs, bo);
+  const auto sweep = db.sweep_id("sweep", a.scenario, spec_text);
+  const auto outcomes = studies::run_batch(db, sweep, registry, plan.specs, bo);
   progress.finish();
   std::int64_t skipped = 0, failed = 0;
   for (const auto& o : outcomes) {
     skipped += o.skipped ? 1 : 0;
     failed += o.failed ? 1 : 0;
   }
-  fmt::print("sweep {} in {}: {} runs ({} already stored, {} run now, {} failed)\n", sweep, db_path, outcomes.size(), skipped,
+  fmt::print("sweep {} in {}: {} runs ({} already stored, {} run now, {} failed)\n", sweep, a.db_path, outcomes.size(), skipped,
              static_cast<std::int64_t>(outcomes.size()) - skipped, failed);
-  print_sweep_table(specs, outcomes);
+  print_sweep_table(plan.specs, outcomes);
   fmt::print("ran on {}\n", distributed.describe(last));
   return failed > 0 ? 1 : 0;
 }
