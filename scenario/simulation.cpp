@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <iterator>
 #include <optional>
 
 #include "base/run_keys.hpp"
@@ -69,9 +70,10 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
                     "cluster.mode=disaggregated (and the split: cluster.rollout_gpus, cluster.train_gpus)",
                     policy_name));
   }
-  check_memory(estimate_memory(c, policy_->resident_groups_bound(c.get(base::keys::kRolloutBatchSize)), options.record_timeline,
-                               options.record_timeline && options.record_windows),
-               options.memory_limit_bytes ? *options.memory_limit_bytes : base::machine_memory_bytes());
+  const MemoryEstimate memory = estimate_memory(c, policy_->resident_groups_bound(c.get(base::keys::kRolloutBatchSize)),
+                                                options.record_timeline, options.record_timeline && options.record_windows);
+  check_memory(memory, options.memory_limit_bytes ? *options.memory_limit_bytes : base::machine_memory_bytes());
+  estimated_bytes_ = memory.bytes;
 
   if (options.trace) {
     if (c.get(scenario::keys::kTraceMode) == "resample") {
@@ -95,24 +97,44 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
   loop_ = rl::make_loop(c, *backend_, *policy_, *workload_, resolved.shape.gpus);
 }
 
-RunResult Simulation::run() {
+void Simulation::run_on(std::int64_t steps, std::int64_t total) {
   const auto wall0 = std::chrono::steady_clock::now();
+  ran_.reserve(static_cast<std::size_t>(steps));
+  while (!halted_ && static_cast<std::int64_t>(ran_.size()) < steps) {
+    ran_.push_back(step());
+    if (on_step_) on_step_(static_cast<std::int64_t>(ran_.size()), total);
+    halted_ = stop_staleness_above_ >= 0 && ran_.back().staleness_max > stop_staleness_above_;
+  }
+  wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+}
+
+RunResult Simulation::result(std::vector<rl::StepMetrics> steps) const {
   RunResult r;
   r.policy = policy_name_;
-  r.steps.reserve(static_cast<std::size_t>(steps_));
-  for (std::int64_t s = 0; s < steps_; ++s) {
-    r.steps.push_back(step());
-    if (on_step_) on_step_(s + 1, steps_);
-    if (stop_staleness_above_ >= 0 && r.steps.back().staleness_max > stop_staleness_above_) break;
-  }
+  r.steps = std::move(steps);
   r.summary = rl::summarize(r.steps);
   r.summary.fingerprint = backend_->fingerprint();
-  r.summary.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  r.summary.wall_time_s = wall_s_;
   r.events = static_cast<std::int64_t>(backend_->events_run());
   r.timeline = backend_->timeline();
   r.windows = backend_->windows();
   r.hybrid_engines = backend_->hybrid_engines();
   return r;
+}
+
+RunResult Simulation::run() {
+  const std::size_t before = ran_.size();
+  run_on(static_cast<std::int64_t>(before) + steps_, steps_);
+  // The steps move out: a long run's are not held twice.
+  std::vector<rl::StepMetrics> steps(std::make_move_iterator(ran_.begin() + static_cast<std::ptrdiff_t>(before)),
+                                     std::make_move_iterator(ran_.end()));
+  ran_.resize(before);
+  return result(std::move(steps));
+}
+
+RunResult Simulation::run_to(std::int64_t steps) {
+  run_on(steps, steps);
+  return result(ran_);
 }
 
 RunResult simulate(const base::Config& config, const policies::PolicyRegistry& registry, const std::string& policy,

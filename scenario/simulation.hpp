@@ -51,6 +51,14 @@ class Simulation {
   rl::StepMetrics step() { return loop_->run_step(); }
   // Runs the scenario's `steps` steps.
   RunResult run();
+  // Runs on until `steps` steps are recorded in all (or the staleness stop
+  // ends the run) and returns every step recorded so far. Nothing simulated
+  // depends on how many steps follow (`steps` only says where run() stops),
+  // so a run continued so is the longer run, step for step.
+  RunResult run_to(std::int64_t steps);
+  [[nodiscard]] std::size_t recorded_steps() const { return ran_.size(); }
+  // What this run was estimated to hold in memory when it was built.
+  [[nodiscard]] double estimated_bytes() const { return estimated_bytes_; }
 
   [[nodiscard]] rl::RlLoop& loop() { return *loop_; }
   [[nodiscard]] adapters::SimBackend& backend() { return *backend_; }
@@ -61,6 +69,12 @@ class Simulation {
   std::int64_t steps_ = 0;
   std::int64_t stop_staleness_above_ = -1;  // stop_after_staleness_above
   std::function<void(std::int64_t, std::int64_t)> on_step_;
+  double estimated_bytes_ = 0;
+  std::vector<rl::StepMetrics> ran_;  // the steps run_to() recorded
+  bool halted_ = false;               // the staleness stop ended the run
+  double wall_s_ = 0;                 // run_to()'s time so far
+  void run_on(std::int64_t steps, std::int64_t total);
+  RunResult result(std::vector<rl::StepMetrics> steps) const;
   std::unique_ptr<policies::Policy> policy_;
   std::unique_ptr<base::WorkloadSource> workload_;
   std::unique_ptr<adapters::SimBackend> backend_;

@@ -134,17 +134,24 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
       // bound: that plan is dropped, and the rest of its run would tell nothing.
       // A run that does not end so is the run without the key, step for step.
       if (screening_keys.count(key) != 0 && stop_above >= 0) cfg.set(base::keys::kStopStalenessAbove, stop_above, "plan");
-      specs.push_back({nlohmann::json{{"plan", candidates[i].plan.label()}}, candidates[i].plan.policy, std::move(cfg)});
+      RunSpec spec{nlohmann::json{{"plan", candidates[i].plan.label()}}, candidates[i].plan.policy, std::move(cfg)};
+      // A run short of the full steps is kept, and a longer run of the same
+      // seed goes on from it, where the executor keeps runs: the same steps.
+      spec.resume = fmt::format("{}/{}", i, s);
+      if (len < steps) spec.pause_as = spec.resume;
+      specs.push_back(std::move(spec));
       owner.push_back(key);
     }
     if (specs.empty()) return;
     total += static_cast<std::int64_t>(specs.size());
-    out.simulations += static_cast<std::int64_t>(specs.size());
     std::vector<const RunSpec*> todo;
     for (const auto& s : specs) todo.push_back(&s);
     executor.execute(todo, context, [&](std::size_t k, RunRecord&& record) {
       const auto i = std::get<0>(owner[k]);
-      out.simulated_steps += static_cast<double>(record.steps.size());
+      // A run that went on from a kept one simulated only its new steps, and
+      // is not another simulation.
+      out.simulated_steps += static_cast<double>(record.steps.size()) - static_cast<double>(record.steps_before);
+      if (record.steps_before == 0) ++out.simulations;
       if (record.status != "done") {
         failed.emplace(owner[k], record.error);
       } else {
@@ -316,6 +323,7 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
       for (const auto i : race(next, r + 1, false)) finalists.insert(i);
     }
   }
+  executor.drop_paused();
   for (const auto i : finalists) {
     if (!candidates[i].excluded.empty()) continue;
     for (const auto& key : keys_of(i, full)) out.metrics[i].push_back(done.at(key));

@@ -47,7 +47,7 @@ struct PlanSearch {
   std::vector<std::vector<std::map<std::string, double>>> metrics;
   // Per candidate, why it stopped at the screening ("" where it did not).
   std::vector<std::string> stopped;
-  std::int64_t simulations = 0;      // run, of any length
+  std::int64_t simulations = 0;      // started, of any length (one going on from a kept run is not another)
   double simulated_steps = 0;        // their steps, summed
   double exhaustive_steps = 0;       // what the exhaustive search simulates
   std::int64_t screening_steps = 0;  // 0: no screening rung

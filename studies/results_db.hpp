@@ -57,6 +57,9 @@ struct RunRecord {
   std::string error;
   nlohmann::json summary;  // summary_json(): numbers become metrics rows
   std::vector<rl::StepMetrics> steps;
+  // Not stored: of `steps`, those a kept simulation had run before this
+  // run went on from them (studies/paused_runs.hpp).
+  std::int64_t steps_before = 0;
 };
 
 struct SweepInfo {

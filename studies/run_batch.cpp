@@ -12,8 +12,10 @@
 #include "base/hash.hpp"
 #include "base/out_of_memory.hpp"
 #include "base/run_keys.hpp"
+#include "scenario/memory_estimate.hpp"
 #include "scenario/model_version.hpp"
 #include "scenario/simulation.hpp"
+#include "studies/paused_runs.hpp"
 
 namespace april::studies {
 
@@ -33,7 +35,7 @@ std::string run_key(const base::Config& config, const std::string& policy, const
   return base::hash_hex(fmt::format("model {}\n", model_version) + config.resolved().dump() + "\n" + policy + "\n" + trace);
 }
 
-RunRecord simulate_run(const RunSpec& spec, const RunContext& context) {
+RunRecord simulate_run(const RunSpec& spec, const RunContext& context, PausedRuns* paused) {
   RunRecord rec;
   rec.run_key = run_key(spec.config, spec.policy, context.trace_hash);
   rec.model_version = scenario::kModelVersion;
@@ -44,12 +46,24 @@ RunRecord simulate_run(const RunSpec& spec, const RunContext& context) {
   rec.started_at = utc_now_iso8601();
   const auto w0 = std::chrono::steady_clock::now();
   try {
-    scenario::RunOptions ro;
-    ro.trace = context.trace;
-    ro.trace_name = context.trace_name;
-    const scenario::RunResult r = scenario::simulate(spec.config, *context.registry, spec.policy, ro);
+    std::unique_ptr<scenario::Simulation> sim;
+    if (paused != nullptr && !spec.resume.empty()) sim = paused->take(spec.resume, spec.config);
+    if (sim) {
+      // The run grows to the spec's steps: the memory check a new run makes.
+      scenario::check_memory(scenario::estimate_memory(
+                                 spec.config, sim->policy().resident_groups_bound(spec.config.get(base::keys::kRolloutBatchSize)), false),
+                             base::machine_memory_bytes());
+    } else {
+      scenario::RunOptions ro;
+      ro.trace = context.trace;
+      ro.trace_name = context.trace_name;
+      sim = std::make_unique<scenario::Simulation>(spec.config, *context.registry, spec.policy, ro);
+    }
+    rec.steps_before = static_cast<std::int64_t>(sim->recorded_steps());
+    const scenario::RunResult r = sim->run_to(spec.config.get(base::keys::kSteps));
     rec.summary = rl::summary_json(r.summary);
     rec.steps = r.steps;
+    if (paused != nullptr && !spec.pause_as.empty()) paused->keep(spec.pause_as, spec.config, std::move(sim));
   } catch (const std::bad_alloc&) {
     rec.status = "failed";
     rec.error = base::kOutOfMemory;
@@ -62,6 +76,13 @@ RunRecord simulate_run(const RunSpec& spec, const RunContext& context) {
   return rec;
 }
 
+ThreadExecutor::ThreadExecutor(std::int64_t jobs)
+    : jobs_(jobs), paused_(std::make_unique<PausedRuns>(0.25 * static_cast<double>(base::machine_memory_bytes()))) {}
+
+ThreadExecutor::~ThreadExecutor() = default;
+
+void ThreadExecutor::drop_paused() { paused_->clear(); }
+
 void ThreadExecutor::execute(const std::vector<const RunSpec*>& todo, const RunContext& context, const Done& done) {
   std::mutex done_mutex;  // `done` is never called concurrently
   std::atomic<std::size_t> next{0};
@@ -69,7 +90,7 @@ void ThreadExecutor::execute(const std::vector<const RunSpec*>& todo, const RunC
     for (;;) {
       const std::size_t k = next.fetch_add(1);
       if (k >= todo.size()) return;
-      RunRecord rec = simulate_run(*todo[k], context);
+      RunRecord rec = simulate_run(*todo[k], context, paused_.get());
       std::lock_guard<std::mutex> lock(done_mutex);
       done(k, std::move(rec));
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,13 @@ struct RunSpec {
   nlohmann::json params;  // the swept values, for the sweep_runs table
   std::string policy;
   base::Config config;  // fully resolved, seed included
+  // For an executor that keeps runs in its own memory (ThreadExecutor):
+  // `pause_as` keeps this run's simulation after its last step under that
+  // name, and `resume` runs on the one kept under that name, if any, instead
+  // of starting over. The result is the same either way (studies/paused_runs.hpp),
+  // so other executors start every run from its first step.
+  std::string pause_as{};  // (initialised here: the brace-built specs name three fields)
+  std::string resume{};
 };
 
 struct RunOutcome {
@@ -49,9 +57,12 @@ struct RunContext {
   std::string trace_hash;  // trace_hash(trace)
 };
 
+class PausedRuns;
+
 // Simulates one run into the record the database stores. A run that throws
-// is a record with status "failed" and the error; nothing escapes.
-RunRecord simulate_run(const RunSpec& spec, const RunContext& context);
+// is a record with status "failed" and the error; nothing escapes. With
+// `paused`, the spec's pause_as and resume are honoured there.
+RunRecord simulate_run(const RunSpec& spec, const RunContext& context, PausedRuns* paused = nullptr);
 
 // Where a batch's runs are simulated: worker threads here, or other processes
 // (studies/mpi_runs.hpp). `done` is called once per run with its position in
@@ -61,17 +72,25 @@ class RunExecutor {
   virtual ~RunExecutor() = default;
   using Done = std::function<void(std::size_t k, RunRecord&& record)>;
   virtual void execute(const std::vector<const RunSpec*>& todo, const RunContext& context, const Done& done) = 0;
+  // Drops the runs kept to go on from (RunSpec::pause_as), if any.
+  virtual void drop_paused() {}
 };
 
 // Worker threads in this process, each taking the next run when it is free
-// (runs differ a lot in cost).
+// (runs differ a lot in cost). Runs paused by one call are kept for later
+// ones, up to a quarter of this machine's memory, until drop_paused().
 class ThreadExecutor final : public RunExecutor {
  public:
-  explicit ThreadExecutor(std::int64_t jobs) : jobs_(jobs) {}
+  explicit ThreadExecutor(std::int64_t jobs);
+  ~ThreadExecutor() override;
+  ThreadExecutor(const ThreadExecutor&) = delete;
+  ThreadExecutor& operator=(const ThreadExecutor&) = delete;
   void execute(const std::vector<const RunSpec*>& todo, const RunContext& context, const Done& done) override;
+  void drop_paused() override;
 
  private:
   std::int64_t jobs_;
+  std::unique_ptr<PausedRuns> paused_;
 };
 
 struct BatchOptions {
