@@ -73,9 +73,13 @@ std::string describe_combo(const std::vector<studies::GridAxis>& axes, const std
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-}  // namespace
+// What the command line says, bound to the options that fill it.
+struct WhatifArgs {
+  std::string scenario = "default", trace, trace_format = "ours", csv_out, json_out, timeline_path, timeline_detail = "steps";
+  std::vector<std::string> vary, policies_arg, sets;
+};
 
-int whatif_command(const std::vector<std::string>& args) {
+po::options_description whatif_options(WhatifArgs& a) {
   po::options_description opts(
       "usage: april whatif [--scenario S] [--trace T] [--vary KEY=V1,V2,...]... [--policy ...] [options]\n"
       "Runs every combination of the varied keys for each policy (same seed and workload).\n"
@@ -90,35 +94,34 @@ int whatif_command(const std::vector<std::string>& args) {
       "rollout vs sync = rollout tok/s\n"
       "over sync's (the rollout phase alone, not the run's speed). GPU-hours per 1000 steps = step time x\n"
       "cluster.gpus x 1000 / 3600. On a terminal, a line on standard error shows the progress while it runs.\n\noptions");
-  std::string scenario = "default", trace, trace_format = "ours", csv_out, json_out, timeline_path, timeline_detail = "steps";
-  std::vector<std::string> vary, policies_arg, sets;
-  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), scenario_help().c_str())(
-      "trace", po::value(&trace), "trace to drive the runs (mode: --set trace.mode=replay|resample)")(
-      "trace-format", po::value(&trace_format), trace_format_help().c_str())(
-      "vary", po::value(&vary), "KEY=V1,V2,... (repeatable; the runs are the cartesian product; KEY: a scenario key or design)")(
-      "policy", po::value(&policies_arg), "policies (repeat or comma list); default: sync,april")(
-      "set", po::value(&sets), "fixed override key=value (repeatable)")("steps", integer_option(), "steps per run")(
-      "seed", integer_option(), "seed")("csv", po::value(&csv_out),
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&a.scenario), scenario_help().c_str())(
+      "trace", po::value(&a.trace), "trace to drive the runs (mode: --set trace.mode=replay|resample)")(
+      "trace-format", po::value(&a.trace_format), trace_format_help().c_str())(
+      "vary", po::value(&a.vary), "KEY=V1,V2,... (repeatable; the runs are the cartesian product; KEY: a scenario key or design)")(
+      "policy", po::value(&a.policies_arg), "policies (repeat or comma list); default: sync,april")(
+      "set", po::value(&a.sets), "fixed override key=value (repeatable)")("steps", integer_option(), "steps per run")(
+      "seed", integer_option(), "seed")("csv", po::value(&a.csv_out),
                                         "also write the rows as CSV (- for standard output, the table then on standard error)")(
-      "json", po::value(&json_out), "also write the rows as JSON (- for standard output)")(
-      "timeline", po::value(&timeline_path),
+      "json", po::value(&a.json_out), "also write the rows as JSON (- for standard output)")(
+      "timeline", po::value(&a.timeline_path),
       "write every row's run into one Chrome trace-event JSON FILE (ui.perfetto.dev), "
       "each row's tracks named by its combination and policy")(
-      "timeline-detail", po::value(&timeline_detail),
+      "timeline-detail", po::value(&a.timeline_detail),
       "steps (default), changes (also each engine's running and queued requests and KV tokens at every change) or windows "
       "(changes, and each engine's prefill iterations and decode windows in place of its busy spans)");
-  po::variables_map vm;
-  if (!parse_command_line(args, opts, vm)) return 0;
-  if (csv_out == "-" && json_out == "-") throw std::invalid_argument("--csv - and --json -: only one output can be standard output");
-  if (!csv_out.empty()) check_output_file(csv_out, "--csv");
-  if (!json_out.empty()) check_output_file(json_out, "--json");
-  if (timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
-  if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
-  check_distinct_outputs({{"--csv", csv_out}, {"--json", json_out}, {"--timeline", timeline_path}});
-  const auto detail = rl::parse_timeline_detail(timeline_detail);
+  return opts;
+}
 
-  const auto registry = policies::builtin_policies();
-  const auto schema = scenario::make_schema(registry);
+void check_whatif_outputs(const WhatifArgs& a) {
+  if (a.csv_out == "-" && a.json_out == "-") throw std::invalid_argument("--csv - and --json -: only one output can be standard output");
+  if (!a.csv_out.empty()) check_output_file(a.csv_out, "--csv");
+  if (!a.json_out.empty()) check_output_file(a.json_out, "--json");
+  if (a.timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
+  if (!a.timeline_path.empty()) check_output_file(a.timeline_path, "--timeline");
+  check_distinct_outputs({{"--csv", a.csv_out}, {"--json", a.json_out}, {"--timeline", a.timeline_path}});
+}
+
+std::vector<studies::GridAxis> parse_axes(const std::vector<std::string>& vary) {
   std::vector<studies::GridAxis> axes;
   for (const auto& v : vary) {
     axes.push_back(studies::parse_axis(v));
@@ -126,39 +129,55 @@ int whatif_command(const std::vector<std::string>& args) {
       if (axes[i].key == axes.back().key) throw std::invalid_argument(fmt::format("--vary: key '{}' is varied twice", axes.back().key));
     }
   }
-  const std::vector<std::string> policy_names = policy_list(policies_arg, registry, {"sync", "april"});
+  return axes;
+}
 
-  scenario::RunOptions ro;
-  ro.trace = load_cli_trace(trace, trace_format);
-  ro.trace_name = trace;
-  ro.record_timeline = !timeline_path.empty();
-  ro.record_windows = detail == rl::TimelineDetail::kWindows;
-  base::ChromeTrace chrome;
+// The scenario, the fixed overrides and one combination of the varied keys.
+class ConfigMaker {
+ public:
+  ConfigMaker(const WhatifArgs& a, const po::variables_map& vm, const std::vector<studies::GridAxis>& axes,
+              const base::ConfigSchema& schema, const scenario::RunOptions& ro)
+      : a_(a), vm_(vm), axes_(axes), schema_(schema), ro_(ro) {}
 
-  // Every configuration, validated before any run starts.
-  studies::check_study_size(axes, policy_names.size(), "--vary x --policy");
-  const auto combos = studies::cartesian(axes);
-  auto make_config = [&](const std::vector<std::string>& combo) {
-    base::Config c(schema);
-    apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-    for (std::size_t i = 0; i < axes.size(); ++i) {
-      if (axes[i].key == scenario::kDesignKey)
+  base::Config operator()(const std::vector<std::string>& combo) const {
+    base::Config c(schema_);
+    apply_cli_scenario(c, a_.scenario, a_.sets, opt_int(vm_, "steps"), opt_int(vm_, "seed"));
+    for (std::size_t i = 0; i < axes_.size(); ++i) {
+      if (axes_[i].key == scenario::kDesignKey)
         scenario::apply_design(c, combo[i], "--vary");
       else
-        c.set_from_text(axes[i].key, combo[i], "--vary");
+        c.set_from_text(axes_[i].key, combo[i], "--vary");
     }
-    scenario::validate_scenario(c, ro.trace ? &*ro.trace : nullptr, ro.trace_name);
+    scenario::validate_scenario(c, ro_.trace ? &*ro_.trace : nullptr, ro_.trace_name);
     return c;
-  };
-  // A combination that is no design for a policy is left out, and said so;
-  // if nothing is left, there is nothing to compare.
-  struct Planned {
-    const std::vector<std::string>* combo;
-    base::Config config;
-    std::vector<std::string> policies;  // those for which it is a design
-  };
-  std::vector<Planned> plan;
+  }
+
+ private:
+  const WhatifArgs& a_;
+  const po::variables_map& vm_;
+  const std::vector<studies::GridAxis>& axes_;
+  const base::ConfigSchema& schema_;
+  const scenario::RunOptions& ro_;
+};
+
+struct Planned {
+  const std::vector<std::string>* combo;
+  base::Config config;
+  std::vector<std::string> policies;  // those for which it is a design
+};
+
+struct WhatifPlan {
+  std::vector<Planned> planned;
   std::vector<std::string> not_run;
+};
+
+// Every configuration, validated before any run starts. A combination that
+// is no design for a policy is left out, and said so; if nothing is left,
+// there is nothing to compare.
+WhatifPlan plan_whatif(const std::vector<std::vector<std::string>>& combos, const std::vector<studies::GridAxis>& axes,
+                       const ConfigMaker& make_config, const policies::PolicyRegistry& registry,
+                       const std::vector<std::string>& policy_names) {
+  WhatifPlan plan;
   std::size_t runnable = 0;
   std::set<std::string> idle_notes;
   for (const auto& combo : combos) {
@@ -166,55 +185,65 @@ int whatif_command(const std::vector<std::string>& args) {
     print_idle_gpus_note(pl.config, idle_notes);
     for (const auto& p : policy_names) {
       if (const auto why = scenario::not_a_design(pl.config, registry, p)) {
-        not_run.push_back(fmt::format("{} x {}: {}", describe_combo(axes, combo), p, *why));
+        plan.not_run.push_back(fmt::format("{} x {}: {}", describe_combo(axes, combo), p, *why));
       } else {
         pl.policies.push_back(p);
       }
     }
     runnable += pl.policies.size();
-    plan.push_back(std::move(pl));
+    plan.planned.push_back(std::move(pl));
   }
-  if (runnable == 0) throw std::invalid_argument(fmt::format("whatif: no combination is a design: {}", fmt::join(not_run, "; ")));
+  if (runnable == 0) throw std::invalid_argument(fmt::format("whatif: no combination is a design: {}", fmt::join(plan.not_run, "; ")));
+  return plan;
+}
 
+Row row_of_run(const base::Config& c, const std::vector<std::string>& combo, const std::string& policy, const scenario::RunResult& r) {
+  const auto d = rl::derive(r.summary.totals);
+  Row row;
+  row.config = combo;
+  row.policy = policy;
+  row.step_time_s = d.total_time_s / static_cast<double>(r.summary.steps);
+  row.rollout_tput = d.rollout_throughput_tok_s;
+  row.effective_tput = d.effective_throughput_tok_s;
+  row.gpu_hours_per_1000 = row.step_time_s * static_cast<double>(r.steps.empty() ? 0 : r.steps.front().gpus) * 1000.0 / 3600.0;
+  row.offpolicy = d.offpolicy_token_fraction;
+  row.staleness_mean = d.staleness_mean;
+  row.staleness_max = r.summary.totals.staleness_max;
+  const double samples = static_cast<double>(c.get(base::keys::kRolloutBatchSize) * c.get(base::keys::kSamplesPerPrompt));
+  row.s_per_trained_sample = row.step_time_s / samples;
+  return row;
+}
+
+// One row per planned run, in the grid's order; each run's tracks go into
+// `chrome` when there is one.
+std::vector<Row> run_rows(const WhatifPlan& plan, const std::vector<studies::GridAxis>& axes, const policies::PolicyRegistry& registry,
+                          scenario::RunOptions& ro, TerminalProgress& progress, base::ChromeTrace* chrome, rl::TimelineDetail detail) {
   std::vector<Row> rows;
-  std::int64_t total_steps = 0;
-  for (const auto& pl : plan) total_steps += pl.config.get(base::keys::kSteps) * static_cast<std::int64_t>(pl.policies.size());
-  TerminalProgress progress("whatif", "steps", total_steps);
   std::string running;
   ro.on_step = [&](std::int64_t done, std::int64_t total) { progress.run_step(done, total, running); };
-  for (const auto& pl : plan) {
+  for (const auto& pl : plan.planned) {
     const base::Config& c = pl.config;
     const auto& combo = *pl.combo;
-    std::vector<Row> these;
     for (const auto& p : pl.policies) {
       running = fmt::format("{} x {}", describe_combo(axes, combo), p);
       const auto r = scenario::simulate(c, registry, p, ro);
-      if (!timeline_path.empty()) {
+      if (chrome != nullptr) {
         const std::int64_t engines = r.steps.empty() ? 0 : r.steps.front().engines;
-        const auto pid = 2 * static_cast<std::int64_t>(rows.size() + these.size()) + 1;
+        const auto pid = 2 * static_cast<std::int64_t>(rows.size()) + 1;
         rl::RunTimeline run{fmt::format("{} {}", describe_combo(axes, combo), p), engines, &r.steps, &r.timeline};
         run.engine_windows = &r.windows;
         run.sync_bytes = sim::weight_sync(c).bytes;
         run.hybrid_engines = r.hybrid_engines;
-        rl::add_run_timeline(chrome, run, pid, detail);
+        rl::add_run_timeline(*chrome, run, pid, detail);
       }
-      const auto d = rl::derive(r.summary.totals);
-      Row row;
-      row.config = combo;
-      row.policy = p;
-      row.step_time_s = d.total_time_s / static_cast<double>(r.summary.steps);
-      row.rollout_tput = d.rollout_throughput_tok_s;
-      row.effective_tput = d.effective_throughput_tok_s;
-      row.gpu_hours_per_1000 = row.step_time_s * static_cast<double>(r.steps.empty() ? 0 : r.steps.front().gpus) * 1000.0 / 3600.0;
-      row.offpolicy = d.offpolicy_token_fraction;
-      row.staleness_mean = d.staleness_mean;
-      row.staleness_max = r.summary.totals.staleness_max;
-      const double samples = static_cast<double>(c.get(base::keys::kRolloutBatchSize) * c.get(base::keys::kSamplesPerPrompt));
-      row.s_per_trained_sample = row.step_time_s / samples;
-      these.push_back(row);
+      rows.push_back(row_of_run(c, combo, p, r));
     }
-    rows.insert(rows.end(), these.begin(), these.end());
   }
+  ro.on_step = nullptr;  // it points into this frame
+  return rows;
+}
+
+void compare_with_sync(std::vector<Row>& rows, const std::vector<studies::GridAxis>& axes) {
   std::ptrdiff_t design_axis = -1;
   for (std::size_t i = 0; i < axes.size(); ++i) {
     if (axes[i].key == scenario::kDesignKey) design_axis = static_cast<std::ptrdiff_t>(i);
@@ -225,31 +254,37 @@ int whatif_command(const std::vector<std::string>& args) {
       row.rollout_vs_sync = sync->rollout_tput > 0 ? row.rollout_tput / sync->rollout_tput : 0.0;
     }
   }
-  // Ranks within each combination of the varied workload keys: a row with
-  // shorter answers is faster for its work, not for its design. Ties keep
-  // the grid's order: the same inputs rank the same way.
+}
+
+// The varied keys that change the work itself: rows that differ in them do not compare.
+std::vector<std::size_t> workload_axes_of(const std::vector<studies::GridAxis>& axes) {
   std::vector<std::size_t> workload_axes;
   for (std::size_t i = 0; i < axes.size(); ++i) {
     const auto& k = axes[i].key;
     if (k.rfind("workload.", 0) == 0 || k.rfind("trace.", 0) == 0 || k == "max_response_len") workload_axes.push_back(i);
   }
+  return workload_axes;
+}
+
+// Ranks within each combination of the varied workload keys: a row with
+// shorter answers is faster for its work, not for its design. Ties keep
+// the grid's order: the same inputs rank the same way.
+void rank_rows(std::vector<Row>& rows, const std::vector<std::size_t>& workload_axes) {
   const auto workload_of = [&](const Row& r) {
     std::vector<std::string> w;
     for (const auto i : workload_axes) w.push_back(r.config[i]);
     return w;
   };
-  {
-    std::vector<std::size_t> order(rows.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return rows[a].s_per_trained_sample < rows[b].s_per_trained_sample; });
-    std::map<std::vector<std::string>, std::size_t> ranked;
-    for (const auto i : order) rows[i].rank = ++ranked[workload_of(rows[i])];
-  }
+  std::vector<std::size_t> order(rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rows[a].s_per_trained_sample < rows[b].s_per_trained_sample; });
+  std::map<std::vector<std::string>, std::size_t> ranked;
+  for (const auto i : order) rows[i].rank = ++ranked[workload_of(rows[i])];
+}
 
-  progress.finish();
-
-  // Table.
+void print_rows(std::FILE* table, const std::vector<studies::GridAxis>& axes, const std::vector<std::string>& policy_names,
+                const std::vector<Row>& rows) {
   std::vector<std::size_t> key_w;
   std::size_t policy_w = 6;
   for (const auto& a : axes) {
@@ -262,9 +297,6 @@ int whatif_command(const std::vector<std::string>& args) {
     head += fmt::format("{:>{}} ", axes[i].key, key_w[i]);
     blank += fmt::format("{:>{}} ", "", key_w[i]);
   }
-  // With --csv - or --json -, standard output carries that file alone, for a
-  // pipe; the table goes to standard error.
-  std::FILE* const table = csv_out == "-" || json_out == "-" ? stderr : stdout;
   const auto line = [&](const std::string& config_cells, const auto&... cells) {
     fmt::print(table, "{}{:<{}} {:>8} {:>8} {:>10} {:>10} {:>8} {:>9} {:>7} {:>6} {:>6} {:>5}\n", config_cells, cells...);
   };
@@ -278,9 +310,14 @@ int whatif_command(const std::vector<std::string>& args) {
          fmt::format("{:.1f}", r.gpu_hours_per_1000), fmt::format("{:.1f}%", 100.0 * r.offpolicy), fmt::format("{:.2f}", r.staleness_mean),
          r.staleness_max, r.rank == 1 ? std::string("1 *") : std::to_string(r.rank));
   }
-  if (!not_run.empty()) {
-    fmt::print(table, "\nnot run, no design ({}):\n", not_run.size());
-    for (const auto& n : not_run) fmt::print(table, "  {}\n", n);
+}
+
+// What was not run, what the ranks compare and how far to trust the prediction.
+void print_table_notes(std::FILE* table, const std::vector<studies::GridAxis>& axes, const WhatifPlan& plan,
+                       const std::vector<std::size_t>& workload_axes, const std::string& trace) {
+  if (!plan.not_run.empty()) {
+    fmt::print(table, "\nnot run, no design ({}):\n", plan.not_run.size());
+    for (const auto& n : plan.not_run) fmt::print(table, "  {}\n", n);
   }
   if (!workload_axes.empty()) {
     std::vector<std::string> keys;
@@ -288,48 +325,93 @@ int whatif_command(const std::vector<std::string>& args) {
     fmt::print(table, "rank: within each value of {} (rows with other work do not compare)\n", fmt::join(keys, " x "));
   }
   // The first combination's kind (the varied keys rarely change model or framework).
-  fmt::print(table, "{}\n", studies::prediction_trust_line(plan.front().config, trace));
+  fmt::print(table, "{}\n", studies::prediction_trust_line(plan.planned.front().config, trace));
+}
 
-  if (!csv_out.empty()) {
-    std::string csv;
-    for (const auto& a : axes) csv += a.key + ",";
-    csv +=
-        "policy,step_time_s,seconds_per_trained_sample,effective_speedup_vs_sync,rollout_throughput_tok_s,"
-        "rollout_throughput_vs_sync,effective_throughput_tok_s,gpu_hours_per_1000_steps,offpolicy_token_fraction,staleness_mean,"
-        "staleness_max,rank\n";
-    const auto optional = [](double x) { return x > 0 ? fmt::format("{:.9g}", x) : std::string(); };
-    for (const auto& r : rows) {
-      for (const auto& v : r.config) csv += v + ",";
-      csv += fmt::format("{},{:.9g},{:.9g},{},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", r.policy, r.step_time_s,
-                         r.s_per_trained_sample, optional(r.effective_speedup), r.rollout_tput, optional(r.rollout_vs_sync),
-                         r.effective_tput, r.gpu_hours_per_1000, r.offpolicy, r.staleness_mean, r.staleness_max, r.rank);
-    }
-    write_output_file(csv_out, csv);
+void write_rows_csv(const std::string& path, const std::vector<studies::GridAxis>& axes, const std::vector<Row>& rows) {
+  std::string csv;
+  for (const auto& a : axes) csv += a.key + ",";
+  csv +=
+      "policy,step_time_s,seconds_per_trained_sample,effective_speedup_vs_sync,rollout_throughput_tok_s,"
+      "rollout_throughput_vs_sync,effective_throughput_tok_s,gpu_hours_per_1000_steps,offpolicy_token_fraction,staleness_mean,"
+      "staleness_max,rank\n";
+  const auto optional = [](double x) { return x > 0 ? fmt::format("{:.9g}", x) : std::string(); };
+  for (const auto& r : rows) {
+    for (const auto& v : r.config) csv += v + ",";
+    csv += fmt::format("{},{:.9g},{:.9g},{},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", r.policy, r.step_time_s, r.s_per_trained_sample,
+                       optional(r.effective_speedup), r.rollout_tput, optional(r.rollout_vs_sync), r.effective_tput, r.gpu_hours_per_1000,
+                       r.offpolicy, r.staleness_mean, r.staleness_max, r.rank);
   }
-  if (!json_out.empty()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows) {
-      nlohmann::json o;
-      for (std::size_t i = 0; i < axes.size(); ++i) o["config"][axes[i].key] = r.config[i];
-      o["policy"] = r.policy;
-      o["step_time_s"] = r.step_time_s;
-      o["seconds_per_trained_sample"] = r.s_per_trained_sample;
-      o["effective_speedup_vs_sync"] = r.effective_speedup > 0 ? nlohmann::json(r.effective_speedup) : nlohmann::json(nullptr);
-      o["rollout_throughput_tok_s"] = r.rollout_tput;
-      o["rollout_throughput_vs_sync"] = r.rollout_vs_sync > 0 ? nlohmann::json(r.rollout_vs_sync) : nlohmann::json(nullptr);
-      o["effective_throughput_tok_s"] = r.effective_tput;
-      o["gpu_hours_per_1000_steps"] = r.gpu_hours_per_1000;
-      o["offpolicy_token_fraction"] = r.offpolicy;
-      o["staleness_mean"] = r.staleness_mean;
-      o["staleness_max"] = r.staleness_max;
-      o["rank"] = r.rank;
-      j.push_back(o);
-    }
-    write_output_file(json_out, j.dump(2) + "\n");
+  write_output_file(path, csv);
+}
+
+void write_rows_json(const std::string& path, const std::vector<studies::GridAxis>& axes, const std::vector<Row>& rows) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& r : rows) {
+    nlohmann::json o;
+    for (std::size_t i = 0; i < axes.size(); ++i) o["config"][axes[i].key] = r.config[i];
+    o["policy"] = r.policy;
+    o["step_time_s"] = r.step_time_s;
+    o["seconds_per_trained_sample"] = r.s_per_trained_sample;
+    o["effective_speedup_vs_sync"] = r.effective_speedup > 0 ? nlohmann::json(r.effective_speedup) : nlohmann::json(nullptr);
+    o["rollout_throughput_tok_s"] = r.rollout_tput;
+    o["rollout_throughput_vs_sync"] = r.rollout_vs_sync > 0 ? nlohmann::json(r.rollout_vs_sync) : nlohmann::json(nullptr);
+    o["effective_throughput_tok_s"] = r.effective_tput;
+    o["gpu_hours_per_1000_steps"] = r.gpu_hours_per_1000;
+    o["offpolicy_token_fraction"] = r.offpolicy;
+    o["staleness_mean"] = r.staleness_mean;
+    o["staleness_max"] = r.staleness_max;
+    o["rank"] = r.rank;
+    j.push_back(o);
   }
-  if (!timeline_path.empty()) {
-    write_output_file(timeline_path, chrome.text());
-    fmt::print(table, "wrote {} ({} trace events; open it in ui.perfetto.dev)\n", timeline_path, chrome.events());
+  write_output_file(path, j.dump(2) + "\n");
+}
+
+}  // namespace
+
+int whatif_command(const std::vector<std::string>& args) {
+  WhatifArgs a;
+  const auto opts = whatif_options(a);
+  po::variables_map vm;
+  if (!parse_command_line(args, opts, vm)) return 0;
+  check_whatif_outputs(a);
+  const auto detail = rl::parse_timeline_detail(a.timeline_detail);
+
+  const auto registry = policies::builtin_policies();
+  const auto schema = scenario::make_schema(registry);
+  const auto axes = parse_axes(a.vary);
+  const std::vector<std::string> policy_names = policy_list(a.policies_arg, registry, {"sync", "april"});
+
+  scenario::RunOptions ro;
+  ro.trace = load_cli_trace(a.trace, a.trace_format);
+  ro.trace_name = a.trace;
+  ro.record_timeline = !a.timeline_path.empty();
+  ro.record_windows = detail == rl::TimelineDetail::kWindows;
+  base::ChromeTrace chrome;
+
+  studies::check_study_size(axes, policy_names.size(), "--vary x --policy");
+  const auto combos = studies::cartesian(axes);
+  const auto plan = plan_whatif(combos, axes, ConfigMaker(a, vm, axes, schema, ro), registry, policy_names);
+
+  std::int64_t total_steps = 0;
+  for (const auto& pl : plan.planned) total_steps += pl.config.get(base::keys::kSteps) * static_cast<std::int64_t>(pl.policies.size());
+  TerminalProgress progress("whatif", "steps", total_steps);
+  auto rows = run_rows(plan, axes, registry, ro, progress, a.timeline_path.empty() ? nullptr : &chrome, detail);
+  compare_with_sync(rows, axes);
+  const auto workload_axes = workload_axes_of(axes);
+  rank_rows(rows, workload_axes);
+  progress.finish();
+
+  // With --csv - or --json -, standard output carries that file alone, for a
+  // pipe; the table goes to standard error.
+  std::FILE* const table = a.csv_out == "-" || a.json_out == "-" ? stderr : stdout;
+  print_rows(table, axes, policy_names, rows);
+  print_table_notes(table, axes, plan, workload_axes, a.trace);
+  if (!a.csv_out.empty()) write_rows_csv(a.csv_out, axes, rows);
+  if (!a.json_out.empty()) write_rows_json(a.json_out, axes, rows);
+  if (!a.timeline_path.empty()) {
+    write_output_file(a.timeline_path, chrome.text());
+    fmt::print(table, "wrote {} ({} trace events; open it in ui.perfetto.dev)\n", a.timeline_path, chrome.events());
   }
   return 0;
 }
