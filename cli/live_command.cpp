@@ -192,8 +192,8 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
              trainer
                  ? fmt::format("training {} ({} parameters), weights through {}", choice.model_name, choice.model.parameters(), weights_dir)
                  : std::string("rollout only"),
-             ho.urls.size(), ho.api == live::ServerApi::kVllm ? "vLLM's /v1/completions" : "SGLang's HTTP API", run.engines, policy_name,
-             c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt), choice.task->describe());
+             ho.urls.size(), live::server_dialect(ho.api).name(), run.engines, policy_name, c.get(base::keys::kRolloutBatchSize),
+             c.get(base::keys::kSamplesPerPrompt), choice.task->describe());
   print_model_replaced(c, choice.model_name, fmt::format("{} server(s)", ho.urls.size()));
   std::fflush(stdout);
   nlohmann::json loop_state;

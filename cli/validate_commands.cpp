@@ -101,12 +101,12 @@ int profile_command(const std::vector<std::string>& args) {
     ho.decode_tok = decode_tok;
     ho.max_token_id = static_cast<std::int32_t>(max_token_id);
     ho.weight_load = !no_weight_load;
-    ho.vllm = engine_api_is_vllm(engine_api);
+    if (engine_api_is_vllm(engine_api)) ho.api = live::ServerApi::kVllm;
     if (engine_slots < 0 || engine_slots > 1000000) {
       throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", engine_slots));
     }
     ho.slots = engine_slots;
-    if (ho.vllm && engine_slots == 0) {
+    if (ho.api == live::ServerApi::kVllm && engine_slots == 0) {
       throw std::invalid_argument("--engine-api vllm needs --engine-slots: vLLM does not say its --max-num-seqs over HTTP");
     }
     TerminalProgress progress("profile", "waves", 0);

@@ -8,12 +8,11 @@ HttpBackend::HttpBackend(HttpBackendOptions options, const LiveTask& task) : imp
 
 HttpBackend::~HttpBackend() {
   if (!impl_->flights.empty()) {
-    if (impl_->opt.api == ServerApi::kVllm) (void)impl_->post_aborts();  // closes the streams
-    for (std::size_t i = 0; i < impl_->opt.urls.size() && impl_->opt.api == ServerApi::kSglang; ++i) {
+    impl_->close_streams();
+    for (std::size_t i = 0; i < impl_->opt.urls.size(); ++i) {
       if (impl_->lost[i]) continue;
       try {
-        (void)post_or_throw(impl_->opt.urls[i], "/abort_request", R"({"abort_all": true})", impl_->opt.connect_timeout_s,
-                            impl_->opt.connect_timeout_s * 2);
+        impl_->dialect.abort_server(impl_->opt.urls[i], impl_->opt.connect_timeout_s, impl_->opt.connect_timeout_s * 2);
       } catch (const std::exception&) {
         // Leaving anyway: the requests end at their servers' own pace.
       }
@@ -123,8 +122,8 @@ void HttpBackend::sync_weights(std::int64_t new_version) {
   im.version = new_version;
   if (im.opt.trainer == nullptr) return;
   const auto dir = im.write_weights(new_version);
-  for (const auto& [server, why] :
-       update_servers(im.opt.urls, im.lost, dir, new_version, im.opt.connect_timeout_s, im.opt.request_timeout_s)) {
+  for (const auto& [server, why] : update_servers(im.opt.urls, im.lost, im.dialect.weight_load_route(), dir, new_version,
+                                                  im.opt.connect_timeout_s, im.opt.request_timeout_s)) {
     im.lose(server, why);
   }
   im.weights_loaded(dir);

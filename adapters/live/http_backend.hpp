@@ -8,7 +8,8 @@
 // tokens. Works against SGLang and `april serve` alike. Or over vLLM's
 // OpenAI-compatible API (ServerApi::kVllm): each sample a streamed
 // /v1/completions, an abort the close of every open stream, whose ids
-// received so far are the partial tokens (http_stream.hpp).
+// received so far are the partial tokens (http_stream.hpp). What differs
+// between the two is the API's ServerDialect (server_dialect.hpp).
 //
 // Without a trainer the run is rollout only: the servers' weights stay, a
 // train step computes the task's rewards for its batch, and a weight sync
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/live/server_dialect.hpp"
 #include "adapters/live/weights_trainer.hpp"
 #include "base/config.hpp"
 #include "rl/backend.hpp"
@@ -32,15 +34,9 @@
 
 namespace april::live {
 
-// Which HTTP API the servers speak.
-//  - kSglang: SGLang's native /generate and /abort_request (and april serve's);
-//  - kVllm: vLLM's OpenAI-compatible /v1/completions, streamed, aborted by
-//    closing the stream (its only abort outside dev mode), rollout only.
-enum class ServerApi { kSglang, kVllm };
-
 struct HttpBackendOptions {
-  std::vector<std::string> urls;  // http://host:port, one per server
-  ServerApi api = ServerApi::kSglang;
+  std::vector<std::string> urls;       // http://host:port, one per server
+  ServerApi api = ServerApi::kSglang;  // the API they speak (server_dialect.hpp)
   // Requests sent to a server at once: 0 takes what it says
   // (/get_server_info's max_running_requests; vLLM says nothing: no bound).
   std::int64_t slots = 0;

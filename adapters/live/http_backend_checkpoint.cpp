@@ -52,8 +52,8 @@ void HttpBackend::load(const std::string& dir) {
   im.opt.trainer->load_state(dir);
   // The servers take the saved policy as its version.
   const auto weights = im.write_weights(im.version);
-  for (const auto& [server, why] :
-       update_servers(im.opt.urls, im.lost, weights, im.version, im.opt.connect_timeout_s, im.opt.request_timeout_s)) {
+  for (const auto& [server, why] : update_servers(im.opt.urls, im.lost, im.dialect.weight_load_route(), weights, im.version,
+                                                  im.opt.connect_timeout_s, im.opt.request_timeout_s)) {
     im.lose(server, why);
   }
   im.weights_loaded(weights);

@@ -128,14 +128,14 @@ std::string generate_with_retries(const std::string& url, nlohmann::json body, d
 }
 
 std::vector<std::pair<std::size_t, std::string>> update_servers(const std::vector<std::string>& urls, const std::vector<bool>& lost,
-                                                                const std::string& dir, std::int64_t version, double connect_s,
-                                                                double read_s) {
+                                                                const std::string& route, const std::string& dir, std::int64_t version,
+                                                                double connect_s, double read_s) {
   const nlohmann::json body = {{"model_path", dir}, {"weight_version", std::to_string(version)}, {"flush_cache", true}};
   std::vector<std::pair<std::size_t, std::future<std::string>>> posts;
   for (std::size_t i = 0; i < urls.size(); ++i) {
     if (lost[i]) continue;
-    posts.emplace_back(i, std::async(std::launch::async, [url = urls[i], text = body.dump(), connect_s, read_s] {
-                         return post_or_throw(url, "/update_weights_from_disk", text, connect_s, read_s);
+    posts.emplace_back(i, std::async(std::launch::async, [url = urls[i], route, text = body.dump(), connect_s, read_s] {
+                         return post_or_throw(url, route, text, connect_s, read_s);
                        }));
   }
   std::vector<std::pair<std::size_t, std::string>> silent;
@@ -146,7 +146,7 @@ std::vector<std::pair<std::size_t, std::string>> update_servers(const std::vecto
       nlohmann::json doc;
       if (base::parse_json(reply, doc) || !doc.is_object() || !doc.contains("success") || !doc["success"].is_boolean() ||
           !doc["success"].get<bool>()) {
-        throw std::runtime_error(fmt::format("{}/update_weights_from_disk: {}", urls[i], http::error_message_of(reply)));
+        throw std::runtime_error(fmt::format("{}{}: {}", urls[i], route, http::error_message_of(reply)));
       }
     } catch (const NoReply& e) {
       silent.emplace_back(i, e.what());

@@ -61,13 +61,14 @@ inline constexpr int kGenerateTries = 3;
 std::string generate_with_retries(const std::string& url, nlohmann::json body, double connect_s, double read_s);
 
 // Has every server not in `lost` load the checkpoint in `dir` as
-// `version`, all at once (each answers when it holds the weights: an SGLang
-// server first lets the requests it runs finish). Returns the servers that
-// did not answer at all, with why; throws on a server that answered
-// otherwise than with success.
+// `version`, all at once, through `route` (ServerDialect::weight_load_route:
+// SGLang's /update_weights_from_disk, its KV cache flushed with it, each
+// answering when it holds the weights, after the requests it runs finish).
+// Returns the servers that did not answer at all, with why; throws on a
+// server that answered otherwise than with success.
 std::vector<std::pair<std::size_t, std::string>> update_servers(const std::vector<std::string>& urls, const std::vector<bool>& lost,
-                                                                const std::string& dir, std::int64_t version, double connect_s,
-                                                                double read_s);
+                                                                const std::string& route, const std::string& dir, std::int64_t version,
+                                                                double connect_s, double read_s);
 
 // A reply body is read into memory up to this many bytes (a /generate of
 // 32k tokens with their log-probs is about 2 MB); past it the call fails.

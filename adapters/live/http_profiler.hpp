@@ -13,8 +13,8 @@
 // weight load (/update_weights_from_disk of the checkpoint it serves).
 // Prompts are token ids 1..max_token_id, greedy, ignore_eos: every request
 // of a wave runs exactly its tokens. It assumes batched prefill (SGLang's,
-// april serve's without --exact-prefill). Over vLLM's API (HttpProfileOptions
-// ::vllm) each request is a /v1/completions, the abort closes the streams
+// april serve's without --exact-prefill). Over vLLM's API (ServerApi::kVllm;
+// server_dialect.hpp holds what differs) each request is a /v1/completions, the abort closes the streams
 // (vLLM's only abort outside dev mode), there is no weight load (vLLM has
 // no /update_weights_from_disk), and the slots must be given (vLLM does not
 // say its max_num_seqs). Plain C++: no torch.
@@ -23,13 +23,14 @@
 #include <string>
 #include <vector>
 
+#include "adapters/live/server_dialect.hpp"
 #include "rl/backend_profile.hpp"
 
 namespace april::live {
 
 struct HttpProfileOptions {
   std::string url;
-  bool vllm = false;                     // vLLM's /v1/completions instead of SGLang's API
+  ServerApi api = ServerApi::kSglang;    // kVllm: vLLM's /v1/completions instead of SGLang's API
   std::int64_t slots = 0;                // 0: the server's max_running_requests (SGLang's API; vLLM's needs it given)
   std::vector<std::int64_t> batches;     // empty: 1, 2, 4, ... up to the server's max_running_requests
   std::vector<std::int64_t> prompt_tok;  // empty: 16 and a quarter of the context

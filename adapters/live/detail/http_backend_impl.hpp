@@ -24,6 +24,7 @@
 #include "adapters/live/http_backend.hpp"
 #include "adapters/live/http_calls.hpp"
 #include "adapters/live/http_stream.hpp"
+#include "adapters/live/server_dialect.hpp"
 #include "base/hash.hpp"
 #include "base/json_value.hpp"
 
@@ -56,14 +57,15 @@ struct HttpBackend::Impl {
     bool parked = false;                   // interrupted by a recompute sync: sent again when it ends
     bool queued = false;                   // held by april until a server has a free slot (Impl::waiting)
     Servers servers;                       // the servers it may go to (SampleRequest::engine_first/count)
-    std::shared_ptr<StreamCancel> cancel;  // vLLM's API: closes its stream (the abort)
+    std::shared_ptr<StreamCancel> cancel;  // closes its stream, where the API aborts so (ServerDialect::generate)
   };
   enum class SyncPhase { kNone, kAborting, kUpdating };
 
   HttpBackendOptions opt;
   const LiveTask& task;
-  std::vector<std::int64_t> slots;               // per server: /get_server_info's, or HttpBackendOptions::slots
-  std::vector<std::string> models;               // per server, vLLM's API: the model /v1/models names (the body's "model")
+  const ServerDialect& dialect;                  // opt.api's
+  std::vector<std::int64_t> slots;               // per server: what it says (ServerDialect::seat), or HttpBackendOptions::slots
+  std::vector<std::string> models;               // per server: the model a request names ("" where the API names none)
   std::vector<std::int64_t> outstanding;         // per server
   std::vector<bool> lost;                        // per server: dropped by failover
   std::vector<rl::EngineRunningChange> changes;  // with record_changes
@@ -100,53 +102,17 @@ struct HttpBackend::Impl {
   std::mutex mu;
   std::condition_variable cv;
 
-  Impl(HttpBackendOptions o, const LiveTask& t) : opt(std::move(o)), task(t) {
+  Impl(HttpBackendOptions o, const LiveTask& t) : opt(std::move(o)), task(t), dialect(server_dialect(opt.api)) {
     if (opt.urls.empty()) throw std::invalid_argument("no server: give at least one URL");
-    if (opt.api == ServerApi::kVllm && opt.trainer != nullptr) {
-      throw std::invalid_argument(
-          "training over vLLM's API is not built: vLLM has no /update_weights_from_disk, and its weight-update routes "
-          "(/collective_rpc, /update_weights) are its dev mode's (docs/serve.md); run rollout only, or use SGLang's API");
-    }
+    if (opt.trainer != nullptr && dialect.weight_load_route() == nullptr) throw std::invalid_argument(dialect.training_refusal());
     if (opt.slots < 0) throw std::invalid_argument("slots per server: 0 (what the server says) or more");
-    if (opt.api == ServerApi::kVllm) {
-      for (const auto& url : opt.urls) {
-        models.push_back(vllm_model(url));
-        slots.push_back(opt.slots);  // vLLM does not say its max_num_seqs over HTTP
-      }
-    }
     for (const auto& url : opt.urls) {
-      if (opt.api == ServerApi::kVllm) break;
-      const auto body = get_or_throw(url, "/get_server_info", opt.connect_timeout_s, opt.connect_timeout_s * 2);
-      std::int64_t n = 0;
-      nlohmann::json doc;
-      if (opt.slots == 0 && !base::parse_json(body, doc) && doc.is_object() && doc.contains("max_running_requests")) {
-        // A bound the server states must be one: 0, -5 or "8" would size the
-        // batches by nothing (a server that states none is not bounded).
-        const auto& m = doc["max_running_requests"];
-        if (!m.is_number_integer() || m.get<std::int64_t>() < 1) {
-          throw std::runtime_error(
-              fmt::format("{}/get_server_info: max_running_requests is {}, where a count of at least 1 was expected "
-                          "(or give --engine-slots N)",
-                          url, m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
-        }
-        n = m.get<std::int64_t>();
-      }
-      slots.push_back(opt.slots > 0 ? opt.slots : n);
+      auto seat = dialect.seat(url, opt.slots, opt.connect_timeout_s);
+      slots.push_back(seat.slots);
+      models.push_back(std::move(seat.model));
     }
     outstanding.assign(opt.urls.size(), 0);
     lost.assign(opt.urls.size(), false);
-  }
-
-  // The model a vLLM server serves: the first of GET /v1/models' data
-  // (OpenAI's list; vLLM refuses a completion naming another).
-  std::string vllm_model(const std::string& url) const {
-    const auto body = get_or_throw(url, "/v1/models", opt.connect_timeout_s, opt.connect_timeout_s * 2);
-    nlohmann::json doc;
-    if (!base::parse_json(body, doc) && doc.is_object() && doc.contains("data") && doc["data"].is_array() && !doc["data"].empty() &&
-        doc["data"][0].is_object() && doc["data"][0].contains("id") && doc["data"][0]["id"].is_string()) {
-      return doc["data"][0]["id"].get<std::string>();
-    }
-    throw std::runtime_error(fmt::format("{}/v1/models: no model named (data[0].id): {}", url, body.substr(0, 200)));
   }
 
   // Every open request answered (a destructor or an error path may leave some).
@@ -218,57 +184,19 @@ struct HttpBackend::Impl {
 
   [[nodiscard]] std::int64_t servers_left() const { return static_cast<std::int64_t>(std::count(lost.begin(), lost.end(), false)); }
 
-  // The /generate body of sample `key`: slime's resume, the prompt and the
+  // The request body of sample `key`: slime's resume, the prompt and the
   // tokens so far, `max_new_tok` more at most.
   nlohmann::json body_of(rl::SampleKey key, std::int32_t max_new_tok) const {
     const auto& st = store.at(key);
     auto ids = task.prompt_tokens(st.prompt_id);
     ids.insert(ids.end(), st.tokens.begin(), st.tokens.end());
     const auto held_tok = static_cast<std::uint64_t>(st.tokens.size());
+    // The in-process backend's seed for a fresh sample (april serve then draws its
+    // tokens); a resumed one draws from a seed of its own, as a server's token
+    // index restarts at 0 and the same seed would replay the first draws.
     const auto seed =
         held_tok == 0 ? base::combine_seeds(opt.seed, key) : base::combine_seeds(base::combine_seeds(opt.seed, key), held_tok);
-    if (opt.api == ServerApi::kVllm) return vllm_body(std::move(ids), max_new_tok, seed);
-    return {{"input_ids", ids},
-            {"return_logprob", true},
-            {"sampling_params",
-             {{"max_new_tokens", max_new_tok},
-              {"temperature", opt.temperature},
-              {"top_p", opt.top_p},
-              {"stop_token_ids", task.end_tokens()},
-              // The in-process backend's seed for a fresh sample (april serve then draws its
-              // tokens); a resumed one draws from a seed of its own, as a server's token
-              // index restarts at 0 and the same seed would replay the first draws.
-              {"sampling_seed", seed},
-              {"skip_special_tokens", false},
-              {"no_stop_trim", true}}}};
-  }
-
-  // The same request as a streamed vLLM /v1/completions: every sampling
-  // field set, as vLLM fills unset ones from the model's
-  // generation_config (Qwen's sets top_k 20); ids back both ways
-  // (return_token_ids, PR #22587; "token_id:N" log-prob tokens on older
-  // servers); the seed's 64 bits sent as vLLM's signed one. The "model"
-  // is set when it is sent (the server's own).
-  nlohmann::json vllm_body(std::vector<std::int32_t> ids, std::int32_t max_new_tok, std::uint64_t seed) const {
-    return {{"prompt", std::move(ids)},
-            {"max_tokens", max_new_tok},
-            {"temperature", opt.temperature},
-            {"top_p", opt.top_p},
-            {"top_k", -1},
-            {"min_p", 0.0},
-            {"repetition_penalty", 1.0},
-            {"presence_penalty", 0.0},
-            {"frequency_penalty", 0.0},
-            {"seed", static_cast<std::int64_t>(seed)},
-            {"stop_token_ids", task.end_tokens()},
-            {"ignore_eos", false},
-            {"skip_special_tokens", false},
-            {"include_stop_str_in_output", true},
-            {"logprobs", 0},
-            {"return_token_ids", true},
-            {"return_tokens_as_token_ids", true},
-            {"n", 1},
-            {"stream", true}};
+    return dialect.sample_body({std::move(ids), max_new_tok, opt.temperature, opt.top_p, seed, task.end_tokens()});
   }
 
   // A flight for sample `key` with `body`: sent now to the least loaded
@@ -295,18 +223,15 @@ struct HttpBackend::Impl {
     note(server);
     f.server = server;
     f.version = version;
-    const bool vllm = opt.api == ServerApi::kVllm;
-    f.body[vllm ? "request_id" : "rid"] = fmt::format("april-{}-{}", key, submissions++);
-    if (vllm) f.body["model"] = models[server];
-    f.cancel = vllm ? std::make_shared<StreamCancel>() : nullptr;
+    dialect.name_request(f.body, fmt::format("april-{}-{}", key, submissions++), models[server]);
+    f.cancel = std::make_shared<StreamCancel>();
     const auto url = opt.urls[server];
     const auto connect_s = opt.connect_timeout_s, read_s = opt.request_timeout_s;
     auto* signal = this;
-    f.answer = std::async(std::launch::async, [url, body = f.body, connect_s, read_s, signal, cancel = f.cancel] {
+    f.answer = std::async(std::launch::async, [url, body = f.body, connect_s, read_s, signal, cancel = f.cancel, &d = dialect] {
       HttpAnswer a;
       try {
-        a.reply = cancel ? completion_stream(url, body, connect_s, read_s, *cancel)
-                         : http::parse_generate_reply(generate_with_retries(url, body, connect_s, read_s), url + "/generate reply");
+        a.reply = d.generate(url, body, connect_s, read_s, *cancel);
       } catch (const NoReply& e) {
         a.error = e.what();
         a.server_lost = true;
@@ -440,24 +365,21 @@ struct HttpBackend::Impl {
     return {reward / n, correct / n, std::nullopt, std::nullopt};
   }
 
-  // /abort_request {"abort_all": true} to every server left; one that does
-  // not answer is lost (failover) or the error. Returns the first error of a
-  // server that answered otherwise.
+  // Every open request aborted: its stream closed (vLLM's abort outside its
+  // dev mode; a request of an API that aborts at the server does not read
+  // its cancel), and the abort sent to every server left (SGLang's
+  // /abort_request {"abort_all": true}; nothing over vLLM's API). A server
+  // that does not answer is lost (failover) or the error. Returns the first
+  // error of a server that answered otherwise.
   std::string post_aborts() {
     last_abort_post = std::chrono::steady_clock::now();
-    if (opt.api == ServerApi::kVllm) {
-      // vLLM's abort outside its dev mode: each open stream closed.
-      for (auto& [key, f] : flights) {
-        if (f.cancel) f.cancel->cancel();
-      }
-      return "";
-    }
+    close_streams();
     std::string error;
     for (std::size_t i = 0; i < opt.urls.size(); ++i) {
       if (lost[i]) continue;
       try {
         try {
-          (void)post_or_throw(opt.urls[i], "/abort_request", R"({"abort_all": true})", opt.connect_timeout_s, opt.request_timeout_s);
+          dialect.abort_server(opt.urls[i], opt.connect_timeout_s, opt.request_timeout_s);
         } catch (const NoReply& e) {
           lose(i, e.what());  // its requests answer as lost
         } catch (const TimedOut& e) {
@@ -470,12 +392,21 @@ struct HttpBackend::Impl {
     return error;
   }
 
+  // Each request's stream closed: vLLM's abort (a request that aborts at its server does not read it).
+  void close_streams() {
+    for (auto& [key, f] : flights) {
+      if (f.cancel) f.cancel->cancel();
+    }
+  }
+
   // The sync's weights written and loaded on a thread of its own.
   void begin_update() {
     sync = SyncPhase::kUpdating;
     const auto dir = write_weights(sync_version);
-    sync_update = std::async(std::launch::async, [urls = opt.urls, lost_now = lost, dir, v = sync_version, c = opt.connect_timeout_s,
-                                                  r = opt.request_timeout_s] { return update_servers(urls, lost_now, dir, v, c, r); });
+    sync_update = std::async(std::launch::async, [urls = opt.urls, lost_now = lost, route = std::string(dialect.weight_load_route()), dir,
+                                                  v = sync_version, c = opt.connect_timeout_s, r = opt.request_timeout_s] {
+      return update_servers(urls, lost_now, route, dir, v, c, r);
+    });
     sync_dir = dir;
   }
 
