@@ -135,10 +135,14 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
       // A run that does not end so is the run without the key, step for step.
       if (screening_keys.count(key) != 0 && stop_above >= 0) cfg.set(base::keys::kStopStalenessAbove, stop_above, "plan");
       RunSpec spec{nlohmann::json{{"plan", candidates[i].plan.label()}}, candidates[i].plan.policy, std::move(cfg)};
-      // A run short of the full steps is kept, and a longer run of the same
-      // seed goes on from it, where the executor keeps runs: the same steps.
-      spec.resume = fmt::format("{}/{}", i, s);
-      if (len < steps) spec.pause_as = spec.resume;
+      // A screening run short of the full steps is kept, and a longer
+      // screening run of the same seed goes on from it, where the executor
+      // keeps runs: the same steps. (A run that is not screening has no
+      // staleness stop, so it is not the kept run's continuation.)
+      if (screening_keys.count(key) != 0) {
+        spec.resume = fmt::format("{}/{}", i, s);
+        if (len < steps) spec.pause_as = spec.resume;
+      }
       specs.push_back(std::move(spec));
       owner.push_back(key);
     }
