@@ -62,10 +62,8 @@ extern "C" void on_stop_signal(int sig) {
   }
 }
 
-// The routes. Bad requests are 400 with SGLang's error body, naming the JSON
-// path; a request past the bound on open ones, or one sent once a shutdown
-// began, 503; a failure of the engine is 500.
-void add_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open) {
+// POST /generate and the calls that steer the engine: abort, new weights, pause, continue.
+void add_engine_calls(HttpServer& svr, live::EngineServer& engine, OpenRequests& open) {
   svr.post_with_body("/generate", [&engine, &open](const httplib::Request&, const std::string& body, httplib::Response& res) {
     http::GenerateCall call;
     try {
@@ -121,6 +119,10 @@ void add_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open)
     engine.resume();
     reply_json(res, 200, nlohmann::json{{"message", "Generation continued successfully."}, {"status", "ok"}}.dump());
   });
+}
+
+// /metrics, /health and /health_generate: what a router or a monitor polls.
+void add_health_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open) {
   svr.Get("/metrics", [&engine](const httplib::Request&, httplib::Response& res) {
     // Prometheus text with SGLang's metric names (srt/metrics/collector.py).
     const auto s = engine.status();
@@ -164,6 +166,10 @@ void add_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open)
       reply_error(res, 503, e.what());
     }
   });
+}
+
+// What the server is and holds, and /flush_cache.
+void add_info_routes(HttpServer& svr, live::EngineServer& engine) {
   svr.Get("/get_model_info", [&engine](const httplib::Request&, httplib::Response& res) {
     const auto s = engine.status();
     reply_json(res, 200,
@@ -223,6 +229,15 @@ void add_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open)
   svr.post_with_body("/flush_cache", [flush](const httplib::Request&, const std::string&, httplib::Response& res) { flush(res); });
 }
 
+// The routes. Bad requests are 400 with SGLang's error body, naming the JSON
+// path; a request past the bound on open ones, or one sent once a shutdown
+// began, 503; a failure of the engine is 500.
+void add_routes(HttpServer& svr, live::EngineServer& engine, OpenRequests& open) {
+  add_engine_calls(svr, engine, open);
+  add_health_routes(svr, engine, open);
+  add_info_routes(svr, engine);
+}
+
 // The checkpoint's tokenizer, for text prompts, text replies and stop
 // strings; a server without one (or with one april cannot read) still
 // serves token ids, and says why there is no text.
@@ -248,9 +263,15 @@ void load_text(OpenAIText& text, const live::EngineServerStatus& st) {
   }
 }
 
-}  // namespace
+// What the command line says, bound to the options that fill it.
+struct ServeArgs {
+  live::EngineServerOptions o;
+  std::string host = "127.0.0.1";
+  std::int64_t port = 30000, slots = 64, context = 0, threads = 1, seed = 0, max_queued = kDefaultMaxQueued, max_body = 0;
+  std::string chat;
+};
 
-int serve_command(const std::vector<std::string>& args) {
+po::options_description serve_options(ServeArgs& a) {
   po::options_description opts(
       "usage: april serve --checkpoint DIR [--host 127.0.0.1] [--port 30000] [--slots N] [--context-length N]\n"
       "                   [--device cpu|cuda] [--dtype float32|bfloat16] [--threads N] [--seed S] [--weight-version V]\n"
@@ -269,62 +290,48 @@ int serve_command(const std::vector<std::string>& args) {
       "Under load: past --slots + --max-queued-requests open requests a request is refused 503, a body past\n"
       "--max-body-bytes 413, and a client silent for 5 s is dropped. SIGINT or SIGTERM stops it: requests in flight\n"
       "are answered as aborted, with their partial output, and new ones refused 503.\n\noptions");
-  live::EngineServerOptions o;
-  std::string host = "127.0.0.1";
-  std::int64_t port = 30000, slots = 64, context = 0, threads = 1, seed = 0, max_queued = kDefaultMaxQueued, max_body = 0;
-  std::string chat;
-  opts.add_options()("help,h", "show this help")("checkpoint", po::value(&o.checkpoint_dir)->required(),
+  opts.add_options()("help,h", "show this help")("checkpoint", po::value(&a.o.checkpoint_dir)->required(),
                                                  "the Hugging Face checkpoint folder")(
-      "host", po::value(&host), "address to listen on (default 127.0.0.1)")("port", integer_option(&port, 30000),
-                                                                            "port; 0 picks a free one")(
-      "slots", integer_option(&slots, 64), "requests decoded together (SGLang's max_running_requests); more wait")(
-      "context-length", integer_option(&context, 0), "prompt + new tokens at most (default min(max_position_embeddings, 4096))")(
-      "device", po::value(&o.device), "cpu or cuda")("dtype", po::value(&o.dtype), "the engine's dtype: float32 or bfloat16")(
-      "threads", integer_option(&threads, 1), "torch intra-op threads")("seed", integer_option(&seed, 0),
-                                                                        "draws of a request without sampling_seed: (seed, arrival number)")(
-      "weight-version", po::value(&o.weight_version), "the weight_version replies carry (default \"default\", as SGLang)")(
-      "exact-prefill", po::bool_switch(&o.exact_prefill),
+      "host", po::value(&a.host), "address to listen on (default 127.0.0.1)")("port", integer_option(&a.port, 30000),
+                                                                              "port; 0 picks a free one")(
+      "slots", integer_option(&a.slots, 64), "requests decoded together (SGLang's max_running_requests); more wait")(
+      "context-length", integer_option(&a.context, 0), "prompt + new tokens at most (default min(max_position_embeddings, 4096))")(
+      "device", po::value(&a.o.device), "cpu or cuda")("dtype", po::value(&a.o.dtype), "the engine's dtype: float32 or bfloat16")(
+      "threads", integer_option(&a.threads, 1), "torch intra-op threads")(
+      "seed", integer_option(&a.seed, 0), "draws of a request without sampling_seed: (seed, arrival number)")(
+      "weight-version", po::value(&a.o.weight_version), "the weight_version replies carry (default \"default\", as SGLang)")(
+      "exact-prefill", po::bool_switch(&a.o.exact_prefill),
       "prefill one token per iteration through the decode kernel: tokens that do not "
       "depend on the batch, and a resumed abort that continues exactly (slower for long prompts)")(
-      "max-queued-requests", integer_option(&max_queued, kDefaultMaxQueued),
+      "max-queued-requests", integer_option(&a.max_queued, kDefaultMaxQueued),
       "requests that may wait beyond the --slots running; past that many, 503 (each open request holds a thread)")(
-      "max-body-bytes", integer_option(&max_body),
+      "max-body-bytes", integer_option(&a.max_body),
       "a request body past this is refused 413 (default 1 MiB, or 16 bytes per token of context where that is more)")(
-      "chat", po::value(&chat),
+      "chat", po::value(&a.chat),
       "the chat template of /v1/chat/completions: qwen2, qwen2.5, qwen3, llama3 or llama3.1 (default: qwen3 for a Qwen3 "
       "checkpoint; none for others, whose templates differ by version)");
-  po::variables_map vm;
-  if (!parse_command_line(args, opts, vm)) return 0;
-  if (port < 0 || port > 65535) throw std::invalid_argument(fmt::format("--port {}: 0 to 65535", port));
-  if (slots < 1 || slots > 4096) throw std::invalid_argument(fmt::format("--slots {}: 1 to 4096", slots));
-  if (threads < 1 || threads > 256) throw std::invalid_argument(fmt::format("--threads {}: 1 to 256", threads));
-  if (max_queued < 0 || max_queued > kMaxQueued) {
-    throw std::invalid_argument(fmt::format("--max-queued-requests {}: 0 to {}", max_queued, kMaxQueued));
-  }
-  if (vm.count("max-body-bytes") && (max_body < 1024 || max_body > (std::int64_t{1} << 30))) {
-    throw std::invalid_argument(fmt::format("--max-body-bytes {}: 1024 to 1073741824 (1 GiB)", max_body));
-  }
-  o.slots = slots;
-  o.context_length = context;
-  o.threads = threads;
-  o.seed = static_cast<std::uint64_t>(seed);
+  return opts;
+}
 
-  OpenAIText text;
-  if (!chat.empty()) text.chat = hf::chat_family_from_name(chat);
-  live::EngineServer engine(o);
-  const auto st = engine.status();
-  load_text(text, st);
-  OpenRequests open(slots + max_queued);
-  HttpLimits limits;
-  // Every open request holds a handler thread until it is answered; the
-  // threads beyond them serve the control routes, refusals, and clients
-  // still sending or kept alive.
-  limits.max_threads = static_cast<std::size_t>(open.max() + kSpareThreads);
-  limits.max_body_bytes = static_cast<std::size_t>(vm.count("max-body-bytes") ? max_body : std::max(kMinBodyBytes, 16 * st.context_length));
-  HttpServer svr(limits);
-  add_routes(svr, engine, open);
-  add_openai_routes(svr, engine, open, text);
-  // Each connection is a descriptor: a soft limit of 1024 would stop accepts below the bound.
+// Refuses values out of range, and moves the engine's into a.o.
+void check_serve_args(ServeArgs& a, const po::variables_map& vm) {
+  if (a.port < 0 || a.port > 65535) throw std::invalid_argument(fmt::format("--port {}: 0 to 65535", a.port));
+  if (a.slots < 1 || a.slots > 4096) throw std::invalid_argument(fmt::format("--slots {}: 1 to 4096", a.slots));
+  if (a.threads < 1 || a.threads > 256) throw std::invalid_argument(fmt::format("--threads {}: 1 to 256", a.threads));
+  if (a.max_queued < 0 || a.max_queued > kMaxQueued) {
+    throw std::invalid_argument(fmt::format("--max-queued-requests {}: 0 to {}", a.max_queued, kMaxQueued));
+  }
+  if (vm.count("max-body-bytes") && (a.max_body < 1024 || a.max_body > (std::int64_t{1} << 30))) {
+    throw std::invalid_argument(fmt::format("--max-body-bytes {}: 1024 to 1073741824 (1 GiB)", a.max_body));
+  }
+  a.o.slots = a.slots;
+  a.o.context_length = a.context;
+  a.o.threads = a.threads;
+  a.o.seed = static_cast<std::uint64_t>(a.seed);
+}
+
+// Each connection is a descriptor: a soft limit of 1024 would stop accepts below the bound.
+void raise_file_limit_for(const HttpLimits& limits) {
   const auto files = raise_open_file_limit();
   if (files < limits.max_threads + 64) {
     std::fputs(fmt::format("april serve: warning: {} open files at most, fewer than the {} connections the bound on requests admits\n",
@@ -332,16 +339,10 @@ int serve_command(const std::vector<std::string>& args) {
                    .c_str(),
                stderr);
   }
-  const int bound = svr.bind(host, static_cast<int>(port));
-  if (bound < 0) throw std::runtime_error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", host, port));
-  std::fputs(fmt::format("april serve: {} ({:.2f}M parameters) on {} {}, {} slots, context {}, {} requests open at most, "
-                         "bodies up to {} bytes\n",
-                         st.architecture, static_cast<double>(st.parameters) / 1e6, st.device, st.dtype, st.slots, st.context_length,
-                         open.max(), limits.max_body_bytes)
-                 .c_str(),
-             stdout);
-  std::fputs(fmt::format("april serve: listening on http://{}:{}\n", host, bound).c_str(), stdout);
-  std::fflush(stdout);
+}
+
+// Serves until SIGINT or SIGTERM (or an error, rethrown once the server is down).
+void serve_until_stopped(HttpServer& svr, live::EngineServer& engine, OpenRequests& open, const std::string& host, int bound) {
   int stop_pipe[2] = {-1, -1};
   if (::pipe(stop_pipe) != 0) throw std::runtime_error("cannot make a pipe for the stop signals");
   g_stop_pipe_write = stop_pipe[1];
@@ -389,6 +390,46 @@ int serve_command(const std::vector<std::string>& args) {
   ::close(stop_pipe[0]);
   ::close(stop_pipe[1]);
   if (failed) std::rethrow_exception(failed);
+}
+
+}  // namespace
+
+int serve_command(const std::vector<std::string>& args) {
+  ServeArgs a;
+  const auto opts = serve_options(a);
+  po::variables_map vm;
+  if (!parse_command_line(args, opts, vm)) return 0;
+  check_serve_args(a, vm);
+
+  OpenAIText text;
+  if (!a.chat.empty()) text.chat = hf::chat_family_from_name(a.chat);
+  live::EngineServer engine(a.o);
+  const auto st = engine.status();
+  load_text(text, st);
+  OpenRequests open(a.slots + a.max_queued);
+  HttpLimits limits;
+  // Every open request holds a handler thread until it is answered; the
+  // threads beyond them serve the control routes, refusals, and clients
+  // still sending or kept alive.
+  limits.max_threads = static_cast<std::size_t>(open.max() + kSpareThreads);
+  limits.max_body_bytes =
+      static_cast<std::size_t>(vm.count("max-body-bytes") ? a.max_body : std::max(kMinBodyBytes, 16 * st.context_length));
+  HttpServer svr(limits);
+  add_routes(svr, engine, open);
+  add_openai_routes(svr, engine, open, text);
+  raise_file_limit_for(limits);
+  const int bound = svr.bind(a.host, static_cast<int>(a.port));
+  if (bound < 0)
+    throw std::runtime_error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", a.host, a.port));
+  std::fputs(fmt::format("april serve: {} ({:.2f}M parameters) on {} {}, {} slots, context {}, {} requests open at most, "
+                         "bodies up to {} bytes\n",
+                         st.architecture, static_cast<double>(st.parameters) / 1e6, st.device, st.dtype, st.slots, st.context_length,
+                         open.max(), limits.max_body_bytes)
+                 .c_str(),
+             stdout);
+  std::fputs(fmt::format("april serve: listening on http://{}:{}\n", a.host, bound).c_str(), stdout);
+  std::fflush(stdout);
+  serve_until_stopped(svr, engine, open, a.host, bound);
   std::fputs("april serve: stopped\n", stdout);
   return 0;
 }

@@ -166,6 +166,47 @@ bool stream_step(Run& r, live::EngineServer& engine, httplib::DataSink& sink) {
   return true;
 }
 
+// A reply that is not streamed: every choice taken as it grows, so that a
+// stop string ends it early.
+std::vector<http::CompletionChunk> take_whole(Run& run, live::EngineServer& engine) {
+  std::vector<http::CompletionChunk> whole(run.choices.size(), run.chunk);
+  http::CompletionChunk delta = run.chunk;
+  while (!run.over()) {
+    for (auto& c : run.choices) {
+      if (!c.over()) {
+        c.wait(kPoll);
+        break;
+      }
+    }
+    for (std::size_t i = 0; i < run.choices.size(); ++i) {
+      auto& c = run.choices[i];
+      if (c.over()) continue;
+      auto& w = whole[i];
+      w.index = static_cast<std::int64_t>(i);
+      c.take(engine, delta);
+      w.delta_ids.insert(w.delta_ids.end(), delta.delta_ids.begin(), delta.delta_ids.end());
+      w.delta_logprobs.insert(w.delta_logprobs.end(), delta.delta_logprobs.begin(), delta.delta_logprobs.end());
+      w.text += delta.text;
+      w.finish = delta.finish;
+      w.matched_stop = delta.matched_stop;
+      w.stop_string = delta.stop_string;
+    }
+  }
+  return whole;
+}
+
+void reply_streamed(httplib::Response& res, const std::shared_ptr<Run>& run, live::EngineServer& engine) {
+  res.status = 200;
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream", [run, &engine](std::size_t, httplib::DataSink& sink) { return stream_step(*run, engine, sink); },
+      [run, &engine](bool success) {
+        // Ended before the outcome (a write failed, the server stops): the
+        // requests must not run on for nobody.
+        if (!success) run->abort_all(engine);
+      });
+}
+
 void serve_call(const std::string& route, const std::string& body, httplib::Response& res, live::EngineServer& engine, OpenRequests& open,
                 const OpenAIText& text, std::atomic<std::uint64_t>& next_id, bool chat) {
   http::CompletionCall call;
@@ -226,42 +267,8 @@ void serve_call(const std::string& route, const std::string& body, httplib::Resp
   run->chunk.chat = chat;
   run->prompt_tok = static_cast<std::int64_t>(call.generate.input_ids.size());
   run->include_usage = call.include_usage;
-  if (!call.stream) {
-    // Every choice taken as it grows, so that a stop string ends it early.
-    std::vector<http::CompletionChunk> whole(run->choices.size(), run->chunk);
-    http::CompletionChunk delta = run->chunk;
-    while (!run->over()) {
-      for (auto& c : run->choices) {
-        if (!c.over()) {
-          c.wait(kPoll);
-          break;
-        }
-      }
-      for (std::size_t i = 0; i < run->choices.size(); ++i) {
-        auto& c = run->choices[i];
-        if (c.over()) continue;
-        auto& w = whole[i];
-        w.index = static_cast<std::int64_t>(i);
-        c.take(engine, delta);
-        w.delta_ids.insert(w.delta_ids.end(), delta.delta_ids.begin(), delta.delta_ids.end());
-        w.delta_logprobs.insert(w.delta_logprobs.end(), delta.delta_logprobs.begin(), delta.delta_logprobs.end());
-        w.text += delta.text;
-        w.finish = delta.finish;
-        w.matched_stop = delta.matched_stop;
-        w.stop_string = delta.stop_string;
-      }
-    }
-    return reply_json(res, 200, http::completion_reply_json(whole, run->prompt_tok));
-  }
-  res.status = 200;
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream", [run, &engine](std::size_t, httplib::DataSink& sink) { return stream_step(*run, engine, sink); },
-      [run, &engine](bool success) {
-        // Ended before the outcome (a write failed, the server stops): the
-        // requests must not run on for nobody.
-        if (!success) run->abort_all(engine);
-      });
+  if (!call.stream) return reply_json(res, 200, http::completion_reply_json(take_whole(*run, engine), run->prompt_tok));
+  reply_streamed(res, run, engine);
 }
 
 }  // namespace
