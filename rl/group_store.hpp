@@ -4,8 +4,7 @@
 // a window of ids, held in chunks of consecutive ids: finding a group is an
 // index into a small table of chunks (hot in the cache) and one load, with no
 // hashing and no node per group, and consecutive groups lie side by side (a
-// 4,096-GPU run holds some 10^5 groups, well past the caches; issue: a
-// per-completion cost flat as the cluster grows). Chunks never move, so
+// 4,096-GPU run holds some 10^5 groups, well past the caches). Chunks never move, so
 // references stay valid as the window grows or shrinks, as the map's did.
 #include <algorithm>
 #include <array>

@@ -29,8 +29,7 @@ struct Segment {
 using Segments = base::InlineVector<Segment, 2>;
 
 // 64 bytes, a cache line's worth: each completion reads one sample's record,
-// far in memory at a large cluster's size (issue: per-completion cost flat as
-// the cluster grows). Not aligned to a line: aligned allocation of every
+// far in memory at a large cluster's size. Not aligned to a line: aligned allocation of every
 // group's samples cost more than the straddled lines.
 struct RolloutSample {
   std::int32_t target_tok = 0;  // from the workload, before the cap

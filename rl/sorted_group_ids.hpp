@@ -2,8 +2,7 @@
 // A set of group ids held as a sorted vector: built and searched in
 // contiguous memory. A step's batch and its accepted groups are thousands of
 // ids at a large cluster's size, and a hash set of them allocated and freed a
-// node per group, every step (issue: per-completion cost flat as the cluster
-// grows).
+// node per group, every step.
 #include <algorithm>
 #include <cstddef>
 #include <vector>

@@ -3,8 +3,8 @@
 // emptied at the front is kept as the one spare and reused for the next chunk
 // at the back, so a queue that fills and drains at a steady rate allocates
 // nothing. std::deque frees and allocates a 512-byte node every 4 requests of
-// 128 bytes; at 4,096 GPUs the allocator was about a twentieth of a run
-// (issue: per-completion cost flat as the cluster grows). An idle queue holds
+// 128 bytes; at 4,096 GPUs the allocator was about a twentieth of a run.
+// An idle queue holds
 // at most two chunks.
 #include <cstddef>
 #include <new>

@@ -168,8 +168,8 @@ std::int64_t Engine::iterations_done_by(TimeNs t) const {
   // grows with d, so a binary search. A segment's iterations differ little in
   // length, so the bracket starts around the average's guess and widens by
   // doubling until it holds the answer: about four window sums instead of
-  // log2(iterations) (every submission to a busy engine asks; issue: per-
-  // completion cost flat as the cluster grows). Same d as a plain search.
+  // log2(iterations) (every submission to a busy engine asks). Same d as a
+  // plain search.
   const std::int64_t budget = (t - seg_start_).ns();
   std::int64_t lo = 0, hi = seg_iterations_;
   const std::int64_t total_ns = segment_time_ns(seg_iterations_);

@@ -24,8 +24,7 @@ struct EventId {
 // queue asks the cache for them. A large cluster's state is far
 // past the caches, and each event's first reads are misses in a chain (the
 // engine, its next request, the loop's sample); issued one event ahead they
-// overlap that event's work (issue: per-completion cost flat as the cluster
-// grows). Results do not depend on them.
+// overlap that event's work. Results do not depend on them.
 struct PrefetchHint {
   std::array<std::uintptr_t, 6> lines{};  // each base::cache_lines packed; 0: none
 };
@@ -70,8 +69,8 @@ class EventQueue {
   // next load depends on the comparison before it, a path is fixed by the
   // slot: its siblings' loads all issue at once, and the comparisons run
   // from registers (a 4-ary heap's pop was the largest cost that grew with
-  // the cluster: 6 dependent levels at 4,096 GPUs' 2,048 pending events;
-  // issue: per-completion cost flat as the cluster grows). Keys are unique,
+  // the cluster: 6 dependent levels at 4,096 GPUs' 2,048 pending events).
+  // Keys are unique,
   // so the order of events is the one any priority queue gives.
   void replay(std::size_t leaf);               // the path of `leaf`, after its key grew
   void climb(std::size_t leaf, const Key& k);  // `leaf` was a free slot's; now holds k

@@ -4,8 +4,7 @@
 // a heap of 256 finishes is 3 levels below its top where 16-byte entries
 // made it 4 (a binary heap of 40-byte entries touched two to three lines a
 // level, 8 levels). A pop's levels are dependent misses at 4,096 GPUs: they
-// were the largest cost of a completion (issue: per-completion cost flat as
-// the cluster grows).
+// were the largest cost of a completion.
 // An entry is the finish clock and the request's slot in one word, so it
 // orders as (clock, slot); slots are in admission order, so that is the
 // (clock, admission) order the engine reports finishes in. Entries are unique

@@ -52,7 +52,7 @@ std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int6
   // 2^64 except the sums, which wrap modulo 2^64 in unsigned arithmetic; so
   // the result's low 64 bits are exact, as the 128-bit path's cast keeps
   // them. That path's divisions are library calls (__divmodti4), a few
-  // percent of a large simulation (issue: per-completion cost flat).
+  // percent of a large simulation.
   constexpr std::int64_t k32 = std::int64_t{1} << 32;
   if (n >= 0 && n < k32 && m >= 1 && m < k32 && a >= 0 && b >= 0) {
     using U = std::uint64_t;

@@ -3,8 +3,7 @@
 // `LineBytes` block, aligned: a level of a sift costs one cache line, and the
 // arity is what a line holds (four 16-byte entries, eight 8-byte ones), so
 // the heap is as shallow as a line allows. Popped in Floyd's order. The
-// engines' finish heaps keep one each (issue: per-completion cost flat as
-// the cluster grows): a pop's levels are dependent loads, each a miss at
+// engines' finish heaps keep one each: a pop's levels are dependent loads, each a miss at
 // 4,096 GPUs, so every level saved is a miss saved. (The event queue kept
 // one too, until a tournament over its slots, whose loads do not depend on
 // each other, beat it: sim/event_queue.hpp.)

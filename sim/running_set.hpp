@@ -1,7 +1,7 @@
 #pragma once
 // An engine's running requests, kept so that an iteration boundary costs what
-// changed there, not the size of the batch (issue: per-completion cost flat as
-// the cluster grows). Every running request gains one token (or feeds one
+// changed there, not the size of the batch (so a completion's cost stays flat
+// as the cluster grows). Every running request gains one token (or feeds one
 // context token) per iteration, so the set keeps one iteration clock and each
 // request its counts as of the clock when it last changed ("materialized");
 // its counts now follow from the clock in closed form. Completions come from a

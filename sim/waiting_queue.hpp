@@ -9,8 +9,7 @@
 // every boundary; in one std::deque each put-back at a node's edge allocated
 // a node and its readmission freed it, so the request landed in fresh, cold
 // memory each time (the allocator and that miss were a tenth of a 1,024-GPU
-// tune's small splits; issue: per-completion cost flat as the cluster
-// grows). The stack keeps its capacity, so the put-back request stays hot.
+// tune's small splits). The stack keeps its capacity, so the put-back request stays hot.
 #include <cstddef>
 #include <utility>
 #include <vector>

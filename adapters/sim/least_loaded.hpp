@@ -5,8 +5,7 @@
 // (load, index) pairs: a submission at 4,096 GPUs no longer scans every engine.
 // Each node packs its pair in one word, the load above the index, so that a
 // node is one integer compare and the tree half the bytes of a tree of pairs
-// (every completion and submission climbs it; issue: per-completion cost
-// flat as the cluster grows).
+// (every completion and submission climbs it).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

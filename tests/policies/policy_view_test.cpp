@@ -1,5 +1,5 @@
-// A policy cannot read a sample's target length (issue: policies must decide
-// from what a real system observes). The view it gets (policies/policy.hpp)
+// A policy cannot read a sample's target length: it decides from what a real
+// system observes. The view it gets (policies/policy.hpp)
 // has no length to come, and policies cannot link the simulator (the layout
 // test); this proves it by behaviour: everything a policy is shown is the
 // same, callback by callback, when a sample that has not finished yet is

@@ -1,5 +1,5 @@
-// The cost of an abort (docs/design.md 3, issue: APRIL's rollout time includes
-// it), worked by hand on two engines whose iterations are out of phase.
+// The cost of an abort (docs/design.md 3: APRIL's rollout time includes it),
+// worked by hand on two engines whose iterations are out of phase.
 #include <gtest/gtest.h>
 
 #include <memory>
