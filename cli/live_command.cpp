@@ -129,6 +129,78 @@ void write_outputs(OutputFolder& out, const std::string& out_dir, const base::Co
   fmt::print("wrote {0}/summary.json and {0}/{1}/steps.csv\n", out_dir, policy_name);
 }
 
+// A checkpoint's loop state and the next prompt index, once the run record
+// has been checked (cheap, and it names what differs) and the weights loaded.
+struct Resumed {
+  nlohmann::json loop_state;
+  std::int64_t first_index = 0;
+};
+
+// keep_config_errors: the servers' load names the file or the server in our
+// words already; libtorch's messages run to a stack trace, whose first line
+// says what failed.
+template <typename Backend>
+Resumed load_checkpoint(const std::string& resume, const nlohmann::json& run_record, Backend& backend, bool keep_config_errors) {
+  if (base::recover_directory(resume)) {
+    fmt::print("{}: restored the previous checkpoint, which a write interrupted by a kill had moved aside\n", resume);
+  }
+  const auto state_path = (std::filesystem::path(resume) / "loop.json").string();
+  const auto state = base::read_json_file(state_path, "checkpoint");
+  check_checkpoint_run(state, run_record);
+  try {
+    backend.load(resume);
+  } catch (const std::exception& e) {
+    if (keep_config_errors && dynamic_cast<const base::ConfigError*>(&e) != nullptr) throw;
+    const std::string what = e.what();
+    throw std::runtime_error(fmt::format("{}: cannot load the checkpoint ({})", resume, what.substr(0, what.find('\n'))));
+  }
+  if (!state.doc.contains("loop") || !state.doc["loop"].is_object()) {
+    throw base::ConfigError(fmt::format("{}: field 'loop' is missing", state_path));
+  }
+  Resumed r;
+  r.loop_state = state.doc["loop"];
+  r.first_index = base::json_int(state, "next_prompt_index", 0, std::int64_t{1} << 62);
+  return r;
+}
+
+void load_loop_state(rl::RlLoop& loop, const Resumed& resumed, const std::string& resume) {
+  if (resumed.loop_state.is_null()) return;
+  loop.load_state(base::JsonValue(resumed.loop_state, (std::filesystem::path(resume) / "loop.json").string(), "/loop"));
+  fmt::print("resumed from {} at step {}\n", resume, loop.step());
+}
+
+// Assembled beside the checkpoint, then swapped in whole: a kill mid-write
+// leaves the previous one usable. An overlapped run's samples in flight come
+// back with their tokens (`suspend`; resumed, they re-prefill); a train step
+// just started is saved as its batch.
+template <typename Backend>
+void save_checkpoint(const std::string& save_dir, const Backend& backend, const nlohmann::json& run_record, rl::RlLoop& loop,
+                     const live::TaskWorkload& workload, bool suspend) {
+  OutputFolder saved(save_dir, "--save");
+  if (suspend) loop.suspend();
+  backend.save(saved.path());
+  nlohmann::json j;
+  j["run"] = run_record;
+  j["loop"] = loop.save_state();
+  j["next_prompt_index"] = workload.next_index();
+  base::write_file_atomically((std::filesystem::path(saved.path()) / "loop.json").string(), j.dump() + "\n");
+  saved.commit();
+  fmt::print("checkpoint written to {}\n", save_dir);
+}
+
+// The loop's tracks and the engines', from their occupancy at every change;
+// from the first step's start (a warm start before it is not part of the run).
+void write_timeline(const std::string& path, const std::string& policy_name, std::int64_t engines,
+                    const std::vector<rl::StepMetrics>& steps, const std::vector<rl::EngineRunningChange>& changes,
+                    const std::vector<rl::EngineWindowSpan>* windows, rl::TimelineDetail detail) {
+  base::ChromeTrace chrome;
+  rl::RunTimeline run{"live " + policy_name, engines, &steps, &changes, steps.empty() ? 0.0 : steps.front().start_time_s};
+  if (windows != nullptr) run.engine_windows = windows;
+  rl::add_run_timeline(chrome, run, 1, detail);
+  write_output_file(path, chrome.text());
+  fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", path, chrome.events());
+}
+
 #ifdef APRIL_WITH_SERVE
 
 // --engines: inference servers over HTTP (live::HttpBackend), any policy:
@@ -148,98 +220,91 @@ struct HttpRun {
   rl::TimelineDetail timeline_detail = rl::TimelineDetail::kSteps;
 };
 
-int live_over_http(const HttpRun& run, const std::string& policy_name, policies::Policy& policy, const base::Config& c,
-                   const live::LiveOptions& lo, const LiveTaskChoice& choice, std::optional<OutputFolder>& out,
-                   const std::string& out_dir) {
-  const std::string& weights_dir = run.weights_dir;
-  const double timeout_s = run.timeout_s;
-  // Training: the trainer beside the servers, its weights loaded by them
-  // each step from a folder of april's (new, empty or april's before).
-  std::unique_ptr<live::HfTrainer> trainer;
-  if (!weights_dir.empty()) {
-    check_output_folder(weights_dir, "--weights-dir");
-    // Said in the option's words before any work: a folder that cannot be
-    // made or written (read-only, a file in the way) would otherwise end the
-    // run in a raw std::filesystem message.
-    try {
-      std::filesystem::create_directories(weights_dir);
-      base::write_file_atomically((std::filesystem::path(weights_dir) / kOutputMarker).string(),
-                                  "written by april: the weights april live --engines trained\n");
-    } catch (const std::filesystem::filesystem_error& e) {
-      throw std::invalid_argument(fmt::format("--weights-dir {}: cannot write there ({})", weights_dir, e.code().message()));
-    } catch (const std::runtime_error& e) {
-      throw std::invalid_argument(fmt::format("--weights-dir {}: cannot write there ({})", weights_dir, e.what()));
-    }
-    trainer = std::make_unique<live::HfTrainer>(lo, choice.model.max_seq);
+// Training: the trainer beside the servers, its weights loaded by them
+// each step from a folder of april's (new, empty or april's before).
+std::unique_ptr<live::HfTrainer> make_http_trainer(const std::string& weights_dir, const live::LiveOptions& lo,
+                                                   const LiveTaskChoice& choice) {
+  if (weights_dir.empty()) return nullptr;
+  check_output_folder(weights_dir, "--weights-dir");
+  // Said in the option's words before any work: a folder that cannot be
+  // made or written (read-only, a file in the way) would otherwise end the
+  // run in a raw std::filesystem message.
+  try {
+    std::filesystem::create_directories(weights_dir);
+    base::write_file_atomically((std::filesystem::path(weights_dir) / kOutputMarker).string(),
+                                "written by april: the weights april live --engines trained\n");
+  } catch (const std::filesystem::filesystem_error& e) {
+    throw std::invalid_argument(fmt::format("--weights-dir {}: cannot write there ({})", weights_dir, e.code().message()));
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(fmt::format("--weights-dir {}: cannot write there ({})", weights_dir, e.what()));
   }
+  return std::make_unique<live::HfTrainer>(lo, choice.model.max_seq);
+}
+
+live::HttpBackendOptions http_options(const HttpRun& run, const base::Config& c, live::HfTrainer* trainer) {
   auto ho = live::http_backend_options(c);
   ho.urls = split_urls(run.engines);
   if (engine_api_is_vllm(run.api)) ho.api = live::ServerApi::kVllm;
   if (run.slots < 0 || run.slots > 1000000)
     throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", run.slots));
   ho.slots = run.slots;
-  if (!(timeout_s > 0 && timeout_s <= 1e6)) throw std::invalid_argument(fmt::format("--engine-timeout {}: seconds above 0", timeout_s));
-  ho.request_timeout_s = timeout_s;
-  ho.trainer = trainer.get();
-  ho.weights_dir = weights_dir;
+  if (!(run.timeout_s > 0 && run.timeout_s <= 1e6))
+    throw std::invalid_argument(fmt::format("--engine-timeout {}: seconds above 0", run.timeout_s));
+  ho.request_timeout_s = run.timeout_s;
+  ho.trainer = trainer;
+  ho.weights_dir = run.weights_dir;
   ho.failover = run.failover;
   ho.record_changes = !run.timeline_path.empty();
   ho.on_lost = [](const std::string& url, const std::string& why, std::int64_t moved, std::int64_t left) {
     print_error(fmt::format("april live: warning: {} dropped: {}; its {} request(s) go to the {} server(s) left", url, why, moved, left));
   };
+  return ho;
+}
+
+// The weights every server loaded last (--weights-dir's last v<version>),
+// copied: an overlapped policy's next train step may still be updating
+// the trainer's own copy on its thread.
+void export_loaded_weights(const std::string& export_dir, const live::HttpBackend& backend) {
+  const auto loaded = backend.loaded_weights_dir();
+  if (loaded.empty()) throw std::runtime_error("--export: no weights were synced to the servers in this run (no step ended)");
+  OutputFolder exported(export_dir, "--export");
+  for (const auto& entry : std::filesystem::directory_iterator(loaded)) {
+    std::filesystem::copy(entry.path(), std::filesystem::path(exported.path()) / entry.path().filename(),
+                          std::filesystem::copy_options::recursive);
+  }
+  exported.commit();
+  fmt::print("trained policy written to {} as a Hugging Face checkpoint\n", export_dir);
+}
+
+int live_over_http(const HttpRun& run, const std::string& policy_name, policies::Policy& policy, const base::Config& c,
+                   const live::LiveOptions& lo, const LiveTaskChoice& choice, std::optional<OutputFolder>& out,
+                   const std::string& out_dir) {
+  const auto trainer = make_http_trainer(run.weights_dir, lo, choice);
+  const auto ho = http_options(run, c, trainer.get());
   live::HttpBackend backend(ho, *choice.task);
   fmt::print("april live: {} on {} server(s) over {} ({}), policy {}, B = {} x n = {}, {}\n",
-             trainer
-                 ? fmt::format("training {} ({} parameters), weights through {}", choice.model_name, choice.model.parameters(), weights_dir)
-                 : std::string("rollout only"),
+             trainer ? fmt::format("training {} ({} parameters), weights through {}", choice.model_name, choice.model.parameters(),
+                                   run.weights_dir)
+                     : std::string("rollout only"),
              ho.urls.size(), live::server_dialect(ho.api).name(), run.engines, policy_name, c.get(base::keys::kRolloutBatchSize),
              c.get(base::keys::kSamplesPerPrompt), choice.task->describe());
   print_model_replaced(c, choice.model_name, fmt::format("{} server(s)", ho.urls.size()));
   std::fflush(stdout);
-  nlohmann::json loop_state;
-  std::int64_t first_index = 0;
-  if (!run.resume.empty()) {
-    if (base::recover_directory(run.resume)) {
-      fmt::print("{}: restored the previous checkpoint, which a write interrupted by a kill had moved aside\n", run.resume);
-    }
-    const auto state_path = (std::filesystem::path(run.resume) / "loop.json").string();
-    const auto state = base::read_json_file(state_path, "checkpoint");
-    check_checkpoint_run(state, run.run_record);
-    try {
-      backend.load(run.resume);
-    } catch (const base::ConfigError&) {
-      throw;
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      throw std::runtime_error(fmt::format("{}: cannot load the checkpoint ({})", run.resume, what.substr(0, what.find('\n'))));
-    }
-    if (!state.doc.contains("loop") || !state.doc["loop"].is_object()) {
-      throw base::ConfigError(fmt::format("{}: field 'loop' is missing", state_path));
-    }
-    loop_state = state.doc["loop"];
-    first_index = base::json_int(state, "next_prompt_index", 0, std::int64_t{1} << 62);
-  }
-  const auto workload = choice.task->workload(c.get(base::keys::kSamplesPerPrompt), first_index);
+  Resumed resumed;
+  if (!run.resume.empty()) resumed = load_checkpoint(run.resume, run.run_record, backend, true);
+  const auto workload = choice.task->workload(c.get(base::keys::kSamplesPerPrompt), resumed.first_index);
   // GPU-hours are charged one GPU per server: a server's own count is not asked for.
   const auto loop = rl::make_loop(c, backend, policy, *workload, static_cast<std::int64_t>(ho.urls.size()));
-  if (!loop_state.is_null()) {
-    loop->load_state(base::JsonValue(loop_state, (std::filesystem::path(run.resume) / "loop.json").string(), "/loop"));
-    fmt::print("resumed from {} at step {}\n", run.resume, loop->step());
-  }
+  load_loop_state(*loop, resumed, run.resume);
   const auto steps = run_steps(*loop, c.get(base::keys::kSteps));
   const auto d = rl::derive(rl::summarize(steps).totals);
   fmt::print("\nrollout throughput {:.0f} tok/s over {} steps; {} requests answered, {} of them aborted; {} of {} server(s) lost\n",
              d.rollout_throughput_tok_s, steps.size(), backend.requests_answered(), backend.requests_aborted(), backend.servers_lost(),
              ho.urls.size());
   if (!run.timeline_path.empty()) {
-    // The loop's tracks, and a track per server from its outstanding requests.
-    base::ChromeTrace chrome;
+    // A track per server from its outstanding requests.
     const auto changes = backend.take_engine_changes();
-    rl::RunTimeline timeline{"live " + policy_name, static_cast<std::int64_t>(ho.urls.size()), &steps, &changes,
-                             steps.empty() ? 0.0 : steps.front().start_time_s};
-    rl::add_run_timeline(chrome, timeline, 1, run.timeline_detail);
-    write_output_file(run.timeline_path, chrome.text());
-    fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", run.timeline_path, chrome.events());
+    write_timeline(run.timeline_path, policy_name, static_cast<std::int64_t>(ho.urls.size()), steps, changes, nullptr, run.timeline_detail);
   }
   if (out) {
     nlohmann::json p;
@@ -248,40 +313,26 @@ int live_over_http(const HttpRun& run, const std::string& policy_name, policies:
     p["servers_lost"] = backend.servers_lost();
     write_outputs(*out, out_dir, c, policy_name, choice, steps, {{"engines", ho.urls}, {"engine_api", run.api}}, p);
   }
-  if (!run.save_dir.empty()) {
-    // Assembled beside the checkpoint, then swapped in whole (a kill mid-write
-    // leaves the previous one usable); between colocated steps nothing is in flight.
-    OutputFolder saved(run.save_dir, "--save");
-    backend.save(saved.path());
-    nlohmann::json j;
-    j["run"] = run.run_record;
-    j["loop"] = loop->save_state();
-    j["next_prompt_index"] = workload->next_index();
-    base::write_file_atomically((std::filesystem::path(saved.path()) / "loop.json").string(), j.dump() + "\n");
-    saved.commit();
-    fmt::print("checkpoint written to {}\n", run.save_dir);
-  }
-  if (!run.export_dir.empty()) {
-    // The weights every server loaded last (--weights-dir's last v<version>),
-    // copied: an overlapped policy's next train step may still be updating
-    // the trainer's own copy on its thread.
-    const auto loaded = backend.loaded_weights_dir();
-    if (loaded.empty()) throw std::runtime_error("--export: no weights were synced to the servers in this run (no step ended)");
-    OutputFolder exported(run.export_dir, "--export");
-    for (const auto& entry : std::filesystem::directory_iterator(loaded)) {
-      std::filesystem::copy(entry.path(), std::filesystem::path(exported.path()) / entry.path().filename(),
-                            std::filesystem::copy_options::recursive);
-    }
-    exported.commit();
-    fmt::print("trained policy written to {} as a Hugging Face checkpoint\n", run.export_dir);
-  }
+  // Between colocated steps nothing is in flight.
+  if (!run.save_dir.empty()) save_checkpoint(run.save_dir, backend, run.run_record, *loop, *workload, false);
+  if (!run.export_dir.empty()) export_loaded_weights(run.export_dir, backend);
   return 0;
 }
 #endif
 
-}  // namespace
+// What the command line says, bound to the options that fill it.
+struct LiveArgs {
+  std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, save_dir, export_dir, resume, timeline_path, engines,
+              weights_dir, timeline_detail = "steps";
+  std::vector<std::string> sets;
+  double engine_timeout_s = 600;
+  bool engine_failover = false;
+  std::string engine_api = "sglang";
+  std::int64_t engine_slots = 0;
+  LiveTaskOptions task_options;
+};
 
-int live_command(const std::vector<std::string>& args) {
+po::options_description live_options(LiveArgs& a) {
   po::options_description opts(
       "usage: april live [--scenario S] [--policy NAME] [--device cpu|cuda] [--steps N] [--out DIR]\n"
       "                  [--save DIR] [--resume DIR] [--timeline FILE] [--timeline-detail steps|changes|windows]\n"
@@ -302,245 +353,226 @@ int live_command(const std::vector<std::string>& args) {
       "supervised steps (a checkpoint needs none), then prints one line per RL step; --out writes summary.json and\n"
       "<policy>/steps.csv as `april simulate` does, plus reward_mean and accuracy. On the CPU it first estimates its\n"
       "memory (weights, KV cache, activations) and refuses a run the machine cannot hold.\n\noptions");
-  std::string scenario = "live-cpu", policy_name = "april", device = "cpu", out_dir, save_dir, export_dir, resume, timeline_path, engines,
-              weights_dir, timeline_detail = "steps";
-  std::vector<std::string> sets;
-  double engine_timeout_s = 600;
-  bool engine_failover = false;
-  std::string engine_api = "sglang";
-  std::int64_t engine_slots = 0;
-  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
-      "policy", po::value(&policy_name), "rollout policy (default april)")("device", po::value(&device), "cpu or cuda")(
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&a.scenario), (scenario_help() + "; default live-cpu").c_str())(
+      "policy", po::value(&a.policy_name), "rollout policy (default april)")("device", po::value(&a.device), "cpu or cuda")(
       "steps", integer_option(), "RL steps")("seed", integer_option(), "seed")(
-      "set", po::value(&sets), "override a scenario key (repeatable)")("out", po::value(&out_dir), "write results here")(
-      "save", po::value(&save_dir), "save model, optimizer, buffer and loop state here at the end (for --resume)")(
-      "engines", po::value(&engines),
+      "set", po::value(&a.sets), "override a scenario key (repeatable)")("out", po::value(&a.out_dir), "write results here")(
+      "save", po::value(&a.save_dir), "save model, optimizer, buffer and loop state here at the end (for --resume)")(
+      "engines", po::value(&a.engines),
       "with --checkpoint and --dataset: roll out on these inference servers over SGLang's HTTP API "
       "or, with --engine-api vllm, vLLM's (URL,...: SGLang, vLLM or april serve holding the same model), rollout only: their "
       "weights stay and each batch is scored")(
-      "engine-api", po::value(&engine_api),
+      "engine-api", po::value(&a.engine_api),
       "with --engines: sglang (default: /generate and /abort_request) or vllm (a streamed "
       "/v1/completions per sample, aborted by closing it, as vLLM has no abort outside its dev mode; rollout only)")(
-      "engine-slots", integer_option(&engine_slots, 0),
+      "engine-slots", integer_option(&a.engine_slots, 0),
       "with --engines: requests sent to a server at once, the rest held in april "
       "in the policy's order (default: the server's max_running_requests; a vLLM server says none: give its --max-num-seqs)")(
-      "weights-dir", po::value(&weights_dir),
+      "weights-dir", po::value(&a.weights_dir),
       "with --engines: train, and after each step write the weights to DIR/v<version> and load "
       "them into every server through /update_weights_from_disk (DIR must be readable by the servers); without it, rollout only")(
-      "engine-timeout", po::value(&engine_timeout_s)->default_value(600),
+      "engine-timeout", po::value(&a.engine_timeout_s)->default_value(600),
       "with --engines: seconds a /generate may take (a stream: "
       "may stay silent) before the run fails naming the server (default 600)")(
-      "engine-failover", po::bool_switch(&engine_failover),
+      "engine-failover", po::bool_switch(&a.engine_failover),
       "with --engines: a server that stops answering (no connection, a "
       "connection cut, no reply within --engine-timeout) is dropped with a warning naming it, and its requests go again to the "
       "servers left, from the tokens their samples held; without it the step fails naming the server")(
-      "export", po::value(&export_dir),
+      "export", po::value(&a.export_dir),
       "with --checkpoint (with --engines, and --weights-dir): write the trained policy here at the end as a Hugging Face checkpoint "
       "(safetensors in the source's dtype, its config and tokenizer files copied) that an inference server loads")(
-      "resume", po::value(&resume), "continue from a checkpoint (skips the warm start)")(
-      "timeline", po::value(&timeline_path),
+      "resume", po::value(&a.resume), "continue from a checkpoint (skips the warm start)")(
+      "timeline", po::value(&a.timeline_path),
       "write the run as a Chrome trace-event JSON FILE (ui.perfetto.dev): rollout, abort, "
       "train and sync spans on the wall clock, each step's metrics, and the engine's busy spans")(
-      "timeline-detail", po::value(&timeline_detail),
+      "timeline-detail", po::value(&a.timeline_detail),
       "steps (default), changes (also the engine's running and queued requests and "
       "KV tokens at every change) or windows (changes, and each engine iteration as a prefill or decode span with its batch and "
       "KV tokens, in place of the busy spans)");
-  LiveTaskOptions task_options;
-  task_options.add_to(opts);
-  po::variables_map vm;
-  if (!parse_command_line(args, opts, vm)) return 0;
+  a.task_options.add_to(opts);
+  return opts;
+}
+
+// The output paths, checked before the run (out made ready), and --timeline-detail.
+rl::TimelineDetail check_live_outputs(const LiveArgs& a, const po::variables_map& vm, std::optional<OutputFolder>& out) {
   // `--engines ''` (an unset shell variable) must not quietly run the in-process engine.
-  if (vm.count("engines") != 0 && engines.empty())
+  if (vm.count("engines") != 0 && a.engines.empty())
     throw std::invalid_argument("--engines: expected URL,... of the inference servers, got ''");
   check_outputs_apart(
-      {{"--out", out_dir, true}, {"--save", save_dir, true}, {"--export", export_dir, true}, {"--timeline", timeline_path, false}});
-  std::optional<OutputFolder> out;
-  if (!out_dir.empty()) out.emplace(out_dir, "--out");
-  if (!save_dir.empty()) check_output_folder(save_dir, "--save");  // before the run, not after it
-  if (!export_dir.empty()) {
-    if (task_options.checkpoint.empty()) throw std::invalid_argument("--export writes a Hugging Face checkpoint: it needs --checkpoint");
-    check_output_folder(export_dir, "--export");
+      {{"--out", a.out_dir, true}, {"--save", a.save_dir, true}, {"--export", a.export_dir, true}, {"--timeline", a.timeline_path, false}});
+  if (!a.out_dir.empty()) out.emplace(a.out_dir, "--out");
+  if (!a.save_dir.empty()) check_output_folder(a.save_dir, "--save");  // before the run, not after it
+  if (!a.export_dir.empty()) {
+    if (a.task_options.checkpoint.empty()) throw std::invalid_argument("--export writes a Hugging Face checkpoint: it needs --checkpoint");
+    check_output_folder(a.export_dir, "--export");
   }
-  if (timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
-  const auto detail = rl::parse_timeline_detail(timeline_detail);
-  if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
+  if (a.timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
+  const auto detail = rl::parse_timeline_detail(a.timeline_detail);
+  if (!a.timeline_path.empty()) check_output_file(a.timeline_path, "--timeline");
+  return detail;
+}
 
-  const auto registry = policies::builtin_policies();
-  const auto schema = scenario::make_schema(registry);
-  base::Config c(schema);
-  apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-  auto policy = registry.get(policy_name).make(c);
-
-  live::LiveOptions lo = live::live_options(c, device, policy->mask_tokens_staler_than());
-  lo.record_engine_changes = !timeline_path.empty();
-  lo.record_engine_windows = !timeline_path.empty() && detail == rl::TimelineDetail::kWindows;
-  const auto choice = make_live_task(task_options, c, lo.max_response_len);
-  const live::LiveTask& task = *choice.task;
-  lo.hf_checkpoint = task_options.checkpoint;
-  if (!resume.empty() || choice.pretrained) lo.sft_steps = 0;
-  const auto& mc = choice.model;
-  if (engines.empty() && (vm.count("engine-api") || (vm.count("engine-slots") && !vm["engine-slots"].defaulted()))) {
+// The --engine-* options go with --engines, and --engines with what it can run.
+void check_engine_args(const LiveArgs& a, const po::variables_map& vm, const policies::Policy& policy, rl::TimelineDetail detail) {
+  if (a.engines.empty() && (vm.count("engine-api") || (vm.count("engine-slots") && !vm["engine-slots"].defaulted()))) {
     throw std::invalid_argument("--engine-api and --engine-slots are for the servers of --engines: give --engines");
   }
-  if (engines.empty() && !weights_dir.empty())
+  if (a.engines.empty() && !a.weights_dir.empty())
     throw std::invalid_argument("--weights-dir is where --engines training writes its weights: give --engines");
-  if (!engines.empty()) {
-    if (task_options.checkpoint.empty())
-      throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
-    for (const auto& [given, name] : {std::pair{&save_dir, "--save"}, {&resume, "--resume"}}) {
-      if (!given->empty() && policy->overlaps()) {
-        throw std::invalid_argument(
-            fmt::format("{} with --engines: colocated policies only (policy {} trains and syncs beside "
-                        "requests in flight)",
-                        name, policy_name));
-      }
-    }
-    if (!export_dir.empty() && weights_dir.empty()) {
+  if (a.engines.empty()) return;
+  if (a.task_options.checkpoint.empty())
+    throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
+  for (const auto& [given, name] : {std::pair{&a.save_dir, "--save"}, {&a.resume, "--resume"}}) {
+    if (!given->empty() && policy.overlaps()) {
       throw std::invalid_argument(
-          "--export with --engines writes the policy that --weights-dir training trains: give --weights-dir "
-          "(rollout only trains nothing)");
+          fmt::format("{} with --engines: colocated policies only (policy {} trains and syncs beside "
+                      "requests in flight)",
+                      name, a.policy_name));
     }
-    if (detail == rl::TimelineDetail::kWindows) {
-      throw std::invalid_argument(
-          "--timeline-detail windows: a server does not report its iterations over HTTP; use steps or changes "
-          "with --engines");
-    }
-#ifdef APRIL_WITH_SERVE
-    return live_over_http({engines, engine_api, engine_slots, engine_timeout_s, engine_failover, weights_dir, export_dir, save_dir, resume,
-                           checkpoint_run(policy_name, c, task_options, *choice.task), timeline_path, detail},
-                          policy_name, *policy, c, lo, choice, out, out_dir);
-#else
-    throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
-#endif
   }
-  std::string memory_note;
-  if (device == "cpu") {
-    // Before anything is allocated. A trained policy stops after the task's
-    // longest answer; an untrained one (no warm start, no checkpoint) may run
-    // to max_response_len. Each train step is checked again on its real batch.
-    lo.memory_limit_bytes = base::machine_memory_bytes();
-    const bool trained = lo.sft_steps > 0 || !resume.empty() || choice.pretrained;
-    const auto in = live::run_memory_inputs(lo, mc, c.get(base::keys::kRolloutBatchSize) * c.get(base::keys::kSamplesPerPrompt),
-                                            task.max_prompt_tok(), choice.max_answer_tok, trained);
-    const auto estimate = live::estimate_live_memory(in);
-    live::check_live_memory(estimate, lo.memory_limit_bytes, "april live");
-    memory_note = fmt::format(", memory estimate {:.1f} GiB of {:.1f}", estimate.total() / 1073741824.0,
-                              static_cast<double>(lo.memory_limit_bytes) / 1073741824.0);
+  if (!a.export_dir.empty() && a.weights_dir.empty()) {
+    throw std::invalid_argument(
+        "--export with --engines writes the policy that --weights-dir training trains: give --weights-dir "
+        "(rollout only trains nothing)");
   }
-  live::LiveBackend backend(lo, task);
-  fmt::print("april live: {} ({} parameters) on {}, policy {}, B = {} x n = {}, {}{}\n", choice.model_name, mc.parameters(),
-             backend.stats().device, policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
-             task.describe(), memory_note);
-  print_model_replaced(c, choice.model_name, backend.stats().device);
+  if (detail == rl::TimelineDetail::kWindows) {
+    throw std::invalid_argument(
+        "--timeline-detail windows: a server does not report its iterations over HTTP; use steps or changes "
+        "with --engines");
+  }
+}
+
+// On the CPU, before anything is allocated: the run's memory, refused past
+// the machine's. A trained policy stops after the task's longest answer; an
+// untrained one (no warm start, no checkpoint) may run to max_response_len.
+// Each train step is checked again on its real batch. Returns the note the
+// first line carries.
+std::string check_cpu_memory(live::LiveOptions& lo, const LiveArgs& a, const base::Config& c, const LiveTaskChoice& choice) {
+  if (a.device != "cpu") return "";
+  lo.memory_limit_bytes = base::machine_memory_bytes();
+  const bool trained = lo.sft_steps > 0 || !a.resume.empty() || choice.pretrained;
+  const auto in = live::run_memory_inputs(lo, choice.model, c.get(base::keys::kRolloutBatchSize) * c.get(base::keys::kSamplesPerPrompt),
+                                          choice.task->max_prompt_tok(), choice.max_answer_tok, trained);
+  const auto estimate = live::estimate_live_memory(in);
+  live::check_live_memory(estimate, lo.memory_limit_bytes, "april live");
+  return fmt::format(", memory estimate {:.1f} GiB of {:.1f}", estimate.total() / 1073741824.0,
+                     static_cast<double>(lo.memory_limit_bytes) / 1073741824.0);
+}
+
+void warm_start(live::LiveBackend& backend, const live::LiveOptions& lo) {
+  fmt::print("warm start: {} supervised steps (live.sft_steps)...\n", lo.sft_steps);
   std::fflush(stdout);
-
-  std::int64_t first_index = 0;
-  nlohmann::json loop_state;
-  if (!resume.empty()) {
-    if (base::recover_directory(resume)) {
-      fmt::print("{}: restored the previous checkpoint, which a write interrupted by a kill had moved aside\n", resume);
-    }
-    // The run record first (cheap, and it names what differs), then the weights.
-    const auto state_path = (std::filesystem::path(resume) / "loop.json").string();
-    const auto state = base::read_json_file(state_path, "checkpoint");
-    check_checkpoint_run(state, checkpoint_run(policy_name, c, task_options, task));
-    try {
-      backend.load(resume);
-    } catch (const std::exception& e) {
-      // libtorch's messages run to a stack trace: its first line says what failed.
-      const std::string what = e.what();
-      throw std::runtime_error(fmt::format("{}: cannot load the checkpoint ({})", resume, what.substr(0, what.find('\n'))));
-    }
-    if (!state.doc.contains("loop") || !state.doc["loop"].is_object()) {
-      throw base::ConfigError(fmt::format("{}: field 'loop' is missing", state_path));
-    }
-    loop_state = state.doc["loop"];
-    first_index = base::json_int(state, "next_prompt_index", 0, std::int64_t{1} << 62);
-  } else if (lo.sft_steps > 0) {
-    fmt::print("warm start: {} supervised steps (live.sft_steps)...\n", lo.sft_steps);
+  const auto t0 = backend.now_s();
+  // After its first step, how long the rest will take: the first step's
+  // time times the steps left (a step's work is the same each time).
+  const double loss = backend.warm_start([&](std::int64_t step, double) {
+    if (step != 0 || lo.sft_steps < 2) return;
+    const double first_s = backend.now_s() - t0;
+    fmt::print("warm start: step 1 of {} in {:.1f} s; about {:.0f} s to go\n", lo.sft_steps, first_s,
+               first_s * static_cast<double>(lo.sft_steps - 1));
     std::fflush(stdout);
-    const auto t0 = backend.now_s();
-    // After its first step, how long the rest will take: the first step's
-    // time times the steps left (a step's work is the same each time).
-    const double loss = backend.warm_start([&](std::int64_t step, double) {
-      if (step != 0 || lo.sft_steps < 2) return;
-      const double first_s = backend.now_s() - t0;
-      fmt::print("warm start: step 1 of {} in {:.1f} s; about {:.0f} s to go\n", lo.sft_steps, first_s,
-                 first_s * static_cast<double>(lo.sft_steps - 1));
-      std::fflush(stdout);
-    });
-    fmt::print("warm start: {} supervised steps in {:.1f} s, final loss {:.3f}\n", lo.sft_steps, backend.now_s() - t0, loss);
-  }
-  const auto eval_n = c.get(live::keys::kLiveEvalPrompts);
-  const double acc_before = eval_n > 0 ? backend.evaluate(eval_n) : 0.0;
-  if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts before RL: {:.3f}\n", eval_n, acc_before);
+  });
+  fmt::print("warm start: {} supervised steps in {:.1f} s, final loss {:.3f}\n", lo.sft_steps, backend.now_s() - t0, loss);
+}
 
-  const auto workload_owner = task.workload(c.get(base::keys::kSamplesPerPrompt), first_index);
-  live::TaskWorkload& workload = *workload_owner;
-  const auto loop_owner = rl::make_loop(c, backend, *policy, workload, 1);  // one device
-  rl::RlLoop& loop = *loop_owner;
-  if (!loop_state.is_null()) {
-    loop.load_state(base::JsonValue(loop_state, (std::filesystem::path(resume) / "loop.json").string(), "/loop"));
-    fmt::print("resumed from {} at step {}\n", resume, loop.step());
-  }
-
-  const auto steps = run_steps(loop, c.get(base::keys::kSteps));
-  const double acc_after = eval_n > 0 ? backend.evaluate(eval_n) : 0.0;
-  const auto summary = rl::summarize(steps);
-  const auto d = rl::derive(summary.totals);
-  const auto st = backend.stats();
+// The engine's totals, and the greedy accuracy before and after RL.
+void print_engine_summary(const std::vector<rl::StepMetrics>& steps, const live::LiveStats& st, std::int64_t eval_n, double acc_before,
+                          double acc_after) {
+  const auto d = rl::derive(rl::summarize(steps).totals);
   fmt::print(
       "\nrollout throughput {:.0f} tok/s over {} steps; engine decoded {} tokens in {} iterations, busy {:.1f} s ({:.0f} tok/s busy)\n",
       d.rollout_throughput_tok_s, steps.size(), st.decoded_tok, st.iterations, st.engine_busy_s,
       st.engine_busy_s > 0 ? static_cast<double>(st.decoded_tok) / st.engine_busy_s : 0.0);
   if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts: {:.3f} before RL, {:.3f} after\n", eval_n, acc_before, acc_after);
+}
 
-  if (!timeline_path.empty()) {
-    // The loop's tracks and the engine's, from its occupancy at every change.
-    base::ChromeTrace chrome;
+// The run on april's own engine in this process.
+int live_in_process(const LiveArgs& a, policies::Policy& policy, const base::Config& c, live::LiveOptions& lo, const LiveTaskChoice& choice,
+                    std::optional<OutputFolder>& out, rl::TimelineDetail detail) {
+  const live::LiveTask& task = *choice.task;
+  const auto memory_note = check_cpu_memory(lo, a, c, choice);
+  live::LiveBackend backend(lo, task);
+  fmt::print("april live: {} ({} parameters) on {}, policy {}, B = {} x n = {}, {}{}\n", choice.model_name, choice.model.parameters(),
+             backend.stats().device, a.policy_name, c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
+             task.describe(), memory_note);
+  print_model_replaced(c, choice.model_name, backend.stats().device);
+  std::fflush(stdout);
+
+  const auto run_record = checkpoint_run(a.policy_name, c, a.task_options, task);
+  Resumed resumed;
+  if (!a.resume.empty())
+    resumed = load_checkpoint(a.resume, run_record, backend, false);
+  else if (lo.sft_steps > 0)
+    warm_start(backend, lo);
+  const auto eval_n = c.get(live::keys::kLiveEvalPrompts);
+  const double acc_before = eval_n > 0 ? backend.evaluate(eval_n) : 0.0;
+  if (eval_n > 0) fmt::print("greedy accuracy on {} held-out prompts before RL: {:.3f}\n", eval_n, acc_before);
+
+  const auto workload = task.workload(c.get(base::keys::kSamplesPerPrompt), resumed.first_index);
+  const auto loop = rl::make_loop(c, backend, policy, *workload, 1);  // one device
+  load_loop_state(*loop, resumed, a.resume);
+
+  const auto steps = run_steps(*loop, c.get(base::keys::kSteps));
+  const double acc_after = eval_n > 0 ? backend.evaluate(eval_n) : 0.0;
+  const auto st = backend.stats();
+  print_engine_summary(steps, st, eval_n, acc_before, acc_after);
+  if (!a.timeline_path.empty()) {
     const auto changes = backend.take_engine_changes();
     const auto windows = backend.take_engine_windows();
-    // From the first step's start: the warm start before it is not part of the run.
-    rl::RunTimeline run{"live " + policy_name, 1, &steps, &changes, steps.empty() ? 0.0 : steps.front().start_time_s};
-    run.engine_windows = &windows;
-    rl::add_run_timeline(chrome, run, 1, detail);
-    write_output_file(timeline_path, chrome.text());
-    fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", timeline_path, chrome.events());
+    write_timeline(a.timeline_path, a.policy_name, 1, steps, changes, &windows, detail);
   }
   if (out) {
     nlohmann::json j;
     j["device"] = st.device;
-    j["model_parameters"] = mc.parameters();
+    j["model_parameters"] = choice.model.parameters();
     nlohmann::json p;
     p["eval_accuracy_before"] = acc_before;
     p["eval_accuracy_after"] = acc_after;
     p["engine_decoded_tok"] = st.decoded_tok;
     p["engine_busy_s"] = st.engine_busy_s;
-    write_outputs(*out, out_dir, c, policy_name, choice, steps, j, p);
+    write_outputs(*out, a.out_dir, c, a.policy_name, choice, steps, j, p);
   }
-  if (!save_dir.empty()) {
-    // Assembled in a folder beside the checkpoint, then swapped in whole: a
-    // kill mid-write leaves the previous checkpoint usable.
-    OutputFolder saved(save_dir, "--save");
-    // An overlapped run's samples in flight come back with their tokens
-    // (resumed, they re-prefill); a train step just started is saved as its batch.
-    if (policy->overlaps()) loop.suspend();
-    backend.save(saved.path());
-    nlohmann::json j;
-    j["run"] = checkpoint_run(policy_name, c, task_options, task);
-    j["loop"] = loop.save_state();
-    j["next_prompt_index"] = workload.next_index();
-    base::write_file_atomically((std::filesystem::path(saved.path()) / "loop.json").string(), j.dump() + "\n");
-    saved.commit();
-    fmt::print("checkpoint written to {}\n", save_dir);
-  }
-  if (!export_dir.empty()) {
-    OutputFolder exported(export_dir, "--export");
+  if (!a.save_dir.empty()) save_checkpoint(a.save_dir, backend, run_record, *loop, *workload, policy.overlaps());
+  if (!a.export_dir.empty()) {
+    OutputFolder exported(a.export_dir, "--export");
     backend.save_hf(exported.path());
     exported.commit();
-    fmt::print("trained policy written to {} as a Hugging Face checkpoint\n", export_dir);
+    fmt::print("trained policy written to {} as a Hugging Face checkpoint\n", a.export_dir);
   }
   return 0;
+}
+
+}  // namespace
+
+int live_command(const std::vector<std::string>& args) {
+  LiveArgs a;
+  const auto opts = live_options(a);
+  po::variables_map vm;
+  if (!parse_command_line(args, opts, vm)) return 0;
+  std::optional<OutputFolder> out;
+  const auto detail = check_live_outputs(a, vm, out);
+
+  const auto registry = policies::builtin_policies();
+  const auto schema = scenario::make_schema(registry);
+  base::Config c(schema);
+  apply_cli_scenario(c, a.scenario, a.sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
+  auto policy = registry.get(a.policy_name).make(c);
+
+  live::LiveOptions lo = live::live_options(c, a.device, policy->mask_tokens_staler_than());
+  lo.record_engine_changes = !a.timeline_path.empty();
+  lo.record_engine_windows = !a.timeline_path.empty() && detail == rl::TimelineDetail::kWindows;
+  const auto choice = make_live_task(a.task_options, c, lo.max_response_len);
+  lo.hf_checkpoint = a.task_options.checkpoint;
+  if (!a.resume.empty() || choice.pretrained) lo.sft_steps = 0;
+  check_engine_args(a, vm, *policy, detail);
+  if (a.engines.empty()) return live_in_process(a, *policy, c, lo, choice, out, detail);
+#ifdef APRIL_WITH_SERVE
+  return live_over_http({a.engines, a.engine_api, a.engine_slots, a.engine_timeout_s, a.engine_failover, a.weights_dir, a.export_dir,
+                         a.save_dir, a.resume, checkpoint_run(a.policy_name, c, a.task_options, *choice.task), a.timeline_path, detail},
+                        a.policy_name, *policy, c, lo, choice, out, a.out_dir);
+#else
+  throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
+#endif
 }
 
 }  // namespace april::cli

@@ -52,9 +52,15 @@ live::ProfileOptions profile_options(const base::Config& c, const std::string& d
   return o;
 }
 
-}  // namespace
+// What `april profile`'s command line says, bound to the options that fill it.
+struct ProfileArgs {
+  std::string scenario = "live-cpu", device = "cpu", out, model, engine, engine_api = "sglang";
+  std::vector<std::string> sets;
+  std::int64_t repeats = live::ProfileOptions{}.repeats, decode_tok = 32, max_token_id = 100, engine_slots = 0;
+  bool no_weight_load = false;
+};
 
-int profile_command(const std::vector<std::string>& args) {
+po::options_description profile_cli_options(ProfileArgs& a) {
   po::options_description opts(
       "usage: april profile [--scenario S] [--device cpu|cuda] [--model SIZE] [--repeats R] --out profile.json\n"
       "       april profile --engine URL [--engine-api sglang|vllm] [--engine-slots N] [--repeats R] [--decode-tok N]\n"
@@ -72,75 +78,86 @@ int profile_command(const std::vector<std::string>& args) {
       "iterations), an abort of every slot running, and a reload of the checkpoint it serves (the weight-load time).\n"
       "It assumes batched prefill (not april serve --exact-prefill). With --engine-api vllm, over vLLM's /v1/completions:\n"
       "the abort closes the streams, no weight load is timed, and --engine-slots gives the batches' bound.\n\noptions");
-  std::string scenario = "live-cpu", device = "cpu", out, model, engine, engine_api = "sglang";
-  std::vector<std::string> sets;
-  std::int64_t repeats = live::ProfileOptions{}.repeats, decode_tok = 32, max_token_id = 100, engine_slots = 0;
-  bool no_weight_load = false;
-  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + " whose live.* keys to use").c_str())(
-      "device", po::value(&device), "cpu or cuda")("model", po::value(&model), "model size (overrides live.model)")(
-      "repeats", integer_option(&repeats), "passes over the grid")("set", po::value(&sets), "override a key")(
-      "out", po::value(&out)->required(), "profile.json")(
-      "engine", po::value(&engine), "profile this server (http://host:port) over SGLang's HTTP API instead of april's engine")(
-      "decode-tok", integer_option(&decode_tok), "with --engine: the decode window's tokens, N (default 32)")(
-      "max-token-id", integer_option(&max_token_id), "with --engine: prompts draw token ids from 1 to this (default 100)")(
-      "no-weight-load", po::bool_switch(&no_weight_load), "with --engine: do not time a reload of the served checkpoint")(
-      "engine-api", po::value(&engine_api), "with --engine: sglang (default) or vllm (/v1/completions)")(
-      "engine-slots", integer_option(&engine_slots),
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&a.scenario),
+                                                 (scenario_help() + " whose live.* keys to use").c_str())(
+      "device", po::value(&a.device), "cpu or cuda")("model", po::value(&a.model), "model size (overrides live.model)")(
+      "repeats", integer_option(&a.repeats), "passes over the grid")("set", po::value(&a.sets), "override a key")(
+      "out", po::value(&a.out)->required(), "profile.json")(
+      "engine", po::value(&a.engine), "profile this server (http://host:port) over SGLang's HTTP API instead of april's engine")(
+      "decode-tok", integer_option(&a.decode_tok), "with --engine: the decode window's tokens, N (default 32)")(
+      "max-token-id", integer_option(&a.max_token_id), "with --engine: prompts draw token ids from 1 to this (default 100)")(
+      "no-weight-load", po::bool_switch(&a.no_weight_load), "with --engine: do not time a reload of the served checkpoint")(
+      "engine-api", po::value(&a.engine_api), "with --engine: sglang (default) or vllm (/v1/completions)")(
+      "engine-slots", integer_option(&a.engine_slots),
       "with --engine: the most requests in a wave (default: the server's "
       "max_running_requests; a vLLM server says none: give its --max-num-seqs)");
-  po::variables_map vm;
-  if (!parse_command_line(args, opts, vm)) return 0;
-  if (!engine.empty()) {
+  return opts;
+}
+
+// --engine: waves of requests to an inference server over HTTP.
+int profile_server(const ProfileArgs& a) {
 #ifdef APRIL_WITH_SERVE
-    if (repeats < 1) throw std::invalid_argument(fmt::format("--repeats must be at least 1 (got {})", repeats));
-    if (max_token_id < 1 || max_token_id > 1000000000) throw std::invalid_argument("--max-token-id: a token id from 1");
-    check_output_file(out, "--out");
-    live::HttpProfileOptions ho;
-    ho.url = engine;
-    ho.repeats = repeats;
-    ho.decode_tok = decode_tok;
-    ho.max_token_id = static_cast<std::int32_t>(max_token_id);
-    ho.weight_load = !no_weight_load;
-    if (engine_api_is_vllm(engine_api)) ho.api = live::ServerApi::kVllm;
-    if (engine_slots < 0 || engine_slots > 1000000) {
-      throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", engine_slots));
-    }
-    ho.slots = engine_slots;
-    if (ho.api == live::ServerApi::kVllm && engine_slots == 0) {
-      throw std::invalid_argument("--engine-api vllm needs --engine-slots: vLLM does not say its --max-num-seqs over HTTP");
-    }
-    TerminalProgress progress("profile", "waves", 0);
-    const auto p = live::profile_http_engine(ho, [&](std::int64_t done, std::int64_t total) {
-      if (done == 1) progress.add_to_total(total);
-      progress.update(done);
-    });
-    progress.finish();
-    write_output_file(out, studies::profile_to_json(p).dump(2) + "\n");
-    fmt::print("profiled {} at {}: {} iteration, {} abort, {} weight-load measurements; wrote {}\n", p.model, engine, p.iterations.size(),
-               p.aborts.size(), p.sync_s.size(), out);
-    return 0;
-#else
-    throw std::invalid_argument("--engine: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
-#endif
+  if (a.repeats < 1) throw std::invalid_argument(fmt::format("--repeats must be at least 1 (got {})", a.repeats));
+  if (a.max_token_id < 1 || a.max_token_id > 1000000000) throw std::invalid_argument("--max-token-id: a token id from 1");
+  check_output_file(a.out, "--out");
+  live::HttpProfileOptions ho;
+  ho.url = a.engine;
+  ho.repeats = a.repeats;
+  ho.decode_tok = a.decode_tok;
+  ho.max_token_id = static_cast<std::int32_t>(a.max_token_id);
+  ho.weight_load = !a.no_weight_load;
+  if (engine_api_is_vllm(a.engine_api)) ho.api = live::ServerApi::kVllm;
+  if (a.engine_slots < 0 || a.engine_slots > 1000000) {
+    throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", a.engine_slots));
   }
-  const auto registry = policies::builtin_policies();
-  const auto schema = scenario::make_schema(registry);
-  base::Config c(schema);
-  apply_cli_scenario(c, scenario, sets, std::nullopt, std::nullopt);
-  if (!model.empty()) c.set(live::keys::kLiveModel, model, "--model");
-  if (repeats < 1) throw std::invalid_argument(fmt::format("--repeats must be at least 1 (got {})", repeats));
-  check_output_file(out, "--out");
-  TerminalProgress progress("profile", "probes", 0);
-  const auto p = live::profile_live(profile_options(c, device, repeats), [&](std::int64_t done, std::int64_t total) {
+  ho.slots = a.engine_slots;
+  if (ho.api == live::ServerApi::kVllm && a.engine_slots == 0) {
+    throw std::invalid_argument("--engine-api vllm needs --engine-slots: vLLM does not say its --max-num-seqs over HTTP");
+  }
+  TerminalProgress progress("profile", "waves", 0);
+  const auto p = live::profile_http_engine(ho, [&](std::int64_t done, std::int64_t total) {
     if (done == 1) progress.add_to_total(total);
     progress.update(done);
   });
   progress.finish();
-  write_output_file(out, studies::profile_to_json(p).dump(2) + "\n");
+  write_output_file(a.out, studies::profile_to_json(p).dump(2) + "\n");
+  fmt::print("profiled {} at {}: {} iteration, {} abort, {} weight-load measurements; wrote {}\n", p.model, a.engine, p.iterations.size(),
+             p.aborts.size(), p.sync_s.size(), a.out);
+  return 0;
+#else
+  (void)a;
+  throw std::invalid_argument("--engine: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
+#endif
+}
+
+}  // namespace
+
+int profile_command(const std::vector<std::string>& args) {
+  ProfileArgs a;
+  const auto opts = profile_cli_options(a);
+  po::variables_map vm;
+  if (!parse_command_line(args, opts, vm)) return 0;
+  if (!a.engine.empty()) return profile_server(a);
+  const auto registry = policies::builtin_policies();
+  const auto schema = scenario::make_schema(registry);
+  base::Config c(schema);
+  apply_cli_scenario(c, a.scenario, a.sets, std::nullopt, std::nullopt);
+  if (!a.model.empty()) c.set(live::keys::kLiveModel, a.model, "--model");
+  if (a.repeats < 1) throw std::invalid_argument(fmt::format("--repeats must be at least 1 (got {})", a.repeats));
+  check_output_file(a.out, "--out");
+  TerminalProgress progress("profile", "probes", 0);
+  const auto p = live::profile_live(profile_options(c, a.device, a.repeats), [&](std::int64_t done, std::int64_t total) {
+    if (done == 1) progress.add_to_total(total);
+    progress.update(done);
+  });
+  progress.finish();
+  write_output_file(a.out, studies::profile_to_json(p).dump(2) + "\n");
   fmt::print("profiled {} on {}: {} iteration, {} train, {} sync, {} abort measurements; wrote {}\n", p.model, p.device,
-             p.iterations.size(), p.train.size(), p.sync_s.size(), p.aborts.size(), out);
+             p.iterations.size(), p.train.size(), p.sync_s.size(), p.aborts.size(), a.out);
   return 0;
 }
+
+namespace {
 
 // `april validate --quick`: 20 s on 2 CPU cores (2026-11-25), where the
 // default (the small model, 30 steps, its profile in slices between them)
@@ -153,7 +170,19 @@ constexpr const char* kQuickHelp =
     "the tiny model's iterations are mostly fixed overhead where the small one's are compute, so it checks the "
     "schedule, the calibration and the gains, not how the cost grows with batch and context";
 
-int validate_command(const std::vector<std::string>& args) {
+// What `april validate`'s command line says, bound to the options that fill it.
+struct ValidateArgs {
+  std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir, timeline_path, timeline_detail = "steps", engines;
+  std::vector<std::string> policy_args, sets;
+  std::int64_t warmup_steps = 1;
+  double engine_timeout_s = 600;
+  std::string engine_api = "sglang";
+  std::int64_t engine_slots = 0;
+  bool quick = false;
+  LiveTaskOptions task_options;
+};
+
+po::options_description validate_cli_options(ValidateArgs& a) {
   po::options_description opts(
       "usage: april validate [--scenario S] [--policy sync,april] [--steps N] [--warmup-steps W] [--quick]\n"
       "       april validate --engines URL,... --calibration MODEL.json --checkpoint DIR --dataset FILE [--policy sync,april]\n"
@@ -180,162 +209,156 @@ int validate_command(const std::vector<std::string>& args) {
       "page faults (minor_faults).\n"
       "The first W steps (default 1) run on both sides but are left out of the errors and gains: what\n"
       "they cost live beyond the model (first allocations) does not recur; their live/twin ratio is printed.\n\noptions");
-  std::string scenario = "live-cpu", device = "cpu", calibration, db_path, out_dir, timeline_path, timeline_detail = "steps", engines;
-  std::vector<std::string> policy_args, sets;
-  std::int64_t warmup_steps = 1;
-  double engine_timeout_s = 600;
-  std::string engine_api = "sglang";
-  std::int64_t engine_slots = 0;
-  bool quick = false;
-  opts.add_options()("help,h", "show this help")("scenario", po::value(&scenario), (scenario_help() + "; default live-cpu").c_str())(
-      "policy", po::value(&policy_args), "policies (default sync,april)")("steps", integer_option(), "RL steps")(
-      "quick", po::bool_switch(&quick), kQuickHelp)("warmup-steps", integer_option(&warmup_steps),
-                                                    "leading steps left out of the errors and gains (default 1)")(
-      "seed", integer_option(), "seed")("set", po::value(&sets), "override a key")(
-      "calibration", po::value(&calibration), "a fragment from `april calibrate`")("device", po::value(&device), "cpu or cuda")(
-      "db", po::value(&db_path), "store both sides of every run in this results database")(
-      "out", po::value(&out_dir),
+  opts.add_options()("help,h", "show this help")("scenario", po::value(&a.scenario), (scenario_help() + "; default live-cpu").c_str())(
+      "policy", po::value(&a.policy_args), "policies (default sync,april)")("steps", integer_option(), "RL steps")(
+      "quick", po::bool_switch(&a.quick), kQuickHelp)("warmup-steps", integer_option(&a.warmup_steps),
+                                                      "leading steps left out of the errors and gains (default 1)")(
+      "seed", integer_option(), "seed")("set", po::value(&a.sets), "override a key")(
+      "calibration", po::value(&a.calibration), "a fragment from `april calibrate`")("device", po::value(&a.device), "cpu or cuda")(
+      "db", po::value(&a.db_path), "store both sides of every run in this results database")(
+      "out", po::value(&a.out_dir),
       "write report.json, each policy's live trace and, when profiled between the live steps, profile.json here")(
-      "timeline", po::value(&timeline_path),
+      "timeline", po::value(&a.timeline_path),
       "write each policy's live run and its simulator twin side by side as a Chrome trace-event "
       "JSON FILE (ui.perfetto.dev), each with its engine's track")(
-      "timeline-detail", po::value(&timeline_detail),
+      "timeline-detail", po::value(&a.timeline_detail),
       "steps (default: engine busy spans), changes (also the engines' running and "
       "queued requests and KV tokens at every change) or windows (changes, and every live iteration and every twin prefill "
       "iteration and decode window, in place of the busy spans)")(
-      "engines", po::value(&engines),
+      "engines", po::value(&a.engines),
       "instead of april's engine in process: rollout-only runs on these inference servers over "
       "SGLang's HTTP API (URL,...: SGLang or april serve), with --checkpoint and --dataset (the tokenizer and the prompts) and "
       "--calibration (a server's, from april profile --engine and april calibrate); the twin has one engine per server")(
-      "engine-timeout", po::value(&engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take")(
-      "engine-api", po::value(&engine_api), "with --engines: sglang (default) or vllm (/v1/completions, aborted by closing the stream)")(
-      "engine-slots", integer_option(&engine_slots),
+      "engine-timeout", po::value(&a.engine_timeout_s)->default_value(600), "with --engines: seconds a /generate may take")(
+      "engine-api", po::value(&a.engine_api), "with --engines: sglang (default) or vllm (/v1/completions, aborted by closing the stream)")(
+      "engine-slots", integer_option(&a.engine_slots),
       "with --engines: requests sent to a server at once, the twin's slots (default: the "
       "server's max_running_requests; a vLLM server says none: give its --max-num-seqs)");
-  LiveTaskOptions task_options;
-  task_options.add_to(opts);
-  po::variables_map vm;
-  if (!parse_command_line(args, opts, vm)) return 0;
-  const auto registry = policies::builtin_policies();
-  const auto schema = scenario::make_schema(registry);
-  base::Config c(schema);
-  apply_cli_scenario(c, scenario, sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
-  if (quick) {
-    // What --quick trades (kQuickHelp); an explicit --steps or --set live.model=... still wins.
-    if (!vm.count("steps")) c.set(base::keys::kSteps, std::int64_t{kQuickSteps}, "--quick");
-    bool model_given = false;
-    for (const auto& a : sets) model_given = model_given || a.rfind("live.model=", 0) == 0;
-    if (!model_given) c.set(live::keys::kLiveModel, std::string("tiny"), "--quick");
-  }
-  const auto policies = policy_list(policy_args, registry, {"sync", "april"});
-  if (warmup_steps < 0 || warmup_steps >= c.get(base::keys::kSteps)) {
-    throw std::invalid_argument(
-        fmt::format("--warmup-steps {}: must be at least 0 and fewer than the {} steps", warmup_steps, c.get(base::keys::kSteps)));
-  }
+  a.task_options.add_to(opts);
+  return opts;
+}
 
-  if (engines.empty() && !task_options.checkpoint.empty()) {
-    throw std::invalid_argument("--checkpoint: april validate runs Hugging Face checkpoints on servers only: give --engines");
-  }
-  if (!engines.empty()) {
+// What --quick trades (kQuickHelp); an explicit --steps or --set live.model=... still wins.
+void apply_quick(base::Config& c, const ValidateArgs& a, const po::variables_map& vm) {
+  if (!a.quick) return;
+  if (!vm.count("steps")) c.set(base::keys::kSteps, std::int64_t{kQuickSteps}, "--quick");
+  bool model_given = false;
+  for (const auto& s : a.sets) model_given = model_given || s.rfind("live.model=", 0) == 0;
+  if (!model_given) c.set(live::keys::kLiveModel, std::string("tiny"), "--quick");
+}
+
+// A fragment from `april calibrate`: the fitted coefficients as scenario keys, read back.
+studies::Calibration read_calibration(const std::string& path, const base::ConfigSchema& schema) {
+  base::Config k(schema);
+  base::load_config_file(k, path);
+  return studies::calibration_from_config(k);
+}
+
 #ifdef APRIL_WITH_SERVE
-    for (const auto& [given, name] : {std::pair{&db_path, "--db"}, {&timeline_path, "--timeline"}}) {
-      if (!given->empty()) throw std::invalid_argument(fmt::format("{} is not built for validate --engines", name));
-    }
-    if (calibration.empty()) {
-      throw std::invalid_argument("--engines needs --calibration: a server's, from `april profile --engine URL` and `april calibrate`");
-    }
-    if (task_options.checkpoint.empty())
-      throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
-    base::Config k(schema);
-    base::load_config_file(k, calibration);
-    const auto cal = studies::calibration_from_config(k);
-    std::optional<OutputFolder> out;
-    if (!out_dir.empty()) out.emplace(out_dir, "--out");
-    const auto choice = make_live_task(task_options, c, static_cast<std::int32_t>(c.get(base::keys::kMaxResponseLen)));
-    auto ho = live::http_backend_options(c);  // live's sampling, top_p included
-    ho.urls = split_urls(engines);
-    if (!(engine_timeout_s > 0 && engine_timeout_s <= 1e6)) {
-      throw std::invalid_argument(fmt::format("--engine-timeout {}: seconds above 0", engine_timeout_s));
-    }
-    ho.request_timeout_s = engine_timeout_s;
-    if (engine_api_is_vllm(engine_api)) ho.api = live::ServerApi::kVllm;
-    if (engine_slots < 0 || engine_slots > 1000000) {
-      throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", engine_slots));
-    }
-    if (ho.api == live::ServerApi::kVllm && engine_slots == 0) {
-      throw std::invalid_argument(
-          "--engine-api vllm needs --engine-slots: vLLM does not say its --max-num-seqs over HTTP, and the twin needs it");
-    }
-    ho.slots = engine_slots;
-    fmt::print("validate on {} server(s) ({}): {}, B = {} x n = {}, {} steps, the first {} left out\n", ho.urls.size(), engines,
-               choice.task->describe(), c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt),
-               c.get(base::keys::kSteps), warmup_steps);
-    fmt::print("calibration: {}\n", studies::describe(cal));
-    std::fflush(stdout);
-    const auto report = studies::validate_engines(c, registry, policies, *choice.task, cal, ho, warmup_steps, [](const std::string& line) {
-      fmt::print("  {}\n", line);
-      std::fflush(stdout);
-    });
-    for (const auto& p : report.policies) {
-      fmt::print("\n{} per step (rollout s): {:>5} {:>9} {:>9} {:>8}\n", p.policy, "step", "measured", "twin", "error");
-      for (std::size_t s = 0; s < p.live.size(); ++s) {
-        const double meas = p.live[s].rollout_time_s, pred = p.sim[s].rollout_time_s;
-        fmt::print("{:>{}} {:>5} {:>9.3f} {:>9.3f} {:>8}{}\n", "", p.policy.size() + 25, s, meas, pred,
-                   meas > 0 ? fmt::format("{:+.1f}%", 100 * (pred - meas) / meas) : std::string("-"),
-                   static_cast<std::int64_t>(s) < warmup_steps ? "  (warm-up)" : "");
-      }
-    }
-    fmt::print("\n{:<8} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8}\n", "policy", "median err", "p90 err", "live tok/s", "twin tok/s",
-               "requests", "aborted");
-    for (const auto& p : report.policies) {
-      fmt::print("{:<8} {:>11.1f}% {:>11.1f}% {:>12.0f} {:>12.0f} {:>10} {:>8}\n", p.policy, 100 * p.median_error, 100 * p.p90_error,
-                 p.live_rollout_tok_s, p.sim_rollout_tok_s, p.requests, p.aborted);
-    }
-    for (std::size_t i = 1; i < report.policies.size(); ++i) {
-      if (!report.gain_measured[i]) continue;
-      fmt::print("{} over {}, rollout throughput: measured {:+.1f}%, predicted {:+.1f}%\n", report.policies[i].policy,
-                 report.policies.front().policy, 100 * *report.gain_measured[i], 100 * *report.gain_predicted[i]);
-    }
-    if (out) {
-      base::write_file_atomically((std::filesystem::path(out->path()) / "report.json").string(), report.to_json().dump(2) + "\n");
-      out->commit();
-      fmt::print("wrote {}/report.json\n", out_dir);
-    }
-    return 0;
-#else
-    throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
-#endif
-  }
 
-  std::optional<studies::Calibration> given;
-  if (!calibration.empty()) {
-    // The fragment holds the fitted coefficients as scenario keys; read them back.
-    base::Config k(schema);
-    base::load_config_file(k, calibration);
-    given = studies::calibration_from_config(k);
-  } else {
-    fmt::print("profiling the live engine in slices between the live steps\n");
+// The servers of --engines, with live's sampling (top_p included).
+live::HttpBackendOptions validate_http_options(const ValidateArgs& a, const base::Config& c) {
+  auto ho = live::http_backend_options(c);
+  ho.urls = split_urls(a.engines);
+  if (!(a.engine_timeout_s > 0 && a.engine_timeout_s <= 1e6)) {
+    throw std::invalid_argument(fmt::format("--engine-timeout {}: seconds above 0", a.engine_timeout_s));
   }
-  std::fflush(stdout);
+  ho.request_timeout_s = a.engine_timeout_s;
+  if (engine_api_is_vllm(a.engine_api)) ho.api = live::ServerApi::kVllm;
+  if (a.engine_slots < 0 || a.engine_slots > 1000000) {
+    throw std::invalid_argument(fmt::format("--engine-slots {}: 0 (what the server says) or more", a.engine_slots));
+  }
+  if (ho.api == live::ServerApi::kVllm && a.engine_slots == 0) {
+    throw std::invalid_argument(
+        "--engine-api vllm needs --engine-slots: vLLM does not say its --max-num-seqs over HTTP, and the twin needs it");
+  }
+  ho.slots = a.engine_slots;
+  return ho;
+}
+
+void print_engines_report(const studies::EnginesValidationReport& report, std::int64_t warmup_steps) {
+  for (const auto& p : report.policies) {
+    fmt::print("\n{} per step (rollout s): {:>5} {:>9} {:>9} {:>8}\n", p.policy, "step", "measured", "twin", "error");
+    for (std::size_t s = 0; s < p.live.size(); ++s) {
+      const double meas = p.live[s].rollout_time_s, pred = p.sim[s].rollout_time_s;
+      fmt::print("{:>{}} {:>5} {:>9.3f} {:>9.3f} {:>8}{}\n", "", p.policy.size() + 25, s, meas, pred,
+                 meas > 0 ? fmt::format("{:+.1f}%", 100 * (pred - meas) / meas) : std::string("-"),
+                 static_cast<std::int64_t>(s) < warmup_steps ? "  (warm-up)" : "");
+    }
+  }
+  fmt::print("\n{:<8} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8}\n", "policy", "median err", "p90 err", "live tok/s", "twin tok/s",
+             "requests", "aborted");
+  for (const auto& p : report.policies) {
+    fmt::print("{:<8} {:>11.1f}% {:>11.1f}% {:>12.0f} {:>12.0f} {:>10} {:>8}\n", p.policy, 100 * p.median_error, 100 * p.p90_error,
+               p.live_rollout_tok_s, p.sim_rollout_tok_s, p.requests, p.aborted);
+  }
+  for (std::size_t i = 1; i < report.policies.size(); ++i) {
+    if (!report.gain_measured[i]) continue;
+    fmt::print("{} over {}, rollout throughput: measured {:+.1f}%, predicted {:+.1f}%\n", report.policies[i].policy,
+               report.policies.front().policy, 100 * *report.gain_measured[i], 100 * *report.gain_predicted[i]);
+  }
+}
+
+#endif
+
+// --engines: rollout-only runs on inference servers against their calibrated twin.
+int validate_on_servers(const ValidateArgs& a, const base::Config& c, const base::ConfigSchema& schema,
+                        const policies::PolicyRegistry& registry, const std::vector<std::string>& policies) {
+#ifdef APRIL_WITH_SERVE
+  for (const auto& [given, name] : {std::pair{&a.db_path, "--db"}, {&a.timeline_path, "--timeline"}}) {
+    if (!given->empty()) throw std::invalid_argument(fmt::format("{} is not built for validate --engines", name));
+  }
+  if (a.calibration.empty()) {
+    throw std::invalid_argument("--engines needs --calibration: a server's, from `april profile --engine URL` and `april calibrate`");
+  }
+  if (a.task_options.checkpoint.empty())
+    throw std::invalid_argument("--engines needs --checkpoint and --dataset: the tokenizer and the prompts");
+  const auto cal = read_calibration(a.calibration, schema);
   std::optional<OutputFolder> out;
-  if (timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
-  if (!timeline_path.empty()) check_output_file(timeline_path, "--timeline");
-  const auto detail = rl::parse_timeline_detail(timeline_detail);
-  if (!out_dir.empty()) out.emplace(out_dir, "--out");
-  std::optional<studies::ResultsDb> db;
-  if (!db_path.empty()) db.emplace(db_path);
+  if (!a.out_dir.empty()) out.emplace(a.out_dir, "--out");
+  const auto choice = make_live_task(a.task_options, c, static_cast<std::int32_t>(c.get(base::keys::kMaxResponseLen)));
+  const auto ho = validate_http_options(a, c);
+  fmt::print("validate on {} server(s) ({}): {}, B = {} x n = {}, {} steps, the first {} left out\n", ho.urls.size(), a.engines,
+             choice.task->describe(), c.get(base::keys::kRolloutBatchSize), c.get(base::keys::kSamplesPerPrompt), c.get(base::keys::kSteps),
+             a.warmup_steps);
+  fmt::print("calibration: {}\n", studies::describe(cal));
+  std::fflush(stdout);
+  const auto report = studies::validate_engines(c, registry, policies, *choice.task, cal, ho, a.warmup_steps, [](const std::string& line) {
+    fmt::print("  {}\n", line);
+    std::fflush(stdout);
+  });
+  print_engines_report(report, a.warmup_steps);
+  if (out) {
+    base::write_file_atomically((std::filesystem::path(out->path()) / "report.json").string(), report.to_json().dump(2) + "\n");
+    out->commit();
+    fmt::print("wrote {}/report.json\n", a.out_dir);
+  }
+  return 0;
+#else
+  (void)a;
+  (void)c;
+  (void)schema;
+  (void)registry;
+  (void)policies;
+  throw std::invalid_argument("--engines: this april-live was built without cpp-httplib (Debian's libcpp-httplib-dev)");
+#endif
+}
+
+// The live runs and their twins. Each line with the time since the start
+// and, from the second live step on, an estimate of the time left at the
+// pace of the live steps so far (they, and the profile slices between them,
+// take nearly all of it).
+studies::ValidationReport run_validation(const ValidateArgs& a, const base::Config& c, const policies::PolicyRegistry& registry,
+                                         const std::vector<std::string>& policies, const std::optional<studies::Calibration>& given) {
   // The policies' live arms take turns, one step each: the side-by-side
   // probe starts after another arm's turn, as their overlapped steps do.
-  auto profile = profile_options(c, device, live::ProfileOptions{}.repeats);
+  auto profile = profile_options(c, a.device, live::ProfileOptions{}.repeats);
   profile.contention_after_other_arm = true;
-  // Each line with the time since the start and, from the second live step
-  // on, an estimate of the time left at the pace of the live steps so far
-  // (they, and the profile slices between them, take nearly all of it).
   const auto start = std::chrono::steady_clock::now();
   const auto seconds_since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   double first_share = 0, first_at_s = 0;
-  const auto report = studies::validate(
-      c, registry, policies, given, profile, device,
+  return studies::validate(
+      c, registry, policies, given, profile, a.device,
       [&](const std::string& line, double live_share_done) {
         const double now_s = seconds_since_start();
         std::string eta;
@@ -349,36 +372,40 @@ int validate_command(const std::vector<std::string>& args) {
         fmt::print("  [{:.0f} s{}] {}\n", now_s, eta, line);
         std::fflush(stdout);
       },
-      warmup_steps);
-  if (!timeline_path.empty()) {
-    // Live and twin of each policy one above the other, both from their first
-    // step's start: where the model's schedule and the engine's part.
-    base::ChromeTrace chrome;
-    std::int64_t pid = 1;
-    for (const auto& p : report.policies) {
-      // The live run's clock also ran while the other policies and the profile
-      // slices took their turns: its steps laid end to end, as the twin's are,
-      // and its engine's records moved with them.
-      const auto live = rl::without_gaps_between_steps(p.live);
-      auto live_changes = p.live_engine_changes;
-      auto live_windows = p.live_engine_windows;
-      rl::remove_gaps_between_steps(p.live, live_changes, live_windows);
-      const double live_origin = live.empty() ? 0.0 : live.front().start_time_s;
-      const double twin_origin = p.sim.empty() ? 0.0 : p.sim.front().start_time_s;
-      rl::RunTimeline live_run{p.policy + " live", 1, &live, &live_changes, live_origin};
-      live_run.engine_windows = &live_windows;
-      rl::RunTimeline twin_run{p.policy + " twin", 1, &p.sim, &p.sim_engine_changes, twin_origin};
-      twin_run.engine_windows = &p.sim_engine_windows;
-      rl::add_run_timeline(chrome, live_run, pid, detail);
-      rl::add_run_timeline(chrome, twin_run, pid + 2, detail);
-      pid += 4;
-    }
-    write_output_file(timeline_path, chrome.text());
-    fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", timeline_path, chrome.events());
-  }
-  const auto& cal = report.calibration;
-  fmt::print("calibration{}: {}\n", report.profiled_interleaved ? " (profiled between the live steps)" : "", studies::describe(cal));
+      a.warmup_steps);
+}
 
+// Live and twin of each policy one above the other, both from their first
+// step's start: where the model's schedule and the engine's part.
+void write_validate_timeline(const std::string& path, const studies::ValidationReport& report, rl::TimelineDetail detail) {
+  base::ChromeTrace chrome;
+  std::int64_t pid = 1;
+  for (const auto& p : report.policies) {
+    // The live run's clock also ran while the other policies and the profile
+    // slices took their turns: its steps laid end to end, as the twin's are,
+    // and its engine's records moved with them.
+    const auto live = rl::without_gaps_between_steps(p.live);
+    auto live_changes = p.live_engine_changes;
+    auto live_windows = p.live_engine_windows;
+    rl::remove_gaps_between_steps(p.live, live_changes, live_windows);
+    const double live_origin = live.empty() ? 0.0 : live.front().start_time_s;
+    const double twin_origin = p.sim.empty() ? 0.0 : p.sim.front().start_time_s;
+    rl::RunTimeline live_run{p.policy + " live", 1, &live, &live_changes, live_origin};
+    live_run.engine_windows = &live_windows;
+    rl::RunTimeline twin_run{p.policy + " twin", 1, &p.sim, &p.sim_engine_changes, twin_origin};
+    twin_run.engine_windows = &p.sim_engine_windows;
+    rl::add_run_timeline(chrome, live_run, pid, detail);
+    rl::add_run_timeline(chrome, twin_run, pid + 2, detail);
+    pid += 4;
+  }
+  write_output_file(path, chrome.text());
+  fmt::print("wrote {} ({} trace events; open it in ui.perfetto.dev)\n", path, chrome.events());
+}
+
+// The calibration, then one line per policy: steps, instant steps, errors, throughputs.
+void print_policy_errors(const studies::ValidationReport& report) {
+  fmt::print("calibration{}: {}\n", report.profiled_interleaved ? " (profiled between the live steps)" : "",
+             studies::describe(report.calibration));
   fmt::print("\n{:<8} {:>6} {:>8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "policy", "steps", "instant", "same tok",
              "median err", "drift-adj", "p90 err", "total err", "live tok/s", "sim tok/s");
   for (const auto& p : report.policies) {
@@ -387,7 +414,6 @@ int validate_command(const std::vector<std::string>& args) {
                p.instant_agree, p.instant_steps, p.steps_same_tokens, 100 * p.median_error, adjusted, 100 * p.p90_error,
                100 * p.total_time_error, p.live_rollout_tok_s, p.sim_rollout_tok_s);
   }
-  bool any_overlapped = false;
   for (const auto& p : report.policies) {
     if (!p.effective_gain_measured) continue;
     const auto& ci = p.effective_gain_error_interval;
@@ -396,7 +422,14 @@ int validate_command(const std::vector<std::string>& args) {
                100 * (*p.effective_gain_predicted - *p.effective_gain_measured),
                ci ? fmt::format("; over this run's steps, 95%: {:+.1f} to {:+.1f}", ci->lo_pp, ci->hi_pp) : std::string());
   }
+}
+
+// Each policy's live train steps (and, overlapped, its iterations beside
+// them) against the model of them.
+void print_model_ratios(const studies::ValidationReport& report) {
+  const auto& cal = report.calibration;
   const auto ratio = [](const std::optional<double>& r) { return r ? fmt::format("{:.2f}", *r) : std::string("-"); };
+  bool any_overlapped = false;
   for (const auto& p : report.policies) {
     if (!p.overlapped) {
       fmt::print("{}: live train step compute time / calibrated prediction, median: {}\n", p.policy, ratio(p.train_ratio));
@@ -421,6 +454,10 @@ int validate_command(const std::vector<std::string>& args) {
         "the engine runs by the profiled factors (\"side by side\" on the calibration line; the ratios above\n"
         "are the live run's own), and adds the profiled train handoff to each train step\n");
   }
+}
+
+// The warm-up steps, the machine's drift, what the columns mean, and the rollout gain.
+void print_report_notes(const studies::ValidationReport& report) {
   if (report.warmup_steps > 0) {
     std::string ratios;
     for (const auto& p : report.policies) {
@@ -449,66 +486,119 @@ int validate_command(const std::vector<std::string>& args) {
     fmt::print("gain over sync (rollout throughput): measured {:+.1f}%, predicted {:+.1f}% ({:+.1f} pp)\n", 100 * *report.gain_measured,
                100 * *report.gain_predicted, 100 * (*report.gain_predicted - *report.gain_measured));
   }
-  if (out) {
-    const std::filesystem::path dir = out->path();
-    auto j = report.to_json();
-    j["scenario"] = c.resolved();
-    j["calibration"] = studies::calibration_scenario_json(cal);
-    base::write_file_atomically((dir / "report.json").string(), j.dump(2) + "\n");
-    // The profile fitted between the live steps: `april calibrate` re-fits it,
-    // and its points show what the fit made of the machine.
-    if (report.profile)
-      base::write_file_atomically((dir / "profile.json").string(), studies::profile_to_json(*report.profile).dump(2) + "\n");
-    for (const auto& p : report.policies) {
-      traces::write_jsonl_trace((dir / (p.policy + "_trace.jsonl")).string(), p.trace);
-      // predicted_s is the model alone: an iteration beside a computing train
-      // step is predicted at engine.slowdown_beside_train times it.
-      std::string csv = "step,batch,kv_tok,prefill_requests,prefill_tok,prefill_longest_tok,beside_train,time_s,predicted_s\n";
-      for (std::size_t step = 0; step < p.live_iterations.size(); ++step) {
-        for (const auto& it : p.live_iterations[step]) {
-          csv += fmt::format("{},{},{},{},{},{},{:d},{:.6f},{:.6f}\n", step, it.batch, it.kv_tok, it.prefill_requests, it.prefill_tok,
-                             it.prefill_longest_tok, it.beside_train, it.time_s, studies::predicted_iteration_s(cal, it));
-        }
-      }
-      base::write_file_atomically((dir / (p.policy + "_live_iterations.csv")).string(), csv);
-      // Every live train step: its shape, compute time, the engine's time
-      // beside it, the model's time for it alone, and its page faults (a step
-      // that grew the heap is slower than its shape says).
-      std::string train_csv = "step,samples,tokens,longest_tok,time_s,beside_engine_s,predicted_alone_s,minor_faults\n";
-      for (std::size_t step = 0; step < p.live_train_steps.size(); ++step) {
-        for (const auto& t : p.live_train_steps[step]) {
-          train_csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{}\n", step, t.point.samples, t.point.tokens, t.point.longest_tok,
-                                   t.point.time_s, t.beside_engine_s, studies::predicted_train_s(cal, t.point), t.minor_faults);
-        }
-      }
-      base::write_file_atomically((dir / (p.policy + "_live_train_steps.csv")).string(), train_csv);
+}
+
+// One policy's live trace, iterations and train steps, each with what the calibration predicts for it.
+void write_policy_files(const std::filesystem::path& dir, const studies::PolicyValidation& p, const studies::Calibration& cal) {
+  traces::write_jsonl_trace((dir / (p.policy + "_trace.jsonl")).string(), p.trace);
+  // predicted_s is the model alone: an iteration beside a computing train
+  // step is predicted at engine.slowdown_beside_train times it.
+  std::string csv = "step,batch,kv_tok,prefill_requests,prefill_tok,prefill_longest_tok,beside_train,time_s,predicted_s\n";
+  for (std::size_t step = 0; step < p.live_iterations.size(); ++step) {
+    for (const auto& it : p.live_iterations[step]) {
+      csv += fmt::format("{},{},{},{},{},{},{:d},{:.6f},{:.6f}\n", step, it.batch, it.kv_tok, it.prefill_requests, it.prefill_tok,
+                         it.prefill_longest_tok, it.beside_train, it.time_s, studies::predicted_iteration_s(cal, it));
     }
-    out->commit();
-    fmt::print("wrote {0}/report.json and {0}/<policy>_trace.jsonl\n", out_dir);
   }
-  if (db) {
-    const auto now = studies::utc_now_iso8601();
-    const auto sweep = db->sweep_id("validate", scenario,
-                                    fmt::format("policies={};steps={};at={}", fmt::join(policies, ","), c.get(base::keys::kSteps), now));
-    const base::Config twin = studies::simulator_twin(c, cal);
-    for (const auto& p : report.policies) {
-      for (const std::string side : {"live", "sim"}) {
-        studies::RunRecord r;
-        const auto& steps = side == "live" ? p.live : p.sim;
-        r.scenario = (side == "live" ? c : twin).resolved();
-        r.scenario_hash = base::hash_hex(r.scenario.dump());
-        r.run_key = base::hash_hex(fmt::format("validate {} {} {} {}", sweep, side, p.policy, now));
-        r.policy = p.policy;
-        r.seed = c.get(base::keys::kSeed);
-        r.model_version = scenario::kModelVersion;
-        r.started_at = r.finished_at = now;
-        r.summary = rl::summary_json(rl::summarize(steps));
-        r.steps = steps;
-        db->store_run(sweep, r, {{"side", side}, {"policy", p.policy}});
-      }
+  base::write_file_atomically((dir / (p.policy + "_live_iterations.csv")).string(), csv);
+  // Every live train step: its shape, compute time, the engine's time
+  // beside it, the model's time for it alone, and its page faults (a step
+  // that grew the heap is slower than its shape says).
+  std::string train_csv = "step,samples,tokens,longest_tok,time_s,beside_engine_s,predicted_alone_s,minor_faults\n";
+  for (std::size_t step = 0; step < p.live_train_steps.size(); ++step) {
+    for (const auto& t : p.live_train_steps[step]) {
+      train_csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{}\n", step, t.point.samples, t.point.tokens, t.point.longest_tok,
+                               t.point.time_s, t.beside_engine_s, studies::predicted_train_s(cal, t.point), t.minor_faults);
     }
-    fmt::print("stored both sides as sweep {} in {}\n", sweep, db_path);
   }
+  base::write_file_atomically((dir / (p.policy + "_live_train_steps.csv")).string(), train_csv);
+}
+
+void write_validate_outputs(OutputFolder& out, const std::string& out_dir, const studies::ValidationReport& report, const base::Config& c) {
+  const std::filesystem::path dir = out.path();
+  const auto& cal = report.calibration;
+  auto j = report.to_json();
+  j["scenario"] = c.resolved();
+  j["calibration"] = studies::calibration_scenario_json(cal);
+  base::write_file_atomically((dir / "report.json").string(), j.dump(2) + "\n");
+  // The profile fitted between the live steps: `april calibrate` re-fits it,
+  // and its points show what the fit made of the machine.
+  if (report.profile)
+    base::write_file_atomically((dir / "profile.json").string(), studies::profile_to_json(*report.profile).dump(2) + "\n");
+  for (const auto& p : report.policies) write_policy_files(dir, p, cal);
+  out.commit();
+  fmt::print("wrote {0}/report.json and {0}/<policy>_trace.jsonl\n", out_dir);
+}
+
+// Both sides of every policy's run, as one sweep of the results database.
+void store_validate_runs(studies::ResultsDb& db, const ValidateArgs& a, const std::vector<std::string>& policies, const base::Config& c,
+                         const studies::ValidationReport& report) {
+  const auto now = studies::utc_now_iso8601();
+  const auto sweep = db.sweep_id("validate", a.scenario,
+                                 fmt::format("policies={};steps={};at={}", fmt::join(policies, ","), c.get(base::keys::kSteps), now));
+  const base::Config twin = studies::simulator_twin(c, report.calibration);
+  for (const auto& p : report.policies) {
+    for (const std::string side : {"live", "sim"}) {
+      studies::RunRecord r;
+      const auto& steps = side == "live" ? p.live : p.sim;
+      r.scenario = (side == "live" ? c : twin).resolved();
+      r.scenario_hash = base::hash_hex(r.scenario.dump());
+      r.run_key = base::hash_hex(fmt::format("validate {} {} {} {}", sweep, side, p.policy, now));
+      r.policy = p.policy;
+      r.seed = c.get(base::keys::kSeed);
+      r.model_version = scenario::kModelVersion;
+      r.started_at = r.finished_at = now;
+      r.summary = rl::summary_json(rl::summarize(steps));
+      r.steps = steps;
+      db.store_run(sweep, r, {{"side", side}, {"policy", p.policy}});
+    }
+  }
+  fmt::print("stored both sides as sweep {} in {}\n", sweep, a.db_path);
+}
+
+}  // namespace
+
+int validate_command(const std::vector<std::string>& args) {
+  ValidateArgs a;
+  const auto opts = validate_cli_options(a);
+  po::variables_map vm;
+  if (!parse_command_line(args, opts, vm)) return 0;
+  const auto registry = policies::builtin_policies();
+  const auto schema = scenario::make_schema(registry);
+  base::Config c(schema);
+  apply_cli_scenario(c, a.scenario, a.sets, opt_int(vm, "steps"), opt_int(vm, "seed"));
+  apply_quick(c, a, vm);
+  const auto policies = policy_list(a.policy_args, registry, {"sync", "april"});
+  if (a.warmup_steps < 0 || a.warmup_steps >= c.get(base::keys::kSteps)) {
+    throw std::invalid_argument(
+        fmt::format("--warmup-steps {}: must be at least 0 and fewer than the {} steps", a.warmup_steps, c.get(base::keys::kSteps)));
+  }
+
+  if (a.engines.empty() && !a.task_options.checkpoint.empty()) {
+    throw std::invalid_argument("--checkpoint: april validate runs Hugging Face checkpoints on servers only: give --engines");
+  }
+  if (!a.engines.empty()) return validate_on_servers(a, c, schema, registry, policies);
+
+  std::optional<studies::Calibration> given;
+  if (!a.calibration.empty())
+    given = read_calibration(a.calibration, schema);
+  else
+    fmt::print("profiling the live engine in slices between the live steps\n");
+  std::fflush(stdout);
+  std::optional<OutputFolder> out;
+  if (a.timeline_path == "-") throw std::invalid_argument("--timeline -: a timeline is written to a file, not to standard output");
+  if (!a.timeline_path.empty()) check_output_file(a.timeline_path, "--timeline");
+  const auto detail = rl::parse_timeline_detail(a.timeline_detail);
+  if (!a.out_dir.empty()) out.emplace(a.out_dir, "--out");
+  std::optional<studies::ResultsDb> db;
+  if (!a.db_path.empty()) db.emplace(a.db_path);
+  const auto report = run_validation(a, c, registry, policies, given);
+  if (!a.timeline_path.empty()) write_validate_timeline(a.timeline_path, report, detail);
+  print_policy_errors(report);
+  print_model_ratios(report);
+  print_report_notes(report);
+  if (out) write_validate_outputs(*out, a.out_dir, report, c);
+  if (db) store_validate_runs(*db, a, policies, c, report);
   return 0;
 }
 
