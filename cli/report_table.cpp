@@ -24,7 +24,8 @@ void print_scenario_header(const base::Config& c, const scenario::ResolvedScenar
   fmt::print("scenario {}: {} on {} x{}, {}, B = {} groups x n = {}, max response {} tok, {} steps, seed {}\n", scenario,
              c.get(sim::keys::kModel), hardware, shape.gpus, cluster, c.get(base::keys::kRolloutBatchSize),
              c.get(base::keys::kSamplesPerPrompt), c.get(base::keys::kMaxResponseLen), c.get(base::keys::kSteps), c.get(base::keys::kSeed));
-  fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", sim::make_iteration_model(c)->describe(), resolved.kv_capacity_tok,
+  fmt::print("engine: {}; KV capacity {} tok/engine, running cap {}\n", sim::make_iteration_model(c, resolved.inputs)->describe(),
+             resolved.kv_capacity_tok,
              c.get(sim::keys::kEngineMaxRunning) == 0 ? std::string("none") : std::to_string(c.get(sim::keys::kEngineMaxRunning)));
   if (const auto idle = sim::idle_gpus_note(shape); !idle.empty()) fmt::print("{}\n", idle);
   fmt::print("weight sync: {}\n", resolved.sync.how);

@@ -68,9 +68,10 @@ po::options_description simulate_options(SimulateArgs& a) {
 
 // The policies to run; the default list leaves out the overlapping policies where the GPUs allow no split.
 std::vector<std::string> simulated_policies(const SimulateArgs& a, const base::Config& config, const policies::PolicyRegistry& registry,
-                                            bool colocated) {
+                                            const scenario::ResolvedScenario& resolved) {
+  const bool colocated = !resolved.shape.disaggregated();
   std::vector<std::string> policy_names = policy_list(a.policy_args, registry, {"sync", "april", "sorted", "one_step_off", "async"});
-  if (a.policy_args.empty() && colocated && scenario::split_candidates(config).empty()) {
+  if (a.policy_args.empty() && colocated && scenario::split_candidates(config, resolved.inputs).empty()) {
     std::erase_if(policy_names, [&](const std::string& p) { return scenario::policy_overlaps(config, registry, p); });
   }
   return policy_names;
@@ -83,7 +84,7 @@ std::vector<ReportRow> run_policies(const base::Config& config, const policies::
   const bool colocated = !resolved.shape.disaggregated();
   // Progress on a terminal: every policy's steps, each split of a search counted.
   const std::int64_t steps = config.get(base::keys::kSteps);
-  const auto splits = static_cast<std::int64_t>(scenario::split_candidates(config).size());
+  const auto splits = static_cast<std::int64_t>(scenario::split_candidates(config, resolved.inputs).size());
   std::int64_t total_steps = 0;
   for (const auto& p : policy_names) total_steps += steps * (colocated && scenario::policy_overlaps(config, registry, p) ? splits : 1);
   TerminalProgress progress("simulate", "steps", total_steps);
@@ -94,8 +95,7 @@ std::vector<ReportRow> run_policies(const base::Config& config, const policies::
     running = p;
     if (colocated && scenario::policy_overlaps(config, registry, p)) {
       auto search = scenario::fastest_split(config, registry, p, ro);
-      const auto& best = search.trials[search.best];
-      rows.push_back({std::move(search.run), sim::cluster_shape(scenario::on_split(config, best.rollout_gpus)), search.trials});
+      rows.push_back({std::move(search.run), search.shape, search.trials});
     } else {
       rows.push_back({scenario::simulate(config, registry, p, ro), resolved.shape, {}});
     }
@@ -188,23 +188,24 @@ int simulate_command(const std::vector<std::string>& args) {
   ro.trace = load_cli_trace(a.trace, a.trace_format);
   ro.trace_name = a.trace;
   const auto resolved = scenario::validate_scenario(config, ro.trace ? &*ro.trace : nullptr, a.trace);
+  ro.inputs = &resolved.inputs;  // every policy's and split's run reads the model and hardware files no more
 
   const bool colocated = !resolved.shape.disaggregated();
-  const auto policy_names = simulated_policies(a, config, registry, colocated);
+  const auto policy_names = simulated_policies(a, config, registry, resolved);
   std::optional<OutputFolder> out;
   if (!a.out_dir.empty()) out.emplace(a.out_dir, "--out");
 
   print_scenario_header(config, resolved, a.scenario, a.trace);
   if (!colocated && std::find(policy_names.begin(), policy_names.end(), "elastic") != policy_names.end()) {
     // The trainer's GPUs as engines, and what lending them costs.
-    fmt::print(
-        "elastic: {}\n\n",
-        sim::elastic_switch(config, config.get(policies::keys::kElasticToRolloutS), config.get(policies::keys::kElasticToTrainerS)).how);
+    fmt::print("elastic: {}\n\n", sim::elastic_switch(config, resolved.inputs, config.get(policies::keys::kElasticToRolloutS),
+                                                      config.get(policies::keys::kElasticToTrainerS))
+                                      .how);
   }
   std::fflush(stdout);
   const auto rows = run_policies(config, registry, resolved, policy_names, ro);
   print_report_table(rows);
-  fmt::print("{}\n", studies::prediction_trust_line(config, a.trace));
+  fmt::print("{}\n", studies::prediction_trust_line(config, resolved.inputs.model(), a.trace));
 
   if (!a.timeline_path.empty()) write_timeline(a.timeline_path, rows, resolved, detail);
   if (out) write_out_folder(*out, a, config, rows);

@@ -62,12 +62,16 @@ std::optional<std::string> not_a_design(const base::Config& c, const policies::P
 }
 
 std::vector<std::int64_t> split_candidates(const base::Config& c, std::size_t max_splits) {
-  const auto shape = sim::cluster_shape(c);
+  return split_candidates(c, sim::ScenarioInputs(c), max_splits);
+}
+
+std::vector<std::int64_t> split_candidates(const base::Config& c, const sim::ScenarioInputs& inputs, std::size_t max_splits) {
+  const auto shape = sim::cluster_shape(c, inputs);
   const std::int64_t gpus = shape.gpus, tp = shape.tensor_parallel;
   // On several nodes each pool takes whole nodes (sim::cluster_shape).
   const std::int64_t step = shape.nodes > 1 ? std::lcm(tp, shape.gpus_per_node) : tp;
   // The trainer's parallel layout (phases model) must divide its share.
-  const std::int64_t train_multiple = c.get(sim::keys::kTrainTimeModel) == "phases" ? sim::trainer_setup(c).gpu_multiple() : 1;
+  const std::int64_t train_multiple = c.get(sim::keys::kTrainTimeModel) == "phases" ? sim::trainer_setup(c, inputs).gpu_multiple() : 1;
   std::vector<std::int64_t> all;
   for (std::int64_t r = step; r < gpus; r += step) {
     if ((gpus - r) % train_multiple == 0) all.push_back(r);
@@ -83,32 +87,46 @@ std::vector<std::int64_t> split_candidates(const base::Config& c, std::size_t ma
 }
 
 base::Config on_split(const base::Config& config, std::int64_t rollout_gpus) {
+  return on_split(config, sim::ScenarioInputs(config), rollout_gpus);
+}
+
+base::Config on_split(const base::Config& config, const sim::ScenarioInputs& inputs, std::int64_t rollout_gpus) {
   base::Config c = config;
-  set_split(c, rollout_gpus, sim::cluster_shape(c).gpus - rollout_gpus, "split");
+  set_split(c, rollout_gpus, sim::cluster_shape(c, inputs).gpus - rollout_gpus, "split");
   return c;
 }
 
 SplitSearch fastest_split(const base::Config& config, const policies::PolicyRegistry& registry, const std::string& policy,
                           const RunOptions& options) {
-  const auto candidates = split_candidates(config);
+  // The caller's inputs where they are this config's, else its own, for every split.
+  const bool given = options.inputs != nullptr && options.inputs->resolved_from(config);
+  const sim::ScenarioInputs inputs = given ? *options.inputs : sim::ScenarioInputs(config);
+  std::optional<RunOptions> own;
+  if (!given) {
+    own = options;
+    own->inputs = &inputs;
+  }
+  const RunOptions& run_options = given ? options : *own;
+  const auto candidates = split_candidates(config, inputs);
   if (candidates.empty()) {
     throw base::ConfigError(
         fmt::format("policy '{}' needs separate rollout and train GPUs, but cluster.gpus ({}) at "
                     "cluster.tensor_parallel {} leaves no split with whole engines and a trainer its "
                     "parallel layout divides (train.* parallel sizes)",
-                    policy, sim::cluster_shape(config).gpus, config.get(sim::keys::kClusterTensorParallel)));
+                    policy, sim::cluster_shape(config, inputs).gpus, config.get(sim::keys::kClusterTensorParallel)));
   }
   SplitSearch s;
   for (const std::int64_t r : candidates) {
-    const base::Config c = on_split(config, r);
-    RunResult run = simulate(c, registry, policy, options);
-    const auto shape = sim::cluster_shape(c);
+    const base::Config c = on_split(config, inputs, r);
+    RunResult run = simulate(c, registry, policy, run_options);
+    const auto shape = sim::cluster_shape(c, inputs);
     const double step_time_s =
         rl::derive(run.summary.totals).total_time_s / static_cast<double>(std::max<std::int64_t>(1, run.summary.steps));
     s.trials.push_back({shape.rollout_gpus, shape.train_gpus, step_time_s});
     if (s.trials.size() == 1 || step_time_s < s.trials[s.best].step_time_s) {
       s.best = s.trials.size() - 1;
       s.run = std::move(run);
+      s.shape = shape;
     }
   }
   return s;

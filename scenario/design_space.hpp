@@ -13,6 +13,8 @@
 #include "base/config.hpp"
 #include "policies/registry.hpp"
 #include "scenario/simulation.hpp"
+#include "sim/cluster_shape.hpp"
+#include "sim/scenario_inputs.hpp"
 
 namespace april::scenario {
 
@@ -36,10 +38,13 @@ std::optional<std::string> not_a_design(const base::Config& config, const polici
 // (multiples of cluster.tensor_parallel) and at least one train GPU. When
 // there are more than `max_splits`, `max_splits` of them evenly spaced, the
 // smallest and largest included. Empty when cluster.gpus allows no split.
+// `inputs`: resolved from `config`; without them, its own are resolved.
+std::vector<std::int64_t> split_candidates(const base::Config& config, const sim::ScenarioInputs& inputs, std::size_t max_splits = 16);
 std::vector<std::int64_t> split_candidates(const base::Config& config, std::size_t max_splits = 16);
 
 // `config` on a disaggregated split with `rollout_gpus` rollout GPUs and the
 // rest training (cluster.engines follows from the split).
+base::Config on_split(const base::Config& config, const sim::ScenarioInputs& inputs, std::int64_t rollout_gpus);
 base::Config on_split(const base::Config& config, std::int64_t rollout_gpus);
 
 struct SplitTrial {
@@ -51,12 +56,14 @@ struct SplitSearch {
   std::vector<SplitTrial> trials;  // ascending rollout_gpus
   std::size_t best = 0;            // least step time; ties: fewer rollout GPUs
   RunResult run;                   // the best split's run
+  sim::ClusterShape shape;         // the best split's cluster
 };
 
 // Runs `policy` on every split_candidates() split of `config`'s GPUs, same
 // seed and workload, and keeps the one with the least time per step. The
 // choice is made on the run it reports (one seed): `april tune --param
 // cluster.rollout_gpus` makes it over several seeds, with constraints.
+// Every split runs on `options.inputs` where they are `config`'s.
 SplitSearch fastest_split(const base::Config& config, const policies::PolicyRegistry& registry, const std::string& policy,
                           const RunOptions& options = {});
 

@@ -17,6 +17,11 @@ std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0
 }  // namespace
 
 MemoryEstimate estimate_memory(const base::Config& c, std::int64_t resident_groups, bool record_timeline, bool record_windows) {
+  return estimate_memory(c, sim::ScenarioInputs(c), resident_groups, record_timeline, record_windows);
+}
+
+MemoryEstimate estimate_memory(const base::Config& c, const sim::ScenarioInputs& inputs, std::int64_t resident_groups, bool record_timeline,
+                               bool record_windows) {
   // Doubles throughout: the knobs' products can exceed 2^63.
   MemoryEstimate e;
   const double samples = static_cast<double>(resident_groups) * static_cast<double>(c.get(base::keys::kSamplesPerPrompt));
@@ -26,7 +31,7 @@ MemoryEstimate estimate_memory(const base::Config& c, std::int64_t resident_grou
   e.breakdown =
       fmt::format("{:.0f} resident samples x {:.0f} B + {:.0f} steps x {:.0f} B", samples, kResidentSampleBytes, steps, kStepBytes);
   if (c.get(sim::keys::kTopologyPreset) != "none" && c.get(sim::keys::kTopologyFile).empty()) {
-    const double gpus = static_cast<double>(sim::cluster_shape(c).gpus);
+    const double gpus = static_cast<double>(sim::cluster_shape(c, inputs).gpus);
     e.bytes += gpus * kTopologyGpuBytes;
     e.breakdown += fmt::format(" + {:.0f} topology GPUs x {:.0f} B", gpus, kTopologyGpuBytes);
   }

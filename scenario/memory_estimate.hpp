@@ -15,6 +15,7 @@
 #include "base/config.hpp"
 #include "base/machine_memory.hpp"
 #include "rl/run_timeline.hpp"
+#include "sim/scenario_inputs.hpp"
 
 namespace april::scenario {
 
@@ -31,6 +32,9 @@ struct MemoryEstimate {
 };
 
 // `resident_groups`: the policy's bound (Policy::resident_groups_bound).
+// `inputs`: the scenario's model and accelerators; without them, its own are resolved.
+MemoryEstimate estimate_memory(const base::Config& config, const sim::ScenarioInputs& inputs, std::int64_t resident_groups,
+                               bool record_timeline, bool record_windows = false);
 MemoryEstimate estimate_memory(const base::Config& config, std::int64_t resident_groups, bool record_timeline, bool record_windows = false);
 
 // Throws base::ConfigError with the estimate when it exceeds `limit_bytes`.

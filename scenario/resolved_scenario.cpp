@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "sim/engine_knobs.hpp"
-#include "sim/model_catalog.hpp"
 #include "sim/train_sync_knobs.hpp"
 
 namespace april::scenario {
@@ -16,9 +15,9 @@ namespace {
 // and splits the KV heads evenly or replicates them (QKVParallelLinear: a
 // size that neither divides them nor is a multiple of them); SGLang's
 // ModelConfig checks the same. Such a plan cannot run.
-void check_engine_heads(const base::Config& c, std::int64_t tp) {
+void check_engine_heads(const sim::ScenarioInputs& in, std::int64_t tp) {
   if (tp <= 1) return;
-  const auto model = sim::resolve_model(c.get(sim::keys::kModel));
+  const auto& model = in.model();
   const auto q = model.q_heads, kv = model.kv_heads;
   if (q > 0 && q % tp != 0) {
     throw base::ConfigError(
@@ -36,14 +35,18 @@ void check_engine_heads(const base::Config& c, std::int64_t tp) {
 
 }  // namespace
 
-ResolvedScenario resolve_scenario(const base::Config& c) {
+ResolvedScenario resolve_scenario(const base::Config& c) { return resolve_scenario(c, sim::ScenarioInputs(c)); }
+
+ResolvedScenario resolve_scenario(const base::Config& c, const sim::ScenarioInputs& inputs) {
   ResolvedScenario r;
-  r.shape = sim::cluster_shape(c);
-  check_engine_heads(c, r.shape.tensor_parallel);
+  r.inputs = inputs;
+  r.shape = sim::cluster_shape(c, r.inputs);
+  check_engine_heads(r.inputs, r.shape.tensor_parallel);
   // train.hardware is checked whatever the train time model reads.
-  (void)sim::trainer_accelerator(c);
-  r.sync = sim::weight_sync(c);
-  r.kv_capacity_tok = sim::kv_capacity_tok(c);
+  (void)sim::trainer_accelerator(c, r.inputs);
+  r.sync = sim::weight_sync(c, r.inputs);
+  r.engine = sim::engine_config(c, r.inputs);
+  r.kv_capacity_tok = r.engine.kv_capacity_tok;
   return r;
 }
 

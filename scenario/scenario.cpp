@@ -116,6 +116,11 @@ void apply_scenario_text(base::Config& config, const std::string& text, const st
 }
 
 ResolvedScenario validate_scenario(const base::Config& c, const std::vector<base::GroupSpec>* trace, const std::string& trace_name) {
+  return validate_scenario(c, sim::ScenarioInputs(c), trace, trace_name);
+}
+
+ResolvedScenario validate_scenario(const base::Config& c, const sim::ScenarioInputs& inputs, const std::vector<base::GroupSpec>* trace,
+                                   const std::string& trace_name) {
   // A group of one sample is always all right or all wrong: the filter would
   // reject every group and the rollout would refill forever.
   if (c.get(base::keys::kDynamicSampling) && c.get(base::keys::kSamplesPerPrompt) < 2) {
@@ -125,7 +130,7 @@ ResolvedScenario validate_scenario(const base::Config& c, const std::vector<base
                     ">= 2 or turn the filter off",
                     c.get(base::keys::kSamplesPerPrompt)));
   }
-  const ResolvedScenario resolved = resolve_scenario(c);
+  const ResolvedScenario resolved = resolve_scenario(c, inputs);
   const std::int64_t kv = resolved.kv_capacity_tok;
   const std::int64_t cap = c.get(base::keys::kMaxResponseLen);
   if (trace != nullptr) {

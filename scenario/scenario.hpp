@@ -36,9 +36,12 @@ void apply_scenario_text(base::Config& config, const std::string& text, const st
 // trace, the engines' KV capacity is checked against its actual longest
 // request (prompt + response up to max_response_len), naming that prompt;
 // without one, against the generator's prompts (4x their median) + the cap.
-// Returns the scenario resolved (resolve_scenario), for the run to use.
+// Returns the scenario resolved (resolve_scenario), for the run to use; with
+// `inputs` (resolved from `config`), on those.
 ResolvedScenario validate_scenario(const base::Config& config, const std::vector<base::GroupSpec>* trace = nullptr,
                                    const std::string& trace_name = "");
+ResolvedScenario validate_scenario(const base::Config& config, const sim::ScenarioInputs& inputs,
+                                   const std::vector<base::GroupSpec>* trace = nullptr, const std::string& trace_name = "");
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

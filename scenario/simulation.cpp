@@ -33,10 +33,10 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, co
                                                        bool record_windows, const sim::ElasticSwitch* elastic) {
   adapters::SimBackendConfig bc;
   bc.engines = resolved.shape.engines;
-  bc.engine = sim::engine_config(c);
-  bc.train_time_s = sim::train_time_model(c);
+  bc.engine = resolved.engine;
+  bc.train_time_s = sim::train_time_model(c, resolved.inputs);
   bc.sync_time_s = resolved.sync.time_s;
-  bc.pull_time_s = sim::relay_pull_time_s(c);
+  bc.pull_time_s = sim::relay_pull_time_s(c, resolved.inputs);
   bc.abort_latency_s = c.get(sim::keys::kEngineAbortLatencyS);
   bc.abort_per_request_s = c.get(sim::keys::kEngineAbortPerRequestUs) * 1e-6;
   bc.abort_confirm_s = c.get(sim::keys::kEngineAbortConfirmS);
@@ -53,7 +53,7 @@ std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, co
     bc.to_rollout_s = elastic->to_rollout_s;
     bc.to_trainer_s = elastic->to_trainer_s;
   }
-  return std::make_unique<adapters::SimBackend>(std::move(bc), sim::make_iteration_model(c));
+  return std::make_unique<adapters::SimBackend>(std::move(bc), sim::make_iteration_model(c, resolved.inputs));
 }
 
 Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& registry, const std::string& policy_name,
@@ -62,7 +62,9 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
       steps_(c.get(base::keys::kSteps)),
       stop_staleness_above_(c.get(base::keys::kStopStalenessAbove)),
       on_step_(options.on_step) {
-  const ResolvedScenario resolved = validate_scenario(c, options.trace ? &*options.trace : nullptr, options.trace_name);
+  const sim::ScenarioInputs inputs =
+      options.inputs != nullptr && options.inputs->resolved_from(c) ? *options.inputs : sim::ScenarioInputs(c);
+  const ResolvedScenario resolved = validate_scenario(c, inputs, options.trace ? &*options.trace : nullptr, options.trace_name);
   policy_ = registry.get(policy_name).make(c);
   if (policy_->overlaps() && !resolved.shape.disaggregated()) {
     throw base::ConfigError(
@@ -70,7 +72,7 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
                     "cluster.mode=disaggregated (and the split: cluster.rollout_gpus, cluster.train_gpus)",
                     policy_name));
   }
-  const MemoryEstimate memory = estimate_memory(c, policy_->resident_groups_bound(c.get(base::keys::kRolloutBatchSize)),
+  const MemoryEstimate memory = estimate_memory(c, resolved.inputs, policy_->resident_groups_bound(c.get(base::keys::kRolloutBatchSize)),
                                                 options.record_timeline, options.record_timeline && options.record_windows);
   check_memory(memory, options.memory_limit_bytes ? *options.memory_limit_bytes : base::machine_memory_bytes());
   estimated_bytes_ = memory.bytes;
@@ -88,7 +90,7 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
 
   std::optional<sim::ElasticSwitch> elastic;
   if (policy_->lends_trainer_gpus()) {
-    elastic = sim::elastic_switch(c, c.get(policies::keys::kElasticToRolloutS), c.get(policies::keys::kElasticToTrainerS));
+    elastic = sim::elastic_switch(c, resolved.inputs, c.get(policies::keys::kElasticToRolloutS), c.get(policies::keys::kElasticToTrainerS));
   }
   backend_ = make_sim_backend(c, resolved, options.record_timeline, options.record_timeline && options.record_windows,
                               elastic ? &*elastic : nullptr);

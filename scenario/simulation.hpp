@@ -13,6 +13,7 @@
 #include "rl/step_metrics.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/elastic_switch.hpp"
+#include "sim/scenario_inputs.hpp"
 
 namespace april::scenario {
 
@@ -27,6 +28,11 @@ struct RunOptions {
   // Called after each step with the steps done and the run's total (a
   // progress line); unset: nothing.
   std::function<void(std::int64_t done, std::int64_t total)> on_step;
+  // The model and accelerators already resolved (ResolvedScenario::inputs),
+  // used where the config names the same ones (policies and splits change
+  // other keys), so that a command's runs read their files once; unset, or
+  // naming others: the run resolves its own.
+  const sim::ScenarioInputs* inputs = nullptr;
 };
 
 struct RunResult {
@@ -82,8 +88,9 @@ class Simulation {
 };
 
 // The modeled engines, train and sync costs of a scenario, from its resolved
-// form; the first resolves the scenario itself. With `elastic`, hybrid
-// engines on the trainer's GPUs too (a policy that lends them).
+// form (the model and accelerators in `resolved.inputs`); the first resolves
+// the scenario itself. With `elastic`, hybrid engines on the trainer's GPUs
+// too (a policy that lends them).
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, bool record_timeline = false);
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& config, const ResolvedScenario& resolved, bool record_timeline,
                                                        bool record_windows = false, const sim::ElasticSwitch* elastic = nullptr);

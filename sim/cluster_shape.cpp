@@ -6,6 +6,7 @@
 
 #include "sim/engine_knobs.hpp"
 #include "sim/hardware.hpp"
+#include "sim/scenario_inputs.hpp"
 
 namespace april::sim {
 
@@ -83,9 +84,11 @@ std::int64_t cluster_gpus(const base::Config& c, std::int64_t gpus_per_node) {
   return gpus;
 }
 
-ClusterShape cluster_shape(const base::Config& c) {
+ClusterShape cluster_shape(const base::Config& c) { return cluster_shape(c, ScenarioInputs(c)); }
+
+ClusterShape cluster_shape(const base::Config& c, const ScenarioInputs& in) {
   ClusterShape s;
-  s.gpus_per_node = resolve_accelerator(c.get(sim::keys::kHardware)).gpus_per_node;
+  s.gpus_per_node = in.engine_hw().gpus_per_node;
   s.gpus = cluster_gpus(c, s.gpus_per_node);
   s.nodes = (s.gpus + s.gpus_per_node - 1) / s.gpus_per_node;
   s.tensor_parallel = c.get(sim::keys::kClusterTensorParallel);

@@ -10,6 +10,8 @@
 
 namespace april::sim {
 
+class ScenarioInputs;
+
 enum class ClusterMode { Colocated, Disaggregated };
 
 struct ClusterShape {
@@ -37,6 +39,8 @@ void declare_cluster_mode_knobs(base::ConfigSchema& schema);
 // when they do not add up. With cluster.nodes set, the budget is nodes x the
 // accelerator's GPUs per node; on more than one node, engines sit inside a node
 // (or span whole nodes); disaggregated, a node may hold GPUs of both pools.
+// `inputs`: the accelerator's node size (sim/scenario_inputs.hpp).
+ClusterShape cluster_shape(const base::Config& config, const ScenarioInputs& inputs);
 ClusterShape cluster_shape(const base::Config& config);
 // The GPU budget: cluster.nodes x gpus_per_node when nodes are set, else cluster.gpus.
 std::int64_t cluster_gpus(const base::Config& config, std::int64_t gpus_per_node);

@@ -5,20 +5,20 @@
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
 #include "sim/engine_memory.hpp"
-#include "sim/model_catalog.hpp"
+#include "sim/scenario_inputs.hpp"
 #include "sim/sync_paths.hpp"
 #include "sim/train_phases.hpp"
 #include "sim/train_sync_knobs.hpp"
 
 namespace april::sim {
 
-ElasticSwitch elastic_switch(const base::Config& c, double to_rollout_s_given, double to_trainer_s_given) {
-  const ClusterShape shape = cluster_shape(c);
+ElasticSwitch elastic_switch(const base::Config& c, const ScenarioInputs& in, double to_rollout_s_given, double to_trainer_s_given) {
+  const ClusterShape shape = cluster_shape(c, in);
   if (!shape.disaggregated()) {
     throw base::ConfigError("elastic splits lend the trainer's GPUs of a disaggregated cluster: set cluster.mode=disaggregated");
   }
-  const Accelerator hw = trainer_accelerator(c);
-  const ModelArch model = resolve_model(c.get(keys::kModel));
+  const Accelerator hw = trainer_accelerator(c, in);
+  const ModelArch& model = in.model();
   const EngineLayout layout = engine_layout(c);
   ElasticSwitch s;
   s.hybrid_engines = shape.train_gpus / layout.tensor_parallel;
@@ -27,18 +27,15 @@ ElasticSwitch elastic_switch(const base::Config& c, double to_rollout_s_given, d
                                         layout.tensor_parallel));
   }
   // The engines' keys on the trainer's accelerator.
-  base::Config on_trainer = c;
-  if (!c.get(keys::kTrainHardware).empty()) {
-    on_trainer.set(keys::kHardware.name, c.get(keys::kTrainHardware), "elastic: the trainer's accelerator (train.hardware)");
-  }
+  const ScenarioInputs on_trainer = in.with_engine_hw(hw);
   try {
-    s.engine = engine_config(on_trainer);
+    s.engine = engine_config(c, on_trainer);
   } catch (const base::ConfigError& e) {
     throw base::ConfigError(fmt::format("elastic: an engine on the trainer's GPUs: {}", e.what()));
   }
-  s.model = make_iteration_model(on_trainer);
+  s.model = make_iteration_model(c, on_trainer);
 
-  const TrainerSetup setup = trainer_setup(c);
+  const TrainerSetup setup = trainer_setup(c, in);
   // Its state per GPU needs a layout that divides the trainer's GPUs (the
   // train-time models that do not read the layout never checked it).
   check_trainer_setup(setup, model, hw);

@@ -12,6 +12,8 @@
 
 namespace april::sim {
 
+class ScenarioInputs;
+
 struct ElasticSwitch {
   // The rollout engines' layout (cluster.tensor_parallel) on all of the
   // trainer's GPUs, on its accelerator (train.hardware).
@@ -31,6 +33,8 @@ struct ElasticSwitch {
 
 // On a disaggregated cluster. A switch time >= 0 replaces the modelled one.
 // Throws base::ConfigError where no engine fits on the trainer's GPUs.
-ElasticSwitch elastic_switch(const base::Config& config, double to_rollout_s_given, double to_trainer_s_given);
+// `inputs`: the model and accelerators (sim/scenario_inputs.hpp).
+ElasticSwitch elastic_switch(const base::Config& config, const ScenarioInputs& inputs, double to_rollout_s_given,
+                             double to_trainer_s_given);
 
 }  // namespace april::sim

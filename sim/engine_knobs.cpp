@@ -10,6 +10,7 @@
 #include "sim/fitted_defaults.hpp"
 #include "sim/hardware.hpp"
 #include "sim/model_catalog.hpp"
+#include "sim/scenario_inputs.hpp"
 
 namespace april::sim {
 
@@ -159,17 +160,19 @@ EngineLayout engine_layout(const base::Config& c) {
   return l;
 }
 
-std::int64_t kv_capacity_tok(const base::Config& c) {
+std::int64_t kv_capacity_tok(const base::Config& c, const ScenarioInputs& in) {
   if (c.get(sim::keys::kEngineKvCapacityTok) > 0) return c.get(sim::keys::kEngineKvCapacityTok);
-  const auto hw = resolve_accelerator(c.get(sim::keys::kHardware));
-  const auto model = resolve_model(c.get(sim::keys::kModel));
+  const auto& hw = in.engine_hw();
+  const auto& model = in.model();
   const auto layout = engine_layout(c);
   const auto mem = engine_memory(model, hw, layout);
   if (!mem.fits()) throw base::ConfigError(does_not_fit(model, hw, layout));
   return std::min<std::int64_t>(mem.kv_capacity_tok, static_cast<std::int64_t>(kMaxKvCapacityTok));
 }
 
-std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c) {
+std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c) { return make_iteration_model(c, ScenarioInputs(c)); }
+
+std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c, const ScenarioInputs& in) {
   if (c.get(sim::keys::kEngineIterationModel) == "linear") {
     LinearIterationParams p;
     p.base_ns = std::llround(c.get(sim::keys::kEngineLinearBaseUs) * 1e3);
@@ -184,7 +187,7 @@ std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c
   if (c.get(sim::keys::kEngineIterationModel) == "constant") {
     return std::make_shared<ConstantIterationModel>(std::llround(c.get(sim::keys::kEngineConstantIterationUs) * 1000.0));
   }
-  const auto model = resolve_model(c.get(sim::keys::kModel));
+  const auto& model = in.model();
   const auto layout = engine_layout(c);
   RooflineParams p;
   p.compute_efficiency = c.get(sim::keys::kEngineComputeEfficiency);
@@ -206,13 +209,13 @@ std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c
   p.dp_attention = layout.dp_attention;
   p.link_efficiency = c.get(sim::keys::kEngineLinkEfficiency);
   p.collective_latency_ns = std::llround(c.get(sim::keys::kEngineCollectiveLatencyUs) * 1000.0);
-  return std::make_shared<RooflineIterationModel>(resolve_accelerator(c.get(sim::keys::kHardware)), model, p);
+  return std::make_shared<RooflineIterationModel>(in.engine_hw(), model, p);
 }
 
-EngineConfig engine_config(const base::Config& c) {
+EngineConfig engine_config(const base::Config& c, const ScenarioInputs& in) {
   EngineConfig e;
   e.max_running = c.get(sim::keys::kEngineMaxRunning);
-  e.kv_capacity_tok = kv_capacity_tok(c);
+  e.kv_capacity_tok = kv_capacity_tok(c, in);
   e.fast_forward = c.get(sim::keys::kEngineFastForward);
   e.per_token_prefill = c.get(sim::keys::kEnginePrefill) == "per_token";
   return e;

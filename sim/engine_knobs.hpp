@@ -12,6 +12,8 @@
 
 namespace april::sim {
 
+class ScenarioInputs;
+
 void declare_engine_knobs(base::ConfigSchema& schema);
 // A key's check: one of `names`, or a path that exists (read, and checked
 // field by field, when the scenario is built).
@@ -19,9 +21,12 @@ base::KnobValidator builtin_or_file(std::vector<std::string> names);
 // The engine layout the scenario asks for (tensor parallel, memory fraction, dtypes).
 EngineLayout engine_layout(const base::Config& config);
 // The engines' KV capacity in tokens, derived from GPU memory when not set.
-std::int64_t kv_capacity_tok(const base::Config& config);
+// `inputs`: the model and the engines' accelerator (sim/scenario_inputs.hpp).
+std::int64_t kv_capacity_tok(const base::Config& config, const ScenarioInputs& inputs);
+std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& config, const ScenarioInputs& inputs);
+// Resolves the scenario's own inputs (tools outside a run).
 std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& config);
-EngineConfig engine_config(const base::Config& config);
+EngineConfig engine_config(const base::Config& config, const ScenarioInputs& inputs);
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

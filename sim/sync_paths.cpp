@@ -12,7 +12,7 @@
 #include "sim/engine_knobs.hpp"
 #include "sim/engine_memory.hpp"
 #include "sim/hardware.hpp"
-#include "sim/model_catalog.hpp"
+#include "sim/scenario_inputs.hpp"
 
 namespace april::sim {
 
@@ -107,17 +107,18 @@ WeightSync ipc_weight_load(const base::Config& c, const ModelArch& model, const 
   return w;
 }
 
-double relay_pull_time_s(const base::Config& c) {
+double relay_pull_time_s(const base::Config& c, const ScenarioInputs& in) {
   if (c.get(keys::kSyncRelayPullS) >= 0) return c.get(keys::kSyncRelayPullS);
-  const auto hw = resolve_accelerator(c.get(keys::kHardware));
-  const auto model = resolve_model(c.get(keys::kModel));
+  const auto& hw = in.engine_hw();
+  const auto& model = in.model();
   const double per_gpu_bytes = engine_memory(model, hw, engine_layout(c)).weights_per_gpu_bytes;
   return per_gpu_bytes / (hw.host_link_bytes_s * c.get(keys::kTrainHostLinkEfficiency));
 }
 
-WeightSync sync_over_own_path(const base::Config& c, SyncMethod method, const ModelArch& model) {
-  const auto shape = cluster_shape(c);
-  const auto hw = resolve_accelerator(c.get(keys::kHardware));
+WeightSync sync_over_own_path(const base::Config& c, SyncMethod method, const ScenarioInputs& in) {
+  const auto shape = cluster_shape(c, in);
+  const auto& hw = in.engine_hw();
+  const auto& model = in.model();
   if (method == SyncMethod::CudaIpc) return cuda_ipc_sync(c, model, shape, hw);
   if (method == SyncMethod::Storage) return storage_sync(c, model, shape, hw);
   throw std::logic_error("sync_over_own_path: a broadcast method");

@@ -9,10 +9,12 @@
 
 namespace april::sim {
 
-// One sync of `model`'s bf16 weights by `method` (CudaIpc or Storage) on the
+class ScenarioInputs;
+
+// One sync of the model's bf16 weights by `method` (CudaIpc or Storage) on the
 // scenario's cluster, plus sync.latency_s. Throws base::ConfigError for
 // cuda_ipc on a disaggregated cluster (its engines hold no trainer memory).
-WeightSync sync_over_own_path(const base::Config& config, SyncMethod method, const ModelArch& model);
+WeightSync sync_over_own_path(const base::Config& config, SyncMethod method, const ScenarioInputs& inputs);
 
 // The weights handed to engines on the trainer's own GPUs through CUDA IPC
 // (slime --colocate's path, below): sync.bucket_MB buckets at
@@ -26,6 +28,6 @@ WeightSync ipc_weight_load(const base::Config& config, const ModelArch& model, c
 // weights its GPUs hold from the relay in its host's memory, over the host
 // link (PCIe) at train.host_link_efficiency, all its GPUs at once; or
 // sync.relay_pull_s where that is set (>= 0).
-double relay_pull_time_s(const base::Config& config);
+double relay_pull_time_s(const base::Config& config, const ScenarioInputs& inputs);
 
 }  // namespace april::sim

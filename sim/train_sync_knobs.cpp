@@ -11,7 +11,7 @@
 #include "sim/engine_knobs.hpp"
 #include "sim/fitted_defaults.hpp"
 #include "sim/hardware.hpp"
-#include "sim/model_catalog.hpp"
+#include "sim/scenario_inputs.hpp"
 #include "sim/sync_methods.hpp"
 #include "sim/sync_paths.hpp"
 
@@ -264,9 +264,11 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          base::in_range(0, kMaxFixedCost_s)});
 }
 
-TrainerSetup trainer_setup(const base::Config& c) {
+TrainerSetup trainer_setup(const base::Config& c) { return trainer_setup(c, ScenarioInputs(c)); }
+
+TrainerSetup trainer_setup(const base::Config& c, const ScenarioInputs& in) {
   TrainerSetup s;
-  const auto shape = cluster_shape(c);
+  const auto shape = cluster_shape(c, in);
   s.framework = c.get(sim::keys::kTrainFramework) == "fsdp" ? TrainFramework::Fsdp : TrainFramework::Megatron;
   s.gpus = shape.train_gpus;
   if (s.framework == TrainFramework::Megatron) {
@@ -299,7 +301,9 @@ TrainerSetup trainer_setup(const base::Config& c) {
   return s;
 }
 
-TrainTimeModel train_time_model(const base::Config& c) {
+TrainTimeModel train_time_model(const base::Config& c) { return train_time_model(c, ScenarioInputs(c)); }
+
+TrainTimeModel train_time_model(const base::Config& c, const ScenarioInputs& in) {
   if (c.get(sim::keys::kTrainTimeModel) == "linear") {
     const double base = c.get(sim::keys::kTrainLinearBaseS), per = c.get(sim::keys::kTrainLinearPerTokUs) * 1e-6;
     const double padded = c.get(sim::keys::kTrainLinearPerPaddedTokUs) * 1e-6;
@@ -310,9 +314,9 @@ TrainTimeModel train_time_model(const base::Config& c) {
     };
   }
   if (c.get(sim::keys::kTrainTimeModel) == "flops") {
-    const auto hw = trainer_accelerator(c);
-    const auto model = resolve_model(c.get(sim::keys::kModel));
-    TrainCostParams tp{c.get(sim::keys::kTrainMfu), cluster_shape(c).train_gpus, c.get(sim::keys::kTrainFixedS)};
+    const auto hw = trainer_accelerator(c, in);
+    const auto& model = in.model();
+    TrainCostParams tp{c.get(sim::keys::kTrainMfu), cluster_shape(c, in).train_gpus, c.get(sim::keys::kTrainFixedS)};
     return [model, hw, tp](const TrainBatchShape& b) {
       TrainPhaseTimes t;
       t.other_s = train_time_s(model, hw, tp, b.tokens);
@@ -320,9 +324,9 @@ TrainTimeModel train_time_model(const base::Config& c) {
     };
   }
   if (c.get(sim::keys::kTrainTimeModel) == "phases") {
-    const auto hw = trainer_accelerator(c);
-    const auto model = resolve_model(c.get(sim::keys::kModel));
-    auto setup = trainer_setup(c);
+    const auto hw = trainer_accelerator(c, in);
+    const auto& model = in.model();
+    auto setup = trainer_setup(c, in);
     check_trainer_setup(setup, model, hw);
     // Offload is colocated only, where the engines' GPUs are the trainer's.
     if (setup.offload) setup.engine_weights_per_gpu_bytes = engine_memory(model, hw, engine_layout(c)).weights_per_gpu_bytes;
@@ -331,13 +335,12 @@ TrainTimeModel train_time_model(const base::Config& c) {
   return {};
 }
 
-std::optional<Topology> scenario_topology(const base::Config& c) {
+std::optional<Topology> scenario_topology(const base::Config& c, const ScenarioInputs& in) {
   if (!c.get(sim::keys::kTopologyFile).empty()) return read_topology_file(c.get(sim::keys::kTopologyFile));
   const auto& preset = c.get(sim::keys::kTopologyPreset);
   if (preset == "none") return std::nullopt;
-  if (preset == "cluster")
-    return cluster_topology(cluster_shape(c), resolve_accelerator(c.get(sim::keys::kHardware)), trainer_accelerator(c));
-  return preset_topology(preset, cluster_shape(c).engines, c.get(sim::keys::kClusterTensorParallel),
+  if (preset == "cluster") return cluster_topology(cluster_shape(c, in), in.engine_hw(), trainer_accelerator(c, in));
+  return preset_topology(preset, cluster_shape(c, in).engines, c.get(sim::keys::kClusterTensorParallel),
                          c.get(sim::keys::kTopologyNvlinkGBs) * 1e9, c.get(sim::keys::kTopologyNodeNetworkGBs) * 1e9,
                          c.get(sim::keys::kTopologyRackLinkGBs) * 1e9);
 }
@@ -346,10 +349,10 @@ namespace {
 
 // The tree broadcast over the scenario's topology, once its engines are
 // checked against the cluster's.
-SyncPlan checked_plan(const base::Config& c, const Topology& topo, double weight_bytes, SyncPayload payload) {
-  if (const auto engines = cluster_shape(c).engines; static_cast<std::int64_t>(topo.engines.size()) != engines) {
+SyncPlan checked_plan(const base::Config& c, const ScenarioInputs& in, const Topology& topo, double weight_bytes, SyncPayload payload) {
+  if (const auto engines = cluster_shape(c, in).engines; static_cast<std::int64_t>(topo.engines.size()) != engines) {
     throw base::ConfigError(
-        fmt::format("topology: {} engines, but the cluster has {} ({})", topo.engines.size(), engines, describe(cluster_shape(c))));
+        fmt::format("topology: {} engines, but the cluster has {} ({})", topo.engines.size(), engines, describe(cluster_shape(c, in))));
   }
   // Each engine's GPUs hold its tensor-parallel shards: a topology engine of
   // another size would plan the wrong bytes.
@@ -370,15 +373,16 @@ SyncPlan checked_plan(const base::Config& c, const Topology& topo, double weight
 // An implementation's sync: its transfers at sync.per_transfer_ms each, the
 // whole weights to every engine GPU (each broadcast carries full tensors; a
 // rank keeps its shard), and sync.latency_s.
-WeightSync implemented_sync(const base::Config& c, SyncMethod method, const ModelArch& model, const std::optional<Topology>& topo) {
-  if (method == SyncMethod::CudaIpc || method == SyncMethod::Storage) return sync_over_own_path(c, method, model);
+WeightSync implemented_sync(const base::Config& c, const ScenarioInputs& in, SyncMethod method, const std::optional<Topology>& topo) {
+  const ModelArch& model = in.model();
+  if (method == SyncMethod::CudaIpc || method == SyncMethod::Storage) return sync_over_own_path(c, method, in);
   WeightSync w;
   w.bytes = model.weight_bytes(DType::BF16);
   std::vector<double> tensor_bytes;
   for (const auto elements : checkpoint_tensor_elements(model)) {
     tensor_bytes.push_back(static_cast<double>(elements) * bytes_per_element(DType::BF16));
   }
-  const auto shape = cluster_shape(c);
+  const auto shape = cluster_shape(c, in);
   std::int64_t transfers = 0;
   try {
     transfers = sync_transfers(method, tensor_bytes, c.get(sim::keys::kSyncBucketMB) * 1024.0 * 1024.0,
@@ -395,7 +399,7 @@ WeightSync implemented_sync(const base::Config& c, SyncMethod method, const Mode
   double path_s = 0;
   std::string path;
   if (topo) {
-    const auto plan = checked_plan(c, *topo, w.bytes, SyncPayload::FullWeights);
+    const auto plan = checked_plan(c, in, *topo, w.bytes, SyncPayload::FullWeights);
     path_s = plan.time_s;
     path = fmt::format("the topology's busiest link ({})", plan.bottleneck.empty() ? "none" : plan.bottleneck);
   } else {
@@ -412,8 +416,10 @@ WeightSync implemented_sync(const base::Config& c, SyncMethod method, const Mode
 
 }  // namespace
 
-Accelerator trainer_accelerator(const base::Config& c) {
-  const auto engines = resolve_accelerator(c.get(sim::keys::kHardware));
+Accelerator trainer_accelerator(const base::Config& c) { return trainer_accelerator(c, ScenarioInputs(c)); }
+
+Accelerator trainer_accelerator(const base::Config& c, const ScenarioInputs& in) {
+  const auto& engines = in.engine_hw();
   const auto& name = c.get(sim::keys::kTrainHardware);
   if (name.empty() || name == c.get(sim::keys::kHardware)) return engines;
   if (c.get(sim::keys::kClusterMode) != "disaggregated") {
@@ -422,10 +428,10 @@ Accelerator trainer_accelerator(const base::Config& c) {
                     "trainer's; set cluster.mode=disaggregated or leave train.hardware empty",
                     name, c.get(sim::keys::kHardware)));
   }
-  auto trainer = resolve_accelerator(name);
+  const auto& trainer = in.named_trainer_hw();
   // A node holds one kind of accelerator: pools on two kinds take whole nodes,
   // counted in the engines' node size.
-  const auto shape = cluster_shape(c);
+  const auto shape = cluster_shape(c, in);
   if (shape.nodes > 1 && (shape.per_node_split || shape.train_gpus % shape.gpus_per_node != 0)) {
     throw base::ConfigError(
         fmt::format("train.hardware {} differs from hardware {}, so the trainer's pool must be whole nodes of {} "
@@ -448,7 +454,9 @@ std::string describe_hardware(const base::Config& c) {
   return trainer.empty() || trainer == engines ? engines : fmt::format("{} (trainer {})", engines, trainer);
 }
 
-WeightSync weight_sync(const base::Config& c) {
+WeightSync weight_sync(const base::Config& c) { return weight_sync(c, ScenarioInputs(c)); }
+
+WeightSync weight_sync(const base::Config& c, const ScenarioInputs& in) {
   WeightSync w;
   if (c.get(sim::keys::kSyncTimeModel) == "zero") {
     w.how = "zero";
@@ -459,9 +467,9 @@ WeightSync weight_sync(const base::Config& c) {
     w.how = fmt::format("fixed {} s", w.time_s);
     return w;
   }
-  const auto model = resolve_model(c.get(sim::keys::kModel));
-  const auto topo = scenario_topology(c);
-  if (const auto method = sync_method_named(c.get(sim::keys::kSyncTimeModel))) return implemented_sync(c, *method, model, topo);
+  const auto& model = in.model();
+  const auto topo = scenario_topology(c, in);
+  if (const auto method = sync_method_named(c.get(sim::keys::kSyncTimeModel))) return implemented_sync(c, in, *method, topo);
   w.bytes = model.weight_bytes(DType::BF16);
   if (!topo) {
     w.time_s = sync_time_s(model, {c.get(sim::keys::kSyncBandwidthGBs) * 1e9, c.get(sim::keys::kSyncLatencyS)});
@@ -469,7 +477,7 @@ WeightSync weight_sync(const base::Config& c) {
                         c.get(sim::keys::kSyncLatencyS));
     return w;
   }
-  const auto plan = checked_plan(c, *topo, w.bytes, SyncPayload::TpShards);
+  const auto plan = checked_plan(c, in, *topo, w.bytes, SyncPayload::TpShards);
   w.time_s = c.get(sim::keys::kSyncLatencyS) + plan.time_s;
   w.how = fmt::format("tree broadcast over the topology: {:.3f} s on the busiest link ({}) + {} s", plan.time_s,
                       plan.bottleneck.empty() ? "none" : plan.bottleneck, c.get(sim::keys::kSyncLatencyS));

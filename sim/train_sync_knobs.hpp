@@ -12,18 +12,25 @@
 
 namespace april::sim {
 
+class ScenarioInputs;
+
 void declare_train_sync_knobs(base::ConfigSchema& schema);
 
 // The phases of one train step on a batch of that shape (one phase, other_s,
 // for the flops and linear models); empty for train.time_model=zero.
+// `inputs`: the model and accelerators (sim/scenario_inputs.hpp); each
+// function without them resolves the scenario's own (tools outside a run).
 using TrainTimeModel = std::function<TrainPhaseTimes(const TrainBatchShape&)>;
+TrainTimeModel train_time_model(const base::Config& config, const ScenarioInputs& inputs);
 TrainTimeModel train_time_model(const base::Config& config);
 // The trainer's layout and PPO settings (train.*) on the scenario's GPUs.
+TrainerSetup trainer_setup(const base::Config& config, const ScenarioInputs& inputs);
 TrainerSetup trainer_setup(const base::Config& config);
 // The trainer's accelerator: train.hardware on a disaggregated cluster (a
 // heterogeneous one: e.g. H20 engines, an H800 trainer), else `hardware`.
 // Throws base::ConfigError for train.hardware on a colocated cluster or with
 // another node size.
+Accelerator trainer_accelerator(const base::Config& config, const ScenarioInputs& inputs);
 Accelerator trainer_accelerator(const base::Config& config);
 // The scenario's accelerators for a header line: "h20", or "h20 (trainer h800)".
 std::string describe_hardware(const base::Config& config);
@@ -38,8 +45,9 @@ struct WeightSync {
   double bytes = 0;  // the weights pushed (bf16); 0 where the time is given, not modelled
   std::string how;
 };
+WeightSync weight_sync(const base::Config& config, const ScenarioInputs& inputs);
 WeightSync weight_sync(const base::Config& config);
-std::optional<Topology> scenario_topology(const base::Config& config);
+std::optional<Topology> scenario_topology(const base::Config& config, const ScenarioInputs& inputs);
 
 // Its keys, typed (base::TypedKey): config.get(keys::kName).
 namespace keys {

@@ -39,6 +39,10 @@ const ComponentErrors& component_errors() {
 }
 
 std::string prediction_trust_line(const base::Config& c, const std::string& trace) {
+  return prediction_trust_line(c, sim::resolve_model(c.get(sim::keys::kModel)), trace);
+}
+
+std::string prediction_trust_line(const base::Config& c, const sim::ModelArch& model, const std::string& trace) {
   std::string workload;
   if (!trace.empty()) {
     workload = fmt::format("the lengths of trace {}", trace);
@@ -50,7 +54,6 @@ std::string prediction_trust_line(const base::Config& c, const std::string& trac
   }
   const auto& e = component_errors();
   std::string published;
-  const auto model = sim::resolve_model(c.get(sim::keys::kModel));
   const auto& framework = c.get(sim::keys::kTrainFramework);
   const auto& kinds = checked_run_kinds();
   const auto kind = std::find_if(kinds.begin(), kinds.end(),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/config.hpp"
+#include "sim/model_arch.hpp"
 
 namespace april::studies {
 
@@ -31,6 +32,8 @@ const std::vector<CheckedRunKind>& checked_run_kinds();
 const ComponentErrors& component_errors();
 
 // "trust: workload ...; engine ...; trainer ...; published runs of this kind ..."
+// `model`: the scenario's, already resolved; without it, resolved from `model`.
+std::string prediction_trust_line(const base::Config& c, const sim::ModelArch& model, const std::string& trace);
 std::string prediction_trust_line(const base::Config& c, const std::string& trace);
 
 }  // namespace april::studies
