@@ -9,7 +9,7 @@ packages=(
   libboost-graph-dev libboost-program-options-dev
   libboost-mpi-dev openmpi-bin
   nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev strace
   clang libclang-rt-14-dev clang-format
   libtorch-dev libopenblas0-pthread libcpp-httplib-dev
   python3-matplotlib python3-pandas jupyter-nbconvert python3-nbformat python3-ipykernel
