@@ -14,9 +14,14 @@ inline constexpr double kEngineIterationOverheadUs = 620;
 inline constexpr double kEngineMoeComputeEfficiency = 0.306;
 inline constexpr double kEngineCollectiveLatencyUs = 8.24;
 
-// Trainer (TrainerSetup).
-inline constexpr double kTrainMfu = 0.550;
-inline constexpr double kTrainMicroBatchOverheadS = 0.01023;
-inline constexpr double kTrainActivationPasses = 30.04;
+// Trainer (TrainerSetup): each framework's profile, its matmuls' MFU and its
+// elementwise passes over the activations (PyTorch FSDP2 eager against
+// Megatron-Core with Transformer Engine's fused kernels), and one cost per
+// micro-batch for both.
+inline constexpr double kTrainFsdpMfu = 0.572;
+inline constexpr double kTrainMegatronMfu = 0.847;
+inline constexpr double kTrainFsdpActivationPasses = 30.69;
+inline constexpr double kTrainMegatronActivationPasses = 6.006;
+inline constexpr double kTrainMicroBatchOverheadS = 0.02345;
 
 }  // namespace april::sim::fitted

@@ -150,16 +150,32 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          "trainer and its end back (an RPC to a remote trainer; on a shared host, waking the trainer's idle CPU)",
          base::in_range(0, kMaxFixedCost_s)});
   // Fitted on training-throughput benchmarks (sim/fitted_defaults.hpp, `april components`).
-  s.add({keys::kTrainMfu.name, KnobType::Double, fitted::kTrainMfu, "", "trainer model FLOPs utilisation in the layers' matmuls",
+  s.add({keys::kTrainMfu.name, KnobType::Double, 0.0, "",
+         "trainer model FLOPs utilisation in the layers' matmuls; 0 = train.framework's profile (train.fsdp_mfu or "
+         "train.megatron_mfu)",
+         base::in_range(0, 1)});
+  s.add({keys::kTrainFsdpMfu.name, KnobType::Double, fitted::kTrainFsdpMfu, "",
+         "the fsdp profile's MFU in the layers' matmuls (PyTorch FSDP2: torchtitan's and NeMo AutoModel's benchmarks)",
+         base::in_range(0.01, 1)});
+  s.add({keys::kTrainMegatronMfu.name, KnobType::Double, fitted::kTrainMegatronMfu, "",
+         "the megatron profile's MFU in the layers' matmuls (Megatron-Core with Transformer Engine: NeMo's and "
+         "Megatron-Bridge's benchmarks)",
          base::in_range(0.01, 1)});
   s.add({keys::kTrainMicroBatchOverheadS.name, KnobType::Double, fitted::kTrainMicroBatchOverheadS, "s",
          "fixed cost of each micro-batch's forward on a GPU (twice that for its backward): launches, the framework's "
          "bookkeeping, small collectives",
          base::in_range(0, kMaxFixedCost_s)});
-  s.add({keys::kTrainActivationPasses.name, KnobType::Double, fitted::kTrainActivationPasses, "",
+  s.add({keys::kTrainActivationPasses.name, KnobType::Double, -1.0, "",
          "times each forward moves every token's layer activations (hidden + MLP intermediate widths, bf16) through "
          "HBM outside the matmuls (norms, residual adds, rotary, the gated activation): memory-bound time beside the "
-         "matmuls' FLOPs, so an accelerator with more HBM per FLOP reaches a higher fraction of its peak",
+         "matmuls' FLOPs, so an accelerator with more HBM per FLOP reaches a higher fraction of its peak; -1 = "
+         "train.framework's profile (train.fsdp_activation_passes or train.megatron_activation_passes)",
+         base::in_range(-1, 1000)});
+  s.add({keys::kTrainFsdpActivationPasses.name, KnobType::Double, fitted::kTrainFsdpActivationPasses, "",
+         "the fsdp profile's activation passes per forward (eager elementwise kernels)", base::in_range(0, 1000)});
+  s.add({keys::kTrainMegatronActivationPasses.name, KnobType::Double, fitted::kTrainMegatronActivationPasses, "",
+         "the megatron profile's activation passes per forward (Transformer Engine fuses the norms, rotary and "
+         "activations into the matmuls' neighbours)",
          base::in_range(0, 1000)});
   // verl's actor enables gradient checkpointing in its trainer config and
   // example scripts (actor_rollout_ref.model.enable_gradient_checkpointing
@@ -264,6 +280,11 @@ void declare_train_sync_knobs(base::ConfigSchema& s) {
          base::in_range(0, kMaxFixedCost_s)});
 }
 
+double train_mfu(const base::Config& c) {
+  if (c.get(sim::keys::kTrainMfu) > 0) return c.get(sim::keys::kTrainMfu);
+  return c.get(sim::keys::kTrainFramework) == "fsdp" ? c.get(sim::keys::kTrainFsdpMfu) : c.get(sim::keys::kTrainMegatronMfu);
+}
+
 TrainerSetup trainer_setup(const base::Config& c) { return trainer_setup(c, ScenarioInputs(c)); }
 
 TrainerSetup trainer_setup(const base::Config& c, const ScenarioInputs& in) {
@@ -279,10 +300,12 @@ TrainerSetup trainer_setup(const base::Config& c, const ScenarioInputs& in) {
   }
   s.context_parallel = c.get(sim::keys::kTrainContextParallel);
   s.expert_parallel = c.get(sim::keys::kTrainExpertParallel);
-  s.mfu = c.get(sim::keys::kTrainMfu);
+  s.mfu = train_mfu(c);
   s.micro_batch_overhead_s = c.get(sim::keys::kTrainMicroBatchOverheadS);
   s.full_recompute = c.get(sim::keys::kTrainFullRecompute);
-  s.activation_passes = c.get(sim::keys::kTrainActivationPasses);
+  s.activation_passes = c.get(sim::keys::kTrainActivationPasses) >= 0 ? c.get(sim::keys::kTrainActivationPasses)
+                        : s.framework == TrainFramework::Megatron     ? c.get(sim::keys::kTrainMegatronActivationPasses)
+                                                                      : c.get(sim::keys::kTrainFsdpActivationPasses);
   s.ppo_mini_batches = c.get(sim::keys::kTrainPpoMiniBatches);
   s.ppo_epochs = c.get(sim::keys::kTrainPpoEpochs);
   s.old_logprob = c.get(sim::keys::kTrainOldLogprob);
@@ -316,7 +339,7 @@ TrainTimeModel train_time_model(const base::Config& c, const ScenarioInputs& in)
   if (c.get(sim::keys::kTrainTimeModel) == "flops") {
     const auto hw = trainer_accelerator(c, in);
     const auto& model = in.model();
-    TrainCostParams tp{c.get(sim::keys::kTrainMfu), cluster_shape(c, in).train_gpus, c.get(sim::keys::kTrainFixedS)};
+    TrainCostParams tp{train_mfu(c), cluster_shape(c, in).train_gpus, c.get(sim::keys::kTrainFixedS)};
     return [model, hw, tp](const TrainBatchShape& b) {
       TrainPhaseTimes t;
       t.other_s = train_time_s(model, hw, tp, b.tokens);

@@ -26,6 +26,8 @@ TrainTimeModel train_time_model(const base::Config& config);
 // The trainer's layout and PPO settings (train.*) on the scenario's GPUs.
 TrainerSetup trainer_setup(const base::Config& config, const ScenarioInputs& inputs);
 TrainerSetup trainer_setup(const base::Config& config);
+// The trainer's matmul MFU: train.mfu, or with it at 0 its framework's profile.
+double train_mfu(const base::Config& config);
 // The trainer's accelerator: train.hardware on a disaggregated cluster (a
 // heterogeneous one: e.g. H20 engines, an H800 trainer), else `hardware`.
 // Throws base::ConfigError for train.hardware on a colocated cluster or with
@@ -82,9 +84,13 @@ inline constexpr base::DoubleKey kTrainLinearBaseS{"train.linear_base_s"};
 inline constexpr base::DoubleKey kTrainLinearPerPaddedTokUs{"train.linear_per_padded_tok_us"};
 inline constexpr base::DoubleKey kTrainLinearPerTokUs{"train.linear_per_tok_us"};
 inline constexpr base::DoubleKey kTrainMfu{"train.mfu"};
+inline constexpr base::DoubleKey kTrainFsdpMfu{"train.fsdp_mfu"};
+inline constexpr base::DoubleKey kTrainMegatronMfu{"train.megatron_mfu"};
 inline constexpr base::IntKey kTrainMicroBatchTok{"train.micro_batch_tok"};
 inline constexpr base::DoubleKey kTrainMicroBatchOverheadS{"train.micro_batch_overhead_s"};
 inline constexpr base::DoubleKey kTrainActivationPasses{"train.activation_passes"};
+inline constexpr base::DoubleKey kTrainFsdpActivationPasses{"train.fsdp_activation_passes"};
+inline constexpr base::DoubleKey kTrainMegatronActivationPasses{"train.megatron_activation_passes"};
 inline constexpr base::BoolKey kTrainFullRecompute{"train.full_recompute"};
 inline constexpr base::BoolKey kTrainOffload{"train.offload"};
 inline constexpr base::DoubleKey kTrainOptimizerOffloadFraction{"train.optimizer_offload_fraction"};

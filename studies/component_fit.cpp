@@ -96,16 +96,20 @@ EngineFit engine_fit_of(const std::vector<double>& v) {
   return f;
 }
 
-// Trainer: MFU, overhead per micro-batch forward (s), HBM passes over the
-// activations per forward.
-const std::vector<Param> kTrainerParams = {{0.05, 1.0, 0.35}, {1e-5, 5.0, 0.01}, {1e-3, 200.0, 10.0}};
-const std::vector<std::string> kTrainerKeys = {"train.mfu", "train.micro_batch_overhead_s", "train.activation_passes"};
+// Trainer: each framework's profile (FSDP, Megatron): its matmuls' MFU and its
+// HBM passes over the activations per forward; and one overhead per
+// micro-batch forward (s) for both. A row is fitted with its own framework's.
+const std::vector<Param> kTrainerParams = {
+    {0.05, 1.0, 0.35}, {1e-3, 200.0, 10.0}, {0.05, 1.0, 0.35}, {1e-3, 200.0, 10.0}, {1e-5, 5.0, 0.01}};
+const std::vector<std::string> kTrainerKeys = {"train.fsdp_mfu", "train.fsdp_activation_passes", "train.megatron_mfu",
+                                               "train.megatron_activation_passes", "train.micro_batch_overhead_s"};
 
-TrainerFit trainer_fit_of(const std::vector<double>& v) {
+TrainerFit trainer_fit_of(const std::vector<double>& v, sim::TrainFramework framework) {
+  const bool megatron = framework == sim::TrainFramework::Megatron;
   TrainerFit f;
-  f.mfu = v[0];
-  f.micro_batch_overhead_s = v[1];
-  f.activation_passes = v[2];
+  f.mfu = megatron ? v[2] : v[0];
+  f.activation_passes = megatron ? v[3] : v[1];
+  f.micro_batch_overhead_s = v[4];
   return f;
 }
 
@@ -148,7 +152,7 @@ ComponentCheck check_engine(const std::vector<ServingRow>& rows) {
 ComponentCheck check_trainer(const std::vector<TrainingRow>& rows) {
   const auto r = resolve(rows, &TrainingRow::tok_s_per_gpu);
   const auto predict = [&](std::size_t i, const std::vector<double>& v) {
-    return predict_training_tok_s_per_gpu(rows[i], r.models[i], r.hw[i], trainer_fit_of(v));
+    return predict_training_tok_s_per_gpu(rows[i], r.models[i], r.hw[i], trainer_fit_of(v, rows[i].framework));
   };
   return check(kTrainerParams, kTrainerKeys, r.ids, r.published, predict);
 }

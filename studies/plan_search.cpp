@@ -76,7 +76,7 @@ std::vector<std::string> screen_plans(const std::vector<PlanCandidate>& candidat
     const double lead = value(screened[ks.front()], kThroughput);
     for (std::size_t r = 1; r < ks.size(); ++r) {
       const double t = value(screened[ks[r]], kThroughput);
-      if (r < keep && t >= (1.0 - margin) * lead) continue;
+      if (t >= (1.0 - margin) * lead && (r < keep || t >= (1.0 - kScreenTie) * lead)) continue;
       out[ks[r]] = fmt::format("stopped after {}: {:.0f} tok/s, {:.0f}% behind {} ({:.0f})", what_ran, t,
                                lead > 0 ? 100.0 * (1.0 - t / lead) : 0.0, candidates[alive[ks.front()]].plan.label(), lead);
     }

@@ -4,7 +4,8 @@
 // The race is successive halving over steps and seeds, with common random
 // numbers throughout. Every plan first runs one seed for a fifth of the
 // steps; within each design (policy) the plans more than kScreenMargin
-// behind the design's best there, or past its kScreenKeep best, stop, and
+// behind the design's best there, or past its kScreenKeep best and not
+// within kScreenTie of it, stop, and
 // so does a plan that breaks a constraint already. The rest run that seed
 // over every step, and the same rule stops them again (kFullSeedMargin).
 // The rest run every seed in full, with the seeds an exhaustive search
@@ -30,8 +31,12 @@ namespace april::studies {
 
 // A screening run within this share of its design's best goes on.
 inline constexpr double kScreenMargin = 0.10;
-// At most this many plans of one design go on from a screening.
+// At most this many plans of one design go on from a screening, but for
+// those within kScreenTie of the design's best: one seed's short run cannot
+// order plans that close (an elastic split 1% behind at a fifth of the steps
+// ended 3% ahead over all of them), so they all go on.
 inline constexpr std::size_t kScreenKeep = 2;
+inline constexpr double kScreenTie = 0.02;
 // After the screening run of one seed over every step, a plan within this
 // share of its design's best there goes on to its other seeds.
 inline constexpr double kFullSeedMargin = 0.03;

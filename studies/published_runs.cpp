@@ -12,6 +12,7 @@
 #include "scenario/scenario.hpp"
 #include "scenario/simulation.hpp"
 #include "sim/framework_profiles.hpp"
+#include "studies/component_fields.hpp"
 
 namespace april::studies {
 
@@ -149,6 +150,10 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
     if (const auto it = x.find("set"); it != x.end()) {
       if (!it->is_object()) refuse(f, "set", fmt::format("row '{}': expected an object of scenario keys", r.name));
       r.set = *it;
+      // A model not built in is named by its config.json, relative to this file.
+      if (const auto m = r.set.find("model"); m != r.set.end() && m->is_string()) {
+        *m = builtin_or_beside(m->get<std::string>(), std::filesystem::path(f.path).parent_path());
+      }
     }
     for (const auto& [k, v] : object_field(f, x, "published").items()) {
       const auto metrics = published_metrics();

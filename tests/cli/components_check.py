@@ -48,10 +48,13 @@ serving_out, training_out = out.get("serving", {}), out.get("training", {})
 check(len(serving_out.get("rows", [])) >= 20, f"serving: {len(serving_out.get('rows', []))} rows, the check needs 20")
 check(serving_out.get("median_abs_left_out_error", 1) <= 0.10,
       f"serving: leave-one-out median {serving_out.get('median_abs_left_out_error')} above 10%")
-# The trainer's goal (10%) is not met yet: its error is held where the docs report it.
-reported = 0.146
+training_rows = training_out.get("rows", [])
+check(len(training_rows) >= 15, f"training: {len(training_rows)} rows, the check needs 15")
 got = training_out.get("median_abs_left_out_error", 1)
-check(abs(got - reported) <= 0.01, f"training: leave-one-out median {got:.3f}, docs/published-runs.md reports {reported}")
+check(got <= 0.10, f"training: leave-one-out median {got:.3f} above 10%")
+# Both framework profiles are fitted on rows of their own.
+frameworks = {r.get("april_framework") for r in json.load(open(training))["rows"] if "excluded" not in r}
+check({"fsdp", "megatron"} <= frameworks, f"training: rows of {sorted(frameworks)} only")
 
 # The trust line: the same figures, rounded as printed.
 def flat(d, prefix=""):
@@ -82,10 +85,13 @@ for path in sorted(glob.glob(os.path.join(published, "*.json"))):
             continue
         keys = flat(setup["scenario"])
         keys.update(rows[r["row"]].get("set", {}))
-        kind = (model_type(keys["model"]), keys.get("train.framework", "megatron"))
-        kinds.setdefault(kind, []).append((abs(r["error"]), keys["model"]))
+        model = keys["model"]  # a config.json path is relative to the published file
+        beside = os.path.join(os.path.dirname(path), model)
+        model = beside if os.path.exists(beside) else model
+        kind = (model_type(model), keys.get("train.framework", "megatron"))
+        kinds.setdefault(kind, []).append((abs(r["error"]), model))
 check(len(kinds) >= 3, f"published kinds: {sorted(kinds)}")
-wants = [([], "no published run of this kind (qwen3 with megatron) was checked")]
+wants = [(["--set", "model=mixtral-8x7b"], "no published run of this kind (mixtral with megatron) was checked")]
 for (mtype, framework), errors in sorted(kinds.items()):
     e = sorted(x for x, _ in errors)
     median = (e[(len(e) - 1) // 2] + e[len(e) // 2]) / 2

@@ -57,5 +57,17 @@ TEST(PlanSearch, APlanPastTheMarginStopsEvenAsTheSecond) {
   EXPECT_EQ(screen_plans(c, {0, 1}, {screened(1000, 0), screened(900, 0)}, {}, "x")[1], "");
 }
 
+// Past the design's 2 best, a plan within 2% of the best is a tie that one
+// short run cannot order, and goes on; one 3% behind stops.
+TEST(PlanSearch, APlanTiedWithTheBestGoesOnPastTheKeep) {
+  const std::vector<PlanCandidate> c = {candidate("elastic", 2), candidate("elastic", 4), candidate("elastic", 8),
+                                        candidate("sync", 2),    candidate("sync", 4),    candidate("sync", 8)};
+  const auto why = screen_plans(
+      c, {0, 1, 2, 3, 4, 5}, {screened(1000, 0), screened(995, 0), screened(985, 0), screened(1000, 0), screened(995, 0), screened(970, 0)},
+      {}, "1 seed of 4 steps");
+  EXPECT_EQ(why[2], "");
+  EXPECT_EQ(why[5], "stopped after 1 seed of 4 steps: 970 tok/s, 3% behind sync, TP 2, colocated (1000)");
+}
+
 }  // namespace
 }  // namespace april::studies
