@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "base/run_keys.hpp"
 #include "base/stats.hpp"
 #include "policies/april_policy.hpp"
 #include "policies/streamrl_policy.hpp"
+#include "rl/metric_columns.hpp"
 #include "scenario/design_space.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/cluster_shape.hpp"
@@ -273,7 +275,15 @@ std::vector<std::string> edge_of_grid_notes(const Plan& best, const PlanSpace& s
 
 double plan_metric(const std::map<std::string, double>& m, const std::string& key) {
   const auto it = m.find(key);
-  return it == m.end() ? 0.0 : it->second;
+  if (it != m.end()) return it->second;
+  // A metric of another design (trainer_lent_fraction) is absent and reads 0;
+  // a name no run has would rank a plan last without a word.
+  if (key == "wall_time_s") return 0.0;
+  const auto& columns = rl::metric_columns();
+  if (std::none_of(columns.begin(), columns.end(), [&](const rl::MetricColumn& c) { return key == c.name; })) {
+    throw std::logic_error(fmt::format("plan: no run metric is called '{}'", key));
+  }
+  return 0.0;
 }
 
 std::vector<const PlanResult*> best_per_design(const std::vector<PlanResult>& ranked) {

@@ -96,7 +96,8 @@ void apply_plan_constraints(std::vector<PlanCandidate>& candidates, std::vector<
                             const std::vector<Constraint>& constraints);
 
 // A run's metric by its summary.json name; 0 where the run has none (a
-// metric of another design, such as trainer_lent_fraction).
+// metric of another design, such as trainer_lent_fraction); a name that is
+// no run metric at all is a logic_error.
 double plan_metric(const std::map<std::string, double>& m, const std::string& key);
 
 // The best plan of each policy, in the order of the ranking.

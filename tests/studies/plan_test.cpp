@@ -2,6 +2,8 @@
 // excluded and why, and how seeds' runs become a ranking with reasons.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <cmath>
 
 #include "base/run_keys.hpp"
@@ -218,6 +220,19 @@ TEST(Plan, ConstraintsDropPlansByTheirMeanOverSeeds) {
   apply_plan_constraints(c, m, {parse_constraint("staleness_max<=4"), parse_constraint("offpolicy_token_fraction<0.5")});
   EXPECT_EQ(c[2].excluded, "dropped by the constraint offpolicy_token_fraction<0.5: offpolicy_token_fraction is 0.6 (mean over 2 seeds)");
   EXPECT_TRUE(c[0].excluded.empty());
+}
+
+// A metric another design has and this run lacks reads 0; a name no run has
+// is a bookkeeping error, said, not a plan ranked last.
+TEST(Plan, AMetricNoRunHasIsAnError) {
+  EXPECT_EQ(plan_metric({{"effective_throughput_tok_s", 5.0}}, "effective_throughput_tok_s"), 5.0);
+  EXPECT_EQ(plan_metric({}, "trainer_lent_fraction"), 0.0);
+  try {
+    (void)plan_metric({}, "efective_throughput_tok_s");
+    ADD_FAILURE() << "no error";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "plan: no run metric is called 'efective_throughput_tok_s'");
+  }
 }
 
 }  // namespace
