@@ -135,7 +135,7 @@ po::options_description plan_options(PlanArgs& a) {
       "of the engines and at each --tail-engines count, and the policies that overlap rollout and training\n"
       "(one_step_off, async, laminar, elastic) on up to --max-splits rollout/train splits of the GPUs.\n"
       "Every plan runs the same R seeds. The search is a race: each plan first runs one seed for a fifth of the steps,\n"
-      "and a plan more than 10% behind its design's best there, or past its design's 2 best, stops; the rest run that\n"
+      "and a plan more than 15% behind its design's best there, or past its design's 2 best, stops; the rest run that\n"
       "seed over every step, where 3% behind stops them; the rest run every seed (--exhaustive runs every plan so).\n"
       "Plans that do not fit (an engine's weights over its GPUs' memory, a\n"
       "split cutting an engine across nodes) are listed with the reason. Prints the best --top plans by\n"

@@ -112,7 +112,10 @@ void declare_engine_knobs(base::ConfigSchema& s) {
   s.add({keys::kEngineMoeComputeEfficiency.name, KnobType::Double, fitted::kEngineMoeComputeEfficiency, "",
          "roofline: achieved fraction of peak FLOP/s in the routed experts' grouped GEMMs (MoE models)", base::in_range(0.01, 1)});
   s.add({keys::kEngineHbmEfficiency.name, KnobType::Double, fitted::kEngineHbmEfficiency, "",
-         "roofline: achieved fraction of HBM bandwidth", base::in_range(0.01, 1)});
+         "roofline: achieved fraction of HBM bandwidth (on an H20 engine.h20_hbm_efficiency, unless this key is set)",
+         base::in_range(0.01, 1)});
+  s.add({keys::kEngineH20HbmEfficiency.name, KnobType::Double, fitted::kEngineH20HbmEfficiency, "",
+         "roofline: achieved fraction of HBM bandwidth on an H20 (hardware h20), fitted on its own serving rows", base::in_range(0.01, 1)});
   s.add({keys::kEngineIterationOverheadUs.name, KnobType::Double, fitted::kEngineIterationOverheadUs, "us",
          "roofline: fixed cost per iteration (scheduling, sampling, launches)", base::in_range(0, kMaxIterationCostUnits)});
   s.add({keys::kEnginePrefill.name, KnobType::String, std::string("batched"), "",
@@ -193,6 +196,10 @@ std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c
   p.compute_efficiency = c.get(sim::keys::kEngineComputeEfficiency);
   p.moe_compute_efficiency = c.get(sim::keys::kEngineMoeComputeEfficiency);
   p.hbm_efficiency = c.get(sim::keys::kEngineHbmEfficiency);
+  // The H20's engines read HBM at about half the fraction of its datasheet
+  // rate that other accelerators' reach (sim/fitted_defaults.hpp).
+  if (in.engine_hw().name == "h20" && !c.is_set(sim::keys::kEngineHbmEfficiency.name))
+    p.hbm_efficiency = c.get(sim::keys::kEngineH20HbmEfficiency);
   p.overhead_ns = std::llround(c.get(sim::keys::kEngineIterationOverheadUs) * 1000.0);
   p.tensor_parallel = layout.tensor_parallel;
   p.expert_parallel = c.get(sim::keys::kClusterExpertParallel);

@@ -44,6 +44,7 @@ inline constexpr base::BoolKey kEngineDpAttention{"engine.dp_attention"};
 inline constexpr base::BoolKey kEngineFastForward{"engine.fast_forward"};
 inline constexpr base::DoubleKey kEngineGpuMemoryFraction{"engine.gpu_memory_fraction"};
 inline constexpr base::DoubleKey kEngineHbmEfficiency{"engine.hbm_efficiency"};
+inline constexpr base::DoubleKey kEngineH20HbmEfficiency{"engine.h20_hbm_efficiency"};
 inline constexpr base::StringKey kEngineIterationModel{"engine.iteration_model"};
 inline constexpr base::DoubleKey kEngineIterationOverheadUs{"engine.iteration_overhead_us"};
 inline constexpr base::IntKey kEngineKvCapacityTok{"engine.kv_capacity_tok"};

@@ -195,7 +195,7 @@ PlanSearch search_plans(std::vector<PlanCandidate>& candidates, const PlanSearch
   for (const auto& c : candidates) most_seeds = std::max(most_seeds, c.seeds.size());
   if (!options.exhaustive) {
     if (first_steps < steps) {
-      rungs.push_back({first_steps, 1, kScreenMargin, kScreenKeep, fmt::format("1 seed of {} steps", first_steps)});
+      rungs.push_back({first_steps, 1, kScreenMargin, kFirstScreenKeep, fmt::format("1 seed of {} steps", first_steps)});
       out.screening_steps = first_steps;
     }
     if (most_seeds > 1) {

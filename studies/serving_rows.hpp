@@ -40,6 +40,7 @@ std::vector<ServingRow> read_serving_rows(const std::string& path);
 // source states (the rest come from the row and the accelerator's datasheet).
 struct EngineFit {
   double compute_efficiency = 0.6, hbm_efficiency = 0.8, overhead_us = 500, collective_latency_us = 5;
+  double h20_hbm_efficiency = 0.4;      // in place of hbm_efficiency on an H20 (sim/fitted_defaults.hpp)
   double moe_compute_efficiency = 0.6;  // the routed experts' grouped GEMMs
 };
 

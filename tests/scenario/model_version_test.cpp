@@ -76,6 +76,7 @@ const std::map<std::int64_t, std::string> kPinnedDigests = {
     {12, "5d5b5d46370b56a8"},  // the trainer's memory-bound elementwise work (train.activation_passes)
     {13, "1efa8e291413caee"},  // the trainer refitted with torchtitan's H100 rows on their stated HBM2e hosts
     {14, "3e74ca00c7d0b866"},  // each framework's trainer profile (FSDP2, Megatron-Core) fitted on its own benchmarks
+    {15, "3d8e081d17380228"},  // the engine refitted with the H20 rows; the H20 its own HBM efficiency
 };
 
 TEST(ModelVersion, ChangesWheneverSimulatedResultsChange) {
