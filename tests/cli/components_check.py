@@ -89,13 +89,22 @@ for path in sorted(glob.glob(os.path.join(published, "*.json"))):
         beside = os.path.join(os.path.dirname(path), model)
         model = beside if os.path.exists(beside) else model
         kind = (model_type(model), keys.get("train.framework", "megatron"))
-        kinds.setdefault(kind, []).append((abs(r["error"]), model))
+        kinds.setdefault(kind, []).append((abs(r["error"]), model, path))
 check(len(kinds) >= 3, f"published kinds: {sorted(kinds)}")
 wants = [(["--set", "model=mixtral-8x7b"], "no published run of this kind (mixtral with megatron) was checked")]
+os.makedirs(work, exist_ok=True)
 for (mtype, framework), errors in sorted(kinds.items()):
-    e = sorted(x for x, _ in errors)
+    e = sorted(x for x, _, _ in errors)
     median = (e[(len(e) - 1) // 2] + e[len(e) // 2]) / 2
-    wants.append((["--set", f"model={errors[0][1]}", "--set", f"train.framework={framework}"],
+    sets = ["--set", f"model={errors[0][1]}", "--set", f"train.framework={framework}"]
+    if subprocess.run([april, "simulate", "--steps", "1", "--policy", "sync", *sets], capture_output=True).returncode != 0:
+        # The default 8 GPUs do not hold this model: on the published file's own cluster.
+        scenario = dict(json.load(open(errors[0][2]))["scenario"], model=errors[0][1])
+        scenario_path = os.path.join(work, f"trust_{mtype}_{framework}.json")
+        with open(scenario_path, "w") as f:
+            json.dump(scenario, f)
+        sets = ["--scenario", scenario_path, "--set", f"train.framework={framework}"]
+    wants.append((sets,
                   f"({mtype} with {framework}), nothing fitted: median error {100 * median:.0f}% over {len(e)} step times and speed-ups"))
 for sets, want in wants:
     p = subprocess.run([april, "simulate", "--steps", "1", "--policy", "sync", *sets], capture_output=True, text=True)
