@@ -198,7 +198,7 @@ std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c
   p.hbm_efficiency = c.get(sim::keys::kEngineHbmEfficiency);
   // The H20's engines read HBM at about half the fraction of its datasheet
   // rate that other accelerators' reach (sim/fitted_defaults.hpp).
-  if (in.engine_hw().name == "h20" && !c.is_set(sim::keys::kEngineHbmEfficiency.name))
+  if (fitted::uses_h20_hbm_efficiency(in.engine_hw().name) && !c.is_set(sim::keys::kEngineHbmEfficiency.name))
     p.hbm_efficiency = c.get(sim::keys::kEngineH20HbmEfficiency);
   p.overhead_ns = std::llround(c.get(sim::keys::kEngineIterationOverheadUs) * 1000.0);
   p.tensor_parallel = layout.tensor_parallel;

@@ -5,6 +5,8 @@
 // throughput (calibration/training_rows.json). `april components` re-derives
 // each from those rows; ctest `components.fit_matches_defaults` fails when a
 // value here drifts from its fit. RL step-time tables are never fitted here.
+#include <string_view>
+
 namespace april::sim::fitted {
 
 // Engine (RooflineParams).
@@ -15,6 +17,9 @@ inline constexpr double kEngineHbmEfficiency = 0.720;
 // accelerators' rows reach of theirs; one efficiency for all missed them by
 // 15-75%. Fitted on the H20's rows only, beside the others.
 inline constexpr double kEngineH20HbmEfficiency = 0.372;
+// The accelerator kEngineH20HbmEfficiency stands for, by its catalog name: the
+// engine's knobs and the serving fit both ask here.
+inline bool uses_h20_hbm_efficiency(std::string_view accelerator) { return accelerator == "h20"; }
 inline constexpr double kEngineIterationOverheadUs = 1569;
 inline constexpr double kEngineMoeComputeEfficiency = 0.303;
 inline constexpr double kEngineCollectiveLatencyUs = 7.31;

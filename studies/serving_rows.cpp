@@ -12,6 +12,7 @@
 #include "base/config.hpp"
 #include "base/json_file.hpp"
 #include "sim/engine_memory.hpp"
+#include "sim/fitted_defaults.hpp"
 #include "sim/hardware.hpp"
 #include "studies/component_fields.hpp"
 
@@ -66,7 +67,7 @@ std::vector<ServingRow> read_serving_rows(const std::string& path) {
 double predict_serving_tok_s(const ServingRow& row, const sim::ModelArch& model, const sim::Accelerator& hw, const EngineFit& fit) {
   sim::RooflineParams p;
   p.compute_efficiency = fit.compute_efficiency;
-  p.hbm_efficiency = hw.name == "h20" ? fit.h20_hbm_efficiency : fit.hbm_efficiency;
+  p.hbm_efficiency = sim::fitted::uses_h20_hbm_efficiency(hw.name) ? fit.h20_hbm_efficiency : fit.hbm_efficiency;
   p.moe_compute_efficiency = fit.moe_compute_efficiency;
   p.overhead_ns = std::llround(fit.overhead_us * 1e3);
   p.collective_latency_ns = std::llround(fit.collective_latency_us * 1e3);
