@@ -93,6 +93,21 @@ void LaminarPolicy::repack(const RolloutView& view, Decisions& d) {
   if (below <= 0 || engines_.size() < 2) return;
   // An engine's requests all run when they fit its cap on running requests.
   const std::int64_t cap = view.engine_slots() > 0 ? view.engine_slots() / static_cast<std::int64_t>(engines_.size()) : below;
+  const std::int64_t limit = std::min(below, cap);
+  // No pair fits when the two smallest loads do not (loads only grow as
+  // engines merge): the usual case while every engine drains, and asked at
+  // each completion, so it returns before the pairing's quadratic search.
+  std::int64_t least = limit + 1, second = limit + 1;
+  for (const EngineState& s : engines_) {
+    if (s.pulling || s.parked || s.unfinished_samples <= 0 || s.unfinished_samples >= below || s.unfinished_samples > cap) continue;
+    if (s.unfinished_samples < least) {
+      second = least;
+      least = s.unfinished_samples;
+    } else if (s.unfinished_samples < second) {
+      second = s.unfinished_samples;
+    }
+  }
+  if (least + second > limit) return;
   std::vector<std::int32_t> candidates;
   for (std::size_t e = 0; e < engines_.size(); ++e) {
     const EngineState& s = engines_[e];
@@ -115,7 +130,7 @@ void LaminarPolicy::repack(const RolloutView& view, Decisions& d) {
     for (const std::int32_t t : candidates) {
       const auto ti = static_cast<std::size_t>(t);
       if (t == s || source[ti] != 0 || engines_[ti].version != engines_[si].version) continue;
-      if (load[ti] + load[si] > std::min(below, cap)) continue;
+      if (load[ti] + load[si] > limit) continue;
       if (best < 0 || load[ti] > load[static_cast<std::size_t>(best)]) best = t;
     }
     if (best < 0) continue;

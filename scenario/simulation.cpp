@@ -22,7 +22,7 @@
 namespace april::scenario {
 
 std::unique_ptr<base::WorkloadSource> make_generator(const base::Config& c) {
-  return std::make_unique<sim::LongTailGenerator>(sim::long_tail_params(c), static_cast<std::uint64_t>(c.get(base::keys::kSeed)));
+  return sim::shared_long_tail_generator(sim::long_tail_params(c), static_cast<std::uint64_t>(c.get(base::keys::kSeed)));
 }
 
 std::unique_ptr<adapters::SimBackend> make_sim_backend(const base::Config& c, bool record_timeline) {

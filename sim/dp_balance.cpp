@@ -56,19 +56,21 @@ std::vector<std::vector<std::size_t>> balanced_partitions(const std::vector<std:
   const auto key = [&](std::size_t i) { return i < tokens.size() ? tokens[i] : 0; };
   const bool small = std::all_of(tokens.begin(), tokens.end(), [](std::int64_t t) { return t >= 0 && t < (std::int64_t{1} << 31); });
   if (small) {
-    std::vector<std::uint32_t> order(n), next(n);
-    std::iota(order.begin(), order.end(), 0U);
+    // Each row as one word, count above index: the passes read it in place
+    // (gathering the counts by index was most of the sort).
+    std::vector<std::uint64_t> order(n), next(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = (static_cast<std::uint64_t>(key(i)) << 32) | i;
     const std::int64_t largest = tokens.empty() ? 0 : *std::max_element(tokens.begin(), tokens.end());
     constexpr int kBits = 11;
     constexpr std::size_t kBuckets = std::size_t{1} << kBits;
-    for (int shift = 0; shift < 31 && (largest >> shift) > 0; shift += kBits) {
+    for (int shift = 32; shift < 63 && (largest >> (shift - 32)) > 0; shift += kBits) {
       std::array<std::size_t, kBuckets + 1> at{};
-      for (const auto i : order) ++at[((static_cast<std::uint64_t>(key(i)) >> shift) & (kBuckets - 1)) + 1];
+      for (const auto w : order) ++at[((w >> shift) & (kBuckets - 1)) + 1];
       for (std::size_t b = 1; b <= kBuckets; ++b) at[b] += at[b - 1];
-      for (const auto i : order) next[at[(static_cast<std::uint64_t>(key(i)) >> shift) & (kBuckets - 1)]++] = i;
+      for (const auto w : order) next[at[(w >> shift) & (kBuckets - 1)]++] = w;
       order.swap(next);
     }
-    for (const auto i : order) sorted.emplace_back(key(i), i);
+    for (const auto w : order) sorted.emplace_back(static_cast<std::int64_t>(w >> 32), static_cast<std::size_t>(w & 0xffffffffU));
   } else {
     for (std::size_t i = 0; i < n; ++i) sorted.emplace_back(i < tokens.size() ? tokens[i] : 0, i);
     std::sort(sorted.begin(), sorted.end());
@@ -99,7 +101,9 @@ std::vector<std::vector<std::size_t>> balanced_partitions(const std::vector<std:
       const auto row = static_cast<std::uint32_t>(sorted[s * k + i].second);
       parts[s * k + i] = Part{sorted[s * k + i].first, 1, row, row};
     }
-    sort_parts(st);
+    // One row each, in ascending (tokens, index) order, which is Rows::less's
+    // order for single rows: reversed, the order sort_parts would give.
+    std::reverse(parts.begin() + static_cast<std::ptrdiff_t>(st.off), parts.begin() + static_cast<std::ptrdiff_t>(st.off + k));
     heap.push(&st);
   }
   std::uint64_t next_seq = states.size();
@@ -122,20 +126,25 @@ std::vector<std::vector<std::size_t>> balanced_partitions(const std::vector<std:
     a->seq = next_seq++;
     heap.push(a);
   }
-  std::vector<std::vector<std::size_t>> out;
-  out.reserve(k);
+  // Each row's partition, then the rows in index order into theirs: each
+  // partition's rows ascending, in one pass where sorting each was a fifth
+  // of the balancing.
+  std::vector<std::vector<std::size_t>> out(k);
+  std::vector<std::uint32_t> part_of(tokens.size());
   const State* last = heap.top();
   for (std::size_t p = 0; p < k; ++p) {
     const Part& part = parts[last->off + p];
-    std::vector<std::size_t> kept;
-    kept.reserve(part.count);
+    std::size_t real = 0;
     std::uint32_t r = part.head;
     for (std::uint32_t i = 0; i < part.count; ++i, r = rows.next[r]) {
-      if (r < tokens.size()) kept.push_back(r);
+      if (r < tokens.size()) {
+        part_of[r] = static_cast<std::uint32_t>(p);
+        ++real;
+      }
     }
-    std::sort(kept.begin(), kept.end());
-    out.push_back(std::move(kept));
+    out[p].reserve(real);
   }
+  for (std::size_t r = 0; r < tokens.size(); ++r) out[part_of[r]].push_back(r);
   return out;
 }
 

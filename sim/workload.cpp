@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "base/run_keys.hpp"
+#include "sim/shared_groups.hpp"
 
 namespace april::sim {
 namespace {
@@ -20,6 +21,15 @@ std::int32_t to_tokens(double x) {
 
 LongTailGenerator::LongTailGenerator(const LongTailParams& params, std::uint64_t seed) : p_(params), seed_(seed), rng_(seed, "workload") {}
 
+LongTailGenerator::LongTailGenerator(const LongTailParams& params, std::uint64_t seed, std::shared_ptr<SharedGroups> shared)
+    : p_(params), seed_(seed), rng_(seed, "workload"), shared_(params.drifts() ? nullptr : std::move(shared)) {}
+
+LongTailGenerator::~LongTailGenerator() = default;
+
+std::unique_ptr<LongTailGenerator> shared_long_tail_generator(const LongTailParams& params, std::uint64_t seed) {
+  return std::make_unique<LongTailGenerator>(params, seed, params.drifts() ? nullptr : shared_groups(params, seed));
+}
+
 double LongTailGenerator::drift_factor(std::int64_t step) const {
   if (p_.drift_dip == 0.0 && p_.drift_rise_per_step == 0.0) return 1.0;
   const auto s = static_cast<double>(step);
@@ -29,6 +39,27 @@ double LongTailGenerator::drift_factor(std::int64_t step) const {
 }
 
 GroupSpec LongTailGenerator::next_group(std::int64_t step) {
+  if (!shared_) return draw(step);
+  if (taken_next_ == taken_.size()) {
+    // A chunk at a time: one lock per chunk, not per group.
+    constexpr std::size_t kChunkGroups = 256;
+    taken_.clear();
+    taken_next_ = 0;
+    shared_->copy(static_cast<std::size_t>(drawn_), kChunkGroups, taken_);
+    if (taken_.empty()) {
+      // Past the kept groups: on alone, from where the stream's own generator stopped.
+      const auto at_end = shared_->generator_at_end();
+      rng_ = at_end->rng_;
+      drawn_ = at_end->drawn_;
+      shared_.reset();
+      return draw(step);
+    }
+  }
+  ++drawn_;
+  return std::move(taken_[taken_next_++]);
+}
+
+GroupSpec LongTailGenerator::draw(std::int64_t step) {
   GroupSpec g;
   double prompt_offset = 0, pass_rate = 0;
   if (p_.dataset_prompts > 0) {

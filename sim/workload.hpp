@@ -1,6 +1,7 @@
 #pragma once
 // The seeded long-tail workload generator (trace replay lives in traces/).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,21 +38,43 @@ struct LongTailParams {
   std::int64_t drift_dip_step = 100;
   double drift_rise_per_step = 0.0;
   std::int64_t dataset_prompts = 0;
+
+  bool operator==(const LongTailParams&) const = default;
+  // Whether a group's draw depends on the step that takes it.
+  [[nodiscard]] bool drifts() const { return drift_dip != 0.0 || drift_rise_per_step != 0.0; }
 };
+
+class SharedGroups;
 
 class LongTailGenerator final : public WorkloadSource {
  public:
   LongTailGenerator(const LongTailParams& params, std::uint64_t seed);
+  // Takes its groups from `shared` (the stream of the same params and seed:
+  // sim/shared_groups.hpp), the same groups it would draw alone. A
+  // generator whose lengths drift with the step draws its own.
+  LongTailGenerator(const LongTailParams& params, std::uint64_t seed, std::shared_ptr<SharedGroups> shared);
+  ~LongTailGenerator() override;
+  LongTailGenerator(const LongTailGenerator&) = default;
+  LongTailGenerator& operator=(const LongTailGenerator&) = default;
   GroupSpec next_group(std::int64_t step) override;
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] double drift_factor(std::int64_t step) const;
 
  private:
+  GroupSpec draw(std::int64_t step);
+
   LongTailParams p_;
   std::uint64_t seed_;
   base::Rng rng_;
   std::int64_t drawn_ = 0;
+  std::shared_ptr<SharedGroups> shared_;
+  std::vector<GroupSpec> taken_;  // groups copied from shared_, handed out from taken_next_
+  std::size_t taken_next_ = 0;
 };
+
+// A generator of the scenario's workload keys that shares its groups with
+// the process's other generators of the same keys and seed.
+std::unique_ptr<LongTailGenerator> shared_long_tail_generator(const LongTailParams& params, std::uint64_t seed);
 
 // The generator's scenario keys (n_samples_per_prompt, workload.*), declared
 // beside the one place that reads them.
