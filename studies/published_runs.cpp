@@ -75,8 +75,24 @@ std::map<std::string, double> run_row(const PublishedSetup& s, const PublishedRo
   for (std::size_t k = static_cast<std::size_t>(s.warmup_steps); k < r.steps.size(); ++k) {
     const auto& m = r.steps[k];
     const auto p = m.train_phases.value_or(rl::TrainPhases{});
-    sum["step_s"] += m.step_time_s;
-    sum["gen_s"] += m.rollout_time_s;
+    // A published speedup is a ratio of wall-clock times, whatever a step's timer holds.
+    sum["wall_step_s"] += m.step_time_s;
+    if (row.timers == "verl_fully_async") {
+      // verl's FullyAsyncTrainer.fit (verl/experimental/fully_async_policy/
+      // fully_async_trainer.py at b178a3cd, lines 316-345): each local step's
+      // "step" timer holds its wait for samples ("gen": _get_samples_from_queue)
+      // and its update; _trigger_parameter_sync_after_step runs after the
+      // timer. MetricsAggregator (detach_utils.py, lines 249-295) sums every
+      // timing_s/ figure over the local steps between two syncs. So a step is
+      // from the previous sync's end to this train's end, and gen the part
+      // before this train starts.
+      const double from_s = k == 0 ? m.start_time_s : r.steps[k - 1].sync_end_s;
+      sum["step_s"] += m.train_end_s - from_s;
+      sum["gen_s"] += std::max(0.0, m.train_start_s - from_s);
+    } else {
+      sum["step_s"] += m.step_time_s;
+      sum["gen_s"] += m.rollout_time_s;
+    }
     sum["old_logprob_s"] += p.old_logprob_s;
     sum["ref_logprob_s"] += p.ref_logprob_s;
     sum["update_s"] += p.update_s + p.grad_reduce_s + p.optimizer_s;
@@ -142,7 +158,8 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
     PublishedRow r;
     if (!x.is_object()) refuse(f, "rows", "expected a list of row objects");
     r.name = string_field(f, x, "name");
-    base::json_only_fields(f, x, {"name", "policy", "set", "published", "speedup_over", "quote"}, fmt::format("row '{}'", r.name));
+    base::json_only_fields(f, x, {"name", "policy", "set", "published", "speedup_over", "quote", "timers"},
+                           fmt::format("row '{}'", r.name));
     r.policy = string_field(f, x, "policy");
     if (const auto names = registry.names(); std::find(names.begin(), names.end(), r.policy) == names.end()) {
       refuse(f, "policy", fmt::format("row '{}': unknown policy '{}' (one of {})", r.name, r.policy, fmt::join(names, ", ")));
@@ -177,6 +194,12 @@ PublishedSetup published_setup_from_json(const base::JsonFile& f, const policies
       refuse(f, "speedup_over", fmt::format("row '{}': names a baseline but publishes no speedup", r.name));
     }
     if (r.speedup_over == r.name) refuse(f, "speedup_over", fmt::format("row '{}': a speedup over itself", r.name));
+    if (const auto it = x.find("timers"); it != x.end()) {
+      if (!it->is_string() || (*it != "april" && *it != "verl_fully_async")) {
+        refuse(f, "timers", fmt::format("row '{}': expected \"april\" or \"verl_fully_async\", got {}", r.name, it->dump()));
+      }
+      r.timers = it->get<std::string>();
+    }
     if (const auto it = x.find("quote"); it != x.end()) {
       if (!it->is_string())
         refuse(f, "quote", fmt::format("row '{}': expected the row as the source prints it, got {}", r.name, it->dump()));
@@ -245,7 +268,8 @@ std::vector<Reproduced> reproduce(const PublishedSetup& s, const policies::Polic
   for (const auto& row : s.rows) {
     const auto& mine = predicted.at(row.name);
     for (const auto& [metric, published] : row.published) {
-      const double value = metric == "speedup" ? predicted.at(row.speedup_over).at("step_s") / mine.at("step_s") : mine.at(metric);
+      const double value =
+          metric == "speedup" ? predicted.at(row.speedup_over).at("wall_step_s") / mine.at("wall_step_s") : mine.at(metric);
       out.push_back({row.name, metric, published, value, std::find(fitted.begin(), fitted.end(), row.name) != fitted.end()});
     }
   }

@@ -35,6 +35,11 @@ struct PublishedRow {
   std::map<std::string, double> published;        // metric -> figure
   std::string speedup_over;                       // the baseline row of a published speedup
   std::string quote;                              // the row as the source prints it
+  // Whose timers the row's figures are: "april" (a step is the clock time it
+  // adds to the run, gen_s the rollout phase) or "verl_fully_async" (verl's
+  // fully-async trainer: a step is its local steps' timers summed between
+  // parameter syncs, the sync left out, and gen_s its wait for samples).
+  std::string timers = "april";
 };
 
 // One unknown input and the figure of the fit row it is chosen to match, by

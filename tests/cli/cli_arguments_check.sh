@@ -44,6 +44,8 @@ printf '{"source": {"title": "t"}, "scenario": {}, "steps": 3, "fit": {"row": "a
 expect_error "a published row with an unknown metric" "unknown metric 'step_time'" "$april" reproduce "$dir/pub.json"
 sed -i 's/"step_time"/"step_s"/; s/"row": "a"/"row": "b"/' "$dir/pub.json"
 expect_error "a fit row that is not a row" "no row named 'b'" "$april" reproduce "$dir/pub.json"
+sed 's/"policy": "sync",/"policy": "sync", "timers": "slime",/' "$dir/pub.json" | sed 's/"row": "b"/"row": "a"/' > "$dir/pub-timers.json"
+expect_error "a row with unknown timers" "expected \"april\" or \"verl_fully_async\", got \"slime\"" "$april" reproduce "$dir/pub-timers.json"
 sed 's/"row": "b"/"row": "a", "search": [{"key": "train.fixed_s", "metric": "step_s", "lo": 0, "hi": 1, "row": "c"}]/' "$dir/pub.json" > "$dir/pub-search.json"
 expect_error "a search fitted on a row that is not a row" "no row named 'c'" "$april" reproduce "$dir/pub-search.json"
 printf '{"source": {"title": "t"}, "scenario": {}, "steps": 3, "fit": {"row": "a", "procedure": "p", "fitted": {}},\n "rows": [{"name": "a", "policy": "sync", "published": {"step_s": 1}},\n  {"name": "b", "policy": "april", "published": {"speedup": 2}}]}' > "$dir/pub-speedup.json"
