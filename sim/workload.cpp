@@ -31,7 +31,7 @@ std::unique_ptr<LongTailGenerator> shared_long_tail_generator(const LongTailPara
 }
 
 double LongTailGenerator::drift_factor(std::int64_t step) const {
-  if (p_.drift_dip == 0.0 && p_.drift_rise_per_step == 0.0) return 1.0;
+  if (!p_.drifts()) return 1.0;
   const auto s = static_cast<double>(step);
   const auto dip_step = static_cast<double>(std::max<std::int64_t>(1, p_.drift_dip_step));
   if (s <= dip_step) return 1.0 - p_.drift_dip * s / dip_step;
