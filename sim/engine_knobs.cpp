@@ -111,6 +111,9 @@ void declare_engine_knobs(base::ConfigSchema& s) {
          "roofline: achieved fraction of peak FLOP/s", base::in_range(0.01, 1)});
   s.add({keys::kEngineMoeComputeEfficiency.name, KnobType::Double, fitted::kEngineMoeComputeEfficiency, "",
          "roofline: achieved fraction of peak FLOP/s in the routed experts' grouped GEMMs (MoE models)", base::in_range(0.01, 1)});
+  s.add({keys::kEngineMoeHbmShare.name, KnobType::Double, fitted::kEngineMoeHbmShare, "",
+         "roofline: the routed experts' weights are read at this share of the dense weights' HBM bandwidth (MoE models)",
+         base::in_range(0.05, 2)});
   s.add({keys::kEngineHbmEfficiency.name, KnobType::Double, fitted::kEngineHbmEfficiency, "",
          "roofline: achieved fraction of HBM bandwidth (on an H20 engine.h20_hbm_efficiency, unless this key is set)",
          base::in_range(0.01, 1)});
@@ -195,6 +198,7 @@ std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c
   RooflineParams p;
   p.compute_efficiency = c.get(sim::keys::kEngineComputeEfficiency);
   p.moe_compute_efficiency = c.get(sim::keys::kEngineMoeComputeEfficiency);
+  p.moe_hbm_share = c.get(sim::keys::kEngineMoeHbmShare);
   p.hbm_efficiency = c.get(sim::keys::kEngineHbmEfficiency);
   // The H20's engines read HBM at about half the fraction of its datasheet
   // rate that other accelerators' reach (sim/fitted_defaults.hpp).

@@ -59,6 +59,7 @@ inline constexpr base::DoubleKey kEngineLinearPrefillBaseUs{"engine.linear_prefi
 inline constexpr base::DoubleKey kEngineLinkEfficiency{"engine.link_efficiency"};
 inline constexpr base::IntKey kEngineMaxRunning{"engine.max_running"};
 inline constexpr base::DoubleKey kEngineMoeComputeEfficiency{"engine.moe_compute_efficiency"};
+inline constexpr base::DoubleKey kEngineMoeHbmShare{"engine.moe_hbm_share"};
 inline constexpr base::StringKey kEnginePrefill{"engine.prefill"};
 inline constexpr base::DoubleKey kEngineSlowdownBesideTrain{"engine.slowdown_beside_train"};
 inline constexpr base::StringKey kEngineWeightDtype{"engine.weight_dtype"};

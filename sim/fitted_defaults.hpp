@@ -10,19 +10,23 @@
 namespace april::sim::fitted {
 
 // Engine (RooflineParams).
-inline constexpr double kEngineComputeEfficiency = 0.416;
-inline constexpr double kEngineHbmEfficiency = 0.720;
+inline constexpr double kEngineComputeEfficiency = 0.404;
+inline constexpr double kEngineHbmEfficiency = 0.749;
 // The H20 alone: its rows (single requests, weights read each token) reach
 // about half the fraction of the datasheet's 4.0 TB/s that the other
 // accelerators' rows reach of theirs; one efficiency for all missed them by
 // 15-75%. Fitted on the H20's rows only, beside the others.
-inline constexpr double kEngineH20HbmEfficiency = 0.372;
+inline constexpr double kEngineH20HbmEfficiency = 0.390;
 // The accelerator kEngineH20HbmEfficiency stands for, by its catalog name: the
 // engine's knobs and the serving fit both ask here.
 inline bool uses_h20_hbm_efficiency(std::string_view accelerator) { return accelerator == "h20"; }
-inline constexpr double kEngineIterationOverheadUs = 1569;
-inline constexpr double kEngineMoeComputeEfficiency = 0.303;
-inline constexpr double kEngineCollectiveLatencyUs = 7.31;
+inline constexpr double kEngineIterationOverheadUs = 1531;
+inline constexpr double kEngineMoeComputeEfficiency = 0.296;
+// SGLang's and vLLM's fused-MoE kernels read the routed experts' weights at
+// this share of the dense weights' bandwidth (a few rows of tokens per touched
+// expert); fitted on their rows, TensorRT-LLM's reading them at 1.
+inline constexpr double kEngineMoeHbmShare = 0.685;
+inline constexpr double kEngineCollectiveLatencyUs = 6.48;
 
 // Trainer (TrainerSetup): each framework's profile, its matmuls' MFU and its
 // elementwise passes over the activations (PyTorch FSDP2 eager against
@@ -30,8 +34,8 @@ inline constexpr double kEngineCollectiveLatencyUs = 7.31;
 // micro-batch for both.
 inline constexpr double kTrainFsdpMfu = 0.572;
 inline constexpr double kTrainMegatronMfu = 0.847;
-inline constexpr double kTrainFsdpActivationPasses = 32.56;
-inline constexpr double kTrainMegatronActivationPasses = 6.365;
+inline constexpr double kTrainFsdpActivationPasses = 33.88;
+inline constexpr double kTrainMegatronActivationPasses = 6.619;
 inline constexpr double kTrainMicroBatchOverheadS = 0.02345;
 
 }  // namespace april::sim::fitted

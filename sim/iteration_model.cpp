@@ -86,6 +86,8 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
   const double flop_s = tp * hw.peak_flop_s(fp8) * p.compute_efficiency;
   const double bytes_s = hw.hbm_bytes_s * p.hbm_efficiency;  // one GPU
   weight_bytes_s_ = tp * bytes_s;                            // its shard on every GPU at once
+  if (!(p.moe_hbm_share > 0 && p.moe_hbm_share <= 2)) throw std::invalid_argument("moe_hbm_share must be in (0, 2]");
+  expert_bytes_s_ = weight_bytes_s_ * p.moe_hbm_share;
   if (model.is_moe()) {
     const double bpe = bytes_per_element(p.weight_dtype), moe_layers = static_cast<double>(model.moe_layers());
     const double expert = static_cast<double>(model.expert_params());
@@ -94,7 +96,10 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
     experts_per_token_ = static_cast<double>(model.experts_per_token);
     non_routed_bytes_ = model.weight_bytes(p.weight_dtype) - routed_experts_ * expert_bytes_all_layers_;
   }
-  dense_weights_ns_ = bounded(model.weight_bytes(p.weight_dtype) / weight_bytes_s_ * 1e9, 1e12, "weight read ns");
+  dense_weights_ns_ =
+      bounded(model.is_moe() ? (non_routed_bytes_ / weight_bytes_s_ + routed_experts_ * expert_bytes_all_layers_ / expert_bytes_s_) * 1e9
+                             : model.weight_bytes(p.weight_dtype) / weight_bytes_s_ * 1e9,
+              1e12, "weight read ns");
   // The routed experts' FLOPs (k experts of 3 matrices per token in every MoE
   // layer) at their own efficiency, the rest at the dense one.
   const double routed_flops = model.is_moe() ? 2.0 * static_cast<double>(model.experts_per_token) *
@@ -137,7 +142,7 @@ std::int64_t RooflineIterationModel::weights_read_ns(std::int64_t tokens) const 
   if (routed_experts_ == 0) return dense_weights_ns_;
   // ModelArch::weights_read_bytes, from the constants split in the constructor.
   const double distinct = expected_distinct_experts(routed_experts_, experts_per_token_, tokens);
-  return std::llround((non_routed_bytes_ + distinct * expert_bytes_all_layers_) / weight_bytes_s_ * 1e9);
+  return std::llround((non_routed_bytes_ / weight_bytes_s_ + distinct * expert_bytes_all_layers_ / expert_bytes_s_) * 1e9);
 }
 
 std::int64_t RooflineIterationModel::comm_ns(std::int64_t tokens) const {

@@ -71,6 +71,10 @@ struct RooflineParams {
   // compute_efficiency for the routed experts' grouped GEMMs, whose
   // per-expert batches are small and uneven; 0: compute_efficiency.
   double moe_compute_efficiency = 0;
+  // The routed experts' weights are read at this share of the dense weights'
+  // bandwidth: the fused-MoE kernels stream each touched expert for a few
+  // rows of tokens each.
+  double moe_hbm_share = 1.0;
 };
 
 // One continuous-batching iteration of an engine of `tensor_parallel` GPUs,
@@ -78,7 +82,8 @@ struct RooflineParams {
 //   compute = (linear FLOPs x tokens + attention FLOPs over the cached context
 //              + prefill attention) / (tp x peak x compute_eff)
 //   memory  = (weights the batch reads + KV cache) / (hbm x hbm_eff), per GPU:
-//             weights over tp, GQA KV heads over tp, an MLA latent whole on each GPU
+//             weights over tp, GQA KV heads over tp, an MLA latent whole on each GPU;
+//             the routed experts' weights at moe_hbm_share of that rate
 //   comm    = TP all-reduces (one after attention, one after each dense MLP or
 //             MoE layer without expert parallelism) and EP all-to-alls
 //             (dispatch and combine per MoE layer) over the scale-up link
@@ -104,6 +109,7 @@ class RooflineIterationModel final : public IterationModel {
 
   std::string name_;
   double weight_bytes_s_ = 0;  // per GPU, achieved
+  double expert_bytes_s_ = 0;  // the routed experts', per GPU, achieved
   // An MoE model's weights, split once (weights_read_ns is on the per-iteration
   // path): all but the routed experts, and one routed expert in every MoE layer.
   double non_routed_bytes_ = 0, expert_bytes_all_layers_ = 0;

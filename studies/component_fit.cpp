@@ -83,11 +83,11 @@ double median_abs(const std::vector<ComponentPrediction>& rows, bool left_out) {
 // Engine: compute efficiency, HBM efficiency, overhead per iteration (us),
 // the routed experts' compute efficiency, the collectives' latency, and the
 // H20's own HBM efficiency (its rows alone). Ranges: what is physical.
-const std::vector<Param> kEngineParams = {{0.05, 1.0, 0.6}, {0.2, 1.0, 0.8},   {1.0, 20000.0, 500.0},
-                                          {0.02, 1.0, 0.3}, {0.5, 500.0, 5.0}, {0.1, 1.0, 0.5}};
-const std::vector<std::string> kEngineKeys = {"engine.compute_efficiency",    "engine.hbm_efficiency",
-                                              "engine.iteration_overhead_us", "engine.moe_compute_efficiency",
-                                              "engine.collective_latency_us", "engine.h20_hbm_efficiency"};
+const std::vector<Param> kEngineParams = {{0.05, 1.0, 0.6},  {0.2, 1.0, 0.8}, {1.0, 20000.0, 500.0}, {0.02, 1.0, 0.3},
+                                          {0.5, 500.0, 5.0}, {0.1, 1.0, 0.5}, {0.1, 2.0, 0.8}};
+const std::vector<std::string> kEngineKeys = {
+    "engine.compute_efficiency",    "engine.hbm_efficiency",     "engine.iteration_overhead_us", "engine.moe_compute_efficiency",
+    "engine.collective_latency_us", "engine.h20_hbm_efficiency", "engine.moe_hbm_share"};
 
 EngineFit engine_fit_of(const std::vector<double>& v) {
   EngineFit f;
@@ -97,6 +97,7 @@ EngineFit engine_fit_of(const std::vector<double>& v) {
   f.moe_compute_efficiency = v[3];
   f.collective_latency_us = v[4];
   f.h20_hbm_efficiency = v[5];
+  f.moe_hbm_share = v[6];
   return f;
 }
 

@@ -69,6 +69,9 @@ double predict_serving_tok_s(const ServingRow& row, const sim::ModelArch& model,
   p.compute_efficiency = fit.compute_efficiency;
   p.hbm_efficiency = sim::fitted::uses_h20_hbm_efficiency(hw.name) ? fit.h20_hbm_efficiency : fit.hbm_efficiency;
   p.moe_compute_efficiency = fit.moe_compute_efficiency;
+  // The share is SGLang's and vLLM's fused-MoE kernels' (the engines a rollout
+  // runs); TensorRT-LLM's CUTLASS grouped GEMMs read the experts at the dense rate.
+  p.moe_hbm_share = row.engine == "trtllm" ? 1.0 : fit.moe_hbm_share;
   p.overhead_ns = std::llround(fit.overhead_us * 1e3);
   p.collective_latency_ns = std::llround(fit.collective_latency_us * 1e3);
   p.tensor_parallel = row.tensor_parallel;

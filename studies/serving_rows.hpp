@@ -42,6 +42,7 @@ struct EngineFit {
   double compute_efficiency = 0.6, hbm_efficiency = 0.8, overhead_us = 500, collective_latency_us = 5;
   double h20_hbm_efficiency = 0.4;      // in place of hbm_efficiency on an H20 (sim/fitted_defaults.hpp)
   double moe_compute_efficiency = 0.6;  // the routed experts' grouped GEMMs
+  double moe_hbm_share = 1.0;           // the routed experts' weights' bandwidth, a share of the dense weights'
 };
 
 // The row's output tokens per second as april's engine model predicts it,

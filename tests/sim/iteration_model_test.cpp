@@ -105,6 +105,27 @@ TEST(Roofline, MoeDecodeReadsTheExpertsItsBatchTouches) {
   EXPECT_NEAR(static_cast<double>(fp8.weights_read_ns(512)), many / 2, 1.0);
 }
 
+TEST(Roofline, RoutedExpertsReadAtTheirShareOfTheBandwidth) {
+  const auto moe = resolve_model("qwen3-30b-a3b");
+  RooflineParams full{1.0, 1.0, 0, 1};
+  RooflineParams half = full;
+  half.moe_hbm_share = 0.5;
+  const RooflineIterationModel a(h100(), moe, full), b(h100(), moe, half);
+  // The routed experts' bytes take twice as long; the rest (attention, embeddings) as before.
+  const double expert_bytes = static_cast<double>(moe.moe_layers()) * static_cast<double>(moe.expert_params()) * 2.0;
+  for (const std::int64_t tokens : {1, 16, 512}) {
+    const double routed = moe.weights_read_bytes(tokens, DType::BF16) -
+                          (moe.weight_bytes(DType::BF16) - static_cast<double>(moe.routed_experts) * expert_bytes);
+    EXPECT_NEAR(static_cast<double>(b.weights_read_ns(tokens) - a.weights_read_ns(tokens)), routed / 3.35e12 * 1e9, 2.0) << tokens;
+  }
+  // A dense model has no routed experts: the share changes nothing.
+  const auto dense = resolve_model("qwen3-4b");
+  EXPECT_EQ(RooflineIterationModel(h100(), dense, full).weights_read_ns(64),
+            RooflineIterationModel(h100(), dense, half).weights_read_ns(64));
+  half.moe_hbm_share = 0;
+  EXPECT_THROW(RooflineIterationModel(h100(), moe, half), std::invalid_argument);
+}
+
 TEST(Roofline, MlaKvIsWholeOnEveryGpuAndItsAttentionCountsInCompute) {
   const auto v3 = resolve_model("deepseek-v3");
   const auto& h20 = builtin_accelerators()[3];
