@@ -3,7 +3,8 @@
 // `plan` print under their tables. It says where the workload comes from and
 // the error measured on predictions of the same kind: the cost models'
 // leave-one-out errors on component benchmarks, and the published RL runs of
-// this model family and training framework checked with nothing fitted
+// this model family and training framework, and of this accelerator, checked
+// with nothing fitted
 // (docs/published-runs.md). The figures are the checks' own; ctest
 // `components.fit_matches_defaults` fails when a check's figure drifts from
 // what is recorded here.
@@ -23,15 +24,25 @@ struct CheckedRunKind {
   double median_abs_error = 0;
 };
 
+// The published RL runs on one accelerator, checked the same way: how far
+// off, and which way the step times err.
+struct CheckedRunAccelerator {
+  std::string accelerator;  // the row's `hardware` ("gb200")
+  int figures = 0;          // step times and speed-ups
+  double median_abs_error = 0;
+  int steps = 0, steps_short = 0;  // of its step times, how many april predicts shorter than published
+};
+
 struct ComponentErrors {
   int serving_rows = 0, training_rows = 0;
   double serving_left_out = 0, training_left_out = 0;  // median |error|, leave-one-out
 };
 
 const std::vector<CheckedRunKind>& checked_run_kinds();
+const std::vector<CheckedRunAccelerator>& checked_run_accelerators();
 const ComponentErrors& component_errors();
 
-// "trust: workload ...; engine ...; trainer ...; published runs of this kind ..."
+// "trust: workload ...; engine ...; trainer ...; published runs of this kind ...; on this accelerator ..."
 // `model`: the scenario's, already resolved; without it, resolved from `model`.
 std::string prediction_trust_line(const base::Config& c, const sim::ModelArch& model, const std::string& trace);
 std::string prediction_trust_line(const base::Config& c, const std::string& trace);

@@ -6,8 +6,8 @@ naming the file, the row and the field.
 
 Then the trust line `april simulate` prints quotes these figures, and, for
 each kind of published run (the row's model_type and train.framework, over
-every file in the published folder), the median error of `april reproduce
---no-fit` on its step times and speed-ups, as they are now.
+every file in the published folder) and each accelerator, the median error of
+`april reproduce --no-fit` on its step times and speed-ups, as they are now.
 
 usage: components_check.py APRIL CALIBRATION_DIR PUBLISHED_DIR WORKDIR
 Runs with /usr/bin/python3 and its standard library only."""
@@ -75,6 +75,8 @@ def model_type(model):
 
 
 kinds = {}  # (model_type, framework) -> [(|error|, a model of that type)]
+accelerators = {}  # hardware -> [|error|], and of its step times how many april predicts short
+steps_short = {}
 for path in sorted(glob.glob(os.path.join(published, "*.json"))):
     setup = json.load(open(path))
     p = subprocess.run([april, "reproduce", path, "--no-fit", "--json"], capture_output=True, text=True)
@@ -90,6 +92,10 @@ for path in sorted(glob.glob(os.path.join(published, "*.json"))):
         model = beside if os.path.exists(beside) else model
         kind = (model_type(model), keys.get("train.framework", "megatron"))
         kinds.setdefault(kind, []).append((abs(r["error"]), model, path))
+        accelerators.setdefault(keys["hardware"], []).append(abs(r["error"]))
+        if r["metric"] == "step_s":
+            n, short = steps_short.get(keys["hardware"], (0, 0))
+            steps_short[keys["hardware"]] = (n + 1, short + (r["predicted"] < r["published"]))
 check(len(kinds) >= 3, f"published kinds: {sorted(kinds)}")
 wants = [(["--set", "model=mixtral-8x7b"], "no published run of this kind (mixtral with megatron) was checked")]
 os.makedirs(work, exist_ok=True)
@@ -106,6 +112,14 @@ for (mtype, framework), errors in sorted(kinds.items()):
         sets = ["--scenario", scenario_path, "--set", f"train.framework={framework}"]
     wants.append((sets,
                   f"({mtype} with {framework}), nothing fitted: median error {100 * median:.0f}% over {len(e)} step times and speed-ups"))
+# Each accelerator's figures, and one no published run was on.
+wants.append((["--set", "hardware=mi300x"], "no published run on mi300x was checked"))
+for hardware, errors in sorted(accelerators.items()):
+    e = sorted(errors)
+    median = (e[(len(e) - 1) // 2] + e[len(e) // 2]) / 2
+    n, short = steps_short.get(hardware, (0, 0))
+    wants.append((["--set", f"hardware={hardware}"],
+                  f"on {hardware}: {100 * median:.0f}% over {len(e)}, april's step time shorter than published in {short} of {n}"))
 for sets, want in wants:
     p = subprocess.run([april, "simulate", "--steps", "1", "--policy", "sync", *sets], capture_output=True, text=True)
     line = next((x for x in p.stdout.splitlines() if x.startswith("trust: ")), "")
