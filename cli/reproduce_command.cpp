@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "base/stats.hpp"
@@ -20,8 +21,9 @@ constexpr const char* kUsage =
     "  (fitted on one row) and the measured rows (docs/published-runs.md). Prints every published figure\n"
     "  beside april's prediction and the relative error; the fitted row is marked, every other row is a\n"
     "  prediction. A speedup is the step time of the row's speedup_over row over its own. Ends with the\n"
-    "  median absolute error of every prediction and of the step times and speedups alone.\n"
-    "  --json prints a list of {source, row, metric, published, predicted, error, fitted_row}.\n"
+    "  median absolute error of every prediction and of the step times and speedups alone, and of these\n"
+    "  by the rows' accelerators, with how many of each one's step times came out shorter than published.\n"
+    "  --json prints a list of {source, row, metric, published, predicted, error, fitted_row, hardware}.\n"
     "  --fit runs the file's searches on its fit row and prints the values its \"fitted\" object should hold.\n"
     "  --no-fit ignores every fitted value: each row runs on the defaults and what the source states, as a\n"
     "  prediction for a cluster that has not run yet; only the row a framework profile's fitted value came\n"
@@ -61,17 +63,31 @@ ReproduceOptions parse_reproduce(const std::vector<std::string>& args) {
   return o;
 }
 
+// One accelerator's step times and speedups, and which way its step times err.
+struct AcceleratorTally {
+  std::vector<double> goal_errors;
+  std::size_t steps = 0, steps_short = 0;
+};
+
 // The |relative errors| of the predictions, of the goal's figures (step times
-// and speedups) alone, and how often a speedup picked the faster run.
+// and speedups) alone, and how often a speedup picked the faster run; the
+// goal's figures by the rows' accelerators too.
 struct ErrorTally {
   std::vector<double> errors, goal_errors;
   std::size_t speedups = 0, winners_right = 0;
+  std::map<std::string, AcceleratorTally> by_accelerator;
 
   void add(const ErrorTally& t) {
     errors.insert(errors.end(), t.errors.begin(), t.errors.end());
     goal_errors.insert(goal_errors.end(), t.goal_errors.begin(), t.goal_errors.end());
     speedups += t.speedups;
     winners_right += t.winners_right;
+    for (const auto& [hw, a] : t.by_accelerator) {
+      auto& mine = by_accelerator[hw];
+      mine.goal_errors.insert(mine.goal_errors.end(), a.goal_errors.begin(), a.goal_errors.end());
+      mine.steps += a.steps;
+      mine.steps_short += a.steps_short;
+    }
   }
 };
 
@@ -79,6 +95,15 @@ void print_tally(const ErrorTally& t) {
   print_error_summary("predictions", t.errors);
   print_error_summary("step times and speedups", t.goal_errors);
   if (t.speedups > 0) fmt::print("  faster run right in {} of {} speedups\n", t.winners_right, t.speedups);
+  // An accelerator's step times may all err one way, which the median hides.
+  if (t.by_accelerator.size() > 1) {
+    for (const auto& [hw, a] : t.by_accelerator) {
+      if (a.goal_errors.empty()) continue;
+      fmt::print(
+          "  on {}: {} step times and speedups, median absolute error {:.1f}%; april's step time shorter than published in {} of {}\n", hw,
+          a.goal_errors.size(), 100.0 * base::median(a.goal_errors), a.steps_short, a.steps);
+    }
+  }
 }
 
 void append_json_rows(nlohmann::json& all, const studies::PublishedSetup& s, const std::vector<studies::Reproduced>& results) {
@@ -89,7 +114,8 @@ void append_json_rows(nlohmann::json& all, const studies::PublishedSetup& s, con
                    {"published", r.published},
                    {"predicted", r.predicted},
                    {"error", r.error()},
-                   {"fitted_row", r.fitted_row}});
+                   {"fitted_row", r.fitted_row},
+                   {"hardware", r.hardware}});
   }
 }
 
@@ -124,7 +150,15 @@ ErrorTally print_figures(const std::vector<studies::Reproduced>& results) {
     }
     if (r.fitted_row) continue;
     t.errors.push_back(std::abs(r.error()));
-    if (r.metric == "step_s" || r.metric == "speedup") t.goal_errors.push_back(std::abs(r.error()));
+    if (r.metric == "step_s" || r.metric == "speedup") {
+      t.goal_errors.push_back(std::abs(r.error()));
+      auto& a = t.by_accelerator[r.hardware];
+      a.goal_errors.push_back(std::abs(r.error()));
+      if (r.metric == "step_s") {
+        ++a.steps;
+        if (r.predicted < r.published) ++a.steps_short;
+      }
+    }
   }
   return t;
 }

@@ -11,6 +11,7 @@
 #include "base/run_keys.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/simulation.hpp"
+#include "sim/engine_knobs.hpp"
 #include "sim/framework_profiles.hpp"
 #include "studies/component_fields.hpp"
 
@@ -264,13 +265,15 @@ std::vector<Reproduced> reproduce(const PublishedSetup& s, const policies::Polic
   // Every row runs once; a speedup then divides two rows' step times.
   std::map<std::string, std::map<std::string, double>> predicted;
   for (const auto& row : s.rows) predicted[row.name] = run_row(s, row, inputs, registry);
+  const auto schema = scenario::make_schema(registry);
   std::vector<Reproduced> out;
   for (const auto& row : s.rows) {
     const auto& mine = predicted.at(row.name);
+    const auto hardware = row_config(s, row, inputs, registry, schema).get(sim::keys::kHardware);
     for (const auto& [metric, published] : row.published) {
       const double value =
           metric == "speedup" ? predicted.at(row.speedup_over).at("wall_step_s") / mine.at("wall_step_s") : mine.at(metric);
-      out.push_back({row.name, metric, published, value, std::find(fitted.begin(), fitted.end(), row.name) != fitted.end()});
+      out.push_back({row.name, metric, published, value, std::find(fitted.begin(), fitted.end(), row.name) != fitted.end(), hardware});
     }
   }
   return out;

@@ -73,6 +73,7 @@ struct Reproduced {
   std::string row, metric;
   double published = 0, predicted = 0;
   bool fitted_row = false;  // a row the unknown inputs were fitted on
+  std::string hardware;     // the row's accelerator (its `hardware` key)
   [[nodiscard]] double error() const { return (predicted - published) / published; }
 };
 

@@ -128,6 +128,17 @@ for sets, want in wants:
     trainer = f"trainer within {100 * got:.0f}% of {len(training_out.get('rows', []))} training"
     check(engine in line and trainer in line, f"trust line quotes other component errors than {engine!r}, {trainer!r}: {line!r}")
 
+# reproduce's own summary over every file: each accelerator's line, the same figures.
+p = subprocess.run([april, "reproduce", *sorted(glob.glob(os.path.join(published, "*.json"))), "--no-fit"], capture_output=True,
+                   text=True)
+for hardware, errors in sorted(accelerators.items()):
+    e = sorted(errors)
+    median = (e[(len(e) - 1) // 2] + e[len(e) // 2]) / 2
+    n, short = steps_short.get(hardware, (0, 0))
+    want = (f"  on {hardware}: {len(e)} step times and speedups, median absolute error {100 * median:.1f}%; "
+            f"april's step time shorter than published in {short} of {n}")
+    check(p.returncode == 0 and want in p.stdout.splitlines(), f"reproduce --no-fit summary: want {want!r}")
+
 # A bad row: refused in one line naming file, row and field; nothing fitted.
 os.makedirs(work, exist_ok=True)
 rows = json.load(open(serving))
