@@ -72,12 +72,12 @@ namespace april::scenario {
 //    own HBM efficiency (engine.h20_hbm_efficiency 0.372, against 0.720 on
 //    every other accelerator), 1,569 us per iteration. Every rollout's times
 //    change, an H20's most.
-// 16: the engine fitted on 76 serving rows, six of them MoE at 64-500
-//    requests in flight: SGLang's and vLLM's routed experts' weights read at
-//    engine.moe_hbm_share 0.685 of the dense weights' bandwidth. Every MoE
+// 16: the engine fitted on 76 serving rows, six more MoE rows at 64-500
+//    requests in flight among them: SGLang's and vLLM's routed experts' weights read at
+//    engine.moe_hbm_share 0.692 of the dense weights' bandwidth. Every MoE
 //    rollout's times change; the other efficiencies moved with the refit, and
-//    the trainer's activation passes with engine.hbm_efficiency (FSDP2 33.88,
-//    Megatron-Core 6.619), which they run at.
+//    the trainer's activation passes with engine.hbm_efficiency (FSDP2 33.84,
+//    Megatron-Core 6.611), which they run at.
 inline constexpr std::int64_t kModelVersion = 16;
 
 }  // namespace april::scenario

@@ -24,7 +24,7 @@ const std::vector<FrameworkProfile>& framework_profiles() {
            // actor_rollout_ref.model.enable_gradient_checkpointing in verl's recipes.
            {"train.full_recompute", true},
            // Fitted on verl-fully-async-qwen2.5-math-7b.json, colocate sync 64.
-           {"train.fixed_s", 6.7511},
+           {"train.fixed_s", 6.6717},
        },
        "verl-fully-async-qwen2.5-math-7b.json",
        "colocate sync 64"},
@@ -37,7 +37,7 @@ const std::vector<FrameworkProfile>& framework_profiles() {
            // Megatron's --recompute-granularity full, as verl's Megatron recipes set it.
            {"train.full_recompute", true},
            // Fitted on verl-fully-async-qwen3-30b-a3b.json, colocate sync 128.
-           {"train.fixed_s", 10.0765},
+           {"train.fixed_s", 10.0788},
        },
        "verl-fully-async-qwen3-30b-a3b.json",
        "colocate sync 128"},

@@ -72,8 +72,9 @@ struct RooflineParams {
   // per-expert batches are small and uneven; 0: compute_efficiency.
   double moe_compute_efficiency = 0;
   // The routed experts' weights are read at this share of the dense weights'
-  // bandwidth: the fused-MoE kernels stream each touched expert for a few
-  // rows of tokens each.
+  // bandwidth: a factor fitted on SGLang's and vLLM's MoE serving rows (their
+  // fused-MoE kernels, each touched expert streamed for a few rows of tokens,
+  // is the likely cause; no source measures it).
   double moe_hbm_share = 1.0;
 };
 
@@ -115,7 +116,7 @@ class RooflineIterationModel final : public IterationModel {
   double non_routed_bytes_ = 0, expert_bytes_all_layers_ = 0;
   double routed_experts_ = 0, experts_per_token_ = 0;
   std::int64_t tp_ = 1;
-  std::int64_t dense_weights_ns_ = 0;   // a dense model's weights, whatever the batch
+  std::int64_t dense_weights_ns_ = 0;   // all the weights (an MoE model's every expert, at its share), whatever the batch
   std::int64_t linear_fs_per_tok_ = 0;  // linear layers per token
   std::int64_t attn_fs_per_ctx_ = 0;    // decode attention per cached token
   std::int64_t prefill_attn_fs_per_ctx_ = 0;

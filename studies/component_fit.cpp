@@ -81,8 +81,9 @@ double median_abs(const std::vector<ComponentPrediction>& rows, bool left_out) {
 }
 
 // Engine: compute efficiency, HBM efficiency, overhead per iteration (us),
-// the routed experts' compute efficiency, the collectives' latency, and the
-// H20's own HBM efficiency (its rows alone). Ranges: what is physical.
+// the routed experts' compute efficiency, the collectives' latency, the
+// H20's own HBM efficiency (its rows alone), and the routed experts' share of
+// the HBM bandwidth (SGLang's and vLLM's rows). Ranges: what is physical.
 const std::vector<Param> kEngineParams = {{0.05, 1.0, 0.6},  {0.2, 1.0, 0.8}, {1.0, 20000.0, 500.0}, {0.02, 1.0, 0.3},
                                           {0.5, 500.0, 5.0}, {0.1, 1.0, 0.5}, {0.1, 2.0, 0.8}};
 const std::vector<std::string> kEngineKeys = {
