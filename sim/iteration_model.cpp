@@ -97,9 +97,8 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
     non_routed_bytes_ = model.weight_bytes(p.weight_dtype) - routed_experts_ * expert_bytes_all_layers_;
   }
   dense_weights_ns_ =
-      bounded(model.is_moe() ? (non_routed_bytes_ / weight_bytes_s_ + routed_experts_ * expert_bytes_all_layers_ / expert_bytes_s_) * 1e9
-                             : model.weight_bytes(p.weight_dtype) / weight_bytes_s_ * 1e9,
-              1e12, "weight read ns");
+      bounded(model.is_moe() ? moe_weights_read_ns(routed_experts_) : model.weight_bytes(p.weight_dtype) / weight_bytes_s_ * 1e9, 1e12,
+              "weight read ns");
   // The routed experts' FLOPs (k experts of 3 matrices per token in every MoE
   // layer) at their own efficiency, the rest at the dense one.
   const double routed_flops = model.is_moe() ? 2.0 * static_cast<double>(model.experts_per_token) *
@@ -141,8 +140,11 @@ RooflineIterationModel::RooflineIterationModel(const Accelerator& hw, const Mode
 std::int64_t RooflineIterationModel::weights_read_ns(std::int64_t tokens) const {
   if (routed_experts_ == 0) return dense_weights_ns_;
   // ModelArch::weights_read_bytes, from the constants split in the constructor.
-  const double distinct = expected_distinct_experts(routed_experts_, experts_per_token_, tokens);
-  return std::llround((non_routed_bytes_ / weight_bytes_s_ + distinct * expert_bytes_all_layers_ / expert_bytes_s_) * 1e9);
+  return std::llround(moe_weights_read_ns(expected_distinct_experts(routed_experts_, experts_per_token_, tokens)));
+}
+
+double RooflineIterationModel::moe_weights_read_ns(double experts) const {
+  return (non_routed_bytes_ / weight_bytes_s_ + experts * expert_bytes_all_layers_ / expert_bytes_s_) * 1e9;
 }
 
 std::int64_t RooflineIterationModel::comm_ns(std::int64_t tokens) const {

@@ -107,6 +107,8 @@ class RooflineIterationModel final : public IterationModel {
  private:
   [[nodiscard]] std::int64_t compute_fs(std::int64_t tokens, std::int64_t kv_tok, std::int64_t prefill_attention_tok) const;
   [[nodiscard]] std::int64_t memory_fs(std::int64_t tokens, std::int64_t kv_tok) const;
+  // An MoE layer stack's weight read, `experts` of its routed experts touched in each layer.
+  [[nodiscard]] double moe_weights_read_ns(double experts) const;
 
   std::string name_;
   double weight_bytes_s_ = 0;  // per GPU, achieved

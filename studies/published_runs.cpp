@@ -65,9 +65,14 @@ base::Config row_config(const PublishedSetup& s, const PublishedRow& row, const 
   return c;
 }
 
-// Mean of each figure over the steps after the warm-up.
-std::map<std::string, double> run_row(const PublishedSetup& s, const PublishedRow& row, const nlohmann::json& fitted,
-                                      const policies::PolicyRegistry& registry) {
+// A row's run: the mean of each figure over the steps after the warm-up, and
+// the accelerator it ran on.
+struct RowRun {
+  std::map<std::string, double> figures;
+  std::string hardware;
+};
+
+RowRun run_row(const PublishedSetup& s, const PublishedRow& row, const nlohmann::json& fitted, const policies::PolicyRegistry& registry) {
   const auto schema = scenario::make_schema(registry);
   const auto c = row_config(s, row, fitted, registry, schema);
   const auto r = scenario::simulate(c, registry, row.policy);
@@ -102,7 +107,7 @@ std::map<std::string, double> run_row(const PublishedSetup& s, const PublishedRo
     n += 1;
   }
   for (auto& [k, v] : sum) v /= n;
-  return sum;
+  return {sum, c.get(sim::keys::kHardware)};
 }
 
 const PublishedRow& find_row(const PublishedSetup& s, const std::string& name) {
@@ -263,17 +268,15 @@ std::vector<Reproduced> reproduce(const PublishedSetup& s, const policies::Polic
   }
   const auto inputs = no_fit ? nlohmann::json::object() : s.fitted;
   // Every row runs once; a speedup then divides two rows' step times.
-  std::map<std::string, std::map<std::string, double>> predicted;
+  std::map<std::string, RowRun> predicted;
   for (const auto& row : s.rows) predicted[row.name] = run_row(s, row, inputs, registry);
-  const auto schema = scenario::make_schema(registry);
   std::vector<Reproduced> out;
   for (const auto& row : s.rows) {
     const auto& mine = predicted.at(row.name);
-    const auto hardware = row_config(s, row, inputs, registry, schema).get(sim::keys::kHardware);
     for (const auto& [metric, published] : row.published) {
-      const double value =
-          metric == "speedup" ? predicted.at(row.speedup_over).at("wall_step_s") / mine.at("wall_step_s") : mine.at(metric);
-      out.push_back({row.name, metric, published, value, std::find(fitted.begin(), fitted.end(), row.name) != fitted.end(), hardware});
+      const double value = metric == "speedup" ? predicted.at(row.speedup_over).figures.at("wall_step_s") / mine.figures.at("wall_step_s")
+                                               : mine.figures.at(metric);
+      out.push_back({row.name, metric, published, value, std::find(fitted.begin(), fitted.end(), row.name) != fitted.end(), mine.hardware});
     }
   }
   return out;
@@ -291,7 +294,7 @@ nlohmann::json fit_unknowns(const PublishedSetup& s, const policies::PolicyRegis
     const auto value_at = [&](double x) {
       nlohmann::json trial = fitted;
       trial[q.key] = x;
-      return run_row(s, row, trial, registry).at(q.metric);
+      return run_row(s, row, trial, registry).figures.at(q.metric);
     };
     double lo = q.lo, hi = q.hi;
     const bool rising = value_at(hi) > value_at(lo);
