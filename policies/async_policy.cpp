@@ -4,6 +4,10 @@
 #include <cmath>
 #include <memory>
 
+#include <fmt/format.h>
+
+#include "base/run_keys.hpp"
+
 namespace april::policies {
 
 Decisions AsyncPolicy::next(const RolloutView& view) const {
@@ -18,8 +22,11 @@ Decisions AsyncPolicy::next(const RolloutView& view) const {
   if (p_.max_inflight_groups > 0) room = std::min(room, p_.max_inflight_groups - view.in_flight_groups());
   d.fresh_groups = std::max<std::int64_t>(0, room);
   const auto& q = view.accepted_groups();
-  if (view.trainer_idle() && view.trained_steps() == view.step() && static_cast<std::int64_t>(q.size()) >= b) {
-    d.train = std::vector<GroupId>(q.begin(), q.begin() + b);
+  // The step's next local step (all of B when local_steps is 1): the trainer
+  // has not started the step's last while trained_steps() == step().
+  const std::int64_t part = b / p_.local_steps;
+  if (view.trainer_idle() && view.trained_steps() == view.step() && static_cast<std::int64_t>(q.size()) >= part) {
+    d.train = std::vector<GroupId>(q.begin(), q.begin() + part);
   }
   return d;
 }
@@ -37,7 +44,9 @@ std::int64_t AsyncPolicy::resident_groups_bound(std::int64_t batch_size) const {
   return static_cast<std::int64_t>(std::ceil((p_.staleness_threshold + 1.0) * static_cast<double>(batch_size))) + 2 * batch_size;
 }
 
-Decisions AsyncPolicy::on_train_end(const RolloutView& /*view*/) {
+Decisions AsyncPolicy::on_train_end(const RolloutView& view) {
+  // A local step short of the step's last: the next one starts when its groups are queued.
+  if (view.trained_steps() == view.step()) return next(view);
   Decisions d;
   d.start_sync = true;
   return d;
@@ -60,6 +69,11 @@ PolicyEntry async_policy_entry() {
        "verl's staleness_threshold (fully-async recipe): after each sync at most (1 + this) x B groups count for the version, "
        "those in flight or queued then included; < 0 = off (async.eta bounds instead)",
        base::in_range(-1.0, 1e6)},
+      {keys::kAsyncLocalSteps.name, KnobType::Int, std::int64_t{1}, "calls",
+       "verl's trigger_parameter_sync_step (fully-async recipe): each step's batch trains in this many local steps of "
+       "B / this groups (require_batches x ppo_mini_batch_size prompts), each started as soon as its groups are queued, "
+       "the weights synced after the last; must divide rollout_batch_size and train.ppo_mini_batches",
+       base::in_range(1, 1 << 20)},
   };
   return {"async", "AReaL-style asynchronous RL (disaggregated): bounded staleness eta, train whenever B groups are ready",
           std::move(knobs), [](const base::Config& c) {
@@ -68,6 +82,14 @@ PolicyEntry async_policy_entry() {
             p.max_inflight_groups = c.get(policies::keys::kAsyncMaxInflightGroups);
             p.recompute = c.get(policies::keys::kAsyncOnUpdate) == "recompute";
             p.staleness_threshold = c.get(policies::keys::kAsyncStalenessThreshold);
+            p.local_steps = c.get(policies::keys::kAsyncLocalSteps);
+            const std::int64_t b = c.get(base::keys::kRolloutBatchSize);
+            if (b % p.local_steps != 0) {
+              throw base::ConfigError(
+                  fmt::format("key 'async.local_steps': {} does not divide rollout_batch_size {}: each local step "
+                              "trains an equal share of the batch",
+                              p.local_steps, b));
+            }
             return std::make_unique<AsyncPolicy>(p);
           }};
 }

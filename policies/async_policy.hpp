@@ -14,6 +14,12 @@
 // after each version change at most (1 + threshold) x B groups count for the
 // version, those in flight or queued for training then included, and the
 // fresh ones submitted since; a staleness in samples, a fraction of a batch.
+// With async.local_steps L > 1 the trainer streams as verl's does
+// (fully_async_trainer.py at b178a3cd: fit, _get_samples_from_queue,
+// _trigger_parameter_sync_after_step): it trains each B / L groups as soon as
+// they are queued, a local step with its own optimizer steps, and the weights
+// sync after the L-th (trigger_parameter_sync_step = L, require_batches x
+// ppo_mini_batch_size = B / L prompts).
 // Our reading where the contract is silent: groups the filter rejects do not
 // count as submitted (they yield no training data; counting them would stall
 // the bound), and a long sample may outlive several versions: its staleness
@@ -29,6 +35,7 @@ struct AsyncParams {
   std::int64_t max_inflight_groups = 0;  // 0 = no cap
   bool recompute = true;                 // async.on_update = recompute (AReaL) or keep_kv (PipelineRL)
   double staleness_threshold = -1;       // verl's, a fraction of B; < 0: eta bounds instead
+  std::int64_t local_steps = 1;          // train calls per step, each on B / this groups as they queue
 };
 
 class AsyncPolicy final : public Policy {
@@ -43,6 +50,7 @@ class AsyncPolicy final : public Policy {
   Decisions on_trainer_reclaimed(const RolloutView& view) override { return next(view); }
   [[nodiscard]] bool overlaps() const override { return true; }
   [[nodiscard]] bool recompute_on_update() const override { return p_.recompute; }
+  [[nodiscard]] std::int64_t train_local_steps() const override { return p_.local_steps; }
   [[nodiscard]] std::int64_t resident_groups_bound(std::int64_t batch_size) const override;
 
  private:
@@ -62,6 +70,7 @@ inline constexpr base::IntKey kAsyncEta{"async.eta"};
 inline constexpr base::IntKey kAsyncMaxInflightGroups{"async.max_inflight_groups"};
 inline constexpr base::StringKey kAsyncOnUpdate{"async.on_update"};
 inline constexpr base::DoubleKey kAsyncStalenessThreshold{"async.staleness_threshold"};
+inline constexpr base::IntKey kAsyncLocalSteps{"async.local_steps"};
 }  // namespace keys
 
 }  // namespace april::policies

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "policies/async_policy.hpp"
+
 namespace april::policies {
 
 namespace {
@@ -141,6 +143,10 @@ PolicyEntry elastic_policy_entry() {
             p.step_down = c.get(policies::keys::kElasticStepDown);
             p.release_steps = c.get(policies::keys::kElasticReleaseSteps);
             p.min_ratio = c.get(policies::keys::kElasticMinRatio);
+            // Between local steps the trainer is idle but its step unfinished: not a time to lend its GPUs.
+            if (c.get(policies::keys::kAsyncLocalSteps) != 1) {
+              throw base::ConfigError("key 'async.local_steps': elastic lends the trainer's GPUs between whole steps; set it to 1");
+            }
             return std::make_unique<ElasticPolicy>(make_base_policy("async", c), p);
           },
           {"async"}};

@@ -60,7 +60,7 @@ class RolloutView {
   // and accepted_groups() the complete groups queued for training.
   [[nodiscard]] virtual bool trainer_idle() const = 0;  // no train step and no sync running
   [[nodiscard]] virtual bool sync_running() const = 0;
-  [[nodiscard]] virtual std::int64_t trained_steps() const = 0;  // train steps started so far
+  [[nodiscard]] virtual std::int64_t trained_steps() const = 0;  // train steps started so far (a step's last local step started)
   // Groups submitted since the run began, not counting those the filter rejected.
   [[nodiscard]] virtual std::int64_t groups_submitted_unrejected() const = 0;
 
@@ -112,9 +112,10 @@ struct Decisions {
   // tokens are wasted) instead of buffering it, as slime does without
   // partial rollout.
   bool drop_unbatched = false;
-  // Overlapped runs only (Policy::overlaps()): start a train step on these
-  // queued groups without ending the rollout (the trainer must be idle), and
-  // start pushing the last trained version to the engines.
+  // Overlapped runs only (Policy::overlaps()): start a train step (or its
+  // next local step, Policy::train_local_steps) on these queued groups without
+  // ending the rollout (the trainer must be idle), and start pushing the last
+  // trained version to the engines.
   std::optional<std::vector<GroupId>> train;
   bool start_sync = false;
   // Samples held by an earlier SubmissionPlan::hold to send to the engines
@@ -209,8 +210,16 @@ class Policy {
   // on a disaggregated cluster only; it is never told the rollout phase
   // ends: on_step_start comes once, then it trains and syncs by Decisions.
   [[nodiscard]] virtual bool overlaps() const { return false; }
-  // The trainer finished a step: the version it made can be synced.
+  // The trainer finished a step: the version it made can be synced. With
+  // train_local_steps() > 1 it is told after each local step; the step's
+  // last has ended once trained_steps() > step().
   virtual Decisions on_train_end(const RolloutView& /*view*/) { return {}; }
+  // Overlapped runs: a step's batch is trained in this many calls of
+  // Decisions::train (local steps, each its own optimizer steps on the groups
+  // queued by then), and the version advances, ready to sync, only with the
+  // last (verl's fully-async trainer: trigger_parameter_sync_step local
+  // steps of require_batches x ppo_mini_batch_size prompts between syncs).
+  [[nodiscard]] virtual std::int64_t train_local_steps() const { return 1; }
   // The engines hold the new version (step() has incremented); with
   // publishes_to_relays, the relays do.
   virtual Decisions on_sync_end(const RolloutView& /*view*/) { return {}; }

@@ -31,6 +31,7 @@ class PolicyDecorator : public Policy {
   [[nodiscard]] std::int64_t mask_tokens_staler_than() const override { return base_->mask_tokens_staler_than(); }
   [[nodiscard]] bool overlaps() const override { return base_->overlaps(); }
   Decisions on_train_end(const RolloutView& view) override { return base_->on_train_end(view); }
+  [[nodiscard]] std::int64_t train_local_steps() const override { return base_->train_local_steps(); }
   Decisions on_sync_end(const RolloutView& view) override { return base_->on_sync_end(view); }
   [[nodiscard]] bool recompute_on_update() const override { return base_->recompute_on_update(); }
   [[nodiscard]] bool publishes_to_relays() const override { return base_->publishes_to_relays(); }

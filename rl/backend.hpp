@@ -137,8 +137,11 @@ struct BackendEvents {
 class OverlappingBackend {
  public:
   virtual ~OverlappingBackend() = default;
-  // Starts a train step on the trainer's GPUs; its end is reported by wait_for_events.
-  virtual void start_train(const std::vector<TrainSample>& batch, std::int64_t version) = 0;
+  // Starts a train step on the trainer's GPUs; its end is reported by
+  // wait_for_events. With local_steps > 1 the batch is one of that many equal
+  // local steps of the step's batch (Policy::train_local_steps): a modelled
+  // trainer costs it as that share of the step.
+  virtual void start_train(const std::vector<TrainSample>& batch, std::int64_t version, std::int64_t local_steps) = 0;
   // Starts pushing `new_version` to the engines: they pause at their next
   // iteration boundary until the sync ends; then in-flight requests keep
   // their KV or, with `recompute`, re-prefill.

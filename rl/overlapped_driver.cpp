@@ -72,6 +72,7 @@ void OverlappedDriver::begin_window() {
   window_.max_running = backend_.max_running_per_engine();
   window_.gpus = loop_.opt_.gpus;
   window_.start_time_s = backend_.now_s();
+  local_ended_ = 0;
   loop_.state_.metrics = &window_;
   window_counters_ = backend_.counters();
 }
@@ -108,12 +109,42 @@ void OverlappedDriver::start_train(const std::vector<GroupId>& batch) {
   }
   st.accepted.erase(std::remove_if(st.accepted.begin(), st.accepted.end(), [&](GroupId id) { return in_batch.contains(id); }),
                     st.accepted.end());
-  // Batch k is trained by the trainer's version k: staleness = k - the version of each token.
+  // Batch k is trained by the trainer's version k: staleness = k - the version
+  // of each token. Its local steps all train toward version k.
   const std::vector<TrainSample> train = loop_.take_batch(batch, window_, trained_steps_);
-  window_.train_start_s = train_start_s_ = backend_.now_s();
-  overlap_.start_train(train, trained_steps_);
+  const std::int64_t local_steps = loop_.policy_.train_local_steps();
+  if (local_steps < 1) throw std::logic_error("a policy trains its steps in fewer than one local step");
+  part_start_s_ = backend_.now_s();
+  if (local_started_ == 0) window_.train_start_s = train_start_s_ = part_start_s_;
+  overlap_.start_train(train, trained_steps_, local_steps);
   train_running_ = true;
-  ++trained_steps_;
+  if (++local_started_ == local_steps) {
+    ++trained_steps_;
+    local_started_ = 0;
+  }
+}
+
+void OverlappedDriver::add_train_report(const TrainReport& r) {
+  // The first local step's report as it is; later ones add their phases and
+  // move the mean reward and accuracy by equal weights (equal shares of the batch).
+  const auto n = static_cast<double>(local_ended_++);
+  const auto mean_in = [n](std::optional<double>& into, const std::optional<double>& v) {
+    into = (n == 0 || !into || !v) ? v : (*into * n + *v) / (n + 1);
+  };
+  mean_in(window_.reward_mean, r.reward_mean);
+  mean_in(window_.accuracy, r.accuracy);
+  if (n == 0 || !window_.train_phases || !r.phases) {
+    window_.train_phases = r.phases;
+    return;
+  }
+  TrainPhases& p = *window_.train_phases;
+  p.old_logprob_s += r.phases->old_logprob_s;
+  p.ref_logprob_s += r.phases->ref_logprob_s;
+  p.update_s += r.phases->update_s;
+  p.grad_reduce_s += r.phases->grad_reduce_s;
+  p.optimizer_s += r.phases->optimizer_s;
+  p.offload_s += r.phases->offload_s;
+  p.other_s += r.phases->other_s;
 }
 
 void OverlappedDriver::start_sync() {
@@ -188,10 +219,9 @@ StepMetrics OverlappedDriver::run_step() {
     if (ev.train_ended) {
       train_running_ = false;
       window_.train_end_s = now;
-      window_.train_time_s = now - train_start_s_;
-      window_.reward_mean = ev.train_ended->reward_mean;
-      window_.accuracy = ev.train_ended->accuracy;
-      window_.train_phases = ev.train_ended->phases;
+      // The trainer's busy time: with local steps, their sum, not the waits between them.
+      window_.train_time_s += now - part_start_s_;
+      add_train_report(*ev.train_ended);
       loop_.apply(loop_.policy_.on_train_end(loop_));
     }
     if (ev.sync_ended) {
@@ -278,6 +308,7 @@ std::optional<nlohmann::json> OverlappedDriver::save() const {
   o["train_running"] = train_running_;
   o["trained_steps"] = trained_steps_;
   o["published_steps"] = published_steps_;
+  o["local_steps_started"] = local_started_;
   o["submitted_total"] = st.submitted_total;
   o["rejected_total"] = st.rejected_total;
   o["submit_counter"] = st.submit_counter;
@@ -303,6 +334,9 @@ void OverlappedDriver::load(const base::JsonValue& o) {
   sync_running_ = false;
   trained_steps_ = count("trained_steps");
   published_steps_ = count("published_steps");
+  // A checkpoint written before local steps existed has none started.
+  local_started_ = 0;
+  if (const auto l = o.find("local_steps_started")) local_started_ = l->integer(0, loop_.policy_.train_local_steps() - 1);
   st.submitted_total = count("submitted_total");
   st.rejected_total = count("rejected_total");
   st.submit_counter = count("submit_counter");
@@ -312,7 +346,7 @@ void OverlappedDriver::load(const base::JsonValue& o) {
   // The step in progress starts again here; a train step that was started
   // computes from the next wait (the backend holds its batch).
   begin_window();
-  if (train_running_) window_.train_start_s = train_start_s_ = backend_.now_s();
+  if (train_running_) window_.train_start_s = train_start_s_ = part_start_s_ = backend_.now_s();
   if (const auto w = o.find("window")) load_window_counts(*w, window_);
 }
 

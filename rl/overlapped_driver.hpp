@@ -36,6 +36,7 @@ class OverlappedDriver final : public StepDriver {
   void begin_window();
   void start_train(const std::vector<policies::GroupId>& batch);
   void start_sync();
+  void add_train_report(const TrainReport& r);
   void resubmit_suspended();
 
   RlLoop& loop_;
@@ -45,7 +46,11 @@ class OverlappedDriver final : public StepDriver {
   bool suspended_ = false;  // in-flight samples were taken back (suspend) and await resubmission
   bool train_running_ = false, sync_running_ = false;
   std::int64_t trained_steps_ = 0, published_steps_ = 0;  // train steps started, syncs started
-  std::int64_t pulls_running_ = 0;                        // engines loading weights from their relays
+  // Local steps (Policy::train_local_steps) of the step in progress started,
+  // and ended; the window's reward and accuracy are their mean.
+  std::int64_t local_started_ = 0, local_ended_ = 0;
+  double part_start_s_ = 0;
+  std::int64_t pulls_running_ = 0;  // engines loading weights from their relays
   enum class TrainerGpus { Training, Lending, Lent, Reclaiming } trainer_gpus_ = TrainerGpus::Training;
   void lend_trainer();
   void reclaim_trainer();

@@ -66,6 +66,16 @@ Simulation::Simulation(const base::Config& c, const policies::PolicyRegistry& re
       options.inputs != nullptr && options.inputs->resolved_from(c) ? *options.inputs : sim::ScenarioInputs(c);
   const ResolvedScenario resolved = validate_scenario(c, inputs, options.trace ? &*options.trace : nullptr, options.trace_name);
   policy_ = registry.get(policy_name).make(c);
+  // The modelled trainer gives each local step its share of the mini-batches.
+  if (const std::int64_t local = policy_->train_local_steps(); local > 1 && c.get(sim::keys::kTrainTimeModel) == "phases") {
+    const std::int64_t minis = c.get(sim::keys::kTrainPpoMiniBatches);
+    if (minis % local != 0) {
+      throw base::ConfigError(
+          fmt::format("key 'async.local_steps': {} local steps per step cannot share train.ppo_mini_batches {} "
+                      "equally (each local step takes its own mini-batches)",
+                      local, minis));
+    }
+  }
   if (policy_->overlaps() && !resolved.shape.disaggregated()) {
     throw base::ConfigError(
         fmt::format("policy '{}' overlaps rollout and training, which needs separate GPUs: set "

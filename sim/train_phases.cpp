@@ -101,8 +101,12 @@ double trainer_state_per_gpu_bytes(const ModelArch& model, const TrainerSetup& s
 
 TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw, const TrainerSetup& s, const TrainBatchShape& b) {
   TrainPhaseTimes t;
-  t.other_s = s.fixed_s;
+  const auto parts = std::max<std::int64_t>(1, b.step_parts);
+  t.other_s = s.fixed_s / static_cast<double>(parts);
   if (b.tokens <= 0) return t;
+  // A local step's share of the step's optimizer steps and balanced calls.
+  const std::int64_t step_minis = std::max<std::int64_t>(1, s.ppo_mini_batches / parts);
+  const std::int64_t step_calls = std::max<std::int64_t>(1, s.update_calls / parts);
   const double gpus = static_cast<double>(s.gpus);
   const double dp = static_cast<double>(s.data_parallel());
   const double pp = static_cast<double>(s.pipeline_parallel);
@@ -131,7 +135,7 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
   // Uneven data-parallel shares: every group waits for the busiest.
   DpImbalance imbalance;
   if (s.balance == DpBalance::Verl && !b.sample_tok.empty()) {
-    const DpLayout layout{s.gpus / (s.tensor_parallel * s.pipeline_parallel), s.context_parallel, s.update_calls, s.ppo_mini_batches};
+    const DpLayout layout{s.gpus / (s.tensor_parallel * s.pipeline_parallel), s.context_parallel, step_calls, step_minis};
     imbalance = verl_dp_imbalance(b.sample_tok, layout, model.linear_flops_per_token(), model.attention_flops_per_token(1, false));
   }
   const double activation_s = s.activation_passes * model.activation_elements_per_token() * static_cast<double>(b.tokens) * 2.0 /
@@ -155,7 +159,7 @@ TrainPhaseTimes train_phase_times(const ModelArch& model, const Accelerator& hw,
   if (s.old_logprob) t.old_logprob_s = forward_s + forward_fixed_s;
   if (s.ref_logprob) t.ref_logprob_s = forward_s + forward_fixed_s;
   // Backward is twice the forward's FLOPs (Kaplan et al. 2020: 6N per token in all).
-  const double mini = static_cast<double>(s.ppo_mini_batches), epochs = static_cast<double>(s.ppo_epochs);
+  const double mini = static_cast<double>(step_minis), epochs = static_cast<double>(s.ppo_epochs);
   const double passes = s.full_recompute ? 4.0 : 3.0;
   t.update_s = epochs * passes * pass_s * bubble(mini) * imbalance.update;
   if (s.micro_batch_overhead_s > 0) t.update_s += epochs * 3.0 * s.micro_batch_overhead_s * micro_batches(mini);

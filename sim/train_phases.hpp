@@ -23,6 +23,10 @@ struct TrainBatchShape {
   // Each sample's prompt + response tokens in batch order (train.balance
   // verl reads them; empty: the work falls evenly).
   std::vector<std::int64_t> sample_tok{};
+  // The batch is one of this many equal local steps of a step's batch
+  // (async.local_steps): it takes that share of the step's mini-batches,
+  // update calls and fixed cost.
+  std::int64_t step_parts = 1;
 };
 
 // Seconds of each phase of one train step; what steps.csv reports.

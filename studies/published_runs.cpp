@@ -90,11 +90,12 @@ RowRun run_row(const PublishedSetup& s, const PublishedRow& row, const nlohmann:
       // and its update; _trigger_parameter_sync_after_step runs after the
       // timer. MetricsAggregator (detach_utils.py, lines 249-295) sums every
       // timing_s/ figure over the local steps between two syncs. So a step is
-      // from the previous sync's end to this train's end, and gen the part
-      // before this train starts.
+      // from the previous sync's end to its last local step's end, and gen the
+      // waits before each local step: before the first, and the gaps between
+      // them (the train span less the trainer's busy time).
       const double from_s = k == 0 ? m.start_time_s : r.steps[k - 1].sync_end_s;
       sum["step_s"] += m.train_end_s - from_s;
-      sum["gen_s"] += std::max(0.0, m.train_start_s - from_s);
+      sum["gen_s"] += std::max(0.0, m.train_start_s - from_s) + std::max(0.0, m.train_end_s - m.train_start_s - m.train_time_s);
     } else {
       sum["step_s"] += m.step_time_s;
       sum["gen_s"] += m.rollout_time_s;

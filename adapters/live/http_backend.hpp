@@ -108,7 +108,7 @@ class HttpBackend final : public rl::Backend, public rl::OverlappingBackend {
   // submits during a sync is sent when it ends. Rollout only, a train step
   // scores its batch and a sync changes the version alone.
   [[nodiscard]] rl::OverlappingBackend* overlapping() override { return this; }
-  void start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version) override;
+  void start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version, std::int64_t local_steps) override;
   void start_sync(std::int64_t new_version, bool recompute) override;
   rl::BackendEvents wait_for_events() override;
 

@@ -8,7 +8,8 @@
 
 namespace april::live {
 
-void HttpBackend::start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
+// A live trainer's call is what it is: a local step costs what its batch costs.
+void HttpBackend::start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version, std::int64_t /*local_steps*/) {
   auto& im = *impl_;
   if (im.train_running.valid() || im.train_report_now || im.sync != Impl::SyncPhase::kNone || im.sync_ends_now) {
     throw std::logic_error("http backend: start_train while the trainer is busy");

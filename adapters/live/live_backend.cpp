@@ -113,7 +113,8 @@ rl::TrainReport LiveBackend::train(const std::vector<rl::TrainSample>& batch, st
   return {st.reward_mean, st.accuracy, st.loss, std::nullopt};  // a live step has no modelled phases
 }
 
-void LiveBackend::start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version) {
+// A live trainer's call is what it is: a local step costs what its batch costs.
+void LiveBackend::start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version, std::int64_t /*local_steps*/) {
   if (impl_->train_to_start || impl_->train_running.valid() || impl_->sync_to_run) {
     throw std::logic_error("live backend: start_train while the trainer is busy");
   }

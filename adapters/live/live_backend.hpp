@@ -66,7 +66,7 @@ class LiveBackend final : public rl::Backend, public rl::OverlappingBackend {
   // caller's; a sync copies the trainer's weights into the engine at an
   // iteration boundary.
   [[nodiscard]] rl::OverlappingBackend* overlapping() override { return this; }
-  void start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version) override;
+  void start_train(const std::vector<rl::TrainSample>& batch, std::int64_t version, std::int64_t local_steps) override;
   void start_sync(std::int64_t new_version, bool recompute) override;
   rl::BackendEvents wait_for_events() override;
   // Stops the clock until the next wait_for_events (a train step started by

@@ -220,7 +220,7 @@ std::vector<SampleProgress> SimBackend::abort_all() {
   return out;
 }
 
-rl::TrainPhases SimBackend::train_phases_of(const std::vector<TrainSample>& batch) const {
+rl::TrainPhases SimBackend::train_phases_of(const std::vector<TrainSample>& batch, std::int64_t local_steps) const {
   if (!config_.train_time_s) return {};
   // One pass over the batch (at 4,096 GPUs, 16 MiB of samples far past the caches).
   rl::TrainBatchTokens b;
@@ -232,6 +232,7 @@ rl::TrainPhases SimBackend::train_phases_of(const std::vector<TrainSample>& batc
   }
   TrainBatchShape shape{b.samples, b.tokens, b.longest_tok, b.attention_pairs};
   shape.sample_tok = std::move(sample_tok);
+  shape.step_parts = local_steps;
   const auto t = config_.train_time_s(shape);
   return {t.old_logprob_s, t.ref_logprob_s, t.update_s, t.grad_reduce_s, t.optimizer_s, t.offload_s, t.other_s};
 }
@@ -248,12 +249,12 @@ TrainReport SimBackend::train(const std::vector<TrainSample>& batch, std::int64_
   return r;
 }
 
-void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t /*version*/) {
+void SimBackend::start_train(const std::vector<TrainSample>& batch, std::int64_t /*version*/, std::int64_t local_steps) {
   if (train_running_ || sync_running_ || trainer_gpus_ != TrainerGpus::Training)
     throw std::logic_error("start_train while the trainer is busy");
   train_running_ = true;
   for (auto& e : engines_) e->set_time_factor(config_.engine_slowdown_beside_train);
-  train_phases_ = train_phases_of(batch);
+  train_phases_ = train_phases_of(batch, local_steps);
   train_work_left_s_ = train_time_of(train_phases_);
   train_progress_at_ = sim_.now() + sim::TimeNs::from_s(config_.train_handoff_s);
   // Engines given work at this instant start their iteration after it: they count as busy now.

@@ -94,7 +94,7 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
 
   // A disaggregated cluster's trainer and sync run beside its engines.
   [[nodiscard]] rl::OverlappingBackend* overlapping() override { return config_.can_overlap ? this : nullptr; }
-  void start_train(const std::vector<TrainSample>& batch, std::int64_t version) override;
+  void start_train(const std::vector<TrainSample>& batch, std::int64_t version, std::int64_t local_steps) override;
   void start_sync(std::int64_t new_version, bool recompute) override;
   rl::BackendEvents wait_for_events() override;
   void wait_for_events_into(rl::BackendEvents& ev) override;
@@ -141,7 +141,8 @@ class SimBackend final : public Backend, public rl::OverlappingBackend, private 
   std::vector<TimelinePoint> timeline_;
   std::vector<rl::EngineWindowSpan> windows_;
   std::vector<std::pair<std::int64_t, std::int64_t>> last_recorded_;  // per engine: (running, waiting), to record changes only
-  [[nodiscard]] rl::TrainPhases train_phases_of(const std::vector<TrainSample>& batch) const;
+  // local_steps: the batch is one of that many equal local steps of a step's (OverlappingBackend::start_train).
+  [[nodiscard]] rl::TrainPhases train_phases_of(const std::vector<TrainSample>& batch, std::int64_t local_steps = 1) const;
   static double train_time_of(const rl::TrainPhases& phases);
   // The samples finished so far, by engine, deterministically ordered; clears them.
   std::vector<SampleProgress> wait_for_completions_at_this_instant();

@@ -325,7 +325,7 @@ TEST(LiveOverlap, ARecomputedRequestContinuesAsAFreshOneUnderTheNewWeights) {
         }
       }
     }
-    b.start_train(batch, 0);
+    b.start_train(batch, 0, 1);
     // The train step computes before the engine moves on: the sync then
     // cuts every probe still running exactly where group 0 finished.
     b.wait_for_trainer();

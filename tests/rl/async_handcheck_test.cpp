@@ -217,6 +217,50 @@ TEST(AsyncHandcheck, VerlStalenessThresholdCountsGroupsPerVersion) {
   EXPECT_NEAR(sim.step().train_start_s, 0.010, 1e-12);
 }
 
+// verl's streaming trainer (async.local_steps = 2): B = 2 groups train as two
+// local steps of one group, each as soon as its group is queued; the version
+// advances, and the sync starts, after the second. One group in flight at a
+// time (async.max_inflight_groups = 1), eta = 1:
+//   0: g0 0-5; at 5 its local step trains 5-8 and g1 runs 5-10; the trainer
+//      waits 8-10; at 10 g1's local step trains 10-13 and g2 starts; sync
+//      13-15 (g2 holds 3 tokens).                                         step 0 ends at 15
+//   1: g2 re-prefills and ends at 17 (3 tokens of v0, 2 of v1): it trains
+//      17-20 (staleness 3 x 1) and g3 runs 17-22; g3 trains 22-25; sync 25-27.
+// Each step's trainer is busy 6 ms of its 8 ms span; 10 tokens trained.
+TEST(AsyncHandcheck, LocalStepsTrainEachShareAsItIsQueuedAndSyncAfterTheLast) {
+  expect_steps("async", {"rollout_batch_size=2", "async.local_steps=2", "async.max_inflight_groups=1"},
+               {{0, 10, 5, 13, 15, 0, 0, 10}, {15, 22, 17, 25, 27, 3, 1, 10}}, 10);
+  auto f = disaggregated_handcheck({"rollout_batch_size=2", "async.local_steps=2", "async.max_inflight_groups=1"});
+  scenario::Simulation sim(f.config, f.registry, "async", testing::five_token_groups());
+  for (int k = 0; k < 2; ++k) {
+    const auto m = sim.step();
+    EXPECT_NEAR(m.train_time_s, 0.006, 1e-12) << "step " << k;
+    EXPECT_EQ(m.step, k);
+  }
+  // The whole batch at once (local_steps 1): it waits for g1, trains 10-13.
+  auto whole = disaggregated_handcheck({"rollout_batch_size=2", "async.max_inflight_groups=1"});
+  scenario::Simulation w(whole.config, whole.registry, "async", testing::five_token_groups());
+  const auto m = w.step();
+  EXPECT_NEAR(m.train_start_s, 0.010, 1e-12);
+  EXPECT_NEAR(m.train_time_s, 0.003, 1e-12);
+}
+
+TEST(AsyncHandcheck, LocalStepsMustShareTheBatchAndItsMiniBatchesEqually) {
+  const auto refused = [](const std::vector<std::string>& sets, const std::string& policy, const std::string& says) {
+    auto f = disaggregated_handcheck(sets);
+    try {
+      scenario::Simulation sim(f.config, f.registry, policy, testing::five_token_groups());
+      ADD_FAILURE() << "ran with " << sets.back();
+    } catch (const base::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused({"rollout_batch_size=3", "async.local_steps=2"}, "async", "key 'async.local_steps': 2 does not divide rollout_batch_size 3");
+  refused({"rollout_batch_size=4", "train.time_model=phases", "train.ppo_mini_batches=3", "async.local_steps=2"}, "async",
+          "cannot share train.ppo_mini_batches 3");
+  refused({"rollout_batch_size=2", "async.local_steps=2"}, "elastic", "elastic lends the trainer's GPUs between whole steps");
+}
+
 TEST(AsyncHandcheck, OverlappingPoliciesNeedADisaggregatedCluster) {
   testing::Fixture f("handcheck");
   try {

@@ -123,6 +123,32 @@ TEST(TrainPhases, MiniBatchesEpochsAndThePipelineBubble) {
   EXPECT_EQ(t.offload_s, 0.0);
 }
 
+// A local step (async.local_steps) is its share of the step: with a quarter
+// of the batch, a quarter of the mini-batches (so of the optimizer steps and
+// their reductions) and of the fixed cost; its micro-batches and bubble are
+// those of its own mini-batches.
+TEST(TrainPhases, ALocalStepTakesItsShareOfTheMiniBatchesAndTheFixedCost) {
+  const auto m = resolve_model("qwen3-4b");
+  TrainerSetup s;
+  s.gpus = 16;
+  s.pipeline_parallel = 4;  // DP 4
+  s.ppo_mini_batches = 8;
+  s.micro_batch_tok = 10000;
+  s.fixed_s = 6.0;
+  const auto whole = train_phase_times(m, h100(), s, TrainBatchShape{256, 1000000, 8000, 0});
+  TrainBatchShape quarter{64, 250000, 8000, 0};
+  quarter.step_parts = 4;
+  const auto t = train_phase_times(m, h100(), s, quarter);
+  const double forward = m.linear_flops_per_token() * 250000 / (16 * 989e12 * 0.35);
+  // 62,500 tokens per pipeline: 7 micro-batches for the forward; 2 mini-batches of 4 each.
+  EXPECT_NEAR(t.old_logprob_s, forward * (1 + 3.0 / 7), 1e-9);
+  EXPECT_NEAR(t.update_s, 3 * forward * (1 + 3.0 / 4), 1e-9);
+  EXPECT_NEAR(t.grad_reduce_s, whole.grad_reduce_s / 4, 1e-12);
+  EXPECT_NEAR(t.optimizer_s, whole.optimizer_s / 4, 1e-12);
+  EXPECT_DOUBLE_EQ(t.other_s, 1.5);
+  EXPECT_DOUBLE_EQ(whole.other_s, 6.0);
+}
+
 TEST(TrainPhases, FsdpShowsOnlyTheGathersComputeCannotHide) {
   const auto m = resolve_model("qwen3-4b");
   TrainerSetup s;
