@@ -115,7 +115,7 @@ void OverlappedDriver::start_train(const std::vector<GroupId>& batch) {
   const std::int64_t local_steps = loop_.policy_.train_local_steps();
   if (local_steps < 1) throw std::logic_error("a policy trains its steps in fewer than one local step");
   part_start_s_ = backend_.now_s();
-  if (local_started_ == 0) window_.train_start_s = train_start_s_ = part_start_s_;
+  if (local_started_ == 0) window_.train_start_s = part_start_s_;
   overlap_.start_train(train, trained_steps_, local_steps);
   train_running_ = true;
   if (++local_started_ == local_steps) {
@@ -346,7 +346,7 @@ void OverlappedDriver::load(const base::JsonValue& o) {
   // The step in progress starts again here; a train step that was started
   // computes from the next wait (the backend holds its batch).
   begin_window();
-  if (train_running_) window_.train_start_s = train_start_s_ = part_start_s_ = backend_.now_s();
+  if (train_running_) window_.train_start_s = part_start_s_ = backend_.now_s();
   if (const auto w = o.find("window")) load_window_counts(*w, window_);
 }
 

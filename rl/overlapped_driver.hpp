@@ -54,7 +54,7 @@ class OverlappedDriver final : public StepDriver {
   enum class TrainerGpus { Training, Lending, Lent, Reclaiming } trainer_gpus_ = TrainerGpus::Training;
   void lend_trainer();
   void reclaim_trainer();
-  double train_start_s_ = 0, sync_start_s_ = 0;
+  double sync_start_s_ = 0;
   // When the trainer's GPUs left training for rollout (the lend's start), while
   // they are away: the window's trainer_lent_s counts from it.
   std::optional<double> lent_since_s_;
