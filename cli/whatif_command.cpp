@@ -93,7 +93,9 @@ po::options_description whatif_options(WhatifArgs& a) {
       "varied workload keys (workload.*, trace.*, max_response_len: rows with other work do not compare).\n"
       "rollout vs sync = rollout tok/s\n"
       "over sync's (the rollout phase alone, not the run's speed). GPU-hours per 1000 steps = step time x\n"
-      "cluster.gpus x 1000 / 3600. On a terminal, a line on standard error shows the progress while it runs.\n\noptions");
+      "cluster.gpus x 1000 / 3600. Under the table, how far to trust it: one trust line, or one per kind of run\n"
+      "when the varied keys change it (model, framework, accelerator, workload), labelled by those keys' values.\n"
+      "On a terminal, a line on standard error shows the progress while it runs.\n\noptions");
   opts.add_options()("help,h", "show this help")("scenario", po::value(&a.scenario), scenario_help().c_str())(
       "trace", po::value(&a.trace), "trace to drive the runs (mode: --set trace.mode=replay|resample)")(
       "trace-format", po::value(&a.trace_format), trace_format_help().c_str())(
@@ -312,6 +314,38 @@ void print_rows(std::FILE* table, const std::vector<studies::GridAxis>& axes, co
   }
 }
 
+// How far to trust each row: a varied model, framework, accelerator or workload
+// can change the kind of run and so the measured error to quote. One line when
+// every combination is of one kind; otherwise one per kind, labelled by the
+// varied keys whose values tell the kinds apart.
+void print_trust_lines(std::FILE* table, const std::vector<studies::GridAxis>& axes, const WhatifPlan& plan, const std::string& trace) {
+  std::vector<std::string> lines;                          // distinct, in the grid's order
+  std::vector<std::vector<std::set<std::string>>> values;  // per line, per axis: the values of its combinations
+  for (const auto& pl : plan.planned) {
+    const auto line = studies::prediction_trust_line(pl.config, trace);
+    auto at = static_cast<std::size_t>(std::find(lines.begin(), lines.end(), line) - lines.begin());
+    if (at == lines.size()) {
+      lines.push_back(line);
+      values.emplace_back(axes.size());
+    }
+    for (std::size_t i = 0; i < axes.size(); ++i) values[at][i].insert((*pl.combo)[i]);
+  }
+  if (lines.size() == 1) {
+    fmt::print(table, "{}\n", lines.front());
+    return;
+  }
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    std::vector<std::string> label;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      // An axis labels the kinds when its values are not the same set in every kind.
+      const bool tells = std::any_of(values.begin(), values.end(), [&](const auto& v) { return v[i] != values[k][i]; });
+      if (tells) label.push_back(fmt::format("{}={}", axes[i].key, fmt::join(values[k][i], ",")));
+    }
+    // "trust: ..." becomes "trust (hardware=h20): ...".
+    fmt::print(table, "trust ({}){}\n", fmt::join(label, " "), lines[k].substr(std::string("trust").size()));
+  }
+}
+
 // What was not run, what the ranks compare and how far to trust the prediction.
 void print_table_notes(std::FILE* table, const std::vector<studies::GridAxis>& axes, const WhatifPlan& plan,
                        const std::vector<std::size_t>& workload_axes, const std::string& trace) {
@@ -324,8 +358,7 @@ void print_table_notes(std::FILE* table, const std::vector<studies::GridAxis>& a
     for (const auto i : workload_axes) keys.push_back(axes[i].key);
     fmt::print(table, "rank: within each value of {} (rows with other work do not compare)\n", fmt::join(keys, " x "));
   }
-  // The first combination's kind (the varied keys rarely change model or framework).
-  fmt::print(table, "{}\n", studies::prediction_trust_line(plan.planned.front().config, trace));
+  print_trust_lines(table, axes, plan, trace);
 }
 
 void write_rows_csv(const std::string& path, const std::vector<studies::GridAxis>& axes, const std::vector<Row>& rows) {

@@ -142,6 +142,16 @@ for hardware, errors in sorted(accelerators.items()):
             f"april's step time shorter than published in {short} of {n}")
     check(p.returncode == 0 and want in p.stdout.splitlines(), f"reproduce --no-fit summary: want {want!r}")
 
+# whatif over accelerators: one trust line per accelerator, each labelled and quoting its own figures.
+varied = sorted(accelerators)[:2] + ["mi300x"]
+p = subprocess.run([april, "whatif", "--steps", "1", "--policy", "sync", "--vary", "hardware=" + ",".join(varied)], capture_output=True,
+                   text=True)
+trust = [x for x in p.stdout.splitlines() if x.startswith("trust")]
+check(p.returncode == 0 and len(trust) == len(varied), f"whatif --vary hardware: want {len(varied)} trust lines, got {trust!r}")
+for hardware, line in zip(varied, trust):
+    want = f"no published run on {hardware} was checked" if hardware == "mi300x" else f"on {hardware}: median error"
+    check(line.startswith(f"trust (hardware={hardware}): ") and want in line, f"whatif trust line for {hardware}: {line!r}")
+
 # A bad row: refused in one line naming file, row and field; nothing fitted.
 os.makedirs(work, exist_ok=True)
 rows = json.load(open(serving))
