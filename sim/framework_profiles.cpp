@@ -41,6 +41,28 @@ const std::vector<FrameworkProfile>& framework_profiles() {
        },
        "verl-fully-async-qwen3-30b-a3b.json",
        "colocate sync 128"},
+      {"nemo-rl-megatron",
+       "NeMo RL with its Megatron policy workers: vLLM at memory 0.6, the reference model's KL forward, the optimizer offloaded "
+       "for each colocated refit, no activation checkpointing; nothing fitted",
+       {
+           // NeMo RL's performance recipes (examples/configs/recipes/llm/performance/*.yaml at v0.6.0):
+           // policy.megatron_cfg.enabled true.
+           {"train.framework", std::string("megatron")},
+           // examples/configs/grpo_math_1B.yaml at v0.6.0, the recipes' defaults:
+           // policy.generation.vllm_cfg.gpu_memory_utilization 0.6 (L298).
+           {"engine.gpu_memory_fraction", 0.6},
+           // loss_fn.reference_policy_kl_penalty 0.01 (L50): the reference forward runs every step; so does the
+           // previous policy's log-prob forward (grpo.py L1747, policy.get_logprobs each step).
+           {"train.ref_logprob", true},
+           {"train.old_logprob", true},
+           // grpo.py refit_policy_generation (L1117): policy.offload_before_refit() when colocated, which april
+           // applies to colocated runs only.
+           {"train.offload", true},
+           // policy.megatron_cfg.activation_checkpointing false (L133).
+           {"train.full_recompute", false},
+       },
+       "",
+       ""},
       {"slime",
        "slime (Megatron trainer, SGLang engines): even data-parallel shares, full recomputation; nothing fitted",
        {

@@ -37,6 +37,12 @@ TEST(FrameworkProfiles, DefaultsBeneathWhatTheScenarioSets) {
   EXPECT_DOUBLE_EQ(c.get(sim::keys::kTrainFixedS), 0.0);  // slime's: nothing fitted
   EXPECT_DOUBLE_EQ(c.get(sim::keys::kEngineGpuMemoryFraction), 0.8);
   EXPECT_EQ(c.resolved()["train.full_recompute"], true);
+  c.set_from_text("framework", "nemo-rl-megatron", "test");
+  EXPECT_EQ(c.get(sim::keys::kTrainFramework), "megatron");
+  EXPECT_EQ(c.resolved()["train.full_recompute"], false);
+  EXPECT_EQ(c.resolved()["train.ref_logprob"], true);
+  EXPECT_DOUBLE_EQ(c.get(sim::keys::kTrainFixedS), 0.0);              // nothing fitted
+  EXPECT_DOUBLE_EQ(c.get(sim::keys::kEngineGpuMemoryFraction), 0.8);  // the scenario's, still
   EXPECT_THROW(c.set_from_text("framework", "verl-fsdp", "test"), base::ConfigError);
 }
 
