@@ -32,7 +32,9 @@ constexpr const char* kHardwareUsage =
     "  HBM capacity and bandwidth, scale-up link and NIC bandwidth per GPU, GPUs per node, and the source.\n"
     "  A hardware file holds: name, description, bf16_dense_TFLOP_s, fp8_dense_TFLOP_s (0: none), hbm_MiB\n"
     "  (the total the driver reports, as nvidia-smi prints it) or hbm_GB (1e9 bytes), hbm_TB_s, scale_up_GB_s\n"
-    "  (one direction), gpus_per_node, scale_up_domain_gpus, nic_Gb_s, host_link_GB_s (default 64), source.\n";
+    "  (one direction), gpus_per_node, scale_up_domain_gpus, nic_Gb_s, host_link_GB_s (default 64),\n"
+    "  engine_hbm_class (common, the default, or h20: the HBM efficiency fitted on the H20's own serving\n"
+    "  benchmarks, engine.h20_hbm_efficiency, for another H20 SKU), source.\n";
 
 struct ShowOptions {
   std::string target;
@@ -252,6 +254,7 @@ nlohmann::json accelerator_json(const sim::Accelerator& a) {
           {"scale_up_domain_gpus", a.scale_up_domain_gpus},
           {"nic_Gb_s", a.nic_bytes_s * 8 / 1e9},
           {"host_link_GB_s", a.host_link_bytes_s / 1e9},
+          {"engine_hbm_class", a.engine_hbm_class},
           {"source", a.source}};
 }
 

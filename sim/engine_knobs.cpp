@@ -115,10 +115,13 @@ void declare_engine_knobs(base::ConfigSchema& s) {
          "roofline: the routed experts' weights are read at this share of the dense weights' HBM bandwidth (MoE models)",
          base::in_range(0.05, 2)});
   s.add({keys::kEngineHbmEfficiency.name, KnobType::Double, fitted::kEngineHbmEfficiency, "",
-         "roofline: achieved fraction of HBM bandwidth (on an H20 engine.h20_hbm_efficiency, unless this key is set)",
+         "roofline: achieved fraction of HBM bandwidth (on an accelerator of engine_hbm_class h20 engine.h20_hbm_efficiency, unless "
+         "this key is set)",
          base::in_range(0.01, 1)});
   s.add({keys::kEngineH20HbmEfficiency.name, KnobType::Double, fitted::kEngineH20HbmEfficiency, "",
-         "roofline: achieved fraction of HBM bandwidth on an H20 (hardware h20), fitted on its own serving rows", base::in_range(0.01, 1)});
+         "roofline: achieved fraction of HBM bandwidth on an H20 (an accelerator of engine_hbm_class h20: the built-in h20, or a "
+         "hardware file naming it), fitted on the H20's own serving rows",
+         base::in_range(0.01, 1)});
   s.add({keys::kEngineIterationOverheadUs.name, KnobType::Double, fitted::kEngineIterationOverheadUs, "us",
          "roofline: fixed cost per iteration (scheduling, sampling, launches)", base::in_range(0, kMaxIterationCostUnits)});
   s.add({keys::kEnginePrefill.name, KnobType::String, std::string("batched"), "",
@@ -201,8 +204,9 @@ std::shared_ptr<const IterationModel> make_iteration_model(const base::Config& c
   p.moe_hbm_share = c.get(sim::keys::kEngineMoeHbmShare);
   p.hbm_efficiency = c.get(sim::keys::kEngineHbmEfficiency);
   // The H20's engines read HBM at about half the fraction of its datasheet
-  // rate that other accelerators' reach (sim/fitted_defaults.hpp).
-  if (fitted::uses_h20_hbm_efficiency(in.engine_hw().name) && !c.is_set(sim::keys::kEngineHbmEfficiency.name))
+  // rate that other accelerators' reach (sim/fitted_defaults.hpp); its class
+  // is the accelerator's, so a file for another H20 SKU reads the same.
+  if (fitted::uses_h20_hbm_efficiency(in.engine_hw().engine_hbm_class) && !c.is_set(sim::keys::kEngineHbmEfficiency.name))
     p.hbm_efficiency = c.get(sim::keys::kEngineH20HbmEfficiency);
   p.overhead_ns = std::llround(c.get(sim::keys::kEngineIterationOverheadUs) * 1000.0);
   p.tensor_parallel = layout.tensor_parallel;

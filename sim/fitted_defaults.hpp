@@ -17,9 +17,10 @@ inline constexpr double kEngineHbmEfficiency = 0.748;
 // accelerators' rows reach of theirs; one efficiency for all missed them by
 // 15-75%. Fitted on the H20's rows only, beside the others.
 inline constexpr double kEngineH20HbmEfficiency = 0.390;
-// The accelerator kEngineH20HbmEfficiency stands for, by its catalog name: the
+// The accelerators kEngineH20HbmEfficiency stands for: those of the H20's
+// engine HBM class (the built-in h20, and a hardware file that names it). The
 // engine's knobs and the serving fit both ask here.
-inline bool uses_h20_hbm_efficiency(std::string_view accelerator) { return accelerator == "h20"; }
+inline bool uses_h20_hbm_efficiency(std::string_view engine_hbm_class) { return engine_hbm_class == "h20"; }
 inline constexpr double kEngineIterationOverheadUs = 1533;
 inline constexpr double kEngineMoeComputeEfficiency = 0.300;
 // The routed experts' weights are read at this share of the dense weights'

@@ -44,8 +44,10 @@ double hbm_bytes_from_json(const base::JsonFile& f) {
 // "80 GB" H100 reports 81,559 MiB (85.5 GB), 7% above 80e9 bytes. (CUDA's
 // own total is about 0.6% below nvidia-smi's, and SGLang takes its fraction
 // of the memory free at its start: the pools here are about 1% large.)
-const std::vector<Accelerator>& builtin_accelerators() {
-  static const std::vector<Accelerator> all = {
+namespace {
+
+std::vector<Accelerator> catalog() {
+  return {
       {"a100", "NVIDIA A100 SXM4 80GB", 312 * T, 0, 81920 * MiB, 2.039 * T, 300 * GB, 8, 8, 200 * Gbit, 32 * GB,
        "NVIDIA A100 Tensor Core GPU datasheet (2021): BF16 312 TFLOPS dense (624 sparse), no FP8, 80 GB HBM2e at "
        "2,039 GB/s, NVLink 600 GB/s; DGX A100 user guide: 8 GPUs, 8x ConnectX-6 200 Gb/s for compute"
@@ -101,6 +103,20 @@ const std::vector<Accelerator>& builtin_accelerators() {
        "the H100 SXM5 datasheet's (the 500 W limit's effect on clocks is not published); memory the datasheet's 96 GB "
        "(the driver's total is not published)"},
   };
+}
+
+}  // namespace
+
+// The built-ins, with each one's engine HBM class: the H20 reads at its own
+// fitted fraction (sim/fitted_defaults.hpp).
+const std::vector<Accelerator>& builtin_accelerators() {
+  static const std::vector<Accelerator> all = [] {
+    auto v = catalog();
+    for (auto& a : v) {
+      if (a.name == "h20") a.engine_hbm_class = "h20";
+    }
+    return v;
+  }();
   return all;
 }
 
@@ -111,9 +127,10 @@ std::vector<std::string> builtin_accelerator_names() {
 }
 
 Accelerator accelerator_from_json(const base::JsonFile& f) {
-  base::json_only_fields(f, f.doc,
-                         {"name", "description", "bf16_dense_TFLOP_s", "fp8_dense_TFLOP_s", "hbm_MiB", "hbm_GB", "hbm_TB_s",
-                          "scale_up_GB_s", "gpus_per_node", "scale_up_domain_gpus", "nic_Gb_s", "host_link_GB_s", "source"});
+  base::json_only_fields(
+      f, f.doc,
+      {"name", "description", "bf16_dense_TFLOP_s", "fp8_dense_TFLOP_s", "hbm_MiB", "hbm_GB", "hbm_TB_s", "scale_up_GB_s", "gpus_per_node",
+       "scale_up_domain_gpus", "nic_Gb_s", "host_link_GB_s", "engine_hbm_class", "source"});
   Accelerator a;
   a.name = base::json_string(f, "name");
   a.description = base::json_string_or(f, "description", a.name);
@@ -127,6 +144,10 @@ Accelerator accelerator_from_json(const base::JsonFile& f) {
   a.nic_bytes_s = base::json_double(f, "nic_Gb_s", 1e-3, 1e6) * Gbit;
   a.host_link_bytes_s = base::json_double_or(f, "host_link_GB_s", 64, 1e-3, 1e6) * GB;  // PCIe Gen5 x16 unless given
   a.source = base::json_string_or(f, "source", f.path);
+  a.engine_hbm_class = base::json_string_or(f, "engine_hbm_class", "common");
+  if (a.engine_hbm_class != "common" && a.engine_hbm_class != "h20") {
+    throw base::ConfigError(fmt::format("{}: '{}' is neither common nor h20", f.where("engine_hbm_class"), a.engine_hbm_class));
+  }
   if (a.scale_up_domain_gpus < a.gpus_per_node) {
     throw base::ConfigError(
         fmt::format("{}: {} is fewer than gpus_per_node {}", f.where("scale_up_domain_gpus"), a.scale_up_domain_gpus, a.gpus_per_node));

@@ -28,6 +28,11 @@ struct Accelerator {
   double nic_bytes_s = 0;        // scale-out network per GPU, one direction
   double host_link_bytes_s = 0;  // GPU to host memory (PCIe, NVLink-C2C), one direction: offloading
   std::string source;
+  // The fraction of hbm_bytes_s a serving engine reaches is fitted per class
+  // of accelerator (sim/fitted_defaults.hpp): "common" (engine.hbm_efficiency)
+  // or "h20" (engine.h20_hbm_efficiency, the H20's own rows). A hardware file
+  // for another H20 SKU names the class it shares.
+  std::string engine_hbm_class = "common";
 
   // Peak of the given weight precision's matmuls: FP8 falls back to BF16 where there is none.
   [[nodiscard]] double peak_flop_s(bool fp8) const { return fp8 && fp8_flop_s > 0 ? fp8_flop_s : bf16_flop_s; }

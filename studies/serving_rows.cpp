@@ -67,7 +67,7 @@ std::vector<ServingRow> read_serving_rows(const std::string& path) {
 double predict_serving_tok_s(const ServingRow& row, const sim::ModelArch& model, const sim::Accelerator& hw, const EngineFit& fit) {
   sim::RooflineParams p;
   p.compute_efficiency = fit.compute_efficiency;
-  p.hbm_efficiency = sim::fitted::uses_h20_hbm_efficiency(hw.name) ? fit.h20_hbm_efficiency : fit.hbm_efficiency;
+  p.hbm_efficiency = sim::fitted::uses_h20_hbm_efficiency(hw.engine_hbm_class) ? fit.h20_hbm_efficiency : fit.hbm_efficiency;
   p.moe_compute_efficiency = fit.moe_compute_efficiency;
   // The share is SGLang's and vLLM's fused-MoE kernels' (the engines a rollout
   // runs); TensorRT-LLM's CUTLASS grouped GEMMs read the experts at the dense rate.

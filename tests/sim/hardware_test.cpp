@@ -60,6 +60,22 @@ TEST(Hardware, AShownAcceleratorReadsBackTheSame) {
   EXPECT_DOUBLE_EQ(back.nic_bytes_s, h200.nic_bytes_s);
 }
 
+// The H20's engines read HBM at their own fitted fraction; a file for another
+// H20 SKU (the 141 GB one) names that class, and a class april has no fit for
+// is refused by file, line and field.
+TEST(Hardware, AFileNamesItsEngineHbmClass) {
+  EXPECT_EQ(resolve_accelerator("h20").engine_hbm_class, "h20");
+  EXPECT_EQ(resolve_accelerator("h100").engine_hbm_class, "common");
+  EXPECT_EQ(parse(hardware_json("  \"hbm_MiB\": 81559,\n")).engine_hbm_class, "common");
+  EXPECT_EQ(parse(hardware_json("  \"hbm_GB\": 141,\n  \"engine_hbm_class\": \"h20\",\n")).engine_hbm_class, "h20");
+  try {
+    parse(hardware_json("  \"hbm_GB\": 141,\n  \"engine_hbm_class\": \"H20\",\n"));
+    FAIL() << "an unknown class was accepted";
+  } catch (const base::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("mine.json:5: field 'engine_hbm_class'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Hardware, AFileGivesMemoryInMiBOrInGB) {
   EXPECT_DOUBLE_EQ(parse(hardware_json("  \"hbm_MiB\": 81559,\n")).hbm_bytes, 81559.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(parse(hardware_json("  \"hbm_GB\": 80,\n")).hbm_bytes, 80e9);
