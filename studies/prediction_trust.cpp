@@ -77,16 +77,22 @@ std::string prediction_trust_line(const base::Config& c, const sim::ModelArch& m
         "speed-ups",
         kind->model_type, kind->framework, 100.0 * kind->median_abs_error, kind->figures);
   }
-  const auto& hardware = c.get(sim::keys::kHardware);
   const auto& accelerators = checked_run_accelerators();
-  const auto on =
-      std::find_if(accelerators.begin(), accelerators.end(), [&](const CheckedRunAccelerator& a) { return a.accelerator == hardware; });
-  const std::string accelerator =
-      on == accelerators.end()
-          ? fmt::format("no published run on {} was checked", hardware)
-          : fmt::format(
-                "on {}: median error {:.0f}% over {} step times and speed-ups, april's step time shorter than published in {} of {}",
-                on->accelerator, 100.0 * on->median_abs_error, on->figures, on->steps_short, on->steps);
+  const auto on_accelerator = [&](const std::string& hardware) {
+    const auto on =
+        std::find_if(accelerators.begin(), accelerators.end(), [&](const CheckedRunAccelerator& a) { return a.accelerator == hardware; });
+    return on == accelerators.end()
+               ? fmt::format("no published run on {} was checked", hardware)
+               : fmt::format(
+                     "on {}: median error {:.0f}% over {} step times and speed-ups, april's step time shorter than published in {} of {}",
+                     on->accelerator, 100.0 * on->median_abs_error, on->figures, on->steps_short, on->steps);
+  };
+  // A trainer on other accelerators than the engines' (train.hardware) is a
+  // second accelerator the prediction stands on: both are quoted.
+  const auto& hardware = c.get(sim::keys::kHardware);
+  const auto& trainer = c.get(sim::keys::kTrainHardware);
+  std::string accelerator = on_accelerator(hardware);
+  if (!trainer.empty() && trainer != hardware) accelerator += fmt::format("; the trainer's: {}", on_accelerator(trainer));
   return fmt::format(
       "trust: workload from {}; engine within {:.0f}% (median, left out) of {} serving benchmarks, trainer within {:.0f}% of {} "
       "training benchmarks; {}; {} (docs/published-runs.md)",

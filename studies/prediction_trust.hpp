@@ -3,8 +3,9 @@
 // `plan` print under their tables. It says where the workload comes from and
 // the error measured on predictions of the same kind: the cost models'
 // leave-one-out errors on component benchmarks, and the published RL runs of
-// this model family and training framework, and of this accelerator, checked
-// with nothing fitted
+// this model family and training framework, and of its accelerators (the
+// engines', and the trainer's where train.hardware differs), checked with
+// nothing fitted
 // (docs/published-runs.md). The figures are the checks' own; ctest
 // `components.fit_matches_defaults` fails when a check's figure drifts from
 // what is recorded here.

@@ -142,6 +142,15 @@ for hardware, errors in sorted(accelerators.items()):
             f"april's step time shorter than published in {short} of {n}")
     check(p.returncode == 0 and want in p.stdout.splitlines(), f"reproduce --no-fit summary: want {want!r}")
 
+# A trainer on other accelerators than the engines': the line quotes both, each with its own figures.
+engines_hw, trainer_hw = [a for a in sorted(accelerators) if a != "gb200"][:2]  # 8 GPUs per node, as train.hardware must match
+p = subprocess.run([april, "simulate", "--steps", "1", "--policy", "one_step_off", "--set", f"hardware={engines_hw}", "--set",
+                    "cluster.mode=disaggregated", "--set", "cluster.rollout_gpus=4", "--set", f"train.hardware={trainer_hw}"],
+                   capture_output=True, text=True)
+line = next((x for x in p.stdout.splitlines() if x.startswith("trust: ")), "")
+check(p.returncode == 0 and f"; on {engines_hw}: median error" in line and f"; the trainer's: on {trainer_hw}: median error" in line,
+      f"trust line with train.hardware={trainer_hw}: {line!r} {p.stderr[-300:]!r}")
+
 # whatif over accelerators: one trust line per accelerator, each labelled and quoting its own figures.
 varied = sorted(accelerators)[:2] + ["mi300x"]
 p = subprocess.run([april, "whatif", "--steps", "1", "--policy", "sync", "--vary", "hardware=" + ",".join(varied)], capture_output=True,
