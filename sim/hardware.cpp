@@ -44,10 +44,8 @@ double hbm_bytes_from_json(const base::JsonFile& f) {
 // "80 GB" H100 reports 81,559 MiB (85.5 GB), 7% above 80e9 bytes. (CUDA's
 // own total is about 0.6% below nvidia-smi's, and SGLang takes its fraction
 // of the memory free at its start: the pools here are about 1% large.)
-namespace {
-
-std::vector<Accelerator> catalog() {
-  return {
+const std::vector<Accelerator>& builtin_accelerators() {
+  static const std::vector<Accelerator> all = {
       {"a100", "NVIDIA A100 SXM4 80GB", 312 * T, 0, 81920 * MiB, 2.039 * T, 300 * GB, 8, 8, 200 * Gbit, 32 * GB,
        "NVIDIA A100 Tensor Core GPU datasheet (2021): BF16 312 TFLOPS dense (624 sparse), no FP8, 80 GB HBM2e at "
        "2,039 GB/s, NVLink 600 GB/s; DGX A100 user guide: 8 GPUs, 8x ConnectX-6 200 Gb/s for compute"
@@ -64,7 +62,9 @@ std::vector<Accelerator> catalog() {
        "NVIDIA publishes no H20 datasheet: BF16 148 / FP8 296 TFLOPS dense, 96 GB HBM3 at 4.0 TB/s, NVLink 900 GB/s as "
        "tabulated by LMSYS with Ant Group (SGLang blog, 2025-09-26) and by Tencent Tech (2023-11-28); 96 GB SKU in NVIDIA "
        "AI Enterprise's vGPU list (a 141 GB SKU exists: give it as a hardware file); 8 GPUs per HGX board, 400 Gb/s per GPU"
-       "; memory as the driver reports it: 97,871 MiB (nvidia-smi \"NVIDIA H20\", deepseek-ai/DeepGEMM#268, NVIDIA/nccl-tests#338)"},
+       "; memory as the driver reports it: 97,871 MiB (nvidia-smi \"NVIDIA H20\", deepseek-ai/DeepGEMM#268, NVIDIA/nccl-tests#338)",
+       // Its engines read HBM at the H20's own fitted fraction (sim/fitted_defaults.hpp).
+       "h20"},
       {"h800", "NVIDIA H800 SXM5 80GB", 989 * T, 1979 * T, 81559 * MiB, 3.35 * T, 200 * GB, 8, 8, 400 * Gbit, 64 * GB,
        "H800 SXM: H100 compute and memory (989 / 1,979 TFLOPS dense BF16 / FP8, 80 GB at 3.35 TB/s; no public NVIDIA "
        "datasheet), NVLink cut from 900 to 400 GB/s and 8 x 400G ConnectX-7 per node (DeepSeek, 'Insights into "
@@ -103,20 +103,6 @@ std::vector<Accelerator> catalog() {
        "the H100 SXM5 datasheet's (the 500 W limit's effect on clocks is not published); memory the datasheet's 96 GB "
        "(the driver's total is not published)"},
   };
-}
-
-}  // namespace
-
-// The built-ins, with each one's engine HBM class: the H20 reads at its own
-// fitted fraction (sim/fitted_defaults.hpp).
-const std::vector<Accelerator>& builtin_accelerators() {
-  static const std::vector<Accelerator> all = [] {
-    auto v = catalog();
-    for (auto& a : v) {
-      if (a.name == "h20") a.engine_hbm_class = "h20";
-    }
-    return v;
-  }();
   return all;
 }
 
