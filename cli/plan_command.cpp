@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "cli/progress.hpp"
 #include "rl/metric_columns.hpp"
 #include "rl/step_metrics.hpp"
+#include "scenario/design_space.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/cluster_shape.hpp"
 #include "sim/engine_knobs.hpp"
@@ -347,7 +349,9 @@ int plan_command(const std::vector<std::string>& args) {
     return 1;
   }
   print_best_plans(a, wall_s, ranked, space, n);
-  fmt::print("\n{}\n", studies::prediction_trust_line(base, ""));
+  const bool overlapped = std::any_of(space.policies.begin(), space.policies.end(),
+                                      [&](const std::string& p) { return scenario::policy_overlaps(base, registry, p); });
+  fmt::print("\n{}\n{}\n", studies::prediction_trust_line(base, ""), studies::design_ranking_line(overlapped));
   return 0;
 }
 

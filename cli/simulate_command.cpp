@@ -206,6 +206,11 @@ int simulate_command(const std::vector<std::string>& args) {
   const auto rows = run_policies(config, registry, resolved, policy_names, ro);
   print_report_table(rows);
   fmt::print("{}\n", studies::prediction_trust_line(config, resolved.inputs.model(), a.trace));
+  if (policy_names.size() > 1) {
+    const bool overlapped = std::any_of(policy_names.begin(), policy_names.end(),
+                                        [&](const std::string& p) { return scenario::policy_overlaps(config, registry, p); });
+    fmt::print("{}\n", studies::design_ranking_line(overlapped));
+  }
 
   if (!a.timeline_path.empty()) write_timeline(a.timeline_path, rows, resolved, detail);
   if (out) write_out_folder(*out, a, config, rows);

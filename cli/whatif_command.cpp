@@ -94,7 +94,9 @@ po::options_description whatif_options(WhatifArgs& a) {
       "rollout vs sync = rollout tok/s\n"
       "over sync's (the rollout phase alone, not the run's speed). GPU-hours per 1000 steps = step time x\n"
       "cluster.gpus x 1000 / 3600. Under the table, how far to trust it: one trust line, or one per kind of run\n"
-      "when the varied keys change it (model, framework, accelerator, workload), labelled by those keys' values.\n"
+      "when the varied keys change it (model, framework, accelerator, workload), labelled by those keys' values;\n"
+      "then, when the rows compare policies or designs, a ranking line: how often published design pairs were\n"
+      "ranked right and which way the speed-ups err.\n"
       "On a terminal, a line on standard error shows the progress while it runs.\n\noptions");
   opts.add_options()("help,h", "show this help")("scenario", po::value(&a.scenario), scenario_help().c_str())(
       "trace", po::value(&a.trace), "trace to drive the runs (mode: --set trace.mode=replay|resample)")(
@@ -348,7 +350,7 @@ void print_trust_lines(std::FILE* table, const std::vector<studies::GridAxis>& a
 
 // What was not run, what the ranks compare and how far to trust the prediction.
 void print_table_notes(std::FILE* table, const std::vector<studies::GridAxis>& axes, const WhatifPlan& plan,
-                       const std::vector<std::size_t>& workload_axes, const std::string& trace) {
+                       const std::vector<std::size_t>& workload_axes, const std::string& trace, const policies::PolicyRegistry& registry) {
   if (!plan.not_run.empty()) {
     fmt::print(table, "\nnot run, no design ({}):\n", plan.not_run.size());
     for (const auto& n : plan.not_run) fmt::print(table, "  {}\n", n);
@@ -359,6 +361,17 @@ void print_table_notes(std::FILE* table, const std::vector<studies::GridAxis>& a
     fmt::print(table, "rank: within each value of {} (rows with other work do not compare)\n", fmt::join(keys, " x "));
   }
   print_trust_lines(table, axes, plan, trace);
+  // Rows of more than one policy, or of varied designs, rank designs.
+  std::set<std::string> policies;
+  bool overlapped = false;
+  for (const auto& pl : plan.planned) {
+    policies.insert(pl.policies.begin(), pl.policies.end());
+    for (const auto& p : pl.policies) overlapped = overlapped || scenario::policy_overlaps(pl.config, registry, p);
+  }
+  const bool designs = std::any_of(axes.begin(), axes.end(), [](const studies::GridAxis& g) {
+    return g.key == "design" || g.key == "cluster.mode" || g.key == "cluster.rollout_gpus";
+  });
+  if (policies.size() > 1 || designs) fmt::print(table, "{}\n", studies::design_ranking_line(overlapped));
 }
 
 void write_rows_csv(const std::string& path, const std::vector<studies::GridAxis>& axes, const std::vector<Row>& rows) {
@@ -439,7 +452,7 @@ int whatif_command(const std::vector<std::string>& args) {
   // pipe; the table goes to standard error.
   std::FILE* const table = a.csv_out == "-" || a.json_out == "-" ? stderr : stdout;
   print_rows(table, axes, policy_names, rows);
-  print_table_notes(table, axes, plan, workload_axes, a.trace);
+  print_table_notes(table, axes, plan, workload_axes, a.trace, registry);
   if (!a.csv_out.empty()) write_rows_csv(a.csv_out, axes, rows);
   if (!a.json_out.empty()) write_rows_json(a.json_out, axes, rows);
   if (!a.timeline_path.empty()) {

@@ -34,6 +34,16 @@ struct CheckedRunAccelerator {
   int steps = 0, steps_short = 0;  // of its step times, how many april predicts shorter than published
 };
 
+// The published speed-ups of an overlapped design over colocated sync, checked
+// the same way: how often the faster design was named, and which way the
+// predicted speed-up errs.
+struct CheckedDesignPairs {
+  int pairs = 0;
+  int faster_right = 0;             // april's speed-up on the same side of 1 as the published one
+  int speedup_below = 0;            // april's speed-up below the published one
+  double median_speedup_error = 0;  // signed, relative
+};
+
 struct ComponentErrors {
   int serving_rows = 0, training_rows = 0;
   double serving_left_out = 0, training_left_out = 0;  // median |error|, leave-one-out
@@ -41,11 +51,18 @@ struct ComponentErrors {
 
 const std::vector<CheckedRunKind>& checked_run_kinds();
 const std::vector<CheckedRunAccelerator>& checked_run_accelerators();
+const CheckedDesignPairs& checked_design_pairs();
 const ComponentErrors& component_errors();
 
 // "trust: workload ...; engine ...; trainer ...; published runs of this kind ...; on this accelerator ..."
 // `model`: the scenario's, already resolved; without it, resolved from `model`.
 std::string prediction_trust_line(const base::Config& c, const sim::ModelArch& model, const std::string& trace);
 std::string prediction_trust_line(const base::Config& c, const std::string& trace);
+
+// "ranking: ...": how far to trust an order between designs, for a table that
+// compares policies or designs (printed under the trust line). `overlapped`:
+// the table holds a design that overlaps rollout and training, the kind the
+// published speed-ups compare with colocated sync.
+std::string design_ranking_line(bool overlapped);
 
 }  // namespace april::studies

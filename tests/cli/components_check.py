@@ -7,7 +7,9 @@ naming the file, the row and the field.
 Then the trust line `april simulate` prints quotes these figures, and, for
 each kind of published run (the row's model_type and train.framework, over
 every file in the published folder) and each accelerator, the median error of
-`april reproduce --no-fit` on its step times and speed-ups, as they are now.
+`april reproduce --no-fit` on its step times and speed-ups, as they are now;
+and the ranking line under a table of several policies quotes the speed-up
+rows' figures (faster design named, speed-up below the published one).
 
 usage: components_check.py APRIL CALIBRATION_DIR PUBLISHED_DIR WORKDIR
 Runs with /usr/bin/python3 and its standard library only."""
@@ -77,6 +79,7 @@ def model_type(model):
 kinds = {}  # (model_type, framework) -> [(|error|, a model of that type)]
 accelerators = {}  # hardware -> [|error|], and of its step times how many april predicts short
 steps_short = {}
+speedups = []  # (published, predicted, error) of every speed-up row: an overlapped design over colocated sync
 for path in sorted(glob.glob(os.path.join(published, "*.json"))):
     setup = json.load(open(path))
     p = subprocess.run([april, "reproduce", path, "--no-fit", "--json"], capture_output=True, text=True)
@@ -95,6 +98,8 @@ for path in sorted(glob.glob(os.path.join(published, "*.json"))):
         # reproduce --json names each row's accelerator: the scenario's, the row's own set over it.
         check(r["hardware"] == keys.get("hardware", "h100"), f"{path} {r['row']}: hardware {r['hardware']!r}, set {keys.get('hardware')!r}")
         accelerators.setdefault(r["hardware"], []).append(abs(r["error"]))
+        if r["metric"] == "speedup":
+            speedups.append((r["published"], r["predicted"], r["error"]))
         if r["metric"] == "step_s":
             n, short = steps_short.get(r["hardware"], (0, 0))
             steps_short[r["hardware"]] = (n + 1, short + (r["predicted"] < r["published"]))
@@ -130,6 +135,24 @@ for sets, want in wants:
     engine = f"engine within {100 * serving_out.get('median_abs_left_out_error', 0):.0f}% (median, left out) of {len(serving_out.get('rows', []))}"
     trainer = f"trainer within {100 * got:.0f}% of {len(training_out.get('rows', []))} training"
     check(engine in line and trainer in line, f"trust line quotes other component errors than {engine!r}, {trainer!r}: {line!r}")
+
+# The ranking line, under a table that compares designs: the speed-up rows' figures. None under one policy's table.
+e = sorted(x for _, _, x in speedups)
+median = (e[(len(e) - 1) // 2] + e[len(e) // 2]) / 2
+right = sum((pub > 1) == (pred > 1) for pub, pred, _ in speedups)
+below = sum(pred < pub for pub, pred, _ in speedups)
+checked = (f"{len(e)} published speed-ups of an overlapped design over colocated sync, nothing fitted, april named the "
+           f"faster design in {right} and gave a smaller speed-up than published in {below}, median {100 * median:+.0f}%")
+check(len(e) >= 3, f"published speed-ups: {len(e)}")
+for policies, want in [(["sync", "async"], f"ranking: of {checked}: "),  # the default scenario's 8 GPUs, split for async
+                       (["sync", "april"], f"ranking: no published run compared these designs; of the checks' {checked} ")]:
+    p = subprocess.run([april, "simulate", "--steps", "1", *[x for q in policies for x in ("--policy", q)]], capture_output=True,
+                       text=True)
+    ranking = [x for x in p.stdout.splitlines() if x.startswith("ranking: ")]
+    check(p.returncode == 0 and len(ranking) == 1 and ranking[0].startswith(want),
+          f"ranking line of {policies}: want {want!r}, got {ranking!r}")
+p = subprocess.run([april, "simulate", "--steps", "1", "--policy", "sync"], capture_output=True, text=True)
+check(p.returncode == 0 and "\nranking: " not in p.stdout, "a one-policy table printed a ranking line")
 
 # reproduce's own summary over every file: each accelerator's line, the same figures.
 p = subprocess.run([april, "reproduce", *sorted(glob.glob(os.path.join(published, "*.json"))), "--no-fit"], capture_output=True,

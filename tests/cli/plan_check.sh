@@ -29,10 +29,13 @@ grep -q "^  sync, TP 1, colocated: qwen3-30b-a3b in bf16 needs 61.1 GB of weight
 grep -q "best plans by effective throughput" "$dir/a.txt" || fail "no ranking printed"
 grep -q "each design's best:" "$dir/a.txt" || fail "no per-design table"
 grep -q "^trust: " "$dir/a.txt" || fail "no trust line under the plan"
+# async overlaps rollout and training: the ranking line quotes the checked design pairs; sync and APRIL alone were never compared.
+grep -q "^ranking: of [0-9]* published speed-ups of an overlapped design" "$dir/a.txt" || fail "no ranking line under the plan"
 
 # One seed has no interval: said, not printed as "+/- 0".
 "$april" plan --steps 2 --repeats 1 --policy sync,april --alpha 2 --tp 2 >"$dir/one.txt" 2>&1 || fail "plan --repeats 1 failed"
 grep -q "(one seed)" "$dir/one.txt" || fail "one seed not said: $(head -c 400 "$dir/one.txt")"
+grep -q "^ranking: no published run compared these designs" "$dir/one.txt" || fail "sync and APRIL ranked as if checked"
 grep -q "+/- 0" "$dir/one.txt" && fail "one seed printed as +/- 0"
 /usr/bin/python3 - "$dir/a.json" "$dir/b.json" <<'PY' || fail "plan JSON"
 import json, sys
