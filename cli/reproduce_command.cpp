@@ -22,7 +22,8 @@ constexpr const char* kUsage =
     "  beside april's prediction and the relative error; the fitted row is marked, every other row is a\n"
     "  prediction. A speedup is the step time of the row's speedup_over row over its own. Ends with the\n"
     "  median absolute error of every prediction and of the step times and speedups alone, and of these\n"
-    "  by the rows' accelerators, with how many of each one's step times came out shorter than published.\n"
+    "  by the rows' accelerators, with how many of each one's step times came out shorter than published;\n"
+    "  and in how many speedups the faster run is the published one, and april's speedup the smaller.\n"
     "  --json prints a list of {source, row, metric, published, predicted, error, fitted_row, hardware}.\n"
     "  --fit runs the file's searches on its fit row and prints the values its \"fitted\" object should hold.\n"
     "  --no-fit ignores every fitted value: each row runs on the defaults and what the source states, as a\n"
@@ -74,7 +75,7 @@ struct AcceleratorTally {
 // goal's figures by the rows' accelerators too.
 struct ErrorTally {
   std::vector<double> errors, goal_errors;
-  std::size_t speedups = 0, winners_right = 0;
+  std::size_t speedups = 0, winners_right = 0, speedups_below = 0;  // below: april's speedup under the published one
   std::map<std::string, AcceleratorTally> by_accelerator;
 
   void add(const ErrorTally& t) {
@@ -82,6 +83,7 @@ struct ErrorTally {
     goal_errors.insert(goal_errors.end(), t.goal_errors.begin(), t.goal_errors.end());
     speedups += t.speedups;
     winners_right += t.winners_right;
+    speedups_below += t.speedups_below;
     for (const auto& [hw, a] : t.by_accelerator) {
       auto& mine = by_accelerator[hw];
       mine.goal_errors.insert(mine.goal_errors.end(), a.goal_errors.begin(), a.goal_errors.end());
@@ -94,7 +96,10 @@ struct ErrorTally {
 void print_tally(const ErrorTally& t) {
   print_error_summary("predictions", t.errors);
   print_error_summary("step times and speedups", t.goal_errors);
-  if (t.speedups > 0) fmt::print("  faster run right in {} of {} speedups\n", t.winners_right, t.speedups);
+  if (t.speedups > 0) {
+    fmt::print("  faster run right in {} of {} speedups; april's speedup below the published one in {}\n", t.winners_right, t.speedups,
+               t.speedups_below);
+  }
   // An accelerator's step times may all err one way, which the median hides.
   if (t.by_accelerator.size() > 1) {
     for (const auto& [hw, a] : t.by_accelerator) {
@@ -147,6 +152,7 @@ ErrorTally print_figures(const std::vector<studies::Reproduced>& results) {
     if (r.metric == "speedup") {
       ++t.speedups;
       if ((r.published > 1) == (r.predicted > 1)) ++t.winners_right;
+      if (r.predicted < r.published) ++t.speedups_below;
     }
     if (r.fitted_row) continue;
     t.errors.push_back(std::abs(r.error()));
