@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <sstream>
@@ -349,9 +348,8 @@ int plan_command(const std::vector<std::string>& args) {
     return 1;
   }
   print_best_plans(a, wall_s, ranked, space, n);
-  const bool overlapped = std::any_of(space.policies.begin(), space.policies.end(),
-                                      [&](const std::string& p) { return scenario::policy_overlaps(base, registry, p); });
-  fmt::print("\n{}\n{}\n", studies::prediction_trust_line(base, ""), studies::design_ranking_line(overlapped));
+  fmt::print("\n{}\n{}\n", studies::prediction_trust_line(base, ""),
+             studies::design_ranking_line(scenario::any_policy_overlaps(base, registry, space.policies)));
   return 0;
 }
 

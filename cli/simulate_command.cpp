@@ -207,9 +207,7 @@ int simulate_command(const std::vector<std::string>& args) {
   print_report_table(rows);
   fmt::print("{}\n", studies::prediction_trust_line(config, resolved.inputs.model(), a.trace));
   if (policy_names.size() > 1) {
-    const bool overlapped = std::any_of(policy_names.begin(), policy_names.end(),
-                                        [&](const std::string& p) { return scenario::policy_overlaps(config, registry, p); });
-    fmt::print("{}\n", studies::design_ranking_line(overlapped));
+    fmt::print("{}\n", studies::design_ranking_line(scenario::any_policy_overlaps(config, registry, policy_names)));
   }
 
   if (!a.timeline_path.empty()) write_timeline(a.timeline_path, rows, resolved, detail);

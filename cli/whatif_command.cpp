@@ -20,6 +20,7 @@
 #include "rl/run_timeline.hpp"
 #include "scenario/design_space.hpp"
 #include "scenario/simulation.hpp"
+#include "sim/cluster_shape.hpp"
 #include "sim/train_sync_knobs.hpp"
 #include "studies/grid.hpp"
 #include "studies/prediction_trust.hpp"
@@ -366,10 +367,10 @@ void print_table_notes(std::FILE* table, const std::vector<studies::GridAxis>& a
   bool overlapped = false;
   for (const auto& pl : plan.planned) {
     policies.insert(pl.policies.begin(), pl.policies.end());
-    for (const auto& p : pl.policies) overlapped = overlapped || scenario::policy_overlaps(pl.config, registry, p);
+    overlapped = overlapped || scenario::any_policy_overlaps(pl.config, registry, pl.policies);
   }
   const bool designs = std::any_of(axes.begin(), axes.end(), [](const studies::GridAxis& g) {
-    return g.key == "design" || g.key == "cluster.mode" || g.key == "cluster.rollout_gpus";
+    return g.key == scenario::kDesignKey || g.key == sim::keys::kClusterMode.name || g.key == sim::keys::kClusterRolloutGpus.name;
   });
   if (policies.size() > 1 || designs) fmt::print(table, "{}\n", studies::design_ranking_line(overlapped));
 }

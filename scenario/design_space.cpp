@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -49,6 +50,10 @@ void apply_design(base::Config& c, const std::string& design, const std::string&
 
 bool policy_overlaps(const base::Config& config, const policies::PolicyRegistry& registry, const std::string& policy) {
   return registry.get(policy).make(config)->overlaps();
+}
+
+bool any_policy_overlaps(const base::Config& config, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies) {
+  return std::any_of(policies.begin(), policies.end(), [&](const std::string& p) { return policy_overlaps(config, registry, p); });
 }
 
 std::optional<std::string> not_a_design(const base::Config& c, const policies::PolicyRegistry& registry, const std::string& policy) {

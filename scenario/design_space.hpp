@@ -28,6 +28,8 @@ void apply_design(base::Config& config, const std::string& design, const std::st
 
 // Whether `policy` overlaps rollout and training (needs a disaggregated cluster).
 bool policy_overlaps(const base::Config& config, const policies::PolicyRegistry& registry, const std::string& policy);
+// Whether any of `policies` does.
+bool any_policy_overlaps(const base::Config& config, const policies::PolicyRegistry& registry, const std::vector<std::string>& policies);
 
 // Why (config, policy) is no design, or nothing when it is one: an
 // overlapping policy on a colocated cluster, or a colocated cluster given a
